@@ -1,0 +1,107 @@
+"""The model as the reader hands it on: tensors and operators in execution order.
+
+Nothing here knows about flatbuffers; later stages read only these classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Bits per element; int4 is packed two to a byte, as TFLite stores it.
+DTYPE_BITS = {
+    "bool": 8,
+    "int4": 4,
+    "int8": 8,
+    "uint8": 8,
+    "int16": 16,
+    "float16": 16,
+    "int32": 32,
+    "float32": 32,
+    "int64": 64,
+}
+
+# C type of one element, for the dtypes the generated code can touch.
+DTYPE_C_TYPE = {
+    "bool": "uint8_t",
+    "int8": "int8_t",
+    "uint8": "uint8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "float32": "float",
+}
+
+
+@dataclass(frozen=True)
+class Quantization:
+    scales: tuple[float, ...]  # float32 values widened to Python floats
+    zero_points: tuple[int, ...]
+    axis: int = 0  # quantized dimension when len(scales) > 1 (per-channel)
+
+    @property
+    def per_channel(self) -> bool:
+        return len(self.scales) > 1
+
+
+@dataclass(frozen=True)
+class Tensor:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # a key of DTYPE_BITS
+    quantization: Quantization | None = None
+    data: bytes | None = None  # constant contents (little-endian, as stored); None for activations
+    is_variable: bool = False
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return (self.num_elements * DTYPE_BITS[self.dtype] + 7) // 8
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None and not self.is_variable
+
+
+@dataclass(frozen=True)
+class Operator:
+    index: int  # position in execution order
+    opcode: str  # builtin name as in the schema, e.g. "CONV_2D"; "CUSTOM" for custom ops
+    version: int
+    inputs: tuple[int, ...]  # tensor indices; -1 marks an absent optional input
+    outputs: tuple[int, ...]
+    intermediates: tuple[int, ...] = ()
+    # Builtin options as plain values: schema field names in snake_case, enums by
+    # their schema names ("SAME", "RELU6", ...), vectors as tuples.
+    options: dict[str, Any] = field(default_factory=dict)
+    custom_code: str | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    tensors: tuple[Tensor, ...]
+    operators: tuple[Operator, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    # OfflineMemoryAllocation metadata: one offset per tensor, -1 = planner decides.
+    offline_offsets: tuple[int, ...] | None = None
+    # Things the reader changed or assumed that the user should hear once
+    # (e.g. a -1 batch planned as 1).
+    notes: tuple[str, ...] = ()
+    description: str = ""
+
+    def consumers(self) -> dict[int, list[int]]:
+        """Tensor index -> indices of the operators that read it, in execution order."""
+        readers: dict[int, list[int]] = {}
+        for op in self.operators:
+            for t in op.inputs:
+                if t >= 0 and (not readers.get(t) or readers[t][-1] != op.index):
+                    readers.setdefault(t, []).append(op.index)
+        return readers

@@ -1,0 +1,88 @@
+"""Lowering: one TFLite operator -> one call into the C runtime.
+
+This is the contract between codegen (which owns the arena, the offset table,
+weights and the order of calls) and the kernels in firmware/runtime (which own
+the arithmetic).  For every builtin operator the runtime implements, a module
+here registers a function
+
+    @lowers("CONV_2D")
+    def lower_conv_2d(op: Operator, graph: Graph) -> KernelCall
+
+that computes everything that is constant for the op (shapes, padding,
+quantized multipliers and shifts, ...) in Python, once, at generation time, so
+that the generated C carries only constants and the kernels do no float math
+for int8 ops.  It raises `NotLowerable("why")` for variants the runtime does
+not implement (dtype, option, rank ...).
+
+Codegen renders each KernelCall through templates/ as
+
+    static const PARAMS_TYPE opN_params = { .field = value, ... };
+    FUNCTION(&opN_params, arg0, arg1, ...);
+
+`CArray` fields become their own `static const` arrays that the struct field
+points at.  `args` are tensor indices (-1 -> NULL); codegen passes each as a
+pointer of the tensor's C element type (see graph.DTYPE_C_TYPE), `const` for
+operator inputs and constants, non-const for outputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from ..graph import Graph, Operator
+
+
+@dataclass(frozen=True)
+class CArray:
+    c_type: str  # element type, e.g. "int32_t"
+    values: tuple  # ints or floats
+
+
+ParamValue = Union[int, float, str, CArray]
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    function: str  # C function, e.g. "mcu_conv_2d_s8"
+    params_type: str  # C struct type of the first argument, e.g. "mcu_conv_2d_params"
+    params: dict[str, ParamValue] = field(default_factory=dict)  # struct fields in declaration order
+    args: tuple[int, ...] = ()  # tensor indices after the params pointer; -1 -> NULL
+    # Runtime file stems this call needs: "mcu_conv" means firmware/runtime/mcu_conv.c and .h.
+    sources: tuple[str, ...] = ()
+    # An op that only reinterprets its input's bytes (RESHAPE ...): codegen emits
+    # nothing when the plan aliased output to input, else this call (a copy).
+    reinterprets_input: bool = False
+
+
+class NotLowerable(Exception):
+    """This variant of the operator is not implemented by the runtime."""
+
+
+LowerFn = Callable[[Operator, Graph], KernelCall]
+LOWERINGS: dict[str, LowerFn] = {}
+
+
+def lowers(*opcodes: str):
+    def wrap(fn: LowerFn) -> LowerFn:
+        for opcode in opcodes:
+            LOWERINGS[opcode] = fn
+        return fn
+
+    return wrap
+
+
+def load_all() -> dict[str, LowerFn]:
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+    return LOWERINGS
+
+
+def lower(op: Operator, graph: Graph) -> KernelCall:
+    """KernelCall for `op`, or NotLowerable naming what is missing."""
+    fn = load_all().get(op.opcode)
+    if fn is None:
+        raise NotLowerable(op.opcode if op.opcode != "CUSTOM" else f"CUSTOM({op.custom_code})")
+    return fn(op, graph)
