@@ -1,0 +1,205 @@
+/* Fixed-point arithmetic shared by the int8 kernels.
+ *
+ * Every function here reproduces, bit for bit, the helper of the same purpose
+ * in TensorFlow Lite's reference kernels (tensorflow/lite/kernels/internal/
+ * common.h and gemmlowp's fixedpoint.h, built without TFLITE_SINGLE_ROUNDING),
+ * because the generated code must agree with the reference interpreter on
+ * every output byte.  Signed right shifts of negative values are arithmetic
+ * on every compiler we target (gcc, arm-none-eabi-gcc), as TFLite assumes.
+ */
+#ifndef MCU_QUANT_H
+#define MCU_QUANT_H
+
+#include <stdint.h>
+
+/* (a * b * 2) >> 32 rounded to nearest, saturating the single overflow case
+ * INT32_MIN * INT32_MIN. */
+static inline int32_t mcu_sat_round_doubling_high_mul(int32_t a, int32_t b)
+{
+    int64_t ab, nudge;
+    if (a == b && a == INT32_MIN) {
+        return INT32_MAX;
+    }
+    ab = (int64_t)a * (int64_t)b;
+    nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    /* Division, not a shift: it truncates toward zero as gemmlowp's does. */
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* x / 2^exponent rounded to nearest, ties away from zero. */
+static inline int32_t mcu_rounding_divide_by_pot(int32_t x, int exponent)
+{
+    const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* x * multiplier * 2^shift where multiplier is a Q31 value in [0.5, 1):
+ * TFLite's MultiplyByQuantizedMultiplier (double rounding variant). */
+static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, int shift)
+{
+    const int left_shift = shift > 0 ? shift : 0;
+    const int right_shift = shift > 0 ? 0 : -shift;
+    /* Unsigned shift: TFLite writes x * (1 << left_shift), which wraps. */
+    const int32_t shifted = (int32_t)((uint32_t)x << left_shift);
+    return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(shifted, multiplier), right_shift);
+}
+
+static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
+{
+    return mcu_sat_round_doubling_high_mul((int32_t)((uint32_t)x << left_shift), multiplier);
+}
+
+static inline int32_t mcu_mul_by_quantized_mul_smaller_than_one_exp(int32_t x, int32_t multiplier, int left_shift)
+{
+    return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(x, multiplier), -left_shift);
+}
+
+static inline int32_t mcu_clamp_s32(int32_t x, int32_t lo, int32_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+static inline float mcu_clamp_f32(float x, float lo, float hi)
+{
+    /* Order matters for NaN: std::min(std::max(x, lo), hi) as TFLite's
+     * ActivationFunctionWithMinMax. */
+    const float above = x < lo ? lo : x;
+    return hi < above ? hi : above;
+}
+
+/* ---- gemmlowp fixed point (int32 raw values) ----
+ * A value with I integer bits is raw * 2^-(31 - I).  The functions are named
+ * after their gemmlowp counterparts and follow them step for step. */
+
+/* raw * 2^exponent with saturation, rounding when exponent < 0. */
+static inline int32_t mcu_fp_sat_round_mul_by_pot(int32_t x, int exponent)
+{
+    if (exponent > 0) {
+        const int32_t threshold = (int32_t)(((int64_t)1 << (31 - exponent)) - 1);
+        if (x > threshold) {
+            return INT32_MAX;
+        }
+        if (x < -threshold) {
+            return INT32_MIN;
+        }
+        return (int32_t)((uint32_t)x << exponent);
+    }
+    if (exponent < 0) {
+        return mcu_rounding_divide_by_pot(x, -exponent);
+    }
+    return x;
+}
+
+/* Wrapping add, as gemmlowp's int32 operator+ behaves on every target. */
+static inline int32_t mcu_fp_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t mcu_fp_sub(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+/* exp(a) for a in [-1/4, 0); a and the result have 0 integer bits. */
+static inline int32_t mcu_fp_exp_on_interval_between_negative_one_quarter_and_0_excl(int32_t a)
+{
+    const int32_t constant_term = 1895147668;    /* exp(-1/8) */
+    const int32_t constant_1_over_3 = 715827883; /* 1/3 */
+    const int32_t x = mcu_fp_add(a, (int32_t)1 << 28);
+    const int32_t x2 = mcu_sat_round_doubling_high_mul(x, x);
+    const int32_t x3 = mcu_sat_round_doubling_high_mul(x2, x);
+    const int32_t x4 = mcu_sat_round_doubling_high_mul(x2, x2);
+    const int32_t x4_over_4 = mcu_fp_sat_round_mul_by_pot(x4, -2);
+    const int32_t poly = mcu_fp_sat_round_mul_by_pot(
+        mcu_fp_add(mcu_sat_round_doubling_high_mul(mcu_fp_add(x4_over_4, x3), constant_1_over_3), x2), -1);
+    return mcu_fp_add(constant_term, mcu_sat_round_doubling_high_mul(constant_term, mcu_fp_add(x, poly)));
+}
+
+/* exp(a) for a <= 0 given with `integer_bits` integer bits (1..6); the result
+ * has 0 integer bits. */
+static inline int32_t mcu_fp_exp_on_negative_values(int32_t a, int integer_bits)
+{
+    static const int32_t multipliers[7] = {
+        1672461947, /* exp(-1/4) */
+        1302514674, /* exp(-1/2) */
+        790015084,  /* exp(-1) */
+        290630308,  /* exp(-2) */
+        39332535,   /* exp(-4) */
+        720401,     /* exp(-8) */
+        242,        /* exp(-16) */
+    };
+    const int fractional_bits = 31 - integer_bits;
+    const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
+    const int32_t mask = one_quarter - 1;
+    const int32_t a_mod_quarter_minus_one_quarter = mcu_fp_sub(a & mask, one_quarter);
+    const int32_t remainder = mcu_fp_sub(a_mod_quarter_minus_one_quarter, a);
+    int32_t result = mcu_fp_exp_on_interval_between_negative_one_quarter_and_0_excl(
+        mcu_fp_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+    int exponent;
+    for (exponent = -2; exponent <= 4; ++exponent) {
+        if (integer_bits > exponent) {
+            const int shift = fractional_bits + exponent;
+            if (remainder & (int32_t)((uint32_t)1 << shift)) {
+                result = mcu_sat_round_doubling_high_mul(result, multipliers[exponent + 2]);
+            }
+        }
+    }
+    if (integer_bits > 5) {
+        const int32_t clamp = -((int32_t)1 << (36 - integer_bits)); /* -32 */
+        if (a < clamp) {
+            result = 0;
+        }
+    }
+    return a == 0 ? INT32_MAX : result;
+}
+
+/* 1 / (1 + x) for x in [0, 1): both with 0 integer bits. */
+static inline int32_t mcu_fp_one_over_one_plus_x_for_x_in_0_1(int32_t a)
+{
+    const int32_t constant_48_over_17 = 1515870810;      /* 2 integer bits */
+    const int32_t constant_neg_32_over_17 = -1010580540; /* 2 integer bits */
+    const int32_t f2_one = (int32_t)1 << 29;
+    /* RoundingHalfSum(a, One) with One = INT32_MAX at 0 integer bits. */
+    const int64_t sum = (int64_t)a + INT32_MAX;
+    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t x = mcu_fp_add(constant_48_over_17, mcu_sat_round_doubling_high_mul(half_denominator, constant_neg_32_over_17));
+    int i;
+    for (i = 0; i < 3; ++i) {
+        const int32_t half_denominator_times_x = mcu_sat_round_doubling_high_mul(half_denominator, x);
+        const int32_t one_minus = mcu_fp_sub(f2_one, half_denominator_times_x);
+        x = mcu_fp_add(x, mcu_fp_sat_round_mul_by_pot(mcu_sat_round_doubling_high_mul(x, one_minus), 2));
+    }
+    /* ExactMulByPot<-1> keeps the raw value; Rescale<0> from 1 integer bit. */
+    return mcu_fp_sat_round_mul_by_pot(x, 1);
+}
+
+static inline int mcu_count_leading_zeros_u32(uint32_t x)
+{
+    int n = 0;
+    if (x == 0) {
+        return 32;
+    }
+    while (!(x & 0x80000000u)) {
+        x <<= 1;
+        ++n;
+    }
+    return n;
+}
+
+/* TFLite's GetReciprocal: 1 / x for x with `integer_digits` integer bits, as a
+ * 0-integer-bit value scaled by 2^-num_bits_over_unit. */
+static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_bits_over_unit)
+{
+    const int headroom_plus_one = mcu_count_leading_zeros_u32((uint32_t)x);
+    const int32_t shifted_sum_minus_one =
+        (int32_t)(((uint32_t)x << headroom_plus_one) - ((uint32_t)1 << 31));
+    *num_bits_over_unit = integer_digits - headroom_plus_one;
+    return mcu_fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
+}
+
+/* ---- kernels-b ---- */
+
+#endif /* MCU_QUANT_H */

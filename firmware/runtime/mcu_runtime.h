@@ -1,0 +1,23 @@
+/* Types and conventions shared by every kernel of the C runtime.
+ *
+ * Kernels take a params struct first (built at generation time by
+ * mcu_planner/lowering, all constant) and then tensor pointers.  Shapes are
+ * NHWC, as TFLite lays tensors out; 2-D kernels view lower-rank tensors as
+ * 4-D with leading ones.  No kernel allocates, every one is C99.
+ */
+#ifndef MCU_RUNTIME_H
+#define MCU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCU_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MCU_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Largest tensor rank the shape-generic kernels (transpose, pad, mean) take;
+ * TFLite's reference Transpose and Pad stop at 6 too. */
+#define MCU_MAX_RANK 6
+
+/* ---- kernels-b ---- */
+
+#endif /* MCU_RUNTIME_H */

@@ -1,0 +1,206 @@
+"""Quantization constants as TensorFlow Lite's Prepare functions compute them.
+
+Lowering turns float scales into the integer (multiplier, shift) pairs and
+clamp bounds the C kernels use.  Each function here follows the TFLite helper
+named in its docstring step for step -- same float32 -> double widening, same
+rounding -- because one ulp of difference in a multiplier changes output bytes.
+Python floats are IEEE doubles, so double arithmetic carries over; float32
+arithmetic goes through numpy.float32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .graph import Quantization, Tensor
+from .lowering import NotLowerable
+
+INT32_MIN = -(1 << 31)
+INT32_MAX = (1 << 31) - 1
+
+INT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (INT32_MIN, INT32_MAX)}
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def f32(value: float) -> float:
+    """`value` rounded to float32, as a tensor's float field holds it."""
+    return float(np.float32(value))
+
+
+def tflite_round(value: float) -> int:
+    """std::round: to nearest, ties away from zero (Python's round() ties to even)."""
+    if value < 0:
+        return -tflite_round(-value)
+    floor = math.floor(value)
+    return floor + 1 if value - floor >= 0.5 else floor
+
+
+def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
+    """QuantizeMultiplier: real = multiplier * 2^(shift - 31), multiplier a Q31 in [2^30, 2^31)."""
+    if real_multiplier == 0.0:
+        return 0, 0
+    fraction, shift = math.frexp(real_multiplier)
+    q_fixed = tflite_round(fraction * (1 << 31))
+    if q_fixed == 1 << 31:
+        q_fixed //= 2
+        shift += 1
+    if shift < -31:
+        shift, q_fixed = 0, 0
+    return q_fixed, shift
+
+
+def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp: the shift returned is <= 0."""
+    if not 0.0 < real_multiplier < 1.0:
+        raise NotLowerable(f"rescale factor {real_multiplier!r} outside (0, 1)")
+    multiplier, shift = quantize_multiplier(real_multiplier)
+    if shift > 0:
+        raise NotLowerable(f"rescale factor {real_multiplier!r} rounds to 1")
+    return multiplier, shift
+
+
+def quantize_multiplier_greater_than_one(real_multiplier: float) -> tuple[int, int]:
+    """QuantizeMultiplierGreaterThanOne: the shift returned is >= 0."""
+    if not real_multiplier > 1.0:
+        raise NotLowerable(f"rescale factor {real_multiplier!r} not above 1")
+    multiplier, shift = quantize_multiplier(real_multiplier)
+    return multiplier, shift
+
+
+def per_tensor(tensor: Tensor, what: str) -> Quantization:
+    """The tensor's single (scale, zero point), or NotLowerable."""
+    q = tensor.quantization
+    if q is None or not q.scales:
+        raise NotLowerable(f"{what} tensor {tensor.name!r} has no quantization parameters")
+    if q.per_channel:
+        raise NotLowerable(f"{what} tensor {tensor.name!r} is quantized per channel")
+    return q
+
+
+def conv_output_multipliers(
+    input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
+) -> tuple[list[int], list[int]]:
+    """PopulateConvolutionQuantizationParams: one (multiplier, shift) per output
+    channel, input_scale * filter_scale / output_scale in double; a per-tensor
+    filter scale repeats over all channels."""
+    if len(filter_scales) not in (1, channels):
+        raise NotLowerable(f"filter has {len(filter_scales)} scales for {channels} output channels")
+    multipliers, shifts = [], []
+    for c in range(channels):
+        filter_scale = filter_scales[c if len(filter_scales) > 1 else 0]
+        m, s = quantize_multiplier(input_scale * filter_scale / output_scale)
+        multipliers.append(m)
+        shifts.append(s)
+    return multipliers, shifts
+
+
+def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized: the fused activation's bounds in the
+    output's quantized domain, f / scale computed in float32."""
+    if output.dtype not in INT_RANGES:
+        raise NotLowerable(f"fused activation on {output.dtype} output")
+    qmin, qmax = INT_RANGES[output.dtype]
+    q = per_tensor(output, "output")
+    scale = np.float32(q.scales[0])
+    zero_point = q.zero_points[0]
+
+    def quantize(value: float) -> int:
+        return zero_point + tflite_round(float(np.float32(value) / scale))
+
+    if activation == "NONE":
+        return qmin, qmax
+    if activation == "RELU":
+        return max(qmin, quantize(0.0)), qmax
+    if activation == "RELU6":
+        return max(qmin, quantize(0.0)), min(qmax, quantize(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(qmin, quantize(-1.0)), min(qmax, quantize(1.0))
+    raise NotLowerable(f"fused activation {activation}")
+
+
+def activation_range_float(activation: str) -> tuple[float, float]:
+    """CalculateActivationRange<float>."""
+    if activation == "NONE":
+        return -FLOAT32_MAX, FLOAT32_MAX
+    if activation == "RELU":
+        return 0.0, FLOAT32_MAX
+    if activation == "RELU6":
+        return 0.0, 6.0
+    if activation == "RELU_N1_TO_1":
+        return -1.0, 1.0
+    raise NotLowerable(f"fused activation {activation}")
+
+
+def compute_out_size(padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1) -> int:
+    """ComputeOutSize."""
+    effective = (filter_size - 1) * dilation + 1
+    if stride == 0:
+        raise NotLowerable("stride 0")
+    if padding == "SAME":
+        return (in_size + stride - 1) // stride
+    if padding == "VALID":
+        return (in_size + stride - effective) // stride
+    raise NotLowerable(f"padding {padding}")
+
+
+def compute_padding(stride: int, dilation: int, in_size: int, filter_size: int, out_size: int) -> int:
+    """ComputePaddingWithOffset: padding before the first element (the
+    reference kernels never read the odd extra padding after the last)."""
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2
+
+
+def preprocess_softmax_scaling(beta: float, input_scale: float, input_integer_bits: int) -> tuple[int, int]:
+    """PreprocessSoftmaxScaling (double rounding build)."""
+    max_real_multiplier = float((1 << 31) - 1)
+    real = min(beta * input_scale * (1 << (31 - input_integer_bits)), max_real_multiplier)
+    return quantize_multiplier_greater_than_one(real)
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total_signed_bits: int = 31) -> int:
+    """CalculateInputRadius."""
+    max_input_rescaled = (
+        1.0 * ((1 << input_integer_bits) - 1) * (1 << (total_signed_bits - input_integer_bits)) / (1 << input_left_shift)
+    )
+    return math.floor(max_input_rescaled)
+
+
+# ---- integer helpers mirroring firmware/runtime/mcu_quant.h, for tests and
+# for constant folding in lowering ----
+
+
+def saturating_rounding_doubling_high_mul(a: int, b: int) -> int:
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    ab = a * b
+    nudge = (1 << 30) if ab >= 0 else 1 - (1 << 30)
+    total = ab + nudge
+    # C integer division truncates toward zero.
+    quotient = abs(total) >> 31
+    return quotient if total >= 0 else -quotient
+
+
+def rounding_divide_by_pot(x: int, exponent: int) -> int:
+    mask = (1 << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> exponent) + (1 if remainder > threshold else 0)
+
+
+def wrap_int32(x: int) -> int:
+    return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
+    left_shift = max(shift, 0)
+    right_shift = max(-shift, 0)
+    return rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(wrap_int32(x << left_shift), multiplier), right_shift
+    )
+
+
+# ---- kernels-b ----
