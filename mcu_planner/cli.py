@@ -1,0 +1,274 @@
+"""`mcu-plan`: plan a model's arena, generate C, check it against TFLite.
+
+Exit codes: 0 fits / bit-exact, 1 internal error, 2 bad input or usage,
+3 does not fit the RAM budget, 4 unsupported operators, 5 generated C differs
+from the reference interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import DoesNotFit, InputError, McuPlanError
+from .sizes import format_bytes, parse_size
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit 2, like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise InputError(f"{message} (see {self.prog} --help)")
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def _plan_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="mcu-plan",
+        description="Plan one static arena for a TFLite model; optionally emit C for it. "
+        "`mcu-plan check MODEL` compares the generated C with TFLite.",
+    )
+    p.add_argument("model", nargs="?", help=".tflite model")
+    p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
+    p.add_argument("--align", type=_positive_int, default=16, help="buffer alignment in bytes (default 16)")
+    p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
+    p.add_argument("--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops")
+    p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
+    p.add_argument("--map", action="store_true", help="print a memory map")
+    p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
+    p.add_argument("--name", help="C prefix (default: model file stem)")
+    p.add_argument("--arena-section", metavar="SECTION", help="linker section for the arena")
+    p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
+    p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
+    p.add_argument("--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model")
+    p.add_argument("--capacity", type=_size, help="with --intervals: the capacity to fit")
+    p.add_argument("--out", metavar="OFFSETS.csv", help="with --intervals: write id,lower,upper,size,offset")
+    return p
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
+    p.add_argument("model", help=".tflite model")
+    p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
+    p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ram", type=_size, help="RAM budget (boards only; default: the board's RAM)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if argv and argv[0] == "check":
+            return _run_check(_check_parser().parse_args(argv[1:]))
+        return _run_plan(_plan_parser().parse_args(argv))
+    except McuPlanError as exc:
+        print(f"mcu-plan: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("mcu-plan: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in mcu-planner: still one line unless asked for more
+        if os.environ.get("MCU_PLAN_DEBUG"):
+            raise
+        print(
+            f"mcu-plan: internal error: {type(exc).__name__}: {exc} (MCU_PLAN_DEBUG=1 shows a traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _check_planner_name(name: str) -> None:
+    from .planning import planner_names
+
+    names = planner_names()
+    if name not in names + ["all"]:
+        raise InputError(f"unknown planner {name!r}; choose from {', '.join(names)} or all")
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    _check_planner_name(args.planner)
+    if args.intervals:
+        return _run_intervals(args)
+    if not args.model:
+        raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
+
+    from .lifetimes import compute_lifetimes
+    from .reader import read_model
+    from . import report
+
+    graph = read_model(args.model)
+    lifetimes = compute_lifetimes(graph, alignment=args.align, alias=args.alias == "on")
+    out = sys.stdout
+    print(f"model: {args.model}", file=out)
+    for line in report.model_summary(graph, lifetimes):
+        print(line, file=out)
+
+    if args.planner == "all":
+        plan = _compare_planners(lifetimes, args.time_limit)
+    else:
+        from .planning import run_planner
+
+        plan = run_planner(lifetimes.problem, args.planner, args.time_limit)
+    for line in report.plan_summary(lifetimes, plan):
+        print(line, file=out)
+    if args.map:
+        for line in report.memory_map(graph, lifetimes, plan):
+            print(line, file=out)
+    if args.ram is not None:
+        for line in report.budget_lines(lifetimes, plan, args.ram):
+            print(line, file=out)
+    out.flush()
+
+    if args.ram is not None and report.ram_needed(lifetimes, plan) > args.ram:
+        raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
+
+    if args.output:
+        _generate(args, graph, lifetimes, plan)
+    if args.json:
+        _write_atomically(Path(args.json), json.dumps(
+            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on"), indent=1) + "\n")
+    return 0
+
+
+def _compare_planners(lifetimes, time_limit: float):
+    from . import report
+    from .planning import plan_auto, planner_names, run_planner
+    from .verify import PlanInvalid
+
+    rows = []
+    for name in planner_names():
+        if name == "auto":
+            continue
+        try:
+            rows.append((name, run_planner(lifetimes.problem, name, time_limit)))
+        except PlanInvalid as exc:
+            rows.append((name, f"invalid plan: {exc}"))
+    best = plan_auto(lifetimes.problem, time_limit)
+    rows.append(("auto", best))
+    for line in report.planner_table(lifetimes, rows):
+        print(line)
+    return best
+
+
+def _generate(args, graph, lifetimes, plan) -> None:
+    from .codegen import c_identifier, generate, write_output
+
+    name = args.name or c_identifier(Path(args.model).stem)
+    files = generate(
+        graph, lifetimes, plan, name=name, arena_section=args.arena_section, extern_arena=args.extern_arena
+    )
+    if args.board:
+        from .firmware_build import build_firmware
+
+        # Generated sources and firmware files go into one staging directory
+        # that replaces OUTDIR only when the build succeeded.
+        staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=Path(args.output).resolve().parent))
+        try:
+            write_output(files, staging / "out")
+            firmware = build_firmware(
+                staging / "out", name=name, board=args.board, ram_bytes=args.ram, arena_bytes=plan.arena_bytes
+            )
+            _replace_dir(staging / "out", Path(args.output))
+        finally:
+            _remove_tree(staging)
+        for line in firmware.format():
+            print(line)
+    else:
+        write_output(files, Path(args.output))
+    print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
+
+
+def _run_intervals(args: argparse.Namespace) -> int:
+    from .intervals import read_intervals, write_offsets
+    from .planning import run_planner
+    from .problem import peak_live, problem_from_intervals
+
+    buffers = read_intervals(args.intervals)
+    problem = problem_from_intervals(buffers, alignment=1)
+    bound = peak_live(problem).bytes
+    if args.planner == "all":
+        from .planning import planner_names
+
+        names = [n for n in planner_names() if n != "auto"]
+    else:
+        names = [args.planner]
+    best = None
+    print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
+    for name in names:
+        plan = run_planner(problem, name, args.time_limit)
+        proof = ", proven optimal" if plan.proven_optimal else ""
+        print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
+        if best is None or plan.arena_bytes < best.arena_bytes:
+            best = plan
+    if args.out:
+        write_offsets(args.out, buffers, best.offsets)
+    if args.capacity is not None:
+        margin = args.capacity - best.arena_bytes
+        print(f"capacity: {format_bytes(args.capacity)}, margin {margin:+,} B")
+        if margin < 0:
+            raise DoesNotFit(
+                f"does not fit: {format_bytes(best.arena_bytes)} needed, capacity {format_bytes(args.capacity)}, "
+                f"{format_bytes(-margin)} short (lower bound {format_bytes(bound)})"
+            )
+    return 0
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from .check import check_model
+
+    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram)
+    for line in report.format():
+        print(line)
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _replace_dir(src: Path, dst: Path) -> None:
+    if dst.exists():
+        _remove_tree(dst)
+    os.replace(src, dst)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Lifetimes: which activation bytes must be kept at which op step.
+
+An activation lives from the op that produces it (graph inputs: step 0) to
+the last op that reads it (graph outputs: the last op).  Constants live in
+flash and variable tensors in their own persistent region; neither is planned
+in the arena of activations.
+
+With aliasing on, two graph rewrites shrink the problem before any planner
+sees it (seed 001's in-place reuse):
+- an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS)
+  gives its output the input's bytes when the input dies there;
+- a CONCATENATION whose inputs are contiguous slices of its output (every
+  dimension before the axis is 1), with identical quantization and no fused
+  activation, has its producers write straight into those slices.
+Ops whose whole work is done by such aliasing are listed in `elided_ops`:
+the generated code runs nothing for them.
+
+Elementwise ops may also write their output over an input that dies there
+(`Step.in_place`); whether that happens is the planner's choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .graph import DTYPE_BITS, Graph, Operator
+from .problem import Buffer, Problem, Step, align_up
+
+REINTERPRETING_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+
+# Kernels that read element i of the named inputs before writing element i of
+# the output, so the output may take an input's bytes when that input dies.
+IN_PLACE_OPS = frozenset(
+    {
+        "ADD",
+        "SUB",
+        "MUL",
+        "RELU",
+        "RELU6",
+        "RELU_N1_TO_1",
+        "LEAKY_RELU",
+        "LOGISTIC",
+        "TANH",
+        "HARD_SWISH",
+        "QUANTIZE",
+    }
+)
+
+
+@dataclass(frozen=True)
+class TensorPlacement:
+    buffer: int  # id of the planned buffer holding the tensor's bytes
+    offset: int  # byte offset of the tensor inside that buffer
+
+
+@dataclass(frozen=True)
+class Lifetimes:
+    problem: Problem
+    placements: dict[int, TensorPlacement]  # every activation tensor -> where its bytes are
+    first_op: dict[int, int]  # activation tensor -> first op step it is alive (inclusive)
+    last_op: dict[int, int]  # activation tensor -> last op step it is alive (inclusive)
+    aliases: dict[int, int] = field(default_factory=dict)  # tensor -> tensor whose bytes it shares
+    elided_ops: frozenset[int] = frozenset()
+    variable_tensors: tuple[int, ...] = ()
+    variable_bytes: int = 0
+
+    def tensor_offset(self, offsets: dict[int, int], tensor: int) -> int:
+        placement = self.placements[tensor]
+        return offsets[placement.buffer] + placement.offset
+
+
+def activation_tensors(graph: Graph) -> list[int]:
+    """Tensors whose bytes change at run time and are not persistent state."""
+    used = set(graph.inputs) | set(graph.outputs)
+    for op in graph.operators:
+        used.update(t for t in op.inputs if t >= 0)
+        used.update(t for t in op.outputs if t >= 0)
+    return sorted(
+        t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable
+    )
+
+
+def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], dict[int, int]]:
+    last_step = max(len(graph.operators) - 1, 0)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for op in graph.operators:
+        for t in op.outputs:
+            if t >= 0 and t not in first:
+                first[t] = op.index
+    for t in graph.inputs:
+        first[t] = 0
+    consumers = graph.consumers()
+    for t in activations:
+        first.setdefault(t, 0)  # read but produced by nobody: treat like a graph input
+        readers = consumers.get(t, [])
+        last[t] = max([first[t]] + readers)
+    for t in graph.outputs:
+        last[t] = last_step
+    return first, last
+
+
+def _same_quantization(graph: Graph, a: int, b: int) -> bool:
+    ta, tb = graph.tensors[a], graph.tensors[b]
+    return ta.dtype == tb.dtype and ta.quantization == tb.quantization
+
+
+class _AliasBuilder:
+    """Union of tensors into shared buffers, tracking each tensor's root."""
+
+    def __init__(self, graph: Graph, activations: list[int], first: dict[int, int], last: dict[int, int]):
+        self.graph = graph
+        self.activation_set = set(activations)
+        self.first, self.last = first, last
+        self.root = {t: t for t in activations}
+        self.offset = {t: 0 for t in activations}
+        self.members = {t: [t] for t in activations}
+        self.aliases: dict[int, int] = {}
+        self.elided: set[int] = set()
+        self.consumers = graph.consumers()
+        self.graph_io = set(graph.inputs) | set(graph.outputs)
+        self.produced = {t for op in graph.operators for t in op.outputs if t >= 0}
+
+    def _dies_at(self, t: int, op: Operator) -> bool:
+        return self.consumers.get(t, []) == [op.index] and t not in self.graph.outputs
+
+    def try_reinterpret(self, op: Operator) -> None:
+        data_inputs = [t for t in op.inputs[:1] if t >= 0]
+        if len(data_inputs) != 1 or len(op.outputs) != 1:
+            return
+        src, dst = data_inputs[0], op.outputs[0]
+        if src not in self.activation_set or dst not in self.activation_set or dst in self.graph.inputs:
+            return
+        if self.graph.tensors[src].nbytes != self.graph.tensors[dst].nbytes:
+            return
+        if not self._dies_at(src, op):
+            return
+        self._merge(dst, into=src, offset=0)
+        self.aliases[dst] = src
+        self.elided.add(op.index)
+
+    def try_concatenate_in_place(self, op: Operator) -> None:
+        if len(op.outputs) != 1 or op.options.get("fused_activation_function", "NONE") != "NONE":
+            return
+        out = op.outputs[0]
+        inputs = list(op.inputs)
+        if out not in self.activation_set or out in self.graph_io or len(set(inputs)) != len(inputs):
+            return
+        shape = self.graph.tensors[out].shape
+        axis = op.options.get("axis", 0)
+        axis = axis + len(shape) if axis < 0 else axis
+        if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
+            return
+        for t in inputs:
+            if (
+                t < 0
+                or t not in self.activation_set
+                or t in self.graph_io
+                or not self._dies_at(t, op)
+                or self.members[t] != [t]
+                or not _same_quantization(self.graph, t, out)
+                or t not in self.produced
+            ):
+                return
+        if sum(self.graph.tensors[t].nbytes for t in inputs) != self.graph.tensors[out].nbytes:
+            return
+        offset = 0
+        for t in inputs:
+            self._merge(t, into=out, offset=offset)
+            self.aliases[t] = out
+            offset += self.graph.tensors[t].nbytes
+        self.elided.add(op.index)
+
+    def _merge(self, tensor: int, *, into: int, offset: int) -> None:
+        """Move `tensor`'s whole group into `into`'s buffer, `tensor` at `offset` from `into`."""
+        root = self.root[into]
+        shift = self.offset[into] + offset - self.offset[tensor]
+        for member in self.members.pop(self.root[tensor]):
+            self.offset[member] += shift
+            self.root[member] = root
+            self.members[root].append(member)
+
+    def run(self) -> None:
+        for op in self.graph.operators:
+            if op.opcode in REINTERPRETING_OPS:
+                self.try_reinterpret(op)
+            elif op.opcode == "CONCATENATION":
+                self.try_concatenate_in_place(op)
+
+
+def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:
+    activations = activation_tensors(graph)
+    first, last = _live_ranges(graph, activations)
+    builder = _AliasBuilder(graph, activations, first, last)
+    if alias:
+        builder.run()
+
+    # One buffer per alias root, spanning every member's lifetime and bytes.
+    buffers: dict[int, Buffer] = {}
+    for root, members in builder.members.items():
+        start = min(first[m] for m in members)
+        end = max(last[m] for m in members) + 1
+        extent = max(builder.offset[m] + graph.tensors[m].nbytes for m in members)
+        buffers[root] = Buffer(root, align_up(extent, alignment), start, end)
+
+    placements = {t: TensorPlacement(builder.root[t], builder.offset[t]) for t in activations}
+    steps = _steps(graph, placements, buffers, builder.elided, alias)
+    problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
+
+    variables = tuple(t.index for t in graph.tensors if t.is_variable)
+    variable_bytes = sum(align_up(graph.tensors[t].nbytes, alignment) for t in variables)
+    return Lifetimes(
+        problem=problem,
+        placements=placements,
+        first_op={t: first[t] for t in activations},
+        last_op={t: last[t] for t in activations},
+        aliases=dict(builder.aliases),
+        elided_ops=frozenset(builder.elided),
+        variable_tensors=variables,
+        variable_bytes=variable_bytes,
+    )
+
+
+def _steps(
+    graph: Graph,
+    placements: dict[int, TensorPlacement],
+    buffers: dict[int, Buffer],
+    elided: set[int],
+    in_place: bool,
+) -> tuple[Step, ...]:
+    steps = []
+    for op in graph.operators:
+        ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
+        outs = _unique(placements[t].buffer for t in op.outputs if t in placements)
+        pairs: list[tuple[int, int]] = []
+        if in_place and op.opcode in IN_PLACE_OPS and op.index not in elided and len(op.outputs) == 1:
+            out = op.outputs[0]
+            for t in op.inputs:
+                if t in placements and out in placements and _may_overwrite(graph, op, t, out, placements, buffers):
+                    pair = (placements[out].buffer, placements[t].buffer)
+                    if pair not in pairs:
+                        pairs.append(pair)
+        steps.append(Step(ins, outs, tuple(pairs)))
+    return tuple(steps)
+
+
+def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
+    s, d = graph.tensors[src], graph.tensors[dst]
+    src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
+    return (
+        placements[src].offset == 0
+        and placements[dst].offset == 0
+        and src_buf.id != dst_buf.id
+        and s.shape == d.shape
+        and DTYPE_BITS[s.dtype] == DTYPE_BITS[d.dtype]
+        and src_buf.size == dst_buf.size
+        and src_buf.end == op.index + 1  # the input's bytes die at this op
+        and dst_buf.start == op.index
+    )
+
+
+def _unique(ids) -> tuple[int, ...]:
+    seen: list[int] = []
+    for i in ids:
+        if i not in seen:
+            seen.append(i)
+    return tuple(seen)

@@ -1,0 +1,92 @@
+"""Running planners: every plan is verified before anyone sees it, and
+`auto` keeps the smallest verified plan of several planners."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .planners import load_all
+from .problem import Problem, arena_bytes, peak_live
+from .verify import PlanInvalid, check_plan
+
+# Planners `auto` tries before the exact one, cheapest first.
+FAST_PLANNERS = ("greedy", "shared-blocks", "best-fit", "first-fit", "bidirectional", "search")
+AUTO_SEARCH_SECONDS = 1.0
+
+
+@dataclass
+class ArenaPlan:
+    planner: str  # the planner whose plan this is
+    offsets: dict[int, int]  # buffer id -> byte offset
+    arena_bytes: int
+    proven_optimal: bool
+    seconds: float
+    chosen_by_auto: bool = False
+    # Planners `auto` ran, with their arena bytes (None: that planner failed), in order.
+    tried: list[tuple[str, int | None]] = field(default_factory=list)
+
+
+def planner_names() -> list[str]:
+    return list(load_all()) + ["auto"]
+
+
+def run_planner(problem: Problem, name: str, time_limit: float | None = None) -> ArenaPlan:
+    if name == "auto":
+        return plan_auto(problem, time_limit if time_limit is not None else 10.0)
+    planners = load_all()
+    if name not in planners:
+        raise KeyError(name)
+    started = time.perf_counter()
+    result = planners[name](problem, time_limit)
+    seconds = time.perf_counter() - started
+    size = arena_bytes(problem, result.offsets)
+    check_plan(problem, result.offsets, size)
+    return ArenaPlan(name, dict(result.offsets), size, result.proven_optimal or _meets_bound(problem, size), seconds)
+
+
+def _meets_bound(problem: Problem, size: int) -> bool:
+    # With in-place pairs a plan may go below the live peak, so reaching it proves nothing.
+    return not problem.in_place_pairs() and size == peak_live(problem).bytes
+
+
+def plan_auto(problem: Problem, time_limit: float = 10.0) -> ArenaPlan:
+    """Fast planners first, then the exact one while the best plan is above the
+    lower bound and time remains."""
+    started = time.perf_counter()
+    planners = load_all()
+    bound = peak_live(problem).bytes
+    best: ArenaPlan | None = None
+    tried: list[tuple[str, int | None]] = []
+
+    def remaining() -> float:
+        return time_limit - (time.perf_counter() - started)
+
+    # Below the live peak only in-place reuse can go, and only the seed planners try it.
+    may_beat_bound = bool(problem.in_place_pairs())
+    for name in FAST_PLANNERS:
+        if best is not None and best.arena_bytes <= bound and not may_beat_bound:
+            break
+        if name not in planners:
+            continue
+        budget = min(AUTO_SEARCH_SECONDS, max(remaining(), 0.0)) if name == "search" else None
+        try:
+            plan = run_planner(problem, name, budget)
+        except PlanInvalid:
+            tried.append((name, None))
+            continue
+        tried.append((name, plan.arena_bytes))
+        if best is None or plan.arena_bytes < best.arena_bytes:
+            best = plan
+    if "optimal" in planners and (best is None or best.arena_bytes > bound) and remaining() > 0:
+        plan = run_planner(problem, "optimal", remaining())
+        tried.append(("optimal", plan.arena_bytes))
+        if best is None or plan.arena_bytes < best.arena_bytes or (
+            plan.arena_bytes == best.arena_bytes and plan.proven_optimal
+        ):
+            best = plan
+    assert best is not None, "greedy always produces a plan"
+    best.chosen_by_auto = True
+    best.tried = tried
+    best.seconds = time.perf_counter() - started
+    return best
