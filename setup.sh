@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything mcu-planner and its tests need; safe to run again.
+#   system: gcc, make, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm (Debian/Ubuntu apt)
+#   Python: a virtual environment in .venv with mcu-planner and its test extras
+set -euo pipefail
+cd "$(dirname "$0")"
+
+apt_packages=(gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: please install ${missing[*]} with your package manager (Cortex-M builds and QEMU tests need them)" >&2
+  fi
+fi
+
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q ".[test]"
+echo "setup: done; the command is .venv/bin/mcu-plan"
