@@ -1,0 +1,35 @@
+/* FULLY_CONNECTED: output[b][o] = act(sum_d input[b][d] * filter[o][d] + bias[o]). */
+#ifndef MCU_FULLY_CONNECTED_H
+#define MCU_FULLY_CONNECTED_H
+
+#include "mcu_runtime.h"
+
+typedef struct {
+    int32_t batches;
+    int32_t output_depth;
+    int32_t accum_depth;
+    int32_t input_offset;  /* -input zero point */
+    int32_t filter_offset; /* -filter zero point (0 for symmetric int8 weights) */
+    int32_t output_offset; /* output zero point */
+    int32_t per_channel;   /* 0: one multiplier/shift for all outputs */
+    const int32_t *output_multiplier;
+    const int32_t *output_shift;
+    int32_t act_min;
+    int32_t act_max;
+} mcu_fully_connected_s8_params;
+
+typedef struct {
+    int32_t batches;
+    int32_t output_depth;
+    int32_t accum_depth;
+    float act_min;
+    float act_max;
+} mcu_fully_connected_f32_params;
+
+/* bias may be NULL. */
+void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
+                            const int32_t *bias, int8_t *output);
+void mcu_fully_connected_f32(const mcu_fully_connected_f32_params *p, const float *input, const float *filter,
+                             const float *bias, float *output);
+
+#endif /* MCU_FULLY_CONNECTED_H */
