@@ -1,0 +1,58 @@
+/* CONV_2D and DEPTHWISE_CONV_2D on NHWC tensors.
+ *
+ * Filters are laid out as TFLite stores them: CONV_2D [out_c][fh][fw][in_c per
+ * group], DEPTHWISE_CONV_2D [1][fh][fw][in_c * depth_multiplier].  Padding is
+ * given as the rows/columns added before the first input element. */
+#ifndef MCU_CONV_H
+#define MCU_CONV_H
+
+#include "mcu_runtime.h"
+
+/* Geometry shared by both convolutions (both dtypes). */
+#define MCU_CONV_GEOMETRY_FIELDS                                                  \
+    int32_t batches;                                                              \
+    int32_t input_h;                                                              \
+    int32_t input_w;                                                              \
+    int32_t input_c;                                                              \
+    int32_t filter_h;                                                             \
+    int32_t filter_w;                                                             \
+    int32_t output_h;                                                             \
+    int32_t output_w;                                                             \
+    int32_t output_c;                                                             \
+    int32_t stride_h;                                                             \
+    int32_t stride_w;                                                             \
+    int32_t dilation_h;                                                           \
+    int32_t dilation_w;                                                           \
+    int32_t pad_h;                                                                \
+    int32_t pad_w;                                                                \
+    /* CONV_2D: input channels each filter sees (input_c / groups); \
+     * DEPTHWISE_CONV_2D: the depth multiplier. */                               \
+    int32_t filter_in_c_or_multiplier;
+
+typedef struct {
+    MCU_CONV_GEOMETRY_FIELDS
+    int32_t input_offset;  /* -input zero point */
+    int32_t output_offset; /* output zero point */
+    const int32_t *output_multiplier; /* one per output channel */
+    const int32_t *output_shift;
+    int32_t act_min;
+    int32_t act_max;
+} mcu_conv_s8_params;
+
+typedef struct {
+    MCU_CONV_GEOMETRY_FIELDS
+    float act_min;
+    float act_max;
+} mcu_conv_f32_params;
+
+/* bias may be NULL. */
+void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                    int8_t *output);
+void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,
+                     float *output);
+void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output);
+void mcu_depthwise_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter,
+                               const float *bias, float *output);
+
+#endif /* MCU_CONV_H */

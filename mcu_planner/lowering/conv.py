@@ -1,0 +1,118 @@
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_*."""
+
+from __future__ import annotations
+
+from ..graph import Graph, Operator, Tensor
+from ..quant import compute_out_size, compute_padding, conv_output_multipliers
+from . import KernelCall, NotLowerable, lowers
+from .common import activation_params, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+
+
+def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
+    for t in (inp, filt, out):
+        if len(t.shape) != 4:
+            raise NotLowerable(f"{op.opcode} on rank-{len(t.shape)} tensor {t.name!r}")
+    batches, in_h, in_w, in_c = inp.shape
+    _, filter_h, filter_w, _ = filt.shape
+    out_b, out_h, out_w, out_c = out.shape
+    opts = op.options
+    stride_h, stride_w = opts.get("stride_h", 1), opts.get("stride_w", 1)
+    dilation_h, dilation_w = opts.get("dilation_h_factor", 1), opts.get("dilation_w_factor", 1)
+    padding = opts.get("padding", "SAME")
+    if min(stride_h, stride_w, dilation_h, dilation_w) < 1:
+        raise NotLowerable(f"{op.opcode} with stride {stride_h}x{stride_w} dilation {dilation_h}x{dilation_w}")
+    expected = (
+        batches,
+        compute_out_size(padding, in_h, filter_h, stride_h, dilation_h),
+        compute_out_size(padding, in_w, filter_w, stride_w, dilation_w),
+    )
+    if (out_b, out_h, out_w) != expected:
+        raise NotLowerable(f"{op.opcode} output shape {out.shape} disagrees with its options ({expected})")
+    return {
+        "batches": batches,
+        "input_h": in_h,
+        "input_w": in_w,
+        "input_c": in_c,
+        "filter_h": filter_h,
+        "filter_w": filter_w,
+        "output_h": out_h,
+        "output_w": out_w,
+        "output_c": out_c,
+        "stride_h": stride_h,
+        "stride_w": stride_w,
+        "dilation_h": dilation_h,
+        "dilation_w": dilation_w,
+        "pad_h": compute_padding(stride_h, dilation_h, in_h, filter_h, out_h) if padding == "SAME" else 0,
+        "pad_w": compute_padding(stride_w, dilation_w, in_w, filter_w, out_w) if padding == "SAME" else 0,
+        "filter_in_c_or_multiplier": per_filter,
+    }
+
+
+def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    filt = input_tensor(op, graph, 1)
+    bias = input_tensor(op, graph, 2, optional=True)
+    out = output_tensor(op, graph)
+    if len(inp.shape) != 4 or len(filt.shape) != 4 or len(out.shape) != 4:
+        raise NotLowerable(f"{op.opcode} on tensors that are not 4-D")
+    in_c, out_c = inp.shape[3], out.shape[3]
+    if filt.shape[3 if depthwise else 0] != out_c:
+        raise NotLowerable(f"{op.opcode} filter {filt.shape} does not produce {out_c} channels")
+    if depthwise:
+        if filt.shape[0] != 1 or in_c == 0 or out_c % in_c:
+            raise NotLowerable(f"DEPTHWISE_CONV_2D with filter {filt.shape} on {in_c} input channels")
+        per_filter = out_c // in_c
+    else:
+        per_filter = filt.shape[3]
+        if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
+            raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
+    params = _geometry(op, inp, filt, out, per_filter)
+    bias_index = op.inputs[2] if bias is not None else -1
+    args = (op.inputs[0], op.inputs[1], bias_index, op.outputs[0])
+
+    if inp.dtype == "float32":
+        for t in (filt, out) + ((bias,) if bias is not None else ()):
+            require_dtype(op, t, "float32")
+        return KernelCall(
+            function=f"{stem}_f32",
+            params_type="mcu_conv_f32_params",
+            params={**params, **activation_params(op, out)},
+            args=args,
+            sources=("mcu_conv",),
+        )
+
+    require_dtype(op, inp, "int8")
+    require_dtype(op, filt, "int8")
+    require_dtype(op, out, "int8")
+    if bias is not None:
+        require_dtype(op, bias, "int32")
+    if filt.quantization is None:
+        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
+    if any(filt.quantization.zero_points):
+        # The reference kernels ignore the filter zero point: only symmetric weights are valid.
+        raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
+    multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out_c)
+    return KernelCall(
+        function=f"{stem}_s8",
+        params_type="mcu_conv_s8_params",
+        params={
+            **params,
+            "input_offset": -zero_point(inp),
+            "output_offset": zero_point(out),
+            "output_multiplier": int32_array(multipliers),
+            "output_shift": int32_array(shifts),
+            **activation_params(op, out),
+        },
+        args=args,
+        sources=("mcu_conv",),
+    )
+
+
+@lowers("CONV_2D")
+def lower_conv_2d(op: Operator, graph: Graph) -> KernelCall:
+    return _lower(op, graph, "mcu_conv_2d", depthwise=False)
+
+
+@lowers("DEPTHWISE_CONV_2D")
+def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
+    return _lower(op, graph, "mcu_depthwise_conv_2d", depthwise=True)
