@@ -1,0 +1,69 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,f32}."""
+
+from __future__ import annotations
+
+from ..graph import Graph, Operator
+from ..quant import compute_out_size, compute_padding
+from . import KernelCall, NotLowerable, lowers
+from .common import activation_params, input_tensor, output_tensor, require_dtype, scale, zero_point
+
+
+def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    out = output_tensor(op, graph)
+    if len(inp.shape) != 4 or len(out.shape) != 4:
+        raise NotLowerable(f"{op.opcode} on tensors that are not 4-D")
+    batches, in_h, in_w, channels = inp.shape
+    opts = op.options
+    filter_h, filter_w = opts.get("filter_height", 1), opts.get("filter_width", 1)
+    stride_h, stride_w = opts.get("stride_h", 1), opts.get("stride_w", 1)
+    padding = opts.get("padding", "SAME")
+    if min(filter_h, filter_w, stride_h, stride_w) < 1:
+        raise NotLowerable(f"{op.opcode} with filter {filter_h}x{filter_w} stride {stride_h}x{stride_w}")
+    out_h = compute_out_size(padding, in_h, filter_h, stride_h)
+    out_w = compute_out_size(padding, in_w, filter_w, stride_w)
+    if out.shape != (batches, out_h, out_w, channels):
+        raise NotLowerable(f"{op.opcode} output shape {out.shape} disagrees with its options")
+    params = {
+        "batches": batches,
+        "input_h": in_h,
+        "input_w": in_w,
+        "channels": channels,
+        "output_h": out_h,
+        "output_w": out_w,
+        "filter_h": filter_h,
+        "filter_w": filter_w,
+        "stride_h": stride_h,
+        "stride_w": stride_w,
+        "pad_h": compute_padding(stride_h, 1, in_h, filter_h, out_h) if padding == "SAME" else 0,
+        "pad_w": compute_padding(stride_w, 1, in_w, filter_w, out_w) if padding == "SAME" else 0,
+    }
+    if inp.dtype == "float32":
+        require_dtype(op, out, "float32")
+        suffix, params_type = "f32", "mcu_pool_f32_params"
+    else:
+        require_dtype(op, inp, "int8")
+        require_dtype(op, out, "int8")
+        # The int8 kernels copy quantized values through unchanged, so they
+        # are only right when input and output share scale and zero point
+        # (TFLite enforces the same in Prepare).
+        if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
+            raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
+        suffix, params_type = "s8", "mcu_pool_s8_params"
+    return KernelCall(
+        function=f"{stem}_{suffix}",
+        params_type=params_type,
+        params={**params, **activation_params(op, out)},
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_pool",),
+    )
+
+
+@lowers("AVERAGE_POOL_2D")
+def lower_average_pool_2d(op: Operator, graph: Graph) -> KernelCall:
+    return _lower(op, graph, "mcu_average_pool_2d")
+
+
+@lowers("MAX_POOL_2D")
+def lower_max_pool_2d(op: Operator, graph: Graph) -> KernelCall:
+    return _lower(op, graph, "mcu_max_pool_2d")
