@@ -1,0 +1,321 @@
+"""The firmware build step: generated model sources -> firmware.elf for a
+Cortex-M board, inside a RAM budget the linker enforces.
+
+`build_firmware` writes, next to the sources codegen put in OUTDIR:
+
+    OUTDIR/Makefile            `make -C OUTDIR` -> firmware.elf, `make run` -> QEMU
+    OUTDIR/board/linker.ld     RAM region = exactly the budget
+    OUTDIR/board/*.c, *.h      start-up, fault handlers, semihosting harness
+    OUTDIR/board/harness_config.h   which model the harness runs
+
+and, unless told not to, runs make and measures the ELF with
+`arm-none-eabi-size`.  A model that does not fit fails here (DoesNotFit)
+before make when the arena and stack alone exceed the budget, and at link
+time otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .errors import DoesNotFit, InputError, McuPlanError
+from .resources import firmware_dir, templates_dir
+
+DEFAULT_BOARD = "mps2-an386"
+# Measured high-water marks of the shared models stay well below this (see
+# bench/results/cortex-m.md); the harness reports each run's own figure.
+DEFAULT_STACK_BYTES = 4096
+
+BOARD_DIR_NAME = "board"
+TOOLCHAIN_PREFIX = "arm-none-eabi-"
+TOOLCHAIN_PACKAGES = "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
+
+# Hand-written C copied into OUTDIR/board/ for every board.
+_COMMON_SOURCES = ("boards/common/cortex_m.h", "boards/common/cortex_m_startup.c")
+_HARNESS_SOURCES = (
+    "harness/exit_codes.h",
+    "harness/semihost.h",
+    "harness/semihost.c",
+    "harness/systick_timer.h",
+    "harness/systick_timer.c",
+    "harness/semihost_main.c",
+)
+
+
+class FirmwareBuildError(McuPlanError):
+    """make or the cross toolchain failed for a reason other than size."""
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str
+    origin: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    qemu_machine: str
+    cpu_flags: tuple[str, ...]
+    code: MemoryRegion  # vectors, code (and constants when `const` is None)
+    const: MemoryRegion | None  # a separate region for .rodata (weights)
+    ram: tuple[MemoryRegion, ...]  # candidates for the RAM budget, preferred first
+
+    def ram_region_for(self, ram_bytes: int) -> MemoryRegion:
+        for region in self.ram:
+            if ram_bytes <= region.length:
+                return region
+        largest = max(r.length for r in self.ram)
+        raise DoesNotFit(
+            f"board {self.name} has at most {largest} bytes of contiguous RAM; "
+            f"a budget of {ram_bytes} bytes cannot be placed"
+        )
+
+
+def _region(entry: dict) -> MemoryRegion:
+    return MemoryRegion(entry["name"], int(entry["origin"], 0), int(entry["length"], 0))
+
+
+def board_names() -> list[str]:
+    boards = firmware_dir() / "boards"
+    return sorted(p.parent.name for p in boards.glob("*/board.json"))
+
+
+def load_board(name: str) -> Board:
+    path = firmware_dir() / "boards" / name / "board.json"
+    if not path.is_file():
+        raise InputError(f"unknown board {name!r}; known boards: {', '.join(board_names())}")
+    facts = json.loads(path.read_text())
+    return Board(
+        name=name,
+        description=facts["description"],
+        qemu_machine=facts["qemu_machine"],
+        cpu_flags=tuple(facts["cpu_flags"]),
+        code=_region(facts["code"]),
+        const=_region(facts["const"]) if facts.get("const") else None,
+        ram=tuple(_region(r) for r in facts["ram"]),
+    )
+
+
+@dataclass(frozen=True)
+class FirmwareReport:
+    outdir: Path
+    board: str
+    ram_budget: int
+    arena_bytes: int
+    stack_bytes: int
+    # arm-none-eabi-size (Berkeley) figures of firmware.elf; None when make did not run.
+    text: int | None = None
+    data: int | None = None
+    bss: int | None = None
+
+    @property
+    def built(self) -> bool:
+        return self.text is not None
+
+    @property
+    def elf(self) -> Path:
+        return self.outdir / "firmware.elf"
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.text + self.data
+
+    @property
+    def ram_bytes(self) -> int:
+        """.data + .bss, where .bss holds the arena and the stack reserve."""
+        return self.data + self.bss
+
+    @property
+    def margin_bytes(self) -> int:
+        return self.ram_budget - self.ram_bytes
+
+    def format(self) -> list[str]:
+        if not self.built:
+            return [
+                f"firmware sources for {self.board} written to {self.outdir} "
+                f"(build with: make -C {self.outdir})",
+                f"RAM budget {self.ram_budget} B: arena {self.arena_bytes} B, "
+                f"stack reserve {self.stack_bytes} B",
+            ]
+        other = self.ram_bytes - self.arena_bytes - self.stack_bytes
+        return [
+            f"firmware: {self.elf} (board {self.board})",
+            f"flash  {self.flash_bytes:>9} B  (text {self.text} + data {self.data})",
+            f"RAM    {self.ram_bytes:>9} B  (data {self.data} + bss {self.bss}, budget {self.ram_budget})",
+            f"  arena          {self.arena_bytes:>9} B",
+            f"  stack reserve  {self.stack_bytes:>9} B",
+            f"  other          {other:>9} B",
+            f"margin {self.margin_bytes:>9} B",
+        ]
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "board")),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+    )
+
+
+def _model_files(outdir: Path) -> tuple[list[str], list[str]]:
+    """C sources and header directories of the generated model (everything in
+    OUTDIR outside board/ and build/), relative to OUTDIR, sorted."""
+    sources, include_dirs = [], set()
+    for path in sorted(outdir.rglob("*")):
+        rel = path.relative_to(outdir)
+        if rel.parts[0] in (BOARD_DIR_NAME, "build") or not path.is_file():
+            continue
+        if path.suffix == ".c":
+            sources.append(rel.as_posix())
+        elif path.suffix == ".h":
+            include_dirs.add(rel.parent.as_posix())
+    return sources, sorted(include_dirs)
+
+
+def _count_macro(header_text: str, name: str, what: str) -> str:
+    """The header's macro for NUM_INPUTS / NUM_OUTPUTS, whatever the case of its prefix."""
+    match = re.search(rf"#\s*define\s+({re.escape(name)}_{what})\b", header_text, re.IGNORECASE)
+    if not match:
+        raise FirmwareBuildError(f"generated header {name}.h defines no {name}_{what} macro")
+    return match.group(1)
+
+
+def write_firmware_files(
+    outdir: Path, *, name: str, board: Board, ram_bytes: int, stack_bytes: int
+) -> None:
+    header = outdir / f"{name}.h"
+    if not header.is_file():
+        raise FirmwareBuildError(f"{header} is missing: generate the model into {outdir} first")
+    header_text = header.read_text()
+    board_out = outdir / BOARD_DIR_NAME
+    board_out.mkdir(parents=True, exist_ok=True)
+
+    firmware = firmware_dir()
+    copied = list(_COMMON_SOURCES) + list(_HARNESS_SOURCES) + [f"boards/{board.name}/startup.c"]
+    for rel in copied:
+        shutil.copyfile(firmware / rel, board_out / Path(rel).name)
+
+    model_sources, include_dirs = _model_files(outdir)
+    harness_sources = sorted(f"{BOARD_DIR_NAME}/{Path(rel).name}" for rel in copied if rel.endswith(".c"))
+    env = _environment()
+    context = dict(
+        board=board,
+        name=name,
+        header=header.name,
+        ram_bytes=ram_bytes,
+        ram_region=board.ram_region_for(ram_bytes),
+        stack_bytes=stack_bytes,
+        model_sources=model_sources,
+        include_dirs=include_dirs,
+        harness_sources=harness_sources,
+        num_inputs_macro=_count_macro(header_text, name, "NUM_INPUTS"),
+        num_outputs_macro=_count_macro(header_text, name, "NUM_OUTPUTS"),
+    )
+    outputs = {
+        board_out / "linker.ld": "linker.ld.j2",
+        board_out / "harness_config.h": "harness_config.h.j2",
+        outdir / "Makefile": "Makefile.j2",
+    }
+    for path, template in outputs.items():
+        path.write_text(env.get_template(template).render(**context))
+
+
+_RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes")
+_FLASH_OVERFLOW = re.compile(r"region `(FLASH|CONST)' overflowed by (\d+) bytes")
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise FirmwareBuildError(
+            f"{name} not found; install the Cortex-M toolchain "
+            f"(apt-get install {TOOLCHAIN_PACKAGES})"
+        )
+    return path
+
+
+def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None = None) -> None:
+    """`make -C outdir firmware.elf`, turning a RAM or flash overflow into DoesNotFit."""
+    _tool(TOOLCHAIN_PREFIX + "gcc")
+    jobs = jobs or min(2, os.cpu_count() or 1)
+    result = subprocess.run(
+        ["make", "-C", str(outdir), f"-j{jobs}", "firmware.elf"],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode == 0:
+        return
+    log = result.stdout + result.stderr
+    ram = _RAM_OVERFLOW.search(log)
+    if ram:
+        raise DoesNotFit(
+            f"firmware for {board.name} needs {ram_bytes + int(ram.group(1))} bytes of RAM "
+            f"(stack, data, bss with the arena) but the budget is {ram_bytes}: "
+            f"the link overflowed RAM by {ram.group(1)} bytes"
+        )
+    flash = _FLASH_OVERFLOW.search(log)
+    if flash:
+        region = board.code if flash.group(1) == "FLASH" else board.const
+        raise DoesNotFit(
+            f"firmware for {board.name} overflows {region.name} ({region.length} bytes, "
+            f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} bytes"
+        )
+    tail = "\n".join(log.strip().splitlines()[-15:])
+    raise FirmwareBuildError(f"make -C {outdir} failed:\n{tail}")
+
+
+def elf_size(elf: Path) -> tuple[int, int, int]:
+    """(text, data, bss) as arm-none-eabi-size reports them in Berkeley format."""
+    size = _tool(TOOLCHAIN_PREFIX + "size")
+    result = subprocess.run([size, "-B", "-d", str(elf)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise FirmwareBuildError(f"{TOOLCHAIN_PREFIX}size {elf} failed: {result.stderr.strip()}")
+    figures = result.stdout.splitlines()[1].split()
+    return int(figures[0]), int(figures[1]), int(figures[2])
+
+
+def build_firmware(
+    outdir,
+    *,
+    name: str,
+    board: str = DEFAULT_BOARD,
+    ram_bytes: int,
+    arena_bytes: int,
+    stack_bytes: int = DEFAULT_STACK_BYTES,
+    run_make: bool = True,
+    jobs: int | None = None,
+) -> FirmwareReport:
+    """Write the Makefile and board files for the model `name` already
+    generated in `outdir`, and (with run_make) build firmware.elf.
+
+    Raises DoesNotFit when the arena plus the stack reserve exceed
+    `ram_bytes`, or when the link overflows RAM (or the board's flash)."""
+    outdir = Path(outdir)
+    spec = load_board(board)
+    if stack_bytes <= 0 or stack_bytes % 8:
+        raise InputError(f"stack reserve must be a positive multiple of 8 bytes, not {stack_bytes}")
+    spec.ram_region_for(ram_bytes)
+    if arena_bytes + stack_bytes > ram_bytes:
+        raise DoesNotFit(
+            f"arena {arena_bytes} B + stack reserve {stack_bytes} B = {arena_bytes + stack_bytes} B "
+            f"exceeds the RAM budget of {ram_bytes} B"
+        )
+    write_firmware_files(outdir, name=name, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes)
+    report = FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes)
+    if not run_make:
+        return report
+    make_firmware(outdir, spec, ram_bytes, jobs)
+    text, data, bss = elf_size(report.elf)
+    return FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes, text, data, bss)
