@@ -1,0 +1,395 @@
+"""`mcu-plan check`: does the generated C compute what TFLite computes?
+
+The model is planned and generated into a temporary directory, built for a
+target twice (normally and with -DMCU_PLAN_CHECK, which also checks the plan's
+memory discipline at run time), run on seeded random inputs, and every output
+byte is compared with TFLite's reference interpreter.
+
+Targets register themselves in TARGETS: "host" (the machine's `cc`) lives
+here; Cortex-M targets live in their own module, listed in TARGET_MODULES,
+which calls `register_target` on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .codegen import c_identifier, generate, render, write_output
+from .errors import CheckMismatch, InputError, McuPlanError
+from .graph import Graph
+
+# Modules that add targets when imported (written by others; absent is fine).
+TARGET_MODULES = ("mcu_planner.qemu",)
+
+WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
+# Float outputs may differ from the reference by summation order; the issue
+# allows 1e-5 relative to the output's magnitude.
+FLOAT_RELATIVE_TOLERANCE = 1e-5
+
+
+@dataclass
+class TargetRun:
+    outputs: list[list[bytes]]  # [sample][graph output] raw bytes
+    ticks_per_inference: float | None = None
+    tick_unit: str = "s"
+
+
+class Target:
+    """Builds a generated directory plus a harness and runs it on input bytes."""
+
+    name = ""
+
+    def run(
+        self,
+        generated: Path,
+        model_name: str,
+        samples: list[list[bytes]],
+        *,
+        input_bytes: list[int],
+        output_bytes: list[int],
+        check_build: bool,
+        workdir: Path,
+        iterations: int = 0,
+    ) -> TargetRun:
+        """`samples[s][i]` is input i of sample s.  Raise CheckMismatch when the
+        model reports a broken plan (check build), McuPlanError when the build
+        or the run fails for another reason."""
+        raise NotImplementedError
+
+
+TARGETS: dict[str, Target] = {}
+
+
+def register_target(target: Target) -> Target:
+    TARGETS[target.name] = target
+    return target
+
+
+def load_targets() -> dict[str, Target]:
+    for module in TARGET_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return TARGETS
+
+
+def _first_lines(text: str, count: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[:count])
+
+
+class HostTarget(Target):
+    """The machine's own C compiler."""
+
+    name = "host"
+
+    def __init__(self, compiler: str | None = None, optimization: str = "-O2"):
+        self.compiler = compiler or os.environ.get("CC", "cc")
+        self.optimization = optimization
+
+    def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
+        workdir.mkdir(parents=True, exist_ok=True)
+        harness = workdir / "harness.c"
+        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes))
+        program = workdir / ("model_check" if check_build else "model")
+        sources = sorted(str(p) for p in generated.glob("*.c"))
+        command = [
+            *shlex.split(self.compiler),
+            *WARNING_FLAGS,
+            self.optimization,
+            *(["-DMCU_PLAN_CHECK"] if check_build else []),
+            "-I",
+            str(generated),
+            *sources,
+            str(harness),
+            "-lm",
+            "-o",
+            str(program),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise McuPlanError(f"host build failed: {_first_lines(done.stderr)}")
+        return program
+
+    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+        program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
+        stdin = b"".join(b"".join(sample) for sample in samples)
+        args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
+        done = subprocess.run(args, input=stdin, capture_output=True)
+        stderr = done.stderr.decode("utf-8", "replace")
+        if done.returncode != 0:
+            message = _first_lines(stderr) or f"exit status {done.returncode}"
+            if "mcu-plan check:" in stderr:
+                raise CheckMismatch(message[message.index("mcu-plan check:") :])
+            raise McuPlanError(f"generated model failed on the host: {message}")
+        per_sample = sum(output_bytes)
+        if len(done.stdout) != per_sample * len(samples):
+            raise McuPlanError(f"harness wrote {len(done.stdout)} bytes, expected {per_sample * len(samples)}")
+        outputs = []
+        for s in range(len(samples)):
+            at = s * per_sample
+            sample_outputs = []
+            for size in output_bytes:
+                sample_outputs.append(done.stdout[at : at + size])
+                at += size
+            outputs.append(sample_outputs)
+        seconds = None
+        for line in stderr.splitlines():
+            if line.startswith("seconds-per-inference "):
+                seconds = float(line.split()[1])
+        return TargetRun(outputs, seconds, "s")
+
+
+register_target(HostTarget())
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _float_input_range(graph: Graph, tensor: int) -> tuple[float, float]:
+    """The range a downstream QUANTIZE can represent, else [-1, 1]."""
+    for op in graph.operators:
+        if op.opcode == "QUANTIZE" and op.inputs and op.inputs[0] == tensor:
+            out = graph.tensors[op.outputs[0]]
+            q = out.quantization
+            if q and q.scales and out.dtype in ("int8", "uint8", "int16"):
+                info = np.iinfo(out.dtype)
+                scale, zero = q.scales[0], q.zero_points[0]
+                return scale * (info.min - zero), scale * (info.max - zero)
+    return -1.0, 1.0
+
+
+def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
+    """One set of inputs: integers uniform over their whole range, floats over
+    the range the model quantizes them to (or [-1, 1])."""
+    arrays = []
+    for t in graph.inputs:
+        tensor = graph.tensors[t]
+        shape = tensor.shape
+        if tensor.dtype in ("int8", "uint8", "int16"):
+            info = np.iinfo(tensor.dtype)
+            arrays.append(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=tensor.dtype))
+        elif tensor.dtype == "float32":
+            lo, hi = _float_input_range(graph, t)
+            arrays.append(rng.uniform(lo, hi, size=shape).astype(np.float32))
+        elif tensor.dtype == "bool":
+            arrays.append(rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_))
+        elif tensor.dtype in ("int32", "int64"):
+            arrays.append(rng.integers(-100, 100, size=shape, endpoint=True, dtype=tensor.dtype))
+        else:
+            raise InputError(f"cannot make random inputs of type {tensor.dtype}")
+    return arrays
+
+
+# ---------------------------------------------------------------- comparing
+
+
+@dataclass
+class CheckReport:
+    model: str
+    target: str
+    total: int  # input sets run
+    exact: int  # sets whose every output byte matched (floats: within tolerance)
+    first_mismatch: tuple[int, int, object, object] | None  # (output, byte/element index, expected, got)
+    ticks_per_inference: float | None = None
+    tick_unit: str = "s"
+    arena_bytes: int = 0
+    planner: str = ""
+    float_outputs: bool = False  # some output is float32: compared within FLOAT_RELATIVE_TOLERANCE
+    max_float_error: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.exact == self.total
+
+    def summary(self) -> str:
+        word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
+        return f"{word} {self.exact}/{self.total}"
+
+    def mismatch_message(self) -> str:
+        if self.first_mismatch is None:
+            return ""
+        output, index, expected, got = self.first_mismatch
+        unit = "element" if self.float_outputs else "byte"
+        return (
+            f"{self.model}: {self.target} output {output} {unit} {index}: expected {expected}, got {got} "
+            f"({self.exact}/{self.total} input sets exact)"
+        )
+
+
+def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | None | float:
+    """None if equal; (index, expected, got) of the first difference otherwise."""
+    if expected.dtype == np.float32:
+        values = np.frombuffer(got, dtype="<f4")
+        ref = expected.reshape(-1).astype(np.float64)
+        if values.size != ref.size:
+            return (values.size, ref.size, values.size)
+        bound = FLOAT_RELATIVE_TOLERANCE * max(float(np.max(np.abs(ref), initial=0.0)), 1e-30)
+        error = np.abs(values.astype(np.float64) - ref)
+        bad = np.flatnonzero(~(error <= bound))
+        if bad.size:
+            i = int(bad[0])
+            return (i, float(ref[i]), float(values[i]))
+        return None
+    want = expected.tobytes()
+    if want == got:
+        return None
+    if len(want) != len(got):
+        return (min(len(want), len(got)), len(want), len(got))
+    diff = np.flatnonzero(np.frombuffer(want, np.uint8) != np.frombuffer(got, np.uint8))
+    i = int(diff[0])
+    flat = expected.reshape(-1)
+    element = i // expected.itemsize
+    got_element = np.frombuffer(got, dtype=expected.dtype)[element]
+    return (i, flat[element].item(), got_element.item())
+
+
+def _float_error(expected: np.ndarray, got: bytes) -> float:
+    values = np.frombuffer(got, dtype="<f4").astype(np.float64)
+    ref = expected.reshape(-1).astype(np.float64)
+    if values.size != ref.size or not ref.size:
+        return 0.0
+    return float(np.max(np.abs(values - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+
+
+# ---------------------------------------------------------------- the check
+
+
+def _load(model) -> tuple[bytes, str]:
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), "model"
+    path = Path(model)
+    try:
+        return path.read_bytes(), path.stem
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def generate_for_model(
+    model_bytes: bytes,
+    *,
+    name: str,
+    planner: str = "auto",
+    time_limit: float = 2.0,
+    alias: bool = True,
+    alignment: int = 16,
+    label: str | None = None,
+):
+    """Read, plan and generate: (graph, plan, files)."""
+    from .lifetimes import compute_lifetimes
+    from .planning import run_planner
+    from .reader import read_model
+
+    graph = read_model(model_bytes, label=label or name)
+    lifetimes = compute_lifetimes(graph, alignment=alignment, alias=alias)
+    plan = run_planner(lifetimes.problem, planner, time_limit)
+    files = generate(graph, lifetimes, plan, name=name)
+    return graph, plan, files
+
+
+def check_model(
+    model,
+    *,
+    target: str = "host",
+    inputs: int = 3,
+    seed: int = 0,
+    planner: str = "auto",
+    time_limit: float = 2.0,
+    alias: bool = True,
+    check_build: bool = True,
+    raise_on_mismatch: bool = True,
+    keep_dir: str | os.PathLike | None = None,
+) -> CheckReport:
+    """Generate, build and run `model` (a path or the .tflite bytes) on
+    `inputs` seeded random input sets and compare with the reference.
+
+    Raises CheckMismatch on the first difference (unless raise_on_mismatch is
+    False), UnsupportedModel / InputError from the stages before."""
+    targets = load_targets()
+    if target not in targets:
+        raise McuPlanError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    if inputs < 1:
+        raise McuPlanError("--inputs must be at least 1")
+    model_bytes, stem = _load(model)
+    name = c_identifier(stem)
+    graph, plan, files = generate_for_model(
+        model_bytes, name=name, planner=planner, time_limit=time_limit, alias=alias, label=str(model)
+    )
+
+    from .reference import ReferenceModel
+
+    reference = ReferenceModel(model_bytes)
+    rng = np.random.default_rng(seed)
+    input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+    expected = [reference.run(arrays) for arrays in input_sets]
+    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
+    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
+    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
+
+    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
+    try:
+        generated = write_output(files, work / "generated")
+        builds = [False, True] if check_build else [False]
+        runner = targets[target]
+
+        def run(check: bool) -> TargetRun:
+            return runner.run(
+                generated,
+                name,
+                samples,
+                input_bytes=input_bytes,
+                output_bytes=output_bytes,
+                check_build=check,
+                workdir=work / ("check" if check else "normal"),
+            )
+
+        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+            runs = list(pool.map(run, builds))
+        if keep_dir is not None:
+            write_output(files, keep_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    float_outputs = any(e.dtype == np.float32 for e in expected[0])
+    report = CheckReport(
+        model=stem,
+        target=target,
+        total=inputs,
+        exact=0,
+        first_mismatch=None,
+        ticks_per_inference=runs[0].ticks_per_inference,
+        tick_unit=runs[0].tick_unit,
+        arena_bytes=plan.arena_bytes,
+        planner=plan.planner,
+        float_outputs=float_outputs,
+        notes=list(graph.notes),
+    )
+    for s in range(inputs):
+        sample_ok = True
+        for run in runs:
+            for o, want in enumerate(expected[s]):
+                got = run.outputs[s][o]
+                if want.dtype == np.float32:
+                    report.max_float_error = max(report.max_float_error, _float_error(want, got))
+                difference = _compare(want, got)
+                if difference is not None:
+                    sample_ok = False
+                    if report.first_mismatch is None:
+                        report.first_mismatch = (o, *difference)
+        report.exact += sample_ok
+    if raise_on_mismatch and not report.passed:
+        raise CheckMismatch(report.mismatch_message())
+    return report

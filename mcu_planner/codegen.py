@@ -1,0 +1,570 @@
+"""Codegen: graph + lifetimes + verified plan -> C99 sources, in memory.
+
+Everything C comes from the Jinja templates in templates/; this module only
+decides *what* goes in them (which arrays, which calls, which offsets) and
+formats numbers as C literals.  The generated directory is self-contained: it
+also carries the runtime files from firmware/runtime that the model's kernel
+calls need.
+
+Memory discipline of the generated code (seed 001, reference-counted release):
+every planned buffer has a count of the ops that still have to read it; after
+each op the counts of the buffers it read drop by one and a buffer is released
+at zero.  A normal build only keeps the counters; a build with -DMCU_PLAN_CHECK
+poisons released bytes and, before each op, checks that the buffers the op
+starts writing overlap no live buffer other than an in-place partner the
+problem allows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .errors import UnsupportedModel
+from .graph import DTYPE_C_TYPE, Graph, Tensor
+from .lowering import CArray, KernelCall, NotLowerable, lower
+from .resources import firmware_dir, templates_dir
+
+# Graph dtypes -> how their stored little-endian bytes decode.
+_NUMPY_DTYPE = {
+    "bool": "<u1",
+    "int8": "<i1",
+    "uint8": "<u1",
+    "int16": "<i2",
+    "int32": "<i4",
+    "int64": "<i8",
+    "float32": "<f4",
+}
+# Activation dtypes the runtime has kernels for; everything else is refused up front.
+ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int32", "float32", "bool"})
+
+_VALUES_PER_LINE = {1: 24, 2: 16, 4: 12, 8: 8}
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+# Fill value for released bytes in check builds: an unlikely, recognisable byte.
+POISON_BYTE = 0xA5
+
+
+def c_identifier(stem: str) -> str:
+    """A model file stem as a C identifier: lowercase, non-alphanumerics -> '_'."""
+    ident = re.sub(r"[^a-z0-9_]", "_", stem.lower())
+    if not ident:
+        ident = "model"
+    if ident[0].isdigit():
+        ident = "m_" + ident
+    return ident
+
+
+# ---------------------------------------------------------------- C literals
+
+
+def c_int(value: int) -> str:
+    value = int(value)
+    if -(2**31) < value < 2**31:
+        return str(value)
+    if value == -(2**31):
+        return "(-2147483647 - 1)"
+    if -(2**63) < value < 2**63:
+        return f"{value}LL"
+    if value == -(2**63):
+        return "(-9223372036854775807LL - 1)"
+    if 0 <= value < 2**64:
+        return f"{value}ULL"
+    raise ValueError(f"integer {value} does not fit in 64 bits")
+
+
+def c_float(value: float) -> str:
+    """A float32 value as a literal that reads back to the same float32."""
+    value = float(value)
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = "%.9g" % value
+    if not any(c in text for c in ".en"):
+        text += ".0"
+    return text + "f"
+
+
+def c_string(text: str) -> str:
+    """A C string literal with only printable ASCII inside."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":  # '?' could start a trigraph
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_comment(text: str) -> str:
+    """Text safe inside /* */ on one line."""
+    return re.sub(r"[^A-Za-z0-9_.:;,=+\-\[\]()<>@#%/ ]", "?", text)[:80]
+
+
+def _value_lines(values: list[str], per_line: int) -> list[str]:
+    return [", ".join(values[i : i + per_line]) for i in range(0, len(values), per_line)]
+
+
+def _format_values(values, c_type: str) -> list[str]:
+    if c_type in ("float", "double"):
+        return [c_float(v) for v in values]
+    if c_type in ("int32_t", "uint32_t", "int64_t", "uint64_t", "int", "long"):
+        return [c_int(v) for v in values]
+    return [str(int(v)) for v in values]
+
+
+def _element_bytes(c_type: str) -> int:
+    return {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int64_t": 8, "uint64_t": 8, "double": 8}.get(
+        c_type, 4
+    )
+
+
+# ---------------------------------------------------------------- the model as the templates see it
+
+
+@dataclass
+class CArrayDef:
+    symbol: str
+    c_type: str
+    count: int
+    lines: list[str]
+    comment: str = ""
+    mutable: bool = False
+
+
+@dataclass
+class Slot:
+    """One planned buffer as the generated code tracks it."""
+
+    index: int  # position in the generated tables
+    buffer: int  # buffer id (root tensor index)
+    offset: int
+    size: int
+    consumers: int  # reads still due at invoke start (+1 for graph outputs: never released)
+    live_at_start: bool
+    name: str
+
+
+@dataclass
+class OpCode:
+    index: int
+    opcode: str
+    comment: str
+    call: KernelCall | None  # None: the plan made this op a no-op (alias)
+    params: list[tuple[str, str]] = field(default_factory=list)
+    arrays: list[CArrayDef] = field(default_factory=list)
+    args: list[str] = field(default_factory=list)
+    claims: list[int] = field(default_factory=list)  # slots this op writes first
+    releases: list[int] = field(default_factory=list)  # slots whose count drops after it
+
+
+@dataclass
+class IoInfo:
+    index: int
+    tensor: int
+    name: str
+    c_type: str
+    dtype: str
+    shape: tuple[int, ...]
+    nbytes: int
+    elements: int
+    scale: str
+    zero_point: int
+    slot: int
+    inner: int
+
+
+def _tensor_c_type(tensor: Tensor) -> str:
+    try:
+        return DTYPE_C_TYPE[tensor.dtype]
+    except KeyError:
+        raise UnsupportedModel(f"unsupported tensor type: {tensor.dtype} (tensor {tensor.index} '{tensor.name}')")
+
+
+def _lower_all(graph: Graph, elided: frozenset[int]) -> dict[int, KernelCall]:
+    calls: dict[int, KernelCall] = {}
+    unsupported: Counter[str] = Counter()
+    for op in graph.operators:
+        if op.index in elided:
+            continue
+        try:
+            calls[op.index] = lower(op, graph)
+        except NotLowerable as exc:
+            unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
+    bad_types: Counter[str] = Counter()
+    for t in _activation_tensors(graph):
+        if graph.tensors[t].dtype not in ACTIVATION_DTYPES:
+            bad_types[graph.tensors[t].dtype] += 1
+    parts = []
+    if unsupported:
+        parts.append("unsupported operators: " + ", ".join(f"{k} x{n}" for k, n in sorted(unsupported.items())))
+    if bad_types:
+        parts.append(
+            "unsupported activation types: " + ", ".join(f"{k} x{n}" for k, n in sorted(bad_types.items()))
+        )
+    if parts:
+        raise UnsupportedModel("; ".join(parts))
+    return calls
+
+
+def _unsupported_key(opcode: str, custom_code: str | None, reason: str) -> str:
+    name = f"CUSTOM({custom_code})" if opcode == "CUSTOM" else opcode
+    reason = reason.strip()
+    if not reason or reason == name:
+        return name
+    if reason.startswith(name):
+        return reason
+    return f"{name} ({reason})"
+
+
+def _activation_tensors(graph: Graph) -> set[int]:
+    used = set(graph.inputs) | set(graph.outputs)
+    for op in graph.operators:
+        used.update(t for t in (*op.inputs, *op.outputs) if t >= 0)
+    return {t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable}
+
+
+class _Builder:
+    def __init__(self, graph: Graph, lifetimes, plan, name: str):
+        self.graph = graph
+        self.lifetimes = lifetimes
+        self.plan = plan
+        self.name = name
+        self.constants: dict[int, CArrayDef] = {}
+        self.variables: dict[int, CArrayDef] = {}
+        buffers = sorted(lifetimes.problem.buffers, key=lambda b: b.id)
+        self.slot_of = {b.id: i for i, b in enumerate(buffers)}
+        self.buffers = buffers
+
+    # -- addresses
+
+    def tensor_slot(self, t: int) -> tuple[int, int]:
+        placement = self.lifetimes.placements[t]
+        return self.slot_of[placement.buffer], placement.offset
+
+    def tensor_address(self, t: int) -> int:
+        return self.lifetimes.tensor_offset(self.plan.offsets, t)
+
+    def arg(self, t: int, writes: bool) -> str:
+        if t < 0:
+            return "NULL"
+        tensor = self.graph.tensors[t]
+        c_type = _tensor_c_type(tensor)
+        qualifier = "" if writes else "const "
+        if t in self.lifetimes.placements:
+            slot, inner = self.tensor_slot(t)
+            return f"({qualifier}{c_type} *)({self.name}_AT({slot}u, {inner}u))"
+        if tensor.is_variable:
+            return f"({qualifier}{c_type} *){self.variable(tensor).symbol}"
+        if tensor.is_constant:
+            if writes:
+                raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
+            return self.constant(tensor).symbol
+        raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
+
+    def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
+        c_type = _tensor_c_type(tensor)
+        count = tensor.num_elements
+        if tensor.data is not None:
+            values = np.frombuffer(tensor.data, dtype=_NUMPY_DTYPE[tensor.dtype], count=count).tolist()
+        else:
+            values = [0] * count
+        if not values:  # C has no empty arrays
+            values = [0]
+        return CArrayDef(
+            symbol=symbol,
+            c_type=c_type,
+            count=len(values),
+            lines=_value_lines(_format_values(values, c_type), _VALUES_PER_LINE[_element_bytes(c_type)]),
+            comment=f"tensor {tensor.index} {c_comment(tensor.name)} {list(tensor.shape)} {tensor.dtype}",
+            mutable=mutable,
+        )
+
+    def constant(self, tensor: Tensor) -> CArrayDef:
+        if tensor.index not in self.constants:
+            self.constants[tensor.index] = self._array_of(tensor, f"const_t{tensor.index}", mutable=False)
+        return self.constants[tensor.index]
+
+    def variable(self, tensor: Tensor) -> CArrayDef:
+        if tensor.index not in self.variables:
+            self.variables[tensor.index] = self._array_of(tensor, f"{self.name}_var_t{tensor.index}", mutable=True)
+        return self.variables[tensor.index]
+
+    # -- ops
+
+    def ops(self, calls: dict[int, KernelCall]) -> list[OpCode]:
+        graph = self.graph
+        produced: set[int] = set()
+        for t in graph.inputs:
+            if t in self.lifetimes.placements:
+                produced.add(self.tensor_slot(t)[0])
+        written_by_ops = {t for op in graph.operators for t in op.outputs if t >= 0}
+        for t in self.lifetimes.placements:
+            if t not in written_by_ops:  # read but produced by nobody: the application's to fill
+                produced.add(self.tensor_slot(t)[0])
+        self.live_at_start = set(produced)
+
+        result = []
+        for op in graph.operators:
+            call = calls.get(op.index)
+            if call is not None and call.reinterprets_input and self._output_shares_input(op):
+                call = None
+            code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
+            if call is not None:
+                self._render_call(op, call, code)
+            for t in op.outputs:
+                if t in self.lifetimes.placements:
+                    slot = self.tensor_slot(t)[0]
+                    if slot not in produced:
+                        produced.add(slot)
+                        code.claims.append(slot)
+            for t in op.inputs:
+                if t in self.lifetimes.placements:
+                    slot = self.tensor_slot(t)[0]
+                    if slot not in code.releases:
+                        code.releases.append(slot)
+            result.append(code)
+        return result
+
+    def _output_shares_input(self, op) -> bool:
+        src, dst = op.inputs[0], op.outputs[0]
+        placements = self.lifetimes.placements
+        return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
+
+    def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
+        for field_name, value in call.params.items():
+            if isinstance(value, CArray):
+                symbol = f"op{op.index}_{field_name}"
+                values = list(value.values) or [0]
+                code.arrays.append(
+                    CArrayDef(
+                        symbol=symbol,
+                        c_type=value.c_type,
+                        count=len(values),
+                        lines=_value_lines(
+                            _format_values(values, value.c_type), _VALUES_PER_LINE[_element_bytes(value.c_type)]
+                        ),
+                    )
+                )
+                code.params.append((field_name, symbol))
+            elif isinstance(value, bool):
+                code.params.append((field_name, "1" if value else "0"))
+            elif isinstance(value, int):
+                code.params.append((field_name, c_int(value)))
+            elif isinstance(value, float):
+                code.params.append((field_name, c_float(value)))
+            elif isinstance(value, str):
+                code.params.append((field_name, value))
+            else:
+                raise TypeError(f"{op.opcode} lowering gave field {field_name} a {type(value).__name__}")
+        outputs = set(op.outputs)
+        code.args = [self.arg(t, writes=t in outputs) for t in call.args]
+
+    # -- slots and I/O
+
+    def slots(self, ops: list[OpCode]) -> list[Slot]:
+        consumers = Counter(slot for code in ops for slot in code.releases)
+        held = {self.tensor_slot(t)[0] for t in self.graph.outputs if t in self.lifetimes.placements}
+        # A buffer nobody reads is released right after the op that wrote it.
+        for code in ops:
+            for slot in code.claims:
+                if consumers[slot] == 0 and slot not in held:
+                    code.releases.append(slot)
+                    consumers[slot] += 1
+        names = {}
+        for t in sorted(self.lifetimes.placements):
+            names.setdefault(self.tensor_slot(t)[0], self.graph.tensors[self.buffers[self.tensor_slot(t)[0]].id].name)
+        return [
+            Slot(
+                index=i,
+                buffer=b.id,
+                offset=self.plan.offsets[b.id],
+                size=b.size,
+                consumers=consumers[i] + (1 if i in held else 0),
+                live_at_start=i in self.live_at_start,
+                name=names.get(i, ""),
+            )
+            for i, b in enumerate(self.buffers)
+        ]
+
+    def io(self, tensors: tuple[int, ...]) -> list[IoInfo]:
+        infos = []
+        for i, t in enumerate(tensors):
+            tensor = self.graph.tensors[t]
+            if t not in self.lifetimes.placements:
+                raise UnsupportedModel(f"graph input/output tensor {t} '{tensor.name}' is not an activation")
+            q = tensor.quantization
+            slot, inner = self.tensor_slot(t)
+            infos.append(
+                IoInfo(
+                    index=i,
+                    tensor=t,
+                    name=c_comment(tensor.name),
+                    c_type=_tensor_c_type(tensor),
+                    dtype=tensor.dtype,
+                    shape=tensor.shape or (1,),
+                    nbytes=tensor.nbytes,
+                    elements=tensor.num_elements,
+                    scale=c_float(q.scales[0]) if q and q.scales else "0.0f",
+                    zero_point=q.zero_points[0] if q and q.zero_points else 0,
+                    slot=slot,
+                    inner=inner,
+                )
+            )
+        return infos
+
+
+def _in_place_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, int]]:
+    table = []
+    for step_index, step in enumerate(lifetimes.problem.steps):
+        for out_id, in_id in step.in_place:
+            table.append((step_index, slot_of[out_id], slot_of[in_id]))
+    return table
+
+
+def _runtime_files(stems: list[str]) -> dict[str, bytes]:
+    """The runtime sources the calls name, plus every header they include
+    (and the .c beside such a header), transitively."""
+    runtime = firmware_dir() / "runtime"
+    files: dict[str, bytes] = {}
+    pending = []
+    for stem in stems:
+        for suffix in (".c", ".h"):
+            pending.append(stem + suffix)
+    while pending:
+        file_name = pending.pop()
+        if file_name in files:
+            continue
+        path = runtime / file_name
+        if not path.is_file():
+            if file_name.endswith(".h"):
+                raise FileNotFoundError(f"runtime file {path} is missing")
+            continue  # a header-only part of the runtime
+        data = path.read_bytes()
+        files[file_name] = data
+        for included in _INCLUDE.findall(data.decode("utf-8", "replace")):
+            if (runtime / included).is_file():
+                pending.append(included)
+                if included.endswith(".h"):
+                    pending.append(included[:-2] + ".c")
+    return files
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, **context) -> bytes:
+    return _environment().get_template(template).render(**context).encode("utf-8")
+
+
+def generate(
+    graph: Graph,
+    lifetimes,
+    plan,
+    *,
+    name: str,
+    arena_section: str | None = None,
+    extern_arena: bool = False,
+) -> dict[str, bytes]:
+    """File name -> contents of the self-contained generated directory."""
+    if name != c_identifier(name):
+        raise ValueError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
+    calls = _lower_all(graph, frozenset(getattr(lifetimes, "elided_ops", frozenset())))
+    builder = _Builder(graph, lifetimes, plan, name)
+    ops = builder.ops(calls)
+    slots = builder.slots(ops)
+    inputs = builder.io(graph.inputs)
+    outputs = builder.io(graph.outputs)
+    arena_size = max(plan.arena_bytes, max((s.offset + s.size for s in slots), default=0), 1)
+
+    stems: list[str] = []
+    for code in ops:
+        if code.call is not None:
+            for stem in code.call.sources:
+                if stem not in stems:
+                    stems.append(stem)
+    runtime = _runtime_files(stems)
+    for generated_name in (f"{name}.c", f"{name}.h"):
+        if generated_name in runtime:
+            raise ValueError(f"model name {name!r} collides with runtime file {generated_name}")
+
+    releases = [slot for code in ops for slot in code.releases]
+    context = dict(
+        name=name,
+        guard=name.upper() + "_H",
+        arena_size=arena_size,
+        arena_section=c_string(arena_section) if arena_section else None,
+        extern_arena=extern_arena,
+        headers=sorted(stem + ".h" for stem in stems),
+        constants=[builder.constants[t] for t in sorted(builder.constants)],
+        variables=[builder.variables[t] for t in sorted(builder.variables)],
+        ops=ops,
+        slots=slots,
+        slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
+        op_names=[c_string(op.opcode) for op in graph.operators],
+        count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
+        offset_type="uint32_t",
+        in_place=_in_place_table(lifetimes, builder.slot_of),
+        num_releases=len(releases),
+        inputs=inputs,
+        outputs=outputs,
+        poison_byte=f"0x{POISON_BYTE:02X}u",
+        planner=getattr(plan, "planner", "?"),
+        num_ops=len(graph.operators),
+    )
+    files = {
+        f"{name}.h": render("model.h.j2", **context),
+        f"{name}.c": render("model.c.j2", **context),
+    }
+    files.update(runtime)
+    return dict(sorted(files.items()))
+
+
+def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
+    """Write `files` as the whole of `outdir`, atomically: a half-written
+    directory is never visible, and an existing `outdir` is replaced."""
+    outdir = Path(outdir).resolve()
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    try:
+        for file_name, data in files.items():
+            if "/" in file_name or "\\" in file_name or file_name in ("", ".", ".."):
+                raise ValueError(f"generated file name {file_name!r} is not a plain name")
+            (staging / file_name).write_bytes(data)
+        os.chmod(staging, 0o755)
+        if outdir.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
+            os.rename(outdir, retired / "dir")
+            try:
+                os.rename(staging, outdir)
+            except BaseException:
+                os.rename(retired / "dir", outdir)
+                raise
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.rename(staging, outdir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return outdir
