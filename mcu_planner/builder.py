@@ -1,0 +1,813 @@
+"""Write .tflite models from Python, for tests and examples.
+
+Two layers:
+
+* `ModelBuilder`: any TFLite graph, tensor by tensor and operator by operator.
+  Operator options are given exactly as `read_model` returns them (schema field
+  names in snake_case, enums by name), so `read_model(builder.build())` hands
+  back what went in.  Every options table of the installed schema works; the
+  table an opcode uses is found by name (see `options_table_for`).
+* `Int8Net`: sequential int8 networks layer by layer, with seeded random
+  per-channel weights and plausible activation ranges, plus `single_op_model`
+  for one-operator models and `tiny_kws_int8` for the bundled example.
+
+`run_reference` runs a model in TFLite's reference kernels (ai-edge-litert,
+BUILTIN_REF), the bit-exact target of the generated C.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import flatbuffers
+import numpy as np
+import tflite
+
+from .graph import Quantization
+from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
+
+NUMPY_DTYPES = {
+    "float32": np.float32,
+    "float16": np.float16,
+    "int32": np.int32,
+    "uint8": np.uint8,
+    "int64": np.int64,
+    "bool": np.bool_,
+    "int16": np.int16,
+    "int8": np.int8,
+}
+_TENSOR_TYPES = {name: getattr(tflite.TensorType, name.upper()) for name in list(NUMPY_DTYPES) + ["int4"]}
+
+# Opcodes whose options table is not simply "<OpcodeInCamelCase>Options".
+_SHARED_OPTIONS_TABLES = {
+    "AVERAGE_POOL_2D": "Pool2DOptions",
+    "MAX_POOL_2D": "Pool2DOptions",
+    "L2_POOL_2D": "Pool2DOptions",
+    "MEAN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "REDUCE_PROD": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions",
+    "REDUCE_ANY": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
+    "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
+    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
+    "CONCAT_EMBEDDINGS": "ConcatEmbeddingsOptions",
+}
+_UNION_MEMBERS = {
+    name: (union_field, value)
+    for union_field, enum in (("builtin_options", tflite.BuiltinOptions), ("builtin_options_2", tflite.BuiltinOptions2))
+    for name, value in vars(enum).items()
+    if not name.startswith("_") and name != "NONE"
+}
+_TABLE_BY_FOLDED_NAME = {name.lower(): name for name in _UNION_MEMBERS}
+
+
+def options_table_for(opcode: str) -> str | None:
+    """Name of the options table TFLite writes for `opcode` (None: the op has none).
+
+    Most tables are named after their opcode ("DEPTHWISE_CONV_2D" ->
+    DepthwiseConv2DOptions); the few shared ones are listed above."""
+    if opcode in _SHARED_OPTIONS_TABLES:
+        return _SHARED_OPTIONS_TABLES[opcode]
+    return _TABLE_BY_FOLDED_NAME.get(opcode.replace("_", "").lower() + "options")
+
+
+def pack_int4(values: np.ndarray) -> bytes:
+    """Two int4 values per byte, the first in the low nibble (TFLite's packing)."""
+    nibbles = (np.asarray(values, dtype=np.int8).reshape(-1) & 0x0F).astype(np.uint8)
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+
+
+def tensor_bytes(values, dtype: str) -> bytes:
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        return bytes(values)
+    if dtype == "int4":
+        return pack_int4(values)
+    return np.ascontiguousarray(values, dtype=np.dtype(NUMPY_DTYPES[dtype]).newbyteorder("<")).tobytes()
+
+
+@dataclass
+class _TensorSpec:
+    shape: tuple[int, ...]
+    dtype: str
+    quant: Quantization | None
+    data: bytes | None
+    name: str
+    is_variable: bool
+    shape_signature: tuple[int, ...] | None
+
+
+@dataclass
+class _OpSpec:
+    opcode: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    options: dict[str, Any]
+    options_table: str | None
+    version: int
+    intermediates: tuple[int, ...]
+    custom_code: str | None
+
+
+class ModelBuilder:
+    def __init__(self, description: str = "built by mcu_planner.builder"):
+        self.description = description
+        self.tensors: list[_TensorSpec] = []
+        self.ops: list[_OpSpec] = []
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+        self.metadata: list[tuple[str, bytes]] = []
+
+    def add_tensor(
+        self,
+        shape: Sequence[int],
+        dtype: str,
+        quant: Quantization | tuple[float, int] | None = None,
+        data: np.ndarray | bytes | None = None,
+        name: str | None = None,
+        is_variable: bool = False,
+        shape_signature: Sequence[int] | None = None,
+    ) -> int:
+        if dtype not in _TENSOR_TYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; one of {sorted(_TENSOR_TYPES)}")
+        if isinstance(quant, tuple):
+            scale, zero_point = quant
+            quant = Quantization((float(np.float32(scale)),), (int(zero_point),))
+        index = len(self.tensors)
+        self.tensors.append(
+            _TensorSpec(
+                shape=tuple(int(d) for d in shape),
+                dtype=dtype,
+                quant=quant,
+                data=None if data is None else tensor_bytes(data, dtype),
+                name=name or f"tensor_{index}",
+                is_variable=is_variable,
+                shape_signature=None if shape_signature is None else tuple(int(d) for d in shape_signature),
+            )
+        )
+        return index
+
+    def add_op(
+        self,
+        opcode: str,
+        inputs: Iterable[int],
+        outputs: Iterable[int],
+        options: dict[str, Any] | None = None,
+        *,
+        version: int = 1,
+        intermediates: Iterable[int] = (),
+        custom_code: str | None = None,
+        options_table: str | None = None,
+    ) -> int:
+        """Append an operator (execution order = order of calls).
+
+        `options_table` overrides the table found from the opcode; ops that
+        have a table always get one written, even with no options given."""
+        if opcode not in BUILTIN_CODES:
+            raise ValueError(f"unknown builtin opcode {opcode!r}")
+        if (opcode == "CUSTOM") != (custom_code is not None):
+            raise ValueError("custom_code goes with opcode CUSTOM and only with it")
+        table = options_table or options_table_for(opcode)
+        options = dict(options or {})
+        if options and table is None:
+            raise ValueError(f"{opcode} has no options table; got options {sorted(options)}")
+        if table is not None:
+            known = {f.name for f in option_fields(table)}
+            if set(options) - known:
+                raise ValueError(f"{table} has no field(s) {sorted(set(options) - known)}; fields: {sorted(known)}")
+        self.ops.append(
+            _OpSpec(opcode, tuple(inputs), tuple(outputs), options, table, version, tuple(intermediates), custom_code)
+        )
+        return len(self.ops) - 1
+
+    def set_io(self, inputs: Iterable[int], outputs: Iterable[int]) -> None:
+        self.inputs, self.outputs = list(inputs), list(outputs)
+
+    def add_metadata(self, name: str, data: bytes) -> None:
+        self.metadata.append((name, bytes(data)))
+
+    def set_offline_offsets(self, offsets: Sequence[int]) -> None:
+        """OfflineMemoryAllocation metadata: one arena offset per tensor, -1 = planner decides."""
+        if len(offsets) != len(self.tensors):
+            raise ValueError(f"{len(offsets)} offsets for {len(self.tensors)} tensors")
+        header = [1, 1, len(offsets)]  # version, subgraphs, tensors
+        self.add_metadata(OFFLINE_PLAN_METADATA, np.array(header + list(offsets), dtype="<i4").tobytes())
+
+    # -- serialisation ---------------------------------------------------------
+
+    def build(self, external_buffers: bool = False) -> bytes:
+        """The .tflite bytes.  With external_buffers, constant data goes after
+        the flatbuffer, addressed by Buffer.offset/size as in models over 2 GB."""
+        if not external_buffers:
+            return self._serialise(None)
+        # Offsets are fixed-width fields, so a first pass with placeholders gives
+        # the flatbuffer's final length, and with it where the data will sit.
+        blobs = self._buffer_blobs()
+        placeholder = self._serialise([(2, len(b)) for b in blobs])
+        position, locations = _align16(len(placeholder)), []
+        for blob in blobs:
+            locations.append((position, len(blob)))
+            position = _align16(position + len(blob))
+        model = self._serialise(locations)
+        assert len(model) == len(placeholder)
+        out = bytearray(model)
+        for (offset, size), blob in zip(locations, blobs):
+            out.extend(b"\0" * (offset - len(out)))
+            out.extend(blob)
+        return bytes(out)
+
+    def _buffer_blobs(self) -> list[bytes]:
+        return [t.data for t in self.tensors if t.data is not None] + [data for _, data in self.metadata]
+
+    def _serialise(self, external: list[tuple[int, int]] | None) -> bytes:
+        fb = flatbuffers.Builder(1024)
+        # Buffer 0 is the empty buffer every activation points at.
+        blobs = self._buffer_blobs()
+        buffer_offsets = [_table(fb, tflite.Buffer, {})]
+        for i, blob in enumerate(blobs):
+            if external is None:
+                buffer_offsets.append(_table(fb, tflite.Buffer, {"Data": _byte_vector(fb, blob)}))
+            else:
+                offset, size = external[i]
+                buffer_offsets.append(_table(fb, tflite.Buffer, {"Offset": offset, "Size": size}))
+        constant_buffers = iter(range(1, len(blobs) + 1))
+
+        tensor_offsets = []
+        for spec in self.tensors:
+            buffer_index = next(constant_buffers) if spec.data is not None else 0
+            tensor_offsets.append(self._tensor(fb, spec, buffer_index))
+        metadata_offsets = [
+            _table(fb, tflite.Metadata, {"Name": fb.CreateString(name), "Buffer": next(constant_buffers)})
+            for name, _ in self.metadata
+        ]
+
+        codes: dict[tuple[str, int, str | None], int] = {}
+        op_offsets = []
+        for op in self.ops:
+            key = (op.opcode, op.version, op.custom_code)
+            code_index = codes.setdefault(key, len(codes))
+            op_offsets.append(self._operator(fb, op, code_index))
+        code_offsets = []
+        for opcode, version, custom in codes:
+            number = BUILTIN_CODES[opcode]
+            fields: dict[str, Any] = {
+                "DeprecatedBuiltinCode": min(number, tflite.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES),
+                "BuiltinCode": number,
+                "Version": version,
+            }
+            if custom is not None:
+                fields["CustomCode"] = fb.CreateString(custom)
+            code_offsets.append(_table(fb, tflite.OperatorCode, fields))
+
+        subgraph = _table(
+            fb,
+            tflite.SubGraph,
+            {
+                "Tensors": _offset_vector(fb, tensor_offsets),
+                "Inputs": fb.CreateNumpyVector(np.array(self.inputs, dtype=np.int32)),
+                "Outputs": fb.CreateNumpyVector(np.array(self.outputs, dtype=np.int32)),
+                "Operators": _offset_vector(fb, op_offsets),
+                "Name": fb.CreateString("main"),
+            },
+        )
+        model_fields = {
+            "Version": 3,
+            "OperatorCodes": _offset_vector(fb, code_offsets),
+            "Subgraphs": _offset_vector(fb, [subgraph]),
+            "Description": fb.CreateString(self.description),
+            "Buffers": _offset_vector(fb, buffer_offsets),
+        }
+        if metadata_offsets:
+            model_fields["Metadata"] = _offset_vector(fb, metadata_offsets)
+        fb.Finish(_table(fb, tflite.Model, model_fields), file_identifier=TFLITE_IDENTIFIER)
+        return bytes(fb.Output())
+
+    def _tensor(self, fb: flatbuffers.Builder, spec: _TensorSpec, buffer_index: int) -> int:
+        fields: dict[str, Any] = {
+            "Shape": fb.CreateNumpyVector(np.array(spec.shape, dtype=np.int32)),
+            "Type": _TENSOR_TYPES[spec.dtype],
+            "Buffer": buffer_index,
+            "Name": fb.CreateString(spec.name),
+            "IsVariable": spec.is_variable,
+        }
+        if spec.shape_signature is not None:
+            fields["ShapeSignature"] = fb.CreateNumpyVector(np.array(spec.shape_signature, dtype=np.int32))
+        if spec.quant is not None:
+            q = spec.quant
+            fields["Quantization"] = _table(
+                fb,
+                tflite.QuantizationParameters,
+                {
+                    "Scale": fb.CreateNumpyVector(np.array(q.scales, dtype=np.float32)),
+                    "ZeroPoint": fb.CreateNumpyVector(np.array(q.zero_points, dtype=np.int64)),
+                    "QuantizedDimension": q.axis,
+                },
+            )
+        return _table(fb, tflite.Tensor, fields)
+
+    def _operator(self, fb: flatbuffers.Builder, op: _OpSpec, code_index: int) -> int:
+        fields: dict[str, Any] = {
+            "OpcodeIndex": code_index,
+            "Inputs": fb.CreateNumpyVector(np.array(op.inputs, dtype=np.int32)),
+            "Outputs": fb.CreateNumpyVector(np.array(op.outputs, dtype=np.int32)),
+        }
+        if op.intermediates:
+            fields["Intermediates"] = fb.CreateNumpyVector(np.array(op.intermediates, dtype=np.int32))
+        if op.options_table is not None:
+            union_field, union_value = _UNION_MEMBERS[op.options_table]
+            options = _options_table(fb, op.options_table, op.options)
+            if union_field == "builtin_options":
+                fields.update(BuiltinOptionsType=union_value, BuiltinOptions=options)
+            else:
+                fields.update(BuiltinOptions2Type=union_value, BuiltinOptions2=options)
+        return _table(fb, tflite.Operator, fields)
+
+
+def _align16(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+def _module(cls) -> Any:
+    return sys.modules[cls.__module__]
+
+
+def _table(fb: flatbuffers.Builder, cls, fields: dict[str, Any]) -> int:
+    """Write one table; `fields` maps the binding's CamelCase field names to
+    scalars or to offsets of vectors/strings/tables already written."""
+    module, name = _module(cls), cls.__name__
+    getattr(module, f"{name}Start")(fb)
+    for field, value in fields.items():
+        getattr(module, f"{name}Add{field}")(fb, value)
+    return getattr(module, f"{name}End")(fb)
+
+
+def _offset_vector(fb: flatbuffers.Builder, offsets: list[int]) -> int:
+    fb.StartVector(4, len(offsets), 4)
+    for offset in reversed(offsets):
+        fb.PrependUOffsetTRelative(offset)
+    return fb.EndVector()
+
+
+def _byte_vector(fb: flatbuffers.Builder, blob: bytes) -> int:
+    # 16-byte aligned like the TFLite converter writes, so int32/float data can
+    # be read in place.
+    fb.StartVector(1, len(blob), 16)
+    fb.head = fb.head - len(blob)
+    fb.Bytes[fb.head : fb.head + len(blob)] = blob
+    fb.vectorNumElems = len(blob)
+    return fb.EndVector()
+
+
+def _enum_value(table: str, field: str, value: Any) -> Any:
+    enum = enum_for(table, field)
+    if enum is None or not isinstance(value, str):
+        return value
+    if not hasattr(enum, value):
+        raise ValueError(f"{table}.{field}: {value!r} is not a {enum.__name__} name")
+    return getattr(enum, value)
+
+
+def _options_table(fb: flatbuffers.Builder, table: str, options: dict[str, Any]) -> int:
+    fields = {f.name: f for f in option_fields(table)}
+    module = _module(getattr(tflite, table))
+    values: dict[str, Any] = {}
+    # Vectors and strings must be complete before their table starts.
+    for name, value in options.items():
+        f = fields[name]
+        if f.kind == "vector":
+            items = [_enum_value(table, name, v) for v in value]
+            getattr(module, f"{table}Start{f.accessor}Vector")(fb, len(items))
+            prepend = getattr(fb, f"Prepend{f.number_type}")
+            for item in reversed(items):
+                prepend(item)
+            values[f.accessor] = fb.EndVector()
+        elif f.kind == "string":
+            values[f.accessor] = fb.CreateString(value)
+        elif f.kind == "table":
+            raise ValueError(f"{table}.{name}: nested option tables are not supported by the builder")
+        else:
+            values[f.accessor] = _enum_value(table, name, value)
+    getattr(module, f"{table}Start")(fb)
+    for f in fields.values():
+        if f.accessor in values:
+            getattr(module, f"{table}Add{f.accessor}")(fb, values[f.accessor])
+    return getattr(module, f"{table}End")(fb)
+
+
+# -- quantization helpers -------------------------------------------------------
+
+
+def float32(value: float) -> float:
+    return float(np.float32(value))
+
+
+def int8_quant(low: float, high: float) -> Quantization:
+    """Asymmetric int8 quantization covering [low, high] (widened to hold 0,
+    which TFLite requires to be exactly representable)."""
+    low, high = min(float(low), 0.0), max(float(high), 0.0)
+    if high - low <= 0:
+        high = low + 1.0
+    scale = float32((high - low) / 255.0)
+    zero_point = int(np.clip(round(-128 - low / scale), -128, 127))
+    return Quantization((scale,), (zero_point,))
+
+
+def quant_range(q: Quantization) -> tuple[float, float]:
+    """The real values an int8 tensor with per-tensor quantization `q` can hold."""
+    scale, zero_point = q.scales[0], q.zero_points[0]
+    return (-128 - zero_point) * scale, (127 - zero_point) * scale
+
+
+def per_channel_int8_weights(
+    rng: np.random.Generator, shape: Sequence[int], axis: int, std: float
+) -> tuple[np.ndarray, Quantization]:
+    """Random normal weights quantized symmetrically per channel along `axis`
+    (zero points 0, scales max|w|/127), as the TFLite converter does."""
+    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+    other_axes = tuple(a for a in range(len(shape)) if a != axis)
+    absmax = np.max(np.abs(weights), axis=other_axes)
+    scales = np.maximum(absmax, np.float32(1e-8)).astype(np.float32) / np.float32(127.0)
+    broadcast = [1] * len(shape)
+    broadcast[axis] = shape[axis]
+    quantized = np.clip(np.round(weights / scales.reshape(broadcast)), -127, 127).astype(np.int8)
+    return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
+
+
+def int32_bias(
+    rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float
+) -> tuple[np.ndarray, Quantization]:
+    """Random bias as int32 with scale input_scale * weight_scale[c], zero point 0
+    (the relation TFLite checks for int8 convolutions and fully connected)."""
+    scales = np.float32(input_scale) * np.asarray(weight_scales, dtype=np.float32)
+    real = rng.normal(0.0, std, size=len(scales)).astype(np.float32)
+    quantized = np.round(real / scales).astype(np.int64).clip(-(2**31), 2**31 - 1).astype(np.int32)
+    return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), 0)
+
+
+# -- int8 networks layer by layer ---------------------------------------------------
+
+_ACTIVATION_RANGES = {
+    "NONE": (-math.inf, math.inf),
+    "RELU": (0.0, math.inf),
+    "RELU6": (0.0, 6.0),
+    "RELU_N1_TO_1": (-1.0, 1.0),
+}
+
+
+def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
+    effective = (kernel - 1) * dilation + 1
+    if padding == "SAME":
+        return (size + stride - 1) // stride
+    return (size - effective + stride) // stride
+
+
+class Int8Net:
+    """Builds an int8 network one layer call at a time.
+
+    Weights are seeded random normals scaled 1/sqrt(fan_in), so activations keep
+    roughly the spread of the layer input; each output's int8 range is chosen
+    from that spread (no float model is run) so values neither vanish into one
+    code nor all saturate."""
+
+    def __init__(self, seed: int = 0, description: str = "int8 network built by mcu_planner.builder"):
+        self.rng = np.random.default_rng(seed)
+        self.mb = ModelBuilder(description)
+        self.inputs: list[int] = []
+        self._count: dict[str, int] = {}
+        # Root mean square of each tensor's real values, estimated layer by
+        # layer; it sets the int8 range of the next layer's output.
+        self.rms: dict[int, float] = {}
+
+    # bookkeeping
+    def _name(self, kind: str) -> str:
+        self._count[kind] = self._count.get(kind, 0) + 1
+        return f"{kind}_{self._count[kind]}"
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.mb.tensors[t].shape
+
+    def quant(self, t: int) -> Quantization:
+        q = self.mb.tensors[t].quant
+        assert q is not None, f"tensor {t} is not quantized"
+        return q
+
+    def _rms(self, t: int) -> float:
+        if t not in self.rms:
+            low, high = quant_range(self.quant(t))
+            self.rms[t] = (high - low) / 4.0
+        return self.rms[t]
+
+    def _activation(self, name: str, shape, dtype: str, quant: Quantization) -> int:
+        return self.mb.add_tensor(shape, dtype, quant, name=name)
+
+    def _int32_const(self, values, name: str) -> int:
+        values = np.asarray(values, dtype=np.int32)
+        return self.mb.add_tensor(values.shape, "int32", data=values, name=name)
+
+    def _zero_mean_output(self, name, shape, std: float, activation: str) -> int:
+        """An output whose pre-activation values spread as N(0, std²): the
+        int8 range covers three standard deviations, cut by the activation."""
+        clamp_low, clamp_high = _ACTIVATION_RANGES[activation]
+        low, high = max(-3.0 * std, clamp_low), min(3.0 * std, clamp_high)
+        y = self._activation(name, shape, "int8", int8_quant(low, high))
+        self.rms[y] = std if low < 0 else std / math.sqrt(2.0)  # a rectifier keeps half the energy
+        return y
+
+    # graph ends
+    def input(self, shape: Sequence[int], low: float = -1.0, high: float = 1.0, name: str | None = None) -> int:
+        t = self.mb.add_tensor(shape, "int8", int8_quant(low, high), name=name or self._name("input"))
+        self.inputs.append(t)
+        self.rms[t] = math.sqrt((low * low + low * high + high * high) / 3.0)  # uniform on [low, high]
+        return t
+
+    def float_input(self, shape: Sequence[int], name: str | None = None) -> int:
+        t = self.mb.add_tensor(shape, "float32", name=name or self._name("input"))
+        self.inputs.append(t)
+        return t
+
+    def build(self, *outputs: int) -> bytes:
+        self.mb.set_io(self.inputs, outputs)
+        return self.mb.build()
+
+    # weighted layers
+    def conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1)) -> int:
+        n, h, w, c = self.shape(x)
+        name = self._name("conv2d")
+        weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
+        return self._weighted(
+            "CONV_2D", name, x, weights, wq, filters,
+            (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+             conv_output_size(w, kernel[1], strides[1], dilation[1], padding), filters),
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+             "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
+             "fused_activation_function": activation},
+            activation,
+        )
+
+    def depthwise_conv2d(self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", depth_multiplier=1, dilation=(1, 1)) -> int:
+        n, h, w, c = self.shape(x)
+        channels = c * depth_multiplier
+        name = self._name("depthwise_conv2d")
+        weights, wq = per_channel_int8_weights(self.rng, (1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
+        return self._weighted(
+            "DEPTHWISE_CONV_2D", name, x, weights, wq, channels,
+            (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+             conv_output_size(w, kernel[1], strides[1], dilation[1], padding), channels),
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+             "depth_multiplier": depth_multiplier, "dilation_h_factor": dilation[0],
+             "dilation_w_factor": dilation[1], "fused_activation_function": activation},
+            activation,
+        )
+
+    def fully_connected(self, x, units, activation="NONE", keep_num_dims=False) -> int:
+        shape = self.shape(x)
+        depth = shape[-1]
+        rows = int(np.prod(shape[:-1]))
+        out_shape = tuple(shape[:-1]) + (units,) if keep_num_dims else (rows, units)
+        name = self._name("fully_connected")
+        weights, wq = per_channel_int8_weights(self.rng, (units, depth), 0, 1 / math.sqrt(depth))
+        return self._weighted(
+            "FULLY_CONNECTED", name, x, weights, wq, units, out_shape,
+            {"fused_activation_function": activation, "keep_num_dims": keep_num_dims},
+            activation,
+        )
+
+    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation) -> int:
+        in_q = self.quant(x)
+        # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
+        std = self._rms(x)
+        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
+        bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales, std=0.1 * std)
+        b = self.mb.add_tensor((channels,), "int32", bq, data=bias, name=f"{name}/bias")
+        y = self._zero_mean_output(name, out_shape, std, activation)
+        self.mb.add_op(opcode, (x, w, b), (y,), options)
+        return y
+
+    # layers that keep their input's quantization
+    def _same_quant(self, opcode, name, x, out_shape, options=None, extra_inputs=()) -> int:
+        y = self._activation(name, out_shape, self.mb.tensors[x].dtype, self.mb.tensors[x].quant)
+        self.mb.add_op(opcode, (x, *extra_inputs), (y,), options)
+        if x in self.rms:
+            self.rms[y] = self.rms[x]
+        return y
+
+    def _pool(self, opcode, x, pool, strides, padding, activation) -> int:
+        n, h, w, c = self.shape(x)
+        out = (n, conv_output_size(h, pool[0], strides[0], 1, padding), conv_output_size(w, pool[1], strides[1], 1, padding), c)
+        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+                   "filter_height": pool[0], "filter_width": pool[1], "fused_activation_function": activation}
+        return self._same_quant(opcode, self._name(opcode.lower()), x, out, options)
+
+    def average_pool2d(self, x, pool=(2, 2), strides=(2, 2), padding="VALID", activation="NONE") -> int:
+        return self._pool("AVERAGE_POOL_2D", x, pool, strides, padding, activation)
+
+    def max_pool2d(self, x, pool=(2, 2), strides=(2, 2), padding="VALID", activation="NONE") -> int:
+        return self._pool("MAX_POOL_2D", x, pool, strides, padding, activation)
+
+    def reshape(self, x, shape: Sequence[int]) -> int:
+        shape = tuple(shape)
+        shape_tensor = self._int32_const(shape, f"reshape_{self._count.get('reshape', 0) + 1}/shape")
+        return self._same_quant("RESHAPE", self._name("reshape"), x, shape, {"new_shape": shape}, (shape_tensor,))
+
+    def squeeze(self, x, axes: Sequence[int]) -> int:
+        shape = self.shape(x)
+        axes = tuple(a % len(shape) for a in axes)
+        out = tuple(d for i, d in enumerate(shape) if i not in axes)
+        return self._same_quant("SQUEEZE", self._name("squeeze"), x, out, {"squeeze_dims": axes})
+
+    def expand_dims(self, x, axis: int) -> int:
+        shape = list(self.shape(x))
+        shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, 1)
+        a = self._int32_const([axis], f"expand_dims_{self._count.get('expand_dims', 0) + 1}/axis")
+        return self._same_quant("EXPAND_DIMS", self._name("expand_dims"), x, shape, {}, (a,))
+
+    def transpose(self, x, perm: Sequence[int]) -> int:
+        shape = self.shape(x)
+        p = self._int32_const(perm, f"transpose_{self._count.get('transpose', 0) + 1}/perm")
+        return self._same_quant("TRANSPOSE", self._name("transpose"), x, tuple(shape[i] for i in perm), {}, (p,))
+
+    def pad(self, x, paddings: Sequence[tuple[int, int]]) -> int:
+        shape = self.shape(x)
+        p = self._int32_const(np.array(paddings, dtype=np.int32).reshape(len(shape), 2), f"pad_{self._count.get('pad', 0) + 1}/paddings")
+        out = tuple(d + before + after for d, (before, after) in zip(shape, paddings))
+        return self._same_quant("PAD", self._name("pad"), x, out, {}, (p,))
+
+    def mean(self, x, axes: Sequence[int], keep_dims=True) -> int:
+        shape = self.shape(x)
+        axes = tuple(a % len(shape) for a in axes)
+        out = tuple((1 if i in axes else d) for i, d in enumerate(shape) if keep_dims or i not in axes)
+        a = self._int32_const(axes, f"mean_{self._count.get('mean', 0) + 1}/axes")
+        return self._same_quant("MEAN", self._name("mean"), x, out, {"keep_dims": keep_dims}, (a,))
+
+    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0) -> int:
+        shape = self.shape(x)
+        slices, out = [], []
+        for i, d in enumerate(shape):
+            b = None if begin_mask >> i & 1 else begin[i]
+            e = None if end_mask >> i & 1 else end[i]
+            if shrink_axis_mask >> i & 1:
+                slices.append(begin[i])
+            else:
+                slices.append(slice(b, e, strides[i]))
+        out = np.empty(shape, dtype=np.int8)[tuple(slices)].shape
+        name = self._name("strided_slice")
+        consts = [self._int32_const(v, f"{name}/{k}") for k, v in (("begin", begin), ("end", end), ("strides", strides))]
+        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask}
+        return self._same_quant("STRIDED_SLICE", name, x, out, options, consts)
+
+    def resize_nearest_neighbor(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
+        n, _, _, c = self.shape(x)
+        s = self._int32_const(size, f"resize_nearest_neighbor_{self._count.get('resize_nearest_neighbor', 0) + 1}/size")
+        options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
+        return self._same_quant("RESIZE_NEAREST_NEIGHBOR", self._name("resize_nearest_neighbor"), x, (n, *size, c), options, (s,))
+
+    def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
+        first = self.quant(xs[0])
+        if any(self.quant(x) != first for x in xs):
+            raise ValueError("TFLite's int8 CONCATENATION needs all inputs quantized alike")
+        shapes = [self.shape(x) for x in xs]
+        axis_index = axis % len(shapes[0])
+        out = list(shapes[0])
+        out[axis_index] = sum(s[axis_index] for s in shapes)
+        y = self._activation(self._name("concatenation"), out, "int8", first)
+        self.rms[y] = max(self._rms(x) for x in xs)
+        self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
+        return y
+
+    # elementwise
+    def _binary(self, opcode, a, b, activation, std) -> int:
+        shape = np.broadcast_shapes(self.shape(a), self.shape(b))
+        y = self._zero_mean_output(self._name(opcode.lower()), shape, std, activation)
+        self.mb.add_op(opcode, (a, b), (y,), {"fused_activation_function": activation})
+        return y
+
+    # Operands are treated as independent, so their spreads add in quadrature.
+    def add(self, a, b, activation="NONE") -> int:
+        return self._binary("ADD", a, b, activation, math.hypot(self._rms(a), self._rms(b)))
+
+    def sub(self, a, b, activation="NONE") -> int:
+        return self._binary("SUB", a, b, activation, math.hypot(self._rms(a), self._rms(b)))
+
+    def mul(self, a, b, activation="NONE") -> int:
+        return self._binary("MUL", a, b, activation, self._rms(a) * self._rms(b))
+
+    def _unary(self, opcode, x, quant: Quantization, options=None) -> int:
+        y = self._activation(self._name(opcode.lower()), self.shape(x), "int8", quant)
+        self.mb.add_op(opcode, (x,), (y,), options)
+        return y
+
+    def softmax(self, x, beta: float = 1.0) -> int:
+        # TFLite requires int8 softmax output at scale 1/256, zero point -128.
+        return self._unary("SOFTMAX", x, Quantization((1 / 256,), (-128,)), {"beta": beta})
+
+    def logistic(self, x) -> int:
+        return self._unary("LOGISTIC", x, Quantization((1 / 256,), (-128,)))
+
+    def tanh(self, x) -> int:
+        return self._unary("TANH", x, Quantization((1 / 128,), (0,)))
+
+    def relu(self, x) -> int:
+        return self._unary("RELU", x, int8_quant(0.0, quant_range(self.quant(x))[1]))
+
+    def relu6(self, x) -> int:
+        return self._unary("RELU6", x, int8_quant(0.0, min(6.0, quant_range(self.quant(x))[1])))
+
+    def leaky_relu(self, x, alpha: float = 0.2) -> int:
+        low, high = quant_range(self.quant(x))
+        return self._unary("LEAKY_RELU", x, int8_quant(alpha * low, high), {"alpha": alpha})
+
+    def hard_swish(self, x) -> int:
+        high = quant_range(self.quant(x))[1]
+        return self._unary("HARD_SWISH", x, int8_quant(-0.375, max(high, 0.5)))
+
+    def quantize(self, x, low: float = -1.0, high: float = 1.0) -> int:
+        """float32 -> int8, or int8 -> int8 with new parameters."""
+        return self._unary("QUANTIZE", x, int8_quant(low, high))
+
+    def dequantize(self, x) -> int:
+        y = self.mb.add_tensor(self.shape(x), "float32", name=self._name("dequantize"))
+        self.mb.add_op("DEQUANTIZE", (x,), (y,))
+        return y
+
+
+def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
+                    input_ranges: Sequence[tuple[float, float]] | None = None, **kwargs) -> bytes:
+    """A model of one Int8Net layer, e.g. single_op_model("conv2d", (1, 8, 8, 3),
+    filters=4, strides=(2, 2)); each input is an int8 graph input."""
+    net = Int8Net(seed, description=f"single {layer}")
+    ranges = input_ranges or [(-1.0, 1.0)] * len(input_shapes)
+    xs = [net.input(shape, low, high) for shape, (low, high) in zip(input_shapes, ranges)]
+    return net.build(getattr(net, layer)(*xs, **kwargs))
+
+
+def tiny_kws_int8(seed: int = 0) -> bytes:
+    """The bundled example: a keyword-spotting-like int8 net on a 49x10 feature
+    map with a residual ADD and a pooled CONCATENATION branch."""
+    net = Int8Net(seed, description="tiny_kws_int8: mcu-planner example keyword spotter")
+    x = net.input((1, 49, 10, 1), -1.0, 1.0, name="features")
+    x = net.conv2d(x, 16, kernel=(10, 4), strides=(2, 2), activation="RELU")  # 25x5x16
+    x = net.depthwise_conv2d(x, activation="RELU")
+    block = net.conv2d(x, 16, kernel=(1, 1), activation="RELU")
+    y = net.depthwise_conv2d(block, activation="RELU")
+    y = net.conv2d(y, 16, kernel=(1, 1))
+    x = net.add(block, y, activation="RELU")  # residual
+    avg = net.average_pool2d(x, pool=(5, 5), strides=(5, 5))  # 5x1x16
+    peak = net.max_pool2d(x, pool=(5, 5), strides=(5, 5))
+    x = net.concatenation(avg, peak, axis=3)  # 5x1x32
+    x = net.reshape(x, (1, 160))
+    x = net.fully_connected(x, 12)
+    return net.build(net.softmax(x))
+
+
+# -- the reference interpreter -------------------------------------------------------
+
+
+def random_inputs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
+    interpreter = _interpreter(model_bytes)
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for detail in interpreter.get_input_details():
+        dtype = np.dtype(detail["dtype"])
+        shape = tuple(detail["shape"])
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            arrays.append(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype))
+        else:
+            arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
+    return arrays
+
+
+def run_reference(model_bytes: bytes, inputs: Sequence[np.ndarray] | None = None, seed: int = 0) -> list[np.ndarray]:
+    """Outputs of TFLite's reference kernels (BUILTIN_REF) for `inputs`
+    (default: uniform random over each input's dtype, from `seed`)."""
+    interpreter = _interpreter(model_bytes)
+    if inputs is None:
+        inputs = random_inputs(model_bytes, seed)
+    for detail, array in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(detail["index"], np.asarray(array, dtype=detail["dtype"]).reshape(detail["shape"]))
+    interpreter.invoke()
+    return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+
+
+def check_runs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
+    """Load and invoke the model in the reference interpreter; raises if TFLite
+    rejects it.  Returns the outputs for a seeded random input."""
+    return run_reference(model_bytes, None, seed)
+
+
+def _interpreter(model_bytes: bytes):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interpreter = Interpreter(
+        model_content=bytes(model_bytes), experimental_op_resolver_type=OpResolverType.BUILTIN_REF
+    )
+    interpreter.allocate_tensors()
+    return interpreter
