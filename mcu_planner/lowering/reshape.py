@@ -1,0 +1,29 @@
+"""RESHAPE, SQUEEZE, EXPAND_DIMS -> mcu_copy (nothing at all when aliased)."""
+
+from __future__ import annotations
+
+from ..graph import Graph, Operator
+from . import KernelCall, NotLowerable, lowers
+from .common import input_tensor, output_tensor
+
+
+@lowers("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+def lower_reshape(op: Operator, graph: Graph) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    out = output_tensor(op, graph)
+    if inp.dtype != out.dtype or inp.nbytes != out.nbytes:
+        raise NotLowerable(f"{op.opcode} from {inp.dtype}{list(inp.shape)} to {out.dtype}{list(out.shape)}")
+    if inp.quantization != out.quantization and inp.quantization is not None and out.quantization is not None:
+        if (inp.quantization.scales, inp.quantization.zero_points) != (
+            out.quantization.scales,
+            out.quantization.zero_points,
+        ):
+            raise NotLowerable(f"{op.opcode} that changes quantization parameters")
+    return KernelCall(
+        function="mcu_copy",
+        params_type="mcu_copy_params",
+        params={"bytes": inp.nbytes},
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_copy",),
+        reinterprets_input=True,
+    )
