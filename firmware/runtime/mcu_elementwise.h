@@ -1,0 +1,69 @@
+/* ADD, SUB and MUL, int8 and float32, with numpy-style broadcasting.
+ *
+ * Broadcasting is resolved at generation time: the output is walked as a
+ * `rank`-dimensional array of `dims` (rank <= MCU_MAX_RANK, adjacent
+ * dimensions already merged where possible) and each input is addressed with
+ * its own element strides, 0 along dimensions it is broadcast over.  Same
+ * shaped inputs collapse to rank 1 with unit strides.
+ *
+ * Every kernel reads element i of an input before it writes element i of the
+ * output, so the output may share bytes with a same-shaped input.
+ */
+#ifndef MCU_ELEMENTWISE_H
+#define MCU_ELEMENTWISE_H
+
+#include "mcu_runtime.h"
+
+/* int8 ADD and SUB (SUB is ADD with input2_multiplier negated, as TFLite's
+ * sub.cc prepares it): both inputs are brought to a common scale with
+ * left_shift bits of headroom, summed, then rescaled to the output. */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    int32_t input1_offset; /* -input1 zero point */
+    int32_t input2_offset; /* -input2 zero point */
+    int32_t output_offset; /* output zero point */
+    int32_t left_shift;
+    int32_t input1_multiplier;
+    int32_t input1_shift; /* <= 0 */
+    int32_t input2_multiplier;
+    int32_t input2_shift; /* <= 0 */
+    int32_t output_multiplier;
+    int32_t output_shift; /* <= 0 */
+    int32_t act_min;
+    int32_t act_max;
+} mcu_add_s8_params;
+
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    int32_t input1_offset;
+    int32_t input2_offset;
+    int32_t output_offset;
+    int32_t output_multiplier;
+    int32_t output_shift;
+    int32_t act_min;
+    int32_t act_max;
+} mcu_mul_s8_params;
+
+/* float32 ADD, SUB and MUL share one parameter block. */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    float act_min;
+    float act_max;
+} mcu_binary_f32_params;
+
+void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
+void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
+void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
+
+#endif /* MCU_ELEMENTWISE_H */

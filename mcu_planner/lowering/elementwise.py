@@ -1,0 +1,159 @@
+"""ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_f32 (firmware/runtime/mcu_elementwise.c).
+
+The constants follow TFLite's add.cc / sub.cc / mul.cc Prepare: for int8 ADD
+and SUB both inputs are rescaled to twice the larger input scale with 20 bits
+of headroom, SUB negating the second input's multiplier; MUL rescales the
+product by input1_scale * input2_scale / output_scale, that product computed
+in float32 as the C++ expression on float fields is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph, Operator, Tensor
+from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from . import KernelCall, NotLowerable, lowers
+from .common import activation_params, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+
+MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
+
+# Headroom bits TFLite gives int8 operands of ADD/SUB before adding them.
+ADD_LEFT_SHIFT = 20
+
+
+def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...], out_shape: tuple[int, ...]):
+    """(dims, strides1, strides2) walking the output row-major, inputs addressed
+    by element strides that are 0 along broadcast dimensions; dimensions that
+    can be walked as one are merged, so same-shaped inputs become rank 1."""
+    rank = max(len(shape1), len(shape2), len(out_shape), 1)
+    s1 = (1,) * (rank - len(shape1)) + tuple(shape1)
+    s2 = (1,) * (rank - len(shape2)) + tuple(shape2)
+    so = (1,) * (rank - len(out_shape)) + tuple(out_shape)
+    for a, b, o in zip(s1, s2, so):
+        if max(a, b) != o or a not in (1, o) or b not in (1, o):
+            raise NotLowerable(f"{op.opcode} cannot broadcast {shape1} and {shape2} to {out_shape}")
+    if 0 in so:
+        raise NotLowerable(f"{op.opcode} on an empty tensor")
+
+    def strides(shape):
+        result, step = [], 1
+        for dim in reversed(shape):
+            result.append(step if dim > 1 else 0)
+            step *= dim
+        return result[::-1]
+
+    dims, st1, st2 = list(so), strides(s1), strides(s2)
+    # Drop size-1 dimensions, then merge a dimension into the next inner one
+    # when both inputs step through it contiguously (or not at all).
+    kept = [(d, a, b) for d, a, b in zip(dims, st1, st2) if d > 1] or [(1, 0, 0)]
+    merged = [kept[-1]]
+    for d, a, b in reversed(kept[:-1]):
+        inner_d, inner_a, inner_b = merged[0]
+        if a == inner_a * inner_d and b == inner_b * inner_d:
+            merged[0] = (d * inner_d, inner_a, inner_b)
+        else:
+            merged.insert(0, (d, a, b))
+    if len(merged) > MAX_RANK:
+        raise NotLowerable(f"{op.opcode} broadcast over {len(merged)} dimensions")
+    return (
+        int32_array(m[0] for m in merged),
+        int32_array(m[1] for m in merged),
+        int32_array(m[2] for m in merged),
+        len(merged),
+    )
+
+
+def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
+    if len(op.inputs) != 2 or len(op.outputs) != 1:
+        raise NotLowerable(f"{op.opcode} with {len(op.inputs)} inputs and {len(op.outputs)} outputs")
+    a, b, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if not (a.dtype == b.dtype == out.dtype):
+        raise NotLowerable(f"{op.opcode} mixing {a.dtype}, {b.dtype} -> {out.dtype}")
+    return a, b, out
+
+
+def _walk_params(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict:
+    dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
+    return {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
+
+
+@lowers("ADD", "SUB")
+def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = _operands(op, graph)
+    walk = _walk_params(op, a, b, out)
+    args = (op.inputs[0], op.inputs[1], op.outputs[0])
+    if out.dtype == "float32":
+        return KernelCall(
+            function="mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32",
+            params_type="mcu_binary_f32_params",
+            params={**walk, **activation_params(op, out)},
+            args=args,
+            sources=("mcu_elementwise",),
+        )
+    require_dtype(op, out, "int8")
+    scale1, scale2, out_scale = scale(a), scale(b), scale(out)
+    # 2 * std::max(float, float) stays float32; every division after it is in
+    # double, the float operands widened.
+    twice_max_input_scale = float(2 * max(np.float32(scale1), np.float32(scale2)))
+    real_multiplier1 = scale1 / twice_max_input_scale
+    real_multiplier2 = scale2 / twice_max_input_scale
+    real_output_multiplier = twice_max_input_scale / float(np.float32(1 << ADD_LEFT_SHIFT) * np.float32(out_scale))
+    multiplier1, shift1 = quantize_multiplier_smaller_than_one_exp(real_multiplier1)
+    multiplier2, shift2 = quantize_multiplier_smaller_than_one_exp(real_multiplier2)
+    output_multiplier, output_shift = quantize_multiplier_smaller_than_one_exp(real_output_multiplier)
+    if op.opcode == "SUB":
+        multiplier2 = -multiplier2
+    return KernelCall(
+        function="mcu_add_s8",
+        params_type="mcu_add_s8_params",
+        params={
+            **walk,
+            "input1_offset": -zero_point(a),
+            "input2_offset": -zero_point(b),
+            "output_offset": zero_point(out),
+            "left_shift": ADD_LEFT_SHIFT,
+            "input1_multiplier": multiplier1,
+            "input1_shift": shift1,
+            "input2_multiplier": multiplier2,
+            "input2_shift": shift2,
+            "output_multiplier": output_multiplier,
+            "output_shift": output_shift,
+            **activation_params(op, out),
+        },
+        args=args,
+        sources=("mcu_elementwise",),
+    )
+
+
+@lowers("MUL")
+def lower_mul(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = _operands(op, graph)
+    walk = _walk_params(op, a, b, out)
+    args = (op.inputs[0], op.inputs[1], op.outputs[0])
+    if out.dtype == "float32":
+        return KernelCall(
+            function="mcu_mul_f32",
+            params_type="mcu_binary_f32_params",
+            params={**walk, **activation_params(op, out)},
+            args=args,
+            sources=("mcu_elementwise",),
+        )
+    require_dtype(op, out, "int8")
+    real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
+    output_multiplier, output_shift = quantize_multiplier(real_multiplier)
+    return KernelCall(
+        function="mcu_mul_s8",
+        params_type="mcu_mul_s8_params",
+        params={
+            **walk,
+            "input1_offset": -zero_point(a),
+            "input2_offset": -zero_point(b),
+            "output_offset": zero_point(out),
+            "output_multiplier": output_multiplier,
+            "output_shift": output_shift,
+            **activation_params(op, out),
+        },
+        args=args,
+        sources=("mcu_elementwise",),
+    )
