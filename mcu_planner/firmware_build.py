@@ -222,6 +222,7 @@ def write_firmware_files(
         harness_sources=harness_sources,
         num_inputs_macro=_count_macro(header_text, name, "NUM_INPUTS"),
         num_outputs_macro=_count_macro(header_text, name, "NUM_OUTPUTS"),
+        extern_arena=re.search(rf"extern\s+uint8_t\s+{re.escape(name)}_arena\b", header_text) is not None,
     )
     outputs = {
         board_out / "linker.ld": "linker.ld.j2",
@@ -232,8 +233,8 @@ def write_firmware_files(
         path.write_text(env.get_template(template).render(**context))
 
 
-_RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes")
-_FLASH_OVERFLOW = re.compile(r"region `(FLASH|CONST)' overflowed by (\d+) bytes")
+_RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes?")
+_FLASH_OVERFLOW = re.compile(r"region `(FLASH|CONST)' overflowed by (\d+) bytes?")
 
 
 def _tool(name: str) -> str:
@@ -263,14 +264,14 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
         raise DoesNotFit(
             f"firmware for {board.name} needs {ram_bytes + int(ram.group(1))} bytes of RAM "
             f"(stack, data, bss with the arena) but the budget is {ram_bytes}: "
-            f"the link overflowed RAM by {ram.group(1)} bytes"
+            f"the link overflowed RAM by {ram.group(1)} B"
         )
     flash = _FLASH_OVERFLOW.search(log)
     if flash:
         region = board.code if flash.group(1) == "FLASH" else board.const
         raise DoesNotFit(
             f"firmware for {board.name} overflows {region.name} ({region.length} bytes, "
-            f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} bytes"
+            f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} B"
         )
     tail = "\n".join(log.strip().splitlines()[-15:])
     raise FirmwareBuildError(f"make -C {outdir} failed:\n{tail}")

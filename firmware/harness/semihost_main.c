@@ -21,6 +21,10 @@
 
 #include MODEL_HEADER
 
+#ifdef MODEL_DEFINE_ARENA
+uint8_t MODEL_ARENA[MODEL_ARENA_SIZE] __attribute__((aligned(16)));
+#endif
+
 /* "input" or "output", a decimal index, ".bin". */
 static void tensor_file_name(char *name, const char *stem, int index)
 {

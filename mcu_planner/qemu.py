@@ -1,0 +1,144 @@
+"""Running firmware.elf under qemu-system-arm with the semihosting harness.
+
+The harness (firmware/harness/semihost_main.c) reads input0.bin, ... from
+QEMU's working directory, invokes the model once, writes output0.bin, ...,
+prints one report line and ends QEMU with an exit status from
+firmware/harness/exit_codes.h.  Every run here has a timeout: a core that
+locks up (e.g. a fault while stacking a fault) never exits on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .errors import McuPlanError
+from .resources import firmware_dir
+
+QEMU_BINARY = "qemu-system-arm"
+DEFAULT_TIMEOUT_SECONDS = 300.0
+
+_REPORT = re.compile(r"mcu-harness: status=(-?\d+) ticks=(\d+) stack=(\d+)/(\d+)")
+
+
+class QemuError(McuPlanError):
+    """QEMU is missing, timed out, or the firmware stopped abnormally."""
+
+
+def exit_code_names() -> dict[int, str]:
+    """Exit status -> name (HARD_FAULT, INPUT_MISSING, ...) from exit_codes.h."""
+    text = (firmware_dir() / "harness" / "exit_codes.h").read_text()
+    return {int(value): name for name, value in re.findall(r"#define EXIT_(\w+) (\d+)", text)}
+
+
+def qemu_command(machine: str, elf: Path, *, icount: bool = True) -> list[str]:
+    """Without the chardev, QEMU sends semihosting console output to stderr."""
+    command = [QEMU_BINARY, "-M", machine]
+    if icount:
+        # One instruction per virtual nanosecond: SysTick ticks become
+        # proportional to instructions executed, the same on every host.
+        command += ["-icount", "shift=0"]
+    command += [
+        "-display", "none",
+        "-monitor", "none",
+        "-serial", "none",
+        "-chardev", "stdio,id=sh0",
+        "-semihosting-config", "enable=on,target=native,chardev=sh0",
+        "-kernel", str(elf),
+    ]
+    return command
+
+
+@dataclass(frozen=True)
+class QemuRun:
+    exit_status: int
+    console: str
+    outputs: tuple[bytes, ...]  # output0.bin, ... as the harness wrote them
+    invoke_status: int | None = None  # from the report line; None when the run did not get there
+    ticks: int | None = None  # SysTick ticks around invoke()
+    stack_used: int | None = None
+    stack_reserve: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and self.invoke_status == 0
+
+    def describe_exit(self) -> str:
+        if self.exit_status == 0:
+            return "exit 0"
+        name = exit_code_names().get(self.exit_status)
+        if name is None and self.invoke_status is not None:
+            name = f"invoke returned {self.invoke_status}"
+        return f"exit {self.exit_status} ({name or 'unknown status'})"
+
+    def check(self) -> "QemuRun":
+        """Self, or QemuError naming how the run ended."""
+        if not self.ok:
+            console = self.console.strip().replace("\n", " | ")
+            raise QemuError(f"firmware run failed: {self.describe_exit()}; console: {console or '(empty)'}")
+        return self
+
+
+def _qemu() -> str:
+    path = shutil.which(QEMU_BINARY)
+    if path is None:
+        raise QemuError(f"{QEMU_BINARY} not found; install it (apt-get install qemu-system-arm)")
+    return path
+
+
+def run_firmware(
+    elf,
+    *,
+    machine: str,
+    inputs: Sequence[bytes],
+    num_outputs: int,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    icount: bool = True,
+    workdir=None,
+) -> QemuRun:
+    """Run `elf` once on `inputs` (the bytes of input tensor 0, 1, ...) and
+    collect its outputs.  Abnormal exits come back in the QemuRun (see
+    `check()`); only a timeout or a missing QEMU raise here."""
+    _qemu()
+    elf = Path(elf).resolve()
+    with tempfile.TemporaryDirectory(prefix="mcu-qemu-") as scratch:
+        run_dir = Path(workdir) if workdir is not None else Path(scratch)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for stale in run_dir.glob("output*.bin"):
+            stale.unlink()
+        for index, data in enumerate(inputs):
+            (run_dir / f"input{index}.bin").write_bytes(bytes(data))
+        try:
+            result = subprocess.run(
+                qemu_command(machine, elf, icount=icount),
+                cwd=run_dir,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as exc:
+            console = (exc.stdout or b"").decode(errors="replace").strip()
+            raise QemuError(
+                f"{elf.name} on {machine} did not finish within {timeout:g} s (hung or locked up); "
+                f"console: {console or '(empty)'}"
+            ) from None
+        console = (result.stdout + result.stderr).decode(errors="replace")
+        outputs = []
+        for index in range(num_outputs):
+            path = run_dir / f"output{index}.bin"
+            outputs.append(path.read_bytes() if path.is_file() else b"")
+    report = _REPORT.search(console)
+    figures = dict(invoke_status=None, ticks=None, stack_used=None, stack_reserve=None)
+    if report:
+        figures = dict(
+            invoke_status=int(report.group(1)),
+            ticks=int(report.group(2)),
+            stack_used=int(report.group(3)),
+            stack_reserve=int(report.group(4)),
+        )
+    return QemuRun(result.returncode, console, tuple(outputs), **figures)

@@ -1,0 +1,240 @@
+"""Cortex-M boards under QEMU: firmware build, RAM budget, harness, faults.
+
+The first half runs a hand-written fake model (tests/fixtures/fake_model) so
+that boards, linker scripts and the harness are tested on their own; the
+second half runs generated code for the shared models and compares it with
+the TFLite reference interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from mcu_planner.errors import DoesNotFit, InputError
+from mcu_planner.firmware_build import board_names, build_firmware, load_board
+from mcu_planner.qemu import QemuError, exit_code_names, run_firmware
+
+FAKE_MODEL = REPO / "tests" / "fixtures" / "fake_model"
+BOARDS = ["mps2-an386", "mps3-an547"]
+TOOLS = ("make", "arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "qemu-system-arm")
+RUN_TIMEOUT = 120.0
+
+_missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+# In CI the toolchain is part of the setup: there a missing tool must fail the
+# tests loudly, not skip them.
+needs_cortex_m = pytest.mark.skipif(
+    bool(_missing) and not os.environ.get("CI"),
+    reason=f"Cortex-M toolchain/QEMU missing ({', '.join(_missing)}); "
+    "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm",
+)
+
+FAKE_ARENA = 8192
+FAKE_BUDGET = 16384
+
+
+def fake_reference(in0: np.ndarray, in1: np.ndarray) -> list[bytes]:
+    """What fake_model_invoke computes, in numpy."""
+    wide0, wide1 = in0.astype(np.int32), in1.astype(np.int32)
+    out0 = np.clip(3 * wide0 - wide1[np.arange(16) % 7], -128, 127).astype(np.int8)
+    total = np.array([wide0.sum() + wide1.sum()], dtype="<i4")
+    return [out0.tobytes(), total.tobytes()]
+
+
+def build_fake(outdir: Path, board: str, ram_bytes: int = FAKE_BUDGET, **kwargs):
+    shutil.copytree(FAKE_MODEL, outdir, dirs_exist_ok=True)
+    return build_firmware(
+        outdir, name="fake_model", board=board, ram_bytes=ram_bytes, arena_bytes=FAKE_ARENA, **kwargs
+    )
+
+
+def command_input(command: bytes) -> list[bytes]:
+    """Inputs that make the fake model obey `command` (see fake_model.h)."""
+    return [bytes(16), command.ljust(7, b"\0")]
+
+
+def elf_load_segments(elf: Path) -> list[tuple[int, int, int]]:
+    """(virtual address, file bytes, memory bytes) of each PT_LOAD segment,
+    read from the ELF32 program headers directly."""
+    data = elf.read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 1, "expected a 32-bit ELF"
+    phoff, = struct.unpack_from("<I", data, 28)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    segments = []
+    for i in range(phnum):
+        p_type, _, p_vaddr, _, p_filesz, p_memsz = struct.unpack_from("<6I", data, phoff + i * phentsize)
+        if p_type == 1 and p_memsz:
+            segments.append((p_vaddr, p_filesz, p_memsz))
+    return segments
+
+
+def symbols(elf: Path) -> dict[str, tuple[int, int]]:
+    """name -> (address, size) from arm-none-eabi-nm."""
+    out = subprocess.run(["arm-none-eabi-nm", "-S", str(elf)], capture_output=True, text=True, check=True)
+    table = {}
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            table[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+        elif len(parts) == 3:
+            table[parts[2]] = (int(parts[0], 16), 0)
+    return table
+
+
+# ---------------------------------------------------------------- no toolchain needed
+
+
+def test_boards_are_described():
+    assert set(BOARDS) <= set(board_names())
+    an386 = load_board("mps2-an386")
+    assert "-mcpu=cortex-m4" in an386.cpu_flags and an386.ram[0].origin == 0x20000000
+    an547 = load_board("mps3-an547")
+    assert "-mcpu=cortex-m55" in an547.cpu_flags
+    # Budgets above the DTCM move to the larger SRAM; beyond it nothing fits.
+    assert an547.ram_region_for(512 * 1024).name == "DTCM"
+    assert an547.ram_region_for(512 * 1024 + 1).origin == 0x21000000
+    with pytest.raises(DoesNotFit):
+        an547.ram_region_for(4 * 1024 * 1024 + 1)
+
+
+def test_unknown_board_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="unknown board 'stm32'.*mps2-an386"):
+        build_fake(tmp_path / "out", "stm32", run_make=False)
+
+
+def test_arena_and_stack_over_budget_fail_before_make(tmp_path):
+    with pytest.raises(DoesNotFit, match="exceeds the RAM budget"):
+        build_fake(tmp_path / "out", "mps2-an386", ram_bytes=FAKE_ARENA + 4096 - 1, stack_bytes=4096, run_make=False)
+    assert not (tmp_path / "out" / "Makefile").exists()
+
+
+def test_files_written_without_make(tmp_path):
+    report = build_fake(tmp_path / "out", "mps3-an547", run_make=False)
+    assert not report.built
+    linker = (tmp_path / "out" / "board" / "linker.ld").read_text()
+    assert f"LENGTH = {FAKE_BUDGET}" in linker and "0x20000000" in linker
+    makefile = (tmp_path / "out" / "Makefile").read_text()
+    assert "fake_model.c" in makefile and "-mcpu=cortex-m55" in makefile
+    assert "make -C" in report.format()[0]
+
+
+# ---------------------------------------------------------------- fake model on the boards
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def fake_firmware(request, tmp_path_factory):
+    if _missing and not os.environ.get("CI"):
+        pytest.skip(f"Cortex-M toolchain/QEMU missing ({', '.join(_missing)})")
+    outdir = tmp_path_factory.mktemp(f"fake-{request.param}")
+    report = build_fake(outdir, request.param)
+    return request.param, report
+
+
+def _run(board: str, report, inputs, **kwargs):
+    machine = load_board(board).qemu_machine
+    return run_firmware(report.elf, machine=machine, inputs=inputs, num_outputs=2, timeout=RUN_TIMEOUT, **kwargs)
+
+
+@needs_cortex_m
+def test_fake_model_outputs_exact(fake_firmware):
+    board, report = fake_firmware
+    rng = np.random.default_rng(5)
+    ticks = []
+    for _ in range(3):
+        in0 = rng.integers(-128, 128, 16, dtype=np.int8)
+        in1 = rng.integers(-128, 128, 7, dtype=np.int8)
+        run = _run(board, report, [in0.tobytes(), in1.tobytes()]).check()
+        assert list(run.outputs) == fake_reference(in0, in1)
+        assert 0 < run.stack_used < run.stack_reserve == report.stack_bytes
+        ticks.append(run.ticks)
+    # The same instructions run for every input, and -icount makes SysTick
+    # count instructions, so the three counts agree.
+    assert ticks[0] > 0 and len(set(ticks)) == 1
+
+
+@needs_cortex_m
+def test_ram_figures_match_the_elf(fake_firmware):
+    board, report = fake_firmware
+    ram = load_board(board).ram_region_for(FAKE_BUDGET)
+    in_ram = [s for s in elf_load_segments(report.elf) if ram.origin <= s[0] < ram.origin + ram.length]
+    assert sum(memsz for _, _, memsz in in_ram) == report.ram_bytes
+    assert report.ram_bytes <= FAKE_BUDGET and report.margin_bytes == FAKE_BUDGET - report.ram_bytes
+    table = symbols(report.elf)
+    assert table["__stack_top"][0] - table["__stack_bottom"][0] == report.stack_bytes
+    assert table["arena"][1] == FAKE_ARENA
+    assert ram.origin <= table["arena"][0] and table["arena"][0] + FAKE_ARENA <= ram.origin + FAKE_BUDGET
+    lines = report.format()
+    assert any(line.startswith("flash") and str(report.flash_bytes) in line for line in lines)
+    assert any(line.startswith("margin") and str(report.margin_bytes) in line for line in lines)
+
+
+@needs_cortex_m
+def test_link_fails_one_byte_below_the_used_ram(tmp_path):
+    fits = build_fake(tmp_path / "fits", "mps2-an386", ram_bytes=FAKE_BUDGET)
+    exact = fits.ram_bytes  # RAM starts with the 8-aligned stack, so the used bytes are contiguous
+    tight = build_fake(tmp_path / "tight", "mps2-an386", ram_bytes=exact)
+    assert tight.margin_bytes == 0
+    with pytest.raises(DoesNotFit, match="overflowed RAM by 1 B$"):
+        build_fake(tmp_path / "short", "mps2-an386", ram_bytes=exact - 1)
+    # The refusal comes from the linker script itself, not only from Python.
+    make = subprocess.run(["make", "-C", str(tmp_path / "short")], capture_output=True, text=True)
+    assert make.returncode != 0 and "region `RAM' overflowed by 1 byte" in make.stderr
+
+
+@needs_cortex_m
+def test_bad_pointer_exits_with_the_fault_code(fake_firmware):
+    board, report = fake_firmware
+    run = _run(board, report, command_input(b"BAD" + struct.pack("<I", 0xF0000000)))
+    assert exit_code_names()[run.exit_status] == "HARD_FAULT"
+    assert "fault" in run.console and "bfar=0xf0000000" in run.console
+    with pytest.raises(QemuError, match="HARD_FAULT"):
+        run.check()
+
+
+@needs_cortex_m
+def test_invoke_status_is_the_exit_status(fake_firmware):
+    board, report = fake_firmware
+    run = _run(board, report, command_input(b"RET\x07"))
+    assert run.exit_status == 7 and run.invoke_status == 7
+    with pytest.raises(QemuError, match="invoke returned 7"):
+        run.check()
+
+
+@needs_cortex_m
+def test_missing_or_wrong_sized_input(fake_firmware):
+    board, report = fake_firmware
+    names = exit_code_names()
+    assert names[_run(board, report, [bytes(16)]).exit_status] == "INPUT_MISSING"
+    assert names[_run(board, report, [bytes(16), bytes(8)]).exit_status] == "INPUT_SIZE"
+
+
+@needs_cortex_m
+def test_hung_firmware_is_stopped_by_the_timeout(fake_firmware):
+    board, report = fake_firmware
+    machine = load_board(board).qemu_machine
+    with pytest.raises(QemuError, match="did not finish within 3 s"):
+        run_firmware(report.elf, machine=machine, inputs=command_input(b"HNG"), num_outputs=2, timeout=3)
+
+
+@needs_cortex_m
+def test_make_run_uses_the_callers_directory(fake_firmware, tmp_path):
+    board, report = fake_firmware
+    in0 = np.arange(-8, 8, dtype=np.int8)
+    in1 = np.array([1, -2, 3, -4, 5, -6, 7], dtype=np.int8)
+    (tmp_path / "input0.bin").write_bytes(in0.tobytes())
+    (tmp_path / "input1.bin").write_bytes(in1.tobytes())
+    env = dict(os.environ, PWD=str(tmp_path), QEMU_TIMEOUT=str(int(RUN_TIMEOUT)))
+    result = subprocess.run(
+        ["make", "-s", "-C", str(report.outdir), "run"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "mcu-harness: status=0" in result.stdout
+    outputs = [(tmp_path / f"output{i}.bin").read_bytes() for i in range(2)]
+    assert outputs == fake_reference(in0, in1)
