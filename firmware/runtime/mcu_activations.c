@@ -1,0 +1,132 @@
+/* Follows TensorFlow Lite's activations.cc for the reference op resolver:
+ * EvalUsingLookupTable (int8 LOGISTIC, TANH), ReluX (int8 RELU family),
+ * reference_ops::QuantizeLeakyRelu, reference_ops::HardSwish (int8 and
+ * float) and the float RELU / LEAKY_RELU loops. */
+#include "mcu_activations.h"
+
+#include "mcu_quant.h"
+
+void mcu_lut_s8(const mcu_lut_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        output[i] = p->table[(uint8_t)input[i]];
+    }
+}
+
+void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const int32_t rescaled =
+            p->output_zero_point +
+            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
+        output[i] = (int8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+    }
+}
+
+void mcu_relu_f32(const mcu_relu_f32_params *p, const float *input, float *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        output[i] = mcu_clamp_f32(input[i], p->act_min, p->act_max);
+    }
+}
+
+void mcu_leaky_relu_s8(const mcu_leaky_relu_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const int32_t centered = (int32_t)input[i] - p->input_zero_point;
+        const int32_t rescaled =
+            centered >= 0 ? mcu_mul_by_quantized_mul(centered, p->identity_multiplier, (int)p->identity_shift)
+                          : mcu_mul_by_quantized_mul(centered, p->alpha_multiplier, (int)p->alpha_shift);
+        output[i] = (int8_t)mcu_clamp_s32(p->output_zero_point + rescaled, INT8_MIN, INT8_MAX);
+    }
+}
+
+void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, float *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const float x = input[i];
+        output[i] = x > 0.0f ? x : x * p->alpha;
+    }
+}
+
+/* ---- 16-bit fixed point, as gemmlowp's int16 overloads ---- */
+
+static int16_t sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    int32_t ab, nudge;
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    ab = (int32_t)a * (int32_t)b;
+    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
+    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
+}
+
+/* As above but truncating toward zero (ARM's SQDMULH). */
+static int16_t sat_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    return (int16_t)(((int32_t)a * (int32_t)b) / ((int32_t)1 << 15));
+}
+
+static int16_t sat_left_shift_s16(int16_t value, int amount)
+{
+    const int32_t shifted = (int32_t)value * ((int32_t)1 << amount);
+    return (int16_t)mcu_clamp_s32(shifted, INT16_MIN, INT16_MAX);
+}
+
+void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output)
+{
+    const int16_t output_multiplier = (int16_t)p->output_multiplier;
+    const int16_t reluish_multiplier = (int16_t)p->reluish_multiplier;
+    const int reluish_exponent = (int)p->reluish_exponent;
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const int16_t centered = (int16_t)((int32_t)input[i] - p->input_zero_point);
+        /* |centered| <= 255, so 7 bits of left shift stay inside int16. */
+        const int16_t hires = (int16_t)(centered * (1 << 7));
+        const int16_t preshift_output = sat_round_doubling_high_mul_s16(hires, output_multiplier);
+        int16_t reluish = hires;
+        int16_t preshift_result;
+        int32_t result;
+        /* Rescale to "3.0 == 32768", saturating; the last left-shift bit is
+         * applied after the multiply so only it can saturate the result. */
+        if (reluish_exponent > 0) {
+            reluish = sat_left_shift_s16(reluish, reluish_exponent - 1);
+        }
+        reluish = sat_round_doubling_high_mul_s16(reluish, reluish_multiplier);
+        if (reluish_exponent > 0) {
+            reluish = sat_left_shift_s16(reluish, 1);
+        }
+        if (reluish_exponent < 0) {
+            reluish = (int16_t)mcu_rounding_divide_by_pot(reluish, -reluish_exponent);
+        }
+        /* [-1, 1] -> [0, 1] */
+        reluish = (int16_t)(((int32_t)reluish + (1 << 15)) >> 1);
+        preshift_result = sat_doubling_high_mul_s16(reluish, preshift_output);
+        /* TFLite adds the zero point in int16, wrapping like it. */
+        result = (int16_t)((int16_t)mcu_rounding_divide_by_pot(preshift_result, -(int)p->output_exponent) +
+                           p->output_zero_point);
+        output[i] = (int8_t)mcu_clamp_s32(result, INT8_MIN, INT8_MAX);
+    }
+}
+
+void mcu_hard_swish_f32(const mcu_hard_swish_f32_params *p, const float *input, float *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const float x = input[i];
+        const float shifted = x + 3.0f;
+        /* std::min(6, std::max(0, x + 3)) with std's argument order. */
+        const float relu = 0.0f < shifted ? shifted : 0.0f;
+        const float relu6 = relu < 6.0f ? relu : 6.0f;
+        output[i] = x * relu6 / 6.0f;
+    }
+}

@@ -1,0 +1,78 @@
+/* Follows TensorFlow Lite's reference_ops::AffineQuantize, Requantize and
+ * Dequantize (quantize.cc / dequantize.cc with the reference resolver). */
+#include "mcu_quantize.h"
+
+#include "mcu_quant.h"
+
+/* static_cast<int32_t>(std::round(q)) without libm: round half away from
+ * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
+static int32_t round_to_int32(double q)
+{
+    int32_t truncated;
+    double fraction;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 2147483647.0) {
+        return INT32_MAX;
+    }
+    if (q <= -2147483648.0) {
+        return INT32_MIN;
+    }
+    truncated = (int32_t)q;
+    fraction = q - (double)truncated; /* exact: both share q's exponent range */
+    if (fraction >= 0.5) {
+        return truncated + 1;
+    }
+    if (fraction <= -0.5) {
+        return truncated - 1;
+    }
+    return truncated;
+}
+
+#define MCU_QUANTIZE_F32(name, out_t)                                                          \
+    void name(const mcu_quantize_f32_params *p, const float *input, out_t *output)             \
+    {                                                                                          \
+        int32_t i;                                                                             \
+        for (i = 0; i < p->size; ++i) {                                                        \
+            const int64_t q = (int64_t)round_to_int32((double)input[i] / p->scale) + p->zero_point; \
+            output[i] = (out_t)(q < p->q_min ? p->q_min : (q > p->q_max ? p->q_max : q));      \
+        }                                                                                      \
+    }
+
+MCU_QUANTIZE_F32(mcu_quantize_f32_s8, int8_t)
+MCU_QUANTIZE_F32(mcu_quantize_f32_u8, uint8_t)
+MCU_QUANTIZE_F32(mcu_quantize_f32_s16, int16_t)
+
+#define MCU_REQUANTIZE(name, in_t, out_t, out_min, out_max)                                                  \
+    void name(const mcu_requantize_params *p, const in_t *input, out_t *output)                              \
+    {                                                                                                        \
+        int32_t i;                                                                                           \
+        for (i = 0; i < p->size; ++i) {                                                                      \
+            const int32_t centered = (int32_t)input[i] - p->input_zero_point;                                \
+            const int64_t q =                                                                                \
+                (int64_t)mcu_mul_by_quantized_mul(centered, p->multiplier, (int)p->shift) + p->output_zero_point; \
+            output[i] = (out_t)(q < (out_min) ? (out_min) : (q > (out_max) ? (out_max) : q));                \
+        }                                                                                                    \
+    }
+
+MCU_REQUANTIZE(mcu_requantize_s8_s8, int8_t, int8_t, INT8_MIN, INT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_s8_u8, int8_t, uint8_t, 0, UINT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_u8_s8, uint8_t, int8_t, INT8_MIN, INT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_u8_u8, uint8_t, uint8_t, 0, UINT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_s16_s8, int16_t, int8_t, INT8_MIN, INT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_s16_s16, int16_t, int16_t, INT16_MIN, INT16_MAX)
+MCU_REQUANTIZE(mcu_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)
+
+#define MCU_DEQUANTIZE(name, in_t)                                                        \
+    void name(const mcu_dequantize_params *p, const in_t *input, float *output)           \
+    {                                                                                     \
+        int32_t i;                                                                        \
+        for (i = 0; i < p->size; ++i) {                                                   \
+            output[i] = (float)(p->scale * (double)((int32_t)input[i] - p->zero_point)); \
+        }                                                                                 \
+    }
+
+MCU_DEQUANTIZE(mcu_dequantize_s8_f32, int8_t)
+MCU_DEQUANTIZE(mcu_dequantize_u8_f32, uint8_t)
+MCU_DEQUANTIZE(mcu_dequantize_s16_f32, int16_t)

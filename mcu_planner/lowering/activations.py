@@ -1,0 +1,229 @@
+"""LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH ->
+firmware/runtime/mcu_activations.c.
+
+Constants follow TFLite's activations.cc Prepare functions.  int8 LOGISTIC and
+TANH are, in TFLite's reference path, a 256-entry table filled at Prepare time
+with float32 arithmetic and the C library's expf / tanhf; the table is built
+here the same way and stored as a constant, so the MCU does no float math.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+
+from ..graph import Graph, Operator, Tensor
+from ..quant import FLOAT32_MAX, f32, quantize_multiplier, tflite_round
+from . import CArray, KernelCall, NotLowerable, lowers
+from .common import input_tensor, output_tensor, require_dtype, scale, zero_point
+
+SOURCES = ("mcu_activations",)
+
+
+@lru_cache(maxsize=None)
+def _libm_float_function(name: str) -> Callable[[float], float] | None:
+    """The C library's single-precision `name` (expf, tanhf), the function
+    TFLite's table builder calls, or None where no C library can be loaded."""
+    path = ctypes.util.find_library("m")
+    try:
+        library = ctypes.CDLL(path) if path else ctypes.CDLL(None)
+        function = getattr(library, name)
+    except (OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_float
+    function.argtypes = [ctypes.c_float]
+    return function
+
+
+def _float32_unary(name: str, fallback: Callable[[float], float]) -> Callable[[np.float32], np.float32]:
+    libm = _libm_float_function(name)
+    if libm is not None:
+        return lambda x: np.float32(libm(float(x)))
+    # Correctly rounded double result narrowed to float32: what a good libm returns.
+    return lambda x: np.float32(fallback(float(x)))
+
+
+def _exp_f32(x: np.float32) -> np.float32:
+    return _float32_unary("expf", lambda v: math.exp(v) if v < 709 else math.inf)(x)
+
+
+def _tanh_f32(x: np.float32) -> np.float32:
+    return _float32_unary("tanhf", math.tanh)(x)
+
+
+def _logistic_f32(x: np.float32) -> np.float32:
+    one = np.float32(1.0)
+    with np.errstate(over="ignore"):
+        return one / (one + _exp_f32(-x))
+
+
+def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+    """LUTPopulateInt8: entry (uint8_t)q = quantized transform(dequantized q)."""
+    input_scale, input_zero_point = np.float32(input_q[0]), input_q[1]
+    output_scale, output_zero_point = np.float32(output_q[0]), output_q[1]
+    inverse_scale = np.float32(1) / output_scale
+    table = [0] * 256
+    with np.errstate(over="ignore"):
+        for value in range(-128, 128):
+            dequantized = input_scale * np.float32(value - input_zero_point)
+            transformed = transform(dequantized)
+            rescaled = float(transformed * inverse_scale)
+            # std::round on float, then float + int32 in float32.
+            rounded = np.float32(tflite_round(rescaled)) if math.isfinite(rescaled) else np.float32(rescaled)
+            quantized_float = rounded + np.float32(output_zero_point)
+            quantized = _float_to_int32(quantized_float)
+            table[value & 0xFF] = max(min(127, quantized), -128)
+    return tuple(table)
+
+
+def _float_to_int32(value: np.float32) -> int:
+    """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
+    v = float(value)
+    if not math.isfinite(v) or not -(2.0**31) <= v < 2.0**31:
+        return -(1 << 31)
+    return int(v)
+
+
+def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
+    if len(op.outputs) != 1:
+        raise NotLowerable(f"{op.opcode} with {len(op.outputs)} outputs")
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    if inp.dtype != out.dtype:
+        raise NotLowerable(f"{op.opcode} from {inp.dtype} to {out.dtype}")
+    if inp.num_elements != out.num_elements:
+        raise NotLowerable(f"{op.opcode} from shape {inp.shape} to {out.shape}")
+    return inp, out
+
+
+def _call(function: str, params_type: str, params: dict, op: Operator) -> KernelCall:
+    return KernelCall(
+        function=function, params_type=params_type, params=params, args=(op.inputs[0], op.outputs[0]), sources=SOURCES
+    )
+
+
+@lowers("LOGISTIC", "TANH")
+def lower_lut(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    require_dtype(op, inp, "int8")
+    if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
+        # The reference rejects such a model in Prepare.
+        raise NotLowerable(f"int8 LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
+    transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
+    table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform)
+    return _call(
+        "mcu_lut_s8",
+        "mcu_lut_s8_params",
+        {"size": inp.num_elements, "table": CArray("int8_t", table)},
+        op,
+    )
+
+
+# Bounds of each RELU variant in real values; None = unbounded above.
+RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+@lowers("RELU", "RELU6", "RELU_N1_TO_1")
+def lower_relu(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    low, high = RELU_BOUNDS[op.opcode]
+    if inp.dtype == "float32":
+        return _call(
+            "mcu_relu_f32",
+            "mcu_relu_f32_params",
+            {"size": inp.num_elements, "act_min": low, "act_max": FLOAT32_MAX if high is None else high},
+            op,
+        )
+    require_dtype(op, inp, "int8")
+    output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
+
+    def quantized(bound: float) -> int:
+        # QuantizedReluX: zero_point + (int32)roundf(bound / scale), in float32.
+        return output_zero_point + tflite_round(float(np.float32(bound) / output_scale))
+
+    # input scale / output scale: a float32 division in ReluPrepare.
+    multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
+    return _call(
+        "mcu_relu_s8",
+        "mcu_relu_s8_params",
+        {
+            "size": inp.num_elements,
+            "input_zero_point": zero_point(inp),
+            "output_zero_point": output_zero_point,
+            "output_multiplier": multiplier,
+            "output_shift": shift,
+            "act_min": max(-128, quantized(low)),
+            "act_max": 127 if high is None else min(127, quantized(high)),
+        },
+        op,
+    )
+
+
+@lowers("LEAKY_RELU")
+def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    alpha = f32(op.options.get("alpha", 0.0))
+    if inp.dtype == "float32":
+        return _call("mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", {"size": inp.num_elements, "alpha": alpha}, op)
+    require_dtype(op, inp, "int8")
+    input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
+    # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
+    alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
+    identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
+    return _call(
+        "mcu_leaky_relu_s8",
+        "mcu_leaky_relu_s8_params",
+        {
+            "size": inp.num_elements,
+            "input_zero_point": zero_point(inp),
+            "output_zero_point": zero_point(out),
+            "identity_multiplier": identity_multiplier,
+            "identity_shift": identity_shift,
+            "alpha_multiplier": alpha_multiplier,
+            "alpha_shift": alpha_shift,
+        },
+        op,
+    )
+
+
+def _downscale_to_int16(multiplier: int) -> int:
+    """DownScaleInt32ToInt16Multiplier: Q31 -> Q15, rounding."""
+    rounding = 1 << 15
+    if multiplier >= (1 << 31) - 1 - rounding:
+        return (1 << 15) - 1
+    return (multiplier + rounding) >> 16
+
+
+@lowers("HARD_SWISH")
+def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    if inp.dtype == "float32":
+        return _call("mcu_hard_swish_f32", "mcu_hard_swish_f32_params", {"size": inp.num_elements}, op)
+    require_dtype(op, inp, "int8")
+    # HardSwishPrepare computes these ratios in float32.
+    hires_input_scale = np.float32(1.0 / 128.0) * np.float32(scale(inp))
+    reluish_scale = np.float32(3.0) / np.float32(32768.0)
+    output_multiplier, output_exponent = quantize_multiplier(float(hires_input_scale / np.float32(scale(out))))
+    reluish_multiplier, reluish_exponent = quantize_multiplier(float(hires_input_scale / reluish_scale))
+    if output_exponent > 0:
+        raise NotLowerable("HARD_SWISH whose output scale is below input scale / 128 (TFLite rejects it)")
+    if output_exponent < -15 or reluish_exponent < -15:
+        raise NotLowerable("HARD_SWISH with a rescale below 2^-15")
+    return _call(
+        "mcu_hard_swish_s8",
+        "mcu_hard_swish_s8_params",
+        {
+            "size": inp.num_elements,
+            "input_zero_point": zero_point(inp),
+            "output_zero_point": zero_point(out),
+            "reluish_multiplier": _downscale_to_int16(reluish_multiplier),
+            "reluish_exponent": reluish_exponent,
+            "output_multiplier": _downscale_to_int16(output_multiplier),
+            "output_exponent": output_exponent,
+        },
+        op,
+    )
