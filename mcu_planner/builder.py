@@ -39,7 +39,9 @@ NUMPY_DTYPES = {
     "int16": np.int16,
     "int8": np.int8,
 }
-_TENSOR_TYPES = {name: getattr(tflite.TensorType, name.upper()) for name in list(NUMPY_DTYPES) + ["int4"]}
+# Every schema type by lower-case name, so tests can also write the ones
+# mcu-planner refuses (string, float64, ...).
+_TENSOR_TYPES = {name.lower(): v for name, v in vars(tflite.TensorType).items() if not name.startswith("_")}
 
 # Opcodes whose options table is not simply "<OpcodeInCamelCase>Options".
 _SHARED_OPTIONS_TABLES = {
@@ -91,6 +93,8 @@ def tensor_bytes(values, dtype: str) -> bytes:
         return bytes(values)
     if dtype == "int4":
         return pack_int4(values)
+    if dtype not in NUMPY_DTYPES:
+        raise ValueError(f"give {dtype} data as bytes")
     return np.ascontiguousarray(values, dtype=np.dtype(NUMPY_DTYPES[dtype]).newbyteorder("<")).tobytes()
 
 
@@ -125,6 +129,8 @@ class ModelBuilder:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
         self.metadata: list[tuple[str, bytes]] = []
+        # Empty subgraphs after the main one, for control-flow tests.
+        self.extra_subgraphs = 0
 
     def add_tensor(
         self,
@@ -281,7 +287,7 @@ class ModelBuilder:
         model_fields = {
             "Version": 3,
             "OperatorCodes": _offset_vector(fb, code_offsets),
-            "Subgraphs": _offset_vector(fb, [subgraph]),
+            "Subgraphs": _offset_vector(fb, [subgraph] + [_table(fb, tflite.SubGraph, {}) for _ in range(self.extra_subgraphs)]),
             "Description": fb.CreateString(self.description),
             "Buffers": _offset_vector(fb, buffer_offsets),
         }
