@@ -1,0 +1,121 @@
+"""TRANSPOSE and PAD / PADV2: data movement only, for any element type."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import DTYPE_BITS, Graph, Operator, Tensor
+from . import CArray, KernelCall, NotLowerable, lowers
+from .common import input_tensor, int32_array, output_tensor, zero_point
+
+MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
+
+
+def constant_ints(op: Operator, tensor: Tensor | None, what: str) -> np.ndarray:
+    if tensor is None or tensor.data is None or tensor.is_variable:
+        raise NotLowerable(f"{op.opcode} with a {what} that is not a constant")
+    if tensor.dtype not in ("int32", "int64"):
+        raise NotLowerable(f"{op.opcode} with {tensor.dtype} {what}")
+    return np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8").astype(np.int64)
+
+
+def element_bytes(op: Operator, tensor: Tensor) -> int:
+    bits = DTYPE_BITS[tensor.dtype]
+    if bits % 8:
+        raise NotLowerable(f"{op.opcode} on packed {tensor.dtype} elements")
+    return bits // 8
+
+
+def strides(dims: list[int]) -> list[int]:
+    out, step = [0] * len(dims), 1
+    for k in range(len(dims) - 1, -1, -1):
+        out[k] = step
+        step *= dims[k]
+    return out
+
+
+def padded(dims: list[int], fill: int = 1) -> list[int]:
+    return [fill] * (MAX_RANK - len(dims)) + list(dims)
+
+
+def _check_same_quantization(op: Operator, inp: Tensor, out: Tensor) -> None:
+    # These ops move quantized values unchanged, which is only what TFLite
+    # computes when both tensors share quantization (its Prepare checks this).
+    qi, qo = inp.quantization, out.quantization
+    if qi is not None and qo is not None and (qi.scales, qi.zero_points) != (qo.scales, qo.zero_points):
+        raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
+
+
+@lowers("TRANSPOSE")
+def lower_transpose(op: Operator, graph: Graph) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    out = output_tensor(op, graph)
+    rank = len(inp.shape)
+    if rank > MAX_RANK:
+        raise NotLowerable(f"TRANSPOSE of rank {rank}")
+    perm = [int(p) + rank if p < 0 else int(p) for p in constant_ints(op, input_tensor(op, graph, 1), "permutation")]
+    if sorted(perm) != list(range(rank)):
+        raise NotLowerable(f"TRANSPOSE with permutation {perm} for rank {rank}")
+    if out.shape != tuple(inp.shape[p] for p in perm) or out.dtype != inp.dtype:
+        raise NotLowerable(f"TRANSPOSE output {out.shape} is not input {inp.shape} permuted by {perm}")
+    _check_same_quantization(op, inp, out)
+    in_strides = strides(list(inp.shape))
+    return KernelCall(
+        function="mcu_transpose",
+        params_type="mcu_transpose_params",
+        params={
+            "element_bytes": element_bytes(op, inp),
+            "output_dims": int32_array(padded([inp.shape[p] for p in perm])),
+            "input_strides": int32_array(padded([in_strides[p] for p in perm], fill=0)),
+        },
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_transpose",),
+    )
+
+
+@lowers("PAD", "PADV2")
+def lower_pad(op: Operator, graph: Graph) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    out = output_tensor(op, graph)
+    rank = len(inp.shape)
+    if rank > MAX_RANK or rank == 0:
+        raise NotLowerable(f"{op.opcode} of rank {rank}")
+    paddings = constant_ints(op, input_tensor(op, graph, 1), "paddings")
+    if paddings.size != 2 * rank:
+        raise NotLowerable(f"{op.opcode} with {paddings.size} padding values for rank {rank}")
+    paddings = paddings.reshape(rank, 2)
+    if (paddings < 0).any():
+        raise NotLowerable(f"{op.opcode} with negative padding")
+    expected = tuple(int(d + b + a) for d, (b, a) in zip(inp.shape, paddings))
+    if out.shape != expected or out.dtype != inp.dtype:
+        raise NotLowerable(f"{op.opcode} output {out.shape} is not {expected}")
+    _check_same_quantization(op, inp, out)
+    eb = element_bytes(op, inp)
+
+    constant = input_tensor(op, graph, 2, optional=True) if op.opcode == "PADV2" else None
+    if constant is not None:
+        if constant.data is None or constant.is_variable or constant.dtype != inp.dtype:
+            raise NotLowerable("PADV2 whose padding value is not a constant of the input's type")
+        pad_value = constant.data[:eb]
+    elif inp.dtype in ("int8", "uint8", "int16"):
+        # Quantized tensors pad with the zero point: the real value 0.
+        pad_value = np.array([zero_point(out)], dtype=np.dtype(inp.dtype).newbyteorder("<")).tobytes()
+    else:
+        pad_value = bytes(eb)
+
+    out_strides = strides(list(out.shape))
+    origin = sum(int(b) * s for (b, _), s in zip(paddings, out_strides))
+    return KernelCall(
+        function="mcu_pad",
+        params_type="mcu_pad_params",
+        params={
+            "element_bytes": eb,
+            "output_elements": out.num_elements,
+            "input_dims": int32_array(padded(list(inp.shape))),
+            "output_strides": int32_array(padded(out_strides, fill=0)),
+            "output_origin": origin,
+            "pad_value": CArray("uint8_t", tuple(pad_value)),
+        },
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_pad",),
+    )
