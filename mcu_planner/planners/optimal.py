@@ -1,0 +1,177 @@
+"""`optimal`: the smallest arena for the fixed op order, by exhaustive search.
+
+The decision question "do all buffers fit below C?" is answered by a branch and
+bound over canonical placements (MiniMalloc's method; the core is C, in
+mcu_planner/_solver.c, built by `pip install .`).  This module turns it into
+minimisation: start from a largest-first first-fit plan, ask for the live-peak
+lower bound first (most real models reach it), then bisect between the highest
+capacity proven impossible and the best plan found.  A plan is reported
+proven optimal only when it equals the lower bound or the search proved that
+one unit less cannot be done.
+
+In-place pairs are ignored: every two buffers alive at a common step get
+disjoint bytes, which is always valid (in-place reuse is the seed planners'
+business).  Sizes and offsets are handled in units of the problem's
+alignment, so every offset is aligned.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..errors import DoesNotFit, McuPlanError
+from ..problem import PlannerResult, Problem
+from . import register
+
+DEFAULT_TIME_LIMIT = 10.0
+# Share of the time the first question (can the lower bound be met?) may use;
+# the rest goes to bisection when it cannot be answered in time.
+LOWER_BOUND_SHARE = 0.5
+
+
+def _solver_module():
+    try:
+        from .. import _solver
+    except ImportError as exc:
+        raise McuPlanError(
+            "the optimal planner needs its C extension mcu_planner._solver, which is not built: "
+            "run `pip install .` (in a source checkout `python setup.py build_ext --inplace`) "
+            "or choose another planner"
+        ) from exc
+    return _solver
+
+
+@dataclass
+class SearchReport:
+    offsets: dict[int, int]  # buffer id -> byte offset
+    arena_bytes: int
+    lower_bound: int  # bytes: the live peak
+    proven_optimal: bool
+    proven_infeasible_below: int  # bytes: no plan has a smaller arena (>= lower_bound)
+    questions: list[tuple[int, str, float]]  # (capacity bytes, answer, seconds) in the order asked
+    nodes: int
+
+
+class _Instance:
+    """The buffers the search must place, in alignment units."""
+
+    def __init__(self, problem: Problem):
+        self.unit = max(1, problem.alignment)
+        self.fixed = [b.id for b in problem.buffers if b.size <= 0 or b.end <= b.start]
+        active = [b for b in problem.buffers if b.size > 0 and b.end > b.start]
+        self.ids = [b.id for b in active]
+        self.sizes = [-(-b.size // self.unit) for b in active]
+        self.starts = [b.start for b in active]
+        self.ends = [b.end for b in active]
+        self.lower_bound = self._live_peak()
+
+    def _live_peak(self) -> int:
+        events: dict[int, int] = {}
+        for size, start, end in zip(self.sizes, self.starts, self.ends):
+            events[start] = events.get(start, 0) + size
+            events[end] = events.get(end, 0) - size
+        peak = running = 0
+        for step in sorted(events):
+            running += events[step]
+            peak = max(peak, running)
+        return peak
+
+    def height(self, offsets: list[int]) -> int:
+        return max((o + s for o, s in zip(offsets, self.sizes)), default=0)
+
+    def byte_offsets(self, offsets: list[int]) -> dict[int, int]:
+        placed = {i: o * self.unit for i, o in zip(self.ids, offsets)}
+        placed.update({i: 0 for i in self.fixed})
+        return placed
+
+
+def search(
+    problem: Problem,
+    time_limit: float | None = None,
+    capacity: int | None = None,
+    stop_when_fits: bool = False,
+) -> SearchReport:
+    """Smallest arena found within `time_limit` seconds.  With `capacity`
+    (bytes), fitting it is asked first and gets all the time it needs; with
+    `stop_when_fits` too, the search ends as soon as a plan fits."""
+    solver = _solver_module()
+    limit = DEFAULT_TIME_LIMIT if time_limit is None else max(0.0, float(time_limit))
+    deadline = time.monotonic() + limit
+    inst = _Instance(problem)
+    unit = inst.unit
+    questions: list[tuple[int, str, float]] = []
+    nodes = 0
+
+    best = solver.first_fit(inst.sizes, inst.starts, inst.ends)
+    best_height = inst.height(best)
+    proven_floor = inst.lower_bound  # lowest height not proven impossible
+    next_try = proven_floor  # lowest height still worth asking about
+
+    def ask(target: int, seconds: float) -> str:
+        nonlocal best, best_height, proven_floor, next_try, nodes
+        started = time.monotonic()
+        answer, offsets, used = solver.fit(inst.sizes, inst.starts, inst.ends, target, max(seconds, 0.0))
+        nodes += used
+        questions.append((target * unit, answer, time.monotonic() - started))
+        if answer == "found":
+            height = inst.height(offsets)
+            if height < best_height:
+                best, best_height = offsets, height
+        elif answer == "infeasible":
+            proven_floor = max(proven_floor, target + 1)
+            next_try = max(next_try, target + 1)
+        else:  # unknown: look higher, but prove nothing
+            next_try = max(next_try, target + 1)
+        return answer
+
+    capacity_units = None if capacity is None else capacity // unit
+    if capacity_units is not None and best_height > capacity_units >= next_try:
+        ask(capacity_units, deadline - time.monotonic())
+    fits = capacity_units is None or best_height <= capacity_units
+    if not (stop_when_fits and fits):
+        first = True
+        while next_try < best_height:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.001:
+                break
+            if first:
+                target, budget = next_try, remaining * LOWER_BOUND_SHARE
+                first = False
+            else:
+                target = (next_try + best_height - 1) // 2
+                budget = remaining / max(1, (best_height - next_try).bit_length())
+            ask(target, budget)
+
+    return SearchReport(
+        offsets=inst.byte_offsets(best),
+        arena_bytes=best_height * unit,
+        lower_bound=inst.lower_bound * unit,
+        proven_optimal=best_height <= proven_floor,
+        proven_infeasible_below=proven_floor * unit,
+        questions=questions,
+        nodes=nodes,
+    )
+
+
+@register("optimal")
+def plan_optimal(problem: Problem, time_limit: float | None = None) -> PlannerResult:
+    report = search(problem, time_limit)
+    return PlannerResult(report.offsets, proven_optimal=report.proven_optimal)
+
+
+def fit_within(problem: Problem, capacity: int, time_limit: float | None = None, tighten: bool = False) -> SearchReport:
+    """A plan within `capacity` bytes (then, with `tighten`, as small as time
+    allows).  Raises DoesNotFit when none exists or none was found in time."""
+    report = search(problem, time_limit, capacity=capacity, stop_when_fits=not tighten)
+    if report.arena_bytes <= capacity:
+        return report
+    if report.proven_infeasible_below > capacity:
+        raise DoesNotFit(
+            f"no plan fits {capacity:,} B: the search proved at least {report.proven_infeasible_below:,} B are needed"
+        )
+    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    raise DoesNotFit(
+        f"no plan within {capacity:,} B found in {limit:g} s (best found {report.arena_bytes:,} B, "
+        f"lower bound {report.lower_bound:,} B); a longer time limit may find one"
+    )

@@ -1,0 +1,10 @@
+"""Only the native part of the build; everything else is in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        # The optimal planner's search core (C99, CPython API, no dependencies).
+        Extension("mcu_planner._solver", sources=["mcu_planner/_solver.c"]),
+    ],
+)
