@@ -6,7 +6,12 @@ kernels round differently in places and are not what the runtime matches.
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
+
+# Field slot of QuantizationParameters.quantized_dimension in the schema's vtable.
+_QUANTIZED_DIMENSION_SLOT = 16
 
 
 class ReferenceModel:
@@ -16,7 +21,7 @@ class ReferenceModel:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         self._interpreter = Interpreter(
-            model_content=bytes(model_bytes),
+            model_content=with_valid_quantized_dimensions(bytes(model_bytes)),
             experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
         )
         self._interpreter.allocate_tensors()
@@ -36,3 +41,32 @@ class ReferenceModel:
 def reference_outputs(model_bytes: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The reference interpreter's outputs for one set of inputs (graph input order)."""
     return ReferenceModel(model_bytes).run(inputs)
+
+
+def with_valid_quantized_dimensions(model_bytes: bytes) -> bytes:
+    """The model with `quantized_dimension` zeroed wherever it names a
+    dimension the tensor does not have.
+
+    person_detect's rank-1 biases say dimension 3: TFLM ignores the field for
+    biases and so does the generated code, but the interpreter refuses the
+    model.  Dimension 0 is the only one such a tensor has, so the reference
+    computes the same numbers with the field made valid.
+    """
+    import tflite
+
+    model = tflite.Model.GetRootAsModel(model_bytes, 0)
+    patched: bytearray | None = None
+    for s in range(model.SubgraphsLength()):
+        subgraph = model.Subgraphs(s)
+        for t in range(subgraph.TensorsLength()):
+            tensor = subgraph.Tensors(t)
+            quantization = tensor.Quantization()
+            if quantization is None:
+                continue
+            dimension = quantization.QuantizedDimension()
+            if dimension != 0 and dimension >= max(tensor.ShapeLength(), 1):
+                field = quantization._tab.Offset(_QUANTIZED_DIMENSION_SLOT)
+                if patched is None:
+                    patched = bytearray(model_bytes)
+                struct.pack_into("<i", patched, quantization._tab.Pos + field, 0)
+    return bytes(patched) if patched is not None else model_bytes
