@@ -1,0 +1,34 @@
+/* MEAN over any set of axes of a tensor of up to MCU_MAX_RANK dimensions.
+ *
+ * The tensor is viewed as MCU_MAX_RANK dimensions; every dimension is either
+ * kept (it indexes the output) or reduced.  For each output element the
+ * reduced elements are summed in the input's row-major order, which is the
+ * order TFLite's reference sums them in. */
+#ifndef MCU_MEAN_H
+#define MCU_MEAN_H
+
+#include "mcu_runtime.h"
+
+#define MCU_MEAN_SHAPE_FIELDS                                                          \
+    const int32_t *kept_dims;    /* size of each dimension that is kept, else 1 */     \
+    const int32_t *reduced_dims; /* size of each dimension that is reduced, else 1 */  \
+    const int32_t *input_strides; /* in elements */                                    \
+    int32_t count;               /* number of elements summed per output */
+
+typedef struct {
+    MCU_MEAN_SHAPE_FIELDS
+    int32_t input_zero_point;
+    int32_t output_zero_point;
+    /* input scale / (output scale * count), folded as TFLite folds it */
+    int32_t multiplier;
+    int32_t shift;
+} mcu_mean_s8_params;
+
+typedef struct {
+    MCU_MEAN_SHAPE_FIELDS
+} mcu_mean_f32_params;
+
+void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+
+#endif /* MCU_MEAN_H */

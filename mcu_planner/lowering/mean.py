@@ -1,0 +1,75 @@
+"""MEAN -> mcu_mean_{s8,f32}."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph, Operator
+from ..quant import quantize_multiplier
+from . import KernelCall, NotLowerable, lowers
+from .common import input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .shape_ops import MAX_RANK, constant_ints, padded, strides
+
+
+@lowers("MEAN")
+def lower_mean(op: Operator, graph: Graph) -> KernelCall:
+    inp = input_tensor(op, graph, 0)
+    out = output_tensor(op, graph)
+    rank = len(inp.shape)
+    if rank == 0 or rank > MAX_RANK:
+        raise NotLowerable(f"MEAN of rank {rank}")
+    if inp.num_elements == 0:
+        raise NotLowerable("MEAN of an empty tensor")
+    raw_axes = [int(a) for a in constant_ints(op, input_tensor(op, graph, 1), "axis")]
+    if any(not -rank <= a < rank for a in raw_axes):
+        raise NotLowerable(f"MEAN over axes {raw_axes} of a rank-{rank} tensor")
+    axes = sorted({a % rank for a in raw_axes})
+    if not axes:
+        # TFLite copies the input unchanged (ReduceIsCopy), even across a
+        # change of quantization.
+        if inp.nbytes != out.nbytes:
+            raise NotLowerable(f"MEAN over no axes from {inp.shape} to {out.shape}")
+        return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+    kept = [1 if i in axes else d for i, d in enumerate(inp.shape)]
+    reduced = [d if i in axes else 1 for i, d in enumerate(inp.shape)]
+    count = int(np.prod(reduced))
+    if out.num_elements != int(np.prod(kept)):
+        raise NotLowerable(f"MEAN output {out.shape} does not match input {inp.shape} over axes {axes}")
+    shape = {
+        "kept_dims": int32_array(padded(kept)),
+        "reduced_dims": int32_array(padded(reduced)),
+        "input_strides": int32_array(padded(strides(list(inp.shape)), fill=0)),
+        "count": count,
+    }
+    args = (op.inputs[0], op.outputs[0])
+
+    if inp.dtype == "float32":
+        require_dtype(op, out, "float32")
+        return KernelCall("mcu_mean_f32", "mcu_mean_f32_params", shape, args, ("mcu_mean",))
+
+    require_dtype(op, inp, "int8")
+    require_dtype(op, out, "int8")
+    multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
+    return KernelCall(
+        "mcu_mean_s8",
+        "mcu_mean_s8_params",
+        {
+            **shape,
+            "input_zero_point": zero_point(inp),
+            "output_zero_point": zero_point(out),
+            "multiplier": multiplier,
+            "shift": shift,
+        },
+        args,
+        ("mcu_mean",),
+    )
+
+
+def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """The rescale of QuantizedMeanOrSum: input_scale / output_scale quantized
+    (PrepareMeanOrSum), then 1/count folded into the multiplier with as many
+    extra shift bits as count has (clamped so the shift stays >= -31)."""
+    multiplier, shift = quantize_multiplier(input_scale / output_scale)
+    extra = min(count.bit_length() - 1, 32, 31 + shift)
+    # C++ integer division truncates; both operands are non-negative here.
+    return (multiplier << extra) // count, shift - extra
