@@ -166,16 +166,16 @@ def read_model(source: str | os.PathLike | bytes | bytearray | memoryview, label
     except MemoryError:
         raise InputError(f"{label}: corrupt flatbuffer ({parser.where}: sizes too large to hold)") from None
     except Exception as exc:  # flatbuffers reports bad offsets with whatever exception the read hits
-        raise InputError(f"{label}: truncated or corrupt flatbuffer ({parser.where}: {_describe(exc)})") from None
+        raise InputError(f"{label}: truncated or corrupt flatbuffer ({parser.where}{_describe(exc)})") from None
 
 
 def _describe(exc: Exception) -> str:
-    if isinstance(exc, (struct.error, IndexError)) or (
-        isinstance(exc, ValueError) and "buffer" in str(exc)
-    ):
-        return "reads past the end of the file"
-    text = " ".join(str(exc).split()) or "no detail"
-    return f"{type(exc).__name__}: {text}"[:200]
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (struct.error, IndexError)) or (isinstance(exc, ValueError) and "buffer" in text):
+        return " reads past the end of the file"
+    if isinstance(exc, TypeError) and text.startswith("bad number"):
+        return ": an offset points outside the file"
+    return f": {type(exc).__name__}: {text or 'no detail'}"[:200]
 
 
 class _ModelParser:
