@@ -1,0 +1,64 @@
+"""Model-building helpers shared by the kernel tests of the elementwise,
+activation, quantize and data-movement families.
+
+Each test builds one model holding several independent single-op branches
+(one compile checks many cases) with seeded random quantization parameters,
+then runs it through `mcu_planner.check.check_model` against TFLite's
+reference interpreter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcu_planner.builder import ModelBuilder
+from mcu_planner.check import check_model
+
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+
+def random_scale(rng: np.random.Generator, low: float = 1e-3, high: float = 0.5) -> float:
+    """Log-uniform in [low, high], rounded to float32 like a tensor field."""
+    return float(np.float32(np.exp(rng.uniform(np.log(low), np.log(high)))))
+
+
+def random_int8_quant(rng: np.random.Generator, low: float = 1e-3, high: float = 0.5) -> tuple[float, int]:
+    return random_scale(rng, low, high), int(rng.integers(-128, 128))
+
+
+class Branches:
+    """A model of independent ops, each reading its own graph inputs."""
+
+    def __init__(self, description: str):
+        self.mb = ModelBuilder(description)
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+
+    def input(self, shape, dtype: str = "int8", quant=None) -> int:
+        t = self.mb.add_tensor(shape, dtype, quant)
+        self.inputs.append(t)
+        return t
+
+    def constant(self, values: np.ndarray, dtype: str, quant=None) -> int:
+        return self.mb.add_tensor(values.shape, dtype, quant, data=values)
+
+    def op(self, opcode: str, inputs, out_shape, dtype: str = "int8", quant=None, options=None) -> int:
+        y = self.mb.add_tensor(out_shape, dtype, quant)
+        self.mb.add_op(opcode, inputs, (y,), options or None)
+        self.outputs.append(y)
+        return y
+
+    def build(self) -> bytes:
+        self.mb.set_io(self.inputs, self.outputs)
+        return self.mb.build()
+
+
+def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0, exact_floats: bool = True):
+    """check_model on the host; float outputs must match the reference exactly
+    too (these kernels do the reference's float operations in its order), not
+    only within check_model's tolerance."""
+    report = check_model(model, inputs=inputs, seed=seed, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+    if exact_floats and report.float_outputs:
+        assert report.max_float_error == 0.0, f"float outputs differ from the reference by {report.max_float_error}"
+    return report
