@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .codegen import c_identifier, generate, render, write_output
-from .errors import CheckMismatch, InputError, McuPlanError
+from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .graph import Graph
 
 # Modules that add targets when imported (written by others; absent is fine).
@@ -65,6 +65,10 @@ class Target:
         model reports a broken plan (check build), McuPlanError when the build
         or the run fails for another reason."""
         raise NotImplementedError
+
+    def with_ram(self, ram_bytes: int) -> "Target":
+        """This target with a RAM budget (boards link against it); the host has none."""
+        return self
 
 
 TARGETS: dict[str, Target] = {}
@@ -219,6 +223,18 @@ class CheckReport:
         word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
         return f"{word} {self.exact}/{self.total}"
 
+    def format(self) -> list[str]:
+        lines = [f"{self.model}: target {self.target}, arena {self.arena_bytes:,} B ({self.planner} plan)"]
+        if self.ticks_per_inference is not None:
+            if self.tick_unit == "s":
+                lines.append(f"time per inference: {self.ticks_per_inference * 1e3:.3f} ms")
+            else:
+                lines.append(f"time per inference: {self.ticks_per_inference:,.0f} {self.tick_unit}")
+        if self.float_outputs:
+            lines.append(f"largest float error: {self.max_float_error:.3g} of the output's magnitude")
+        lines.append(self.summary())
+        return lines
+
     def mismatch_message(self) -> str:
         if self.first_mismatch is None:
             return ""
@@ -311,13 +327,15 @@ def check_model(
     alias: bool = True,
     check_build: bool = True,
     raise_on_mismatch: bool = True,
+    ram: int | None = None,
     keep_dir: str | os.PathLike | None = None,
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
 
     Raises CheckMismatch on the first difference (unless raise_on_mismatch is
-    False), UnsupportedModel / InputError from the stages before."""
+    False), DoesNotFit when the arena exceeds `ram`, UnsupportedModel /
+    InputError from the stages before."""
     targets = load_targets()
     if target not in targets:
         raise McuPlanError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
@@ -328,6 +346,9 @@ def check_model(
     graph, plan, files = generate_for_model(
         model_bytes, name=name, planner=planner, time_limit=time_limit, alias=alias, label=str(model)
     )
+
+    if ram is not None and plan.arena_bytes > ram:
+        raise DoesNotFit(f"{stem}: the arena needs {plan.arena_bytes:,} B, more than the {ram:,} B RAM budget")
 
     from .reference import ReferenceModel
 
@@ -343,7 +364,7 @@ def check_model(
     try:
         generated = write_output(files, work / "generated")
         builds = [False, True] if check_build else [False]
-        runner = targets[target]
+        runner = targets[target] if ram is None else targets[target].with_ram(ram)
 
         def run(check: bool) -> TargetRun:
             return runner.run(

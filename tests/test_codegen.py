@@ -1,0 +1,416 @@
+"""Codegen: deterministic, self-contained C that honours the plan, a header
+applications build against, a check build that catches a broken plan, and
+one-line refusals for what the runtime cannot run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import MODELS_DIR, needs_shared
+from mcu_planner.builder import Int8Net, ModelBuilder
+from mcu_planner.check import HostTarget, random_inputs
+from mcu_planner.codegen import c_float, c_identifier, c_int, generate, write_output
+from mcu_planner.errors import UnsupportedModel
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.lowering import load_all
+from mcu_planner.planning import ArenaPlan, run_planner
+from mcu_planner.reader import read_model
+from mcu_planner.reference import ReferenceModel
+from mcu_planner.verify import verify
+
+WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+
+# ---------------------------------------------------------------- models
+
+
+def chain_model() -> bytes:
+    """conv -> reshape -> fully connected -> logistic: the reshape is aliased away."""
+    net = Int8Net(seed=3)
+    x = net.input((1, 6, 6, 2))
+    y = net.conv2d(x, 4, activation="RELU")
+    y = net.reshape(y, (1, 6 * 6 * 4))
+    y = net.fully_connected(y, 10)
+    return net.build(net.logistic(y))
+
+
+def concat_model() -> bytes:
+    """Two branches concatenated on the last axis: the concatenation is aliased
+    away (both branches write straight into its output)."""
+    net = Int8Net(seed=4)
+    x = net.input((1, 12))
+    # Requantized alike, as TFLite's int8 concatenation needs.
+    a = net.quantize(net.fully_connected(x, 8, activation="RELU"), -2.0, 2.0)
+    b = net.quantize(net.fully_connected(x, 8), -2.0, 2.0)
+    y = net.concatenation(a, b, axis=-1)
+    return net.build(net.fully_connected(y, 5))
+
+
+def in_place_model() -> bytes:
+    """fully connected -> logistic -> fully connected: logistic may run in place."""
+    net = Int8Net(seed=5)
+    x = net.input((1, 16))
+    a = net.fully_connected(x, 16)
+    b = net.logistic(a)
+    return net.build(net.fully_connected(b, 4))
+
+
+def planned(model: bytes, *, alias: bool = True, planner: str = "greedy"):
+    graph = read_model(model)
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=alias)
+    return graph, lifetimes, run_planner(lifetimes.problem, planner)
+
+
+def write_generated(tmp_path: Path, model: bytes, name: str = "net", **options) -> tuple[Path, object, object]:
+    graph, lifetimes, plan = planned(model)
+    out = write_output(generate(graph, lifetimes, plan, name=name, **options), tmp_path / "gen")
+    return out, graph, lifetimes
+
+
+def run_host(generated: Path, name: str, graph, samples, *, check_build: bool, workdir: Path):
+    return HostTarget().run(
+        generated,
+        name,
+        samples,
+        input_bytes=[graph.tensors[t].nbytes for t in graph.inputs],
+        output_bytes=[graph.tensors[t].nbytes for t in graph.outputs],
+        check_build=check_build,
+        workdir=workdir,
+    )
+
+
+def seeded_inputs(graph, model: bytes, count: int = 2, seed: int = 11):
+    rng = np.random.default_rng(seed)
+    sets = [random_inputs(graph, rng) for _ in range(count)]
+    reference = ReferenceModel(model)
+    expected = [[a.tobytes() for a in reference.run(arrays)] for arrays in sets]
+    return [[a.tobytes() for a in arrays] for arrays in sets], expected
+
+
+# ---------------------------------------------------------------- literals and names
+
+
+def test_float_literals_read_back_as_the_same_float32():
+    rng = np.random.default_rng(0)
+    values = np.concatenate(
+        [
+            rng.standard_normal(200).astype(np.float32),
+            (rng.standard_normal(50) * 1e-40).astype(np.float32),  # subnormals
+            np.array([0.0, -0.0, 1.0, 3.0, 1e30, np.finfo(np.float32).max, np.finfo(np.float32).tiny], np.float32),
+        ]
+    )
+    for v in values:
+        text = c_float(float(v))
+        assert text.endswith("f") and re.fullmatch(r"-?[0-9.]+(e[-+][0-9]+)?f", text), text
+        assert np.float32(float(text[:-1])) == v and np.signbit(np.float32(float(text[:-1]))) == np.signbit(v)
+
+
+def test_integer_literals_stay_in_range_of_their_c_type():
+    assert c_int(-(2**31)) == "(-2147483647 - 1)"
+    assert eval(c_int(-(2**31)).replace("LL", "")) == -(2**31)
+    assert c_int(2**31).endswith("LL") and c_int(-(2**63)).startswith("(")
+
+
+@pytest.mark.parametrize(
+    "stem, expected",
+    [("hello_world_int8", "hello_world_int8"), ("My-Model.v2", "my_model_v2"), ("3dnet", "m_3dnet"), ("ü", "_")],
+)
+def test_model_names_become_c_identifiers(stem, expected):
+    assert c_identifier(stem) == expected
+
+
+# ---------------------------------------------------------------- determinism and self-containment
+
+
+def test_same_model_and_flags_give_the_same_bytes():
+    model = chain_model()
+    first = generate(*planned(model), name="net", arena_section=".ram2")
+    second = generate(*planned(bytes(model)), name="net", arena_section=".ram2")
+    assert first == second
+    assert list(first) == sorted(first)
+
+
+def test_directory_holds_every_runtime_file_its_includes_name(tmp_path):
+    out, _, _ = write_generated(tmp_path, chain_model())
+    names = {p.name for p in out.iterdir()}
+    for path in out.iterdir():
+        for included in re.findall(r'#\s*include\s+"([^"]+)"', path.read_text()):
+            assert included in names, f"{path.name} includes {included}, which is not in the directory"
+    # Every kernel the model calls is defined in the directory: it links.
+    app = tmp_path / "app.c"
+    app.write_text('#include "net.h"\nint main(void) { return net_invoke(); }\n')
+    subprocess.run(
+        ["cc", *WARNINGS, "-I", str(out), *map(str, sorted(out.glob("*.c"))), str(app), "-lm", "-o", str(tmp_path / "a")],
+        check=True,
+    )
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="arm-none-eabi-gcc not installed")
+@pytest.mark.parametrize("check_build", [False, True], ids=["normal", "check"])
+def test_generated_sources_compile_cleanly_for_cortex_m(tmp_path, check_build):
+    out, _, _ = write_generated(tmp_path, concat_model(), arena_section=".sram")
+    flags = ["-mcpu=cortex-m4", "-mthumb", "-O2", *WARNINGS] + (["-DMCU_PLAN_CHECK"] if check_build else [])
+    for source in sorted(out.glob("*.c")):
+        subprocess.run(
+            ["arm-none-eabi-gcc", *flags, "-I", str(out), "-c", str(source), "-o", str(tmp_path / (source.stem + ".o"))],
+            check=True,
+        )
+
+
+# ---------------------------------------------------------------- the header contract
+
+APP = r"""
+#include <stdio.h>
+#include <string.h>
+#include "net.h"
+
+uint8_t net_arena[net_ARENA_SIZE] __attribute__((aligned(16)));
+
+static int inside_arena(const void *p, size_t n)
+{
+    const uint8_t *b = (const uint8_t *)p;
+    return b >= net_arena && b + n <= net_arena + net_ARENA_SIZE;
+}
+
+int main(void)
+{
+    static const int in_shape[] = net_INPUT0_SHAPE;
+    static const int out_shape[] = net_OUTPUT0_SHAPE;
+    size_t elements = 1;
+    int i;
+    if (net_NUM_INPUTS != 1 || net_NUM_OUTPUTS != 1) return 10;
+    for (i = 0; i < net_INPUT0_RANK; ++i) elements *= (size_t)in_shape[i];
+    if (elements != net_INPUT0_ELEMENTS) return 11;
+    if (net_input_bytes(0) != net_INPUT0_BYTES || net_INPUT0_BYTES != elements * sizeof(net_INPUT0_TYPE)) return 12;
+    elements = 1;
+    for (i = 0; i < net_OUTPUT0_RANK; ++i) elements *= (size_t)out_shape[i];
+    if (net_output_bytes(0) != elements * sizeof(net_OUTPUT0_TYPE)) return 13;
+    if (!inside_arena(net_input(0), net_input_bytes(0)) || !inside_arena(net_output(0), net_output_bytes(0))) return 14;
+    if (net_input(1) != NULL || net_output(-1) != NULL || net_input_bytes(5) != 0u) return 15;
+    if (strcmp(net_INPUT0_DTYPE, "int8") != 0 || !(net_INPUT0_SCALE > 0.0f)) return 16;
+    printf("%d %.9g\n", net_INPUT0_ZERO_POINT, (double)net_INPUT0_SCALE);
+    if (fread(net_input(0), 1, net_input_bytes(0), stdin) != net_input_bytes(0)) return 17;
+    if (net_invoke() != 0) return 18;
+    fwrite(net_output(0), 1, net_output_bytes(0), stdout);
+    return 0;
+}
+"""
+
+
+def test_application_builds_against_the_header_with_its_own_arena(tmp_path):
+    model = chain_model()
+    out, graph, _ = write_generated(tmp_path, model, extern_arena=True)
+    assert "extern uint8_t net_arena[net_ARENA_SIZE];" in (out / "net.h").read_text()
+    app = tmp_path / "app.c"
+    app.write_text(APP)
+    program = tmp_path / "app"
+    subprocess.run(
+        ["cc", *WARNINGS, "-I", str(out), *map(str, sorted(out.glob("*.c"))), str(app), "-lm", "-o", str(program)],
+        check=True,
+    )
+    samples, expected = seeded_inputs(graph, model, count=1)
+    done = subprocess.run([str(program)], input=samples[0][0], capture_output=True, check=True)
+    first_line, outputs = done.stdout.split(b"\n", 1)
+    zero_point, scale = first_line.split()
+    q = graph.tensors[graph.inputs[0]].quantization
+    assert int(zero_point) == q.zero_points[0] and np.float32(float(scale)) == np.float32(q.scales[0])
+    assert outputs == expected[0][0]
+
+
+def test_arena_goes_into_the_named_section(tmp_path):
+    out, _, _ = write_generated(tmp_path, chain_model(), arena_section=".mcu_arena")
+    obj = tmp_path / "net.o"
+    subprocess.run(["cc", *WARNINGS, "-I", str(out), "-c", str(out / "net.c"), "-o", str(obj)], check=True)
+    symbols = subprocess.run(["objdump", "-t", str(obj)], capture_output=True, text=True, check=True).stdout
+    line = next(line for line in symbols.splitlines() if line.endswith(" net_arena"))
+    assert ".mcu_arena" in line.split()
+
+
+# ---------------------------------------------------------------- the plan, honoured and checked
+
+
+def test_aliased_reshape_and_concatenation_run_no_code_and_stay_exact(tmp_path):
+    for index, model in enumerate((chain_model(), concat_model())):
+        out, graph, lifetimes = write_generated(tmp_path / str(index), model)
+        elided = {graph.operators[i].opcode for i in lifetimes.elided_ops}
+        assert elided == ({"RESHAPE"} if index == 0 else {"CONCATENATION"})
+        source = (out / "net.c").read_text()
+        assert source.count("(aliased: no code)") == len(lifetimes.elided_ops)
+        samples, expected = seeded_inputs(graph, model)
+        for check_build in (False, True):
+            run = run_host(out, "net", graph, samples, check_build=check_build, workdir=tmp_path / f"b{index}{check_build}")
+            assert run.outputs == expected
+
+
+def test_in_place_plan_passes_the_check_build(tmp_path):
+    model = in_place_model()
+    graph = read_model(model)
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
+    logistic = next(op for op in graph.operators if op.opcode == "LOGISTIC")
+    (out_id, in_id), = lifetimes.problem.steps[logistic.index].in_place
+    # Give every buffer its own bytes, except the logistic's output, which
+    # takes its input's: the plan the in-place pair allows.
+    offsets, at = {}, 0
+    for buffer in lifetimes.problem.buffers:
+        if buffer.id != out_id:
+            offsets[buffer.id], at = at, at + buffer.size
+    offsets[out_id] = offsets[in_id]
+    assert verify(lifetimes.problem, offsets) == []
+    plan = ArenaPlan("by hand", offsets, at, False, 0.0)
+    out = write_output(generate(graph, lifetimes, plan, name="net"), tmp_path / "gen")
+    samples, expected = seeded_inputs(graph, model, count=3)
+    run = run_host(out, "net", graph, samples, check_build=True, workdir=tmp_path / "check")
+    assert run.outputs == expected
+
+
+def test_check_build_catches_a_corrupted_offset(tmp_path):
+    model = chain_model()
+    out, graph, lifetimes = write_generated(tmp_path, model)
+    source = (out / "net.c").read_text()
+    table = dict(
+        (int(k), (int(offset), int(tensor)))
+        for offset, k, tensor in re.findall(r"^    (\d+)u, /\* buffer (\d+): tensor (\d+),", source, re.M)
+    )
+    by_id = lifetimes.problem.by_id()
+    slot_of = {tensor: k for k, (_, tensor) in table.items()}
+    arena = int(re.search(r"#define net_ARENA_SIZE (\d+)u", (out / "net.h").read_text()).group(1))
+    # A buffer that starts while another one lives, moved onto that one.
+    victim, target = next(
+        (b, a)
+        for b in lifetimes.problem.buffers
+        for a in lifetimes.problem.buffers
+        if a.start < b.start < a.end and table[slot_of[a.id]][0] + b.size <= arena
+    )
+    samples, expected = seeded_inputs(graph, model, count=1)
+    assert run_host(out, "net", graph, samples, check_build=True, workdir=tmp_path / "good").outputs == expected
+
+    k = slot_of[victim.id]
+    corrupted = source.replace(
+        f"    {table[k][0]}u, /* buffer {k}: tensor {victim.id},",
+        f"    {table[slot_of[target.id]][0]}u, /* buffer {k}: tensor {victim.id},",
+    )
+    assert corrupted != source
+    (out / "net.c").write_text(corrupted)
+    from mcu_planner.errors import CheckMismatch
+
+    with pytest.raises(CheckMismatch) as caught:
+        run_host(out, "net", graph, samples, check_build=True, workdir=tmp_path / "bad")
+    found = re.search(r"op (\d+) \((\w+)\) writes tensor (\d+):.* over live tensor (\d+):", str(caught.value))
+    assert found, str(caught.value)
+    op, opcode, tensor, other = int(found[1]), found[2], int(found[3]), int(found[4])
+    assert (op, opcode, tensor) == (victim.start, graph.operators[victim.start].opcode, victim.id)
+    other_buffer = by_id[other]
+    assert other_buffer.start <= op < other_buffer.end  # it really was alive then
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def unsupported_model() -> bytes:
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "float32", name="x")
+    y = mb.add_tensor((1, 4), "float32", name="y")
+    z = mb.add_tensor((1, 4), "float32", name="z")
+    keys = mb.add_tensor((4,), "int32", data=np.arange(4, dtype=np.int32), name="keys")
+    w = mb.add_tensor((1, 4), "float32", name="w")
+    out = mb.add_tensor((1, 4), "float32", name="out")
+    mb.add_op("CUSTOM", (x,), (y,), custom_code="TestOnlyOp")
+    mb.add_op("HASHTABLE_LOOKUP", (keys, y), (z,))
+    mb.add_op("CUSTOM", (z,), (w,), custom_code="TestOnlyOp")
+    mb.add_op("RELU", (w,), (out,))
+    mb.set_io([x], [out])
+    return mb.build()
+
+
+def expected_unsupported(graph) -> dict[str, int]:
+    lowerings = load_all()
+    names = Counter(
+        f"CUSTOM({op.custom_code})" if op.opcode == "CUSTOM" else op.opcode
+        for op in graph.operators
+        if op.opcode not in lowerings
+    )
+    return dict(names)
+
+
+def assert_names_every_unsupported_operator(message: str, graph) -> None:
+    assert "\n" not in message
+    expected = expected_unsupported(graph)
+    assert expected, "the model was meant to hold operators without a lowering"
+    for name, count in expected.items():
+        assert f"{name} x{count}" in message, message
+
+
+def test_unsupported_operators_are_named_with_their_counts():
+    model = unsupported_model()
+    graph, lifetimes, plan = planned(model)
+    with pytest.raises(UnsupportedModel) as caught:
+        generate(graph, lifetimes, plan, name="net")
+    assert_names_every_unsupported_operator(str(caught.value), graph)
+    assert "CUSTOM(TestOnlyOp) x2" in str(caught.value)
+
+
+@needs_shared
+@pytest.mark.parametrize("stem", ["keyword_scrambled", "trained_lstm_int8"])
+def test_shared_models_with_unsupported_operators_are_refused(stem):
+    graph, lifetimes, plan = planned(MODELS_DIR / "tflite-micro" / f"{stem}.tflite")
+    with pytest.raises(UnsupportedModel) as caught:
+        generate(graph, lifetimes, plan, name=stem)
+    assert_names_every_unsupported_operator(str(caught.value), graph)
+
+
+def test_nothing_is_written_when_generation_fails(tmp_path):
+    model_path = tmp_path / "bad.tflite"
+    model_path.write_bytes(unsupported_model())
+    outdir = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "mcu_planner.cli", str(model_path), "-o", str(outdir)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 4, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "CUSTOM(TestOnlyOp) x2" in done.stderr
+    assert not outdir.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tflite"]
+
+
+def test_write_output_replaces_a_directory_whole_or_not_at_all(tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    (outdir / "stale.c").write_text("old")
+    with pytest.raises(ValueError):
+        write_output({"a.c": b"new", "../escape.c": b"x"}, outdir)
+    assert [p.name for p in outdir.iterdir()] == ["stale.c"]
+    write_output({"a.c": b"new", "a.h": b"h"}, outdir)
+    assert sorted(p.name for p in outdir.iterdir()) == ["a.c", "a.h"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
+
+
+def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
+    model = chain_model()
+    out, graph, lifetimes = write_generated(tmp_path, model)
+    source = (out / "net.c").read_text()
+    # The buffer the fully connected layer reads: count one read too few, so
+    # it is released before that read.
+    fc = next(op for op in graph.operators if op.opcode == "FULLY_CONNECTED")
+    buffer = lifetimes.placements[fc.inputs[0]].buffer
+    slot = sorted(b.id for b in lifetimes.problem.buffers).index(buffer)
+    counts = re.search(r"_consumers\[net_NUM_BUFFERS\] = \{\n(.*?)\};", source, re.S)
+    lines = counts.group(1).splitlines()
+    assert int(lines[slot].strip().rstrip("u,")) >= 2
+    lines[slot] = f"    {int(lines[slot].strip().rstrip('u,')) - 1}u,"
+    (out / "net.c").write_text(source.replace(counts.group(1), "\n".join(lines) + "\n"))
+
+    samples, expected = seeded_inputs(graph, model)
+    normal = run_host(out, "net", graph, samples, check_build=False, workdir=tmp_path / "normal")
+    assert normal.outputs == expected  # a release costs nothing in a normal build
+    checked = run_host(out, "net", graph, samples, check_build=True, workdir=tmp_path / "check")
+    assert checked.outputs != expected  # the check build read poison
