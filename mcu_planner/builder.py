@@ -777,10 +777,12 @@ def tiny_kws_int8(seed: int = 0) -> bytes:
 
 
 def random_inputs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
-    interpreter = _interpreter(model_bytes)
+    """Uniform random values over each input's dtype (floats in [-1, 1))."""
+    from .reference import ReferenceModel
+
     rng = np.random.default_rng(seed)
     arrays = []
-    for detail in interpreter.get_input_details():
+    for detail in ReferenceModel(model_bytes).input_details:
         dtype = np.dtype(detail["dtype"])
         shape = tuple(detail["shape"])
         if dtype.kind in "iu":
@@ -793,27 +795,15 @@ def random_inputs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
 
 def run_reference(model_bytes: bytes, inputs: Sequence[np.ndarray] | None = None, seed: int = 0) -> list[np.ndarray]:
     """Outputs of TFLite's reference kernels (BUILTIN_REF) for `inputs`
-    (default: uniform random over each input's dtype, from `seed`)."""
-    interpreter = _interpreter(model_bytes)
+    (default: `random_inputs(model_bytes, seed)`)."""
+    from .reference import ReferenceModel
+
     if inputs is None:
         inputs = random_inputs(model_bytes, seed)
-    for detail, array in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(detail["index"], np.asarray(array, dtype=detail["dtype"]).reshape(detail["shape"]))
-    interpreter.invoke()
-    return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+    return ReferenceModel(model_bytes).run(list(inputs))
 
 
 def check_runs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
     """Load and invoke the model in the reference interpreter; raises if TFLite
     rejects it.  Returns the outputs for a seeded random input."""
     return run_reference(model_bytes, None, seed)
-
-
-def _interpreter(model_bytes: bytes):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    interpreter = Interpreter(
-        model_content=bytes(model_bytes), experimental_op_resolver_type=OpResolverType.BUILTIN_REF
-    )
-    interpreter.allocate_tensors()
-    return interpreter
