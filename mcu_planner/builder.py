@@ -98,6 +98,23 @@ def tensor_bytes(values, dtype: str) -> bytes:
     return np.ascontiguousarray(values, dtype=np.dtype(NUMPY_DTYPES[dtype]).newbyteorder("<")).tobytes()
 
 
+def as_quantization(quant: Quantization | tuple[float, int] | dict[str, Any] | None) -> Quantization | None:
+    """Quantization from the short forms tests use: (scale, zero_point), or a
+    dict with scale(s), zero_point(s) and optionally axis."""
+    if quant is None or isinstance(quant, Quantization):
+        return quant
+    if isinstance(quant, tuple):
+        scale, zero_point = quant
+        return Quantization((float32(scale),), (int(zero_point),))
+    scales = quant.get("scales", quant.get("scale"))
+    zero_points = quant.get("zero_points", quant.get("zero_point", 0))
+    scales = tuple(float32(v) for v in np.atleast_1d(scales))
+    zero_points = tuple(int(v) for v in np.atleast_1d(zero_points))
+    if len(zero_points) == 1 and len(scales) > 1:
+        zero_points *= len(scales)
+    return Quantization(scales, zero_points, int(quant.get("axis", quant.get("quantized_dimension", 0))))
+
+
 @dataclass
 class _TensorSpec:
     shape: tuple[int, ...]
@@ -136,7 +153,7 @@ class ModelBuilder:
         self,
         shape: Sequence[int],
         dtype: str,
-        quant: Quantization | tuple[float, int] | None = None,
+        quant: Quantization | tuple[float, int] | dict[str, Any] | None = None,
         data: np.ndarray | bytes | None = None,
         name: str | None = None,
         is_variable: bool = False,
@@ -144,9 +161,7 @@ class ModelBuilder:
     ) -> int:
         if dtype not in _TENSOR_TYPES:
             raise ValueError(f"unknown dtype {dtype!r}; one of {sorted(_TENSOR_TYPES)}")
-        if isinstance(quant, tuple):
-            scale, zero_point = quant
-            quant = Quantization((float(np.float32(scale)),), (int(zero_point),))
+        quant = as_quantization(quant)
         index = len(self.tensors)
         self.tensors.append(
             _TensorSpec(
@@ -771,6 +786,11 @@ def tiny_kws_int8(seed: int = 0) -> bytes:
     x = net.reshape(x, (1, 160))
     x = net.fully_connected(x, 12)
     return net.build(net.softmax(x))
+
+
+def example_network(seed: int = 0) -> bytes:
+    """The example network (same as tiny_kws_int8)."""
+    return tiny_kws_int8(seed)
 
 
 # -- the reference interpreter -------------------------------------------------------

@@ -149,3 +149,18 @@ def test_builder_refuses_unknown_options():
         mb.add_op("CONV_2D", (), (), {"stride": 2})
     with pytest.raises(ValueError, match="RELU has no options table"):
         mb.add_op("RELU", (), (), {"alpha": 1.0})
+
+
+def test_quantization_short_forms():
+    mb = ModelBuilder()
+    a = mb.add_tensor((2,), "int8", (0.1, -3))
+    b = mb.add_tensor((2,), "int8", {"scale": 0.1, "zero_point": -3})
+    c = mb.add_tensor((2, 3), "int8", {"scales": [0.1, 0.2], "zero_point": 0, "axis": 0}, data=bytes(6))
+    y = mb.add_tensor((2,), "int8", (0.1, -3))
+    mb.add_op("ADD", (a, b), (y,))
+    mb.set_io([a, b], [y])
+    graph = read_model(mb.build())
+    assert graph.tensors[a].quantization == graph.tensors[b].quantization
+    assert graph.tensors[a].quantization.scales == (float(np.float32(0.1)),)
+    assert graph.tensors[c].quantization.zero_points == (0, 0)
+    assert graph.tensors[c].quantization.per_channel
