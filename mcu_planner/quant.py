@@ -203,4 +203,10 @@ def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int
     )
 
 
+def multiply_by_quantized_multiplier_single_round(x: int, multiplier: int, shift: int) -> int:
+    """ruy's (and TFLITE_SINGLE_ROUNDING's) MultiplyByQuantizedMultiplier."""
+    total_shift = 31 - shift
+    return (x * multiplier + (1 << (total_shift - 1))) >> total_shift
+
+
 # ---- kernels-b ----

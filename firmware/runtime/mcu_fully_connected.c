@@ -1,5 +1,6 @@
-/* Follows reference_integer_ops::FullyConnected / FullyConnectedPerChannel and
- * reference_ops::FullyConnected (float) of TensorFlow Lite. */
+/* Follows TensorFlow Lite's FULLY_CONNECTED as its interpreter runs it:
+ * int8 through ruy, whose output rescale rounds once (not the double rounding
+ * of the reference convolution kernels); float as reference_ops. */
 #include "mcu_fully_connected.h"
 
 #include "mcu_quant.h"
@@ -20,7 +21,7 @@ void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t
             if (bias) {
                 acc += bias[o];
             }
-            acc = mcu_mul_by_quantized_mul(acc, p->output_multiplier[q], (int)p->output_shift[q]);
+            acc = mcu_mul_by_quantized_mul_single_round(acc, p->output_multiplier[q], (int)p->output_shift[q]);
             acc += p->output_offset;
             output[(size_t)b * (size_t)p->output_depth + (size_t)o] = (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
         }

@@ -46,6 +46,17 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
     return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(shifted, multiplier), right_shift);
 }
 
+/* The same product rounded once: (x * multiplier + half) >> (31 - shift) in
+ * 64 bits, rounding ties toward +infinity.  This is how ruy (and TFLite built
+ * with TFLITE_SINGLE_ROUNDING) applies the multiplier, and the TFLite
+ * interpreter's int8 FULLY_CONNECTED goes through ruy. */
+static inline int32_t mcu_mul_by_quantized_mul_single_round(int32_t x, int32_t multiplier, int shift)
+{
+    const int total_shift = 31 - shift;
+    const int64_t round = (int64_t)1 << (total_shift - 1);
+    return (int32_t)(((int64_t)x * (int64_t)multiplier + round) >> total_shift);
+}
+
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
 {
     return mcu_sat_round_doubling_high_mul((int32_t)((uint32_t)x << left_shift), multiplier);
