@@ -1,0 +1,135 @@
+"""The command as users run it: exit codes, one-line errors, nothing half written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import MODELS_DIR, REPO, needs_shared
+from mcu_planner.cli import main
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.problem import Buffer, Problem
+from mcu_planner.reader import read_model
+from mcu_planner.sizes import parse_size
+from mcu_planner.verify import verify
+
+EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
+MOBILENET = MODELS_DIR / "tflite-micro" / "mobilenet_v2_quantized_1x3x224x224.tflite"
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mcu_planner.cli", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd or REPO, timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("262144", 262144), ("256K", 262144), ("256KiB", 262144), ("1M", 1048576), ("1.5M", 1572864), ("64kb", 65536)],
+)
+def test_sizes_as_users_write_them(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "K", "1.5", "-3K", "12Q", "0.3K"])
+def test_sizes_that_are_not_sizes(text):
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def test_example_fits_and_the_json_plan_is_valid(tmp_path):
+    plan_path = tmp_path / "plan.json"
+    result = run_cli(EXAMPLE, "--ram", "64K", "--json", plan_path, "--map")
+    assert result.returncode == 0, result.stderr
+    assert "fits" in result.stdout and "lower bound" in result.stdout and "memory map" in result.stdout
+    plan = json.loads(plan_path.read_text())
+    assert plan["planner"] and plan["align"] == 16
+
+    # Rebuild the problem from the JSON alone and verify it independently of the tool.
+    graph = read_model(EXAMPLE)
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    by_index = {t["index"]: t for t in plan["tensors"]}
+    assert set(by_index) == set(lifetimes.placements)
+    roots = [t for t in plan["tensors"] if "alias_of" not in t]
+    buffers = []
+    for t in roots:
+        members = [m for m in plan["tensors"] if m is t or m.get("alias_of") == t["index"]]
+        size = max(m["offset"] + m["bytes"] for m in members) - t["offset"]
+        buffers.append(Buffer(t["index"], -(-size // 16) * 16, min(m["first_op"] for m in members),
+                              max(m["last_op"] for m in members) + 1))
+    problem = Problem(tuple(buffers), 16, lifetimes.problem.steps)
+    offsets = {t["index"]: t["offset"] for t in roots}
+    assert verify(problem, offsets, plan["arena_bytes"]) == []
+    assert plan["arena_bytes"] >= plan["lower_bound_bytes"]
+    for t in plan["tensors"]:
+        assert t["bytes"] == graph.tensors[t["index"]].nbytes
+
+
+def test_a_budget_below_the_arena_exits_3_and_writes_nothing(tmp_path):
+    plan_path = tmp_path / "plan.json"
+    ok = run_cli(EXAMPLE, "--ram", "64K", "--json", plan_path)
+    arena = json.loads(plan_path.read_text())["arena_bytes"]
+    plan_path.unlink()
+    result = run_cli(EXAMPLE, "--ram", str(arena - 1), "--json", plan_path)
+    assert_one_line_error(result, 3, "1 B short", "peak is at op")
+    assert not plan_path.exists()
+    assert ok.returncode == 0
+
+
+@needs_shared
+def test_mobilenet_v2_does_not_fit_256k_and_says_why():
+    result = run_cli(MOBILENET, "--ram", "256K")
+    assert_one_line_error(result, 3, "2,189,696 B short", "op 7 (PAD)", "live:")
+
+
+def test_bad_inputs_exit_2_with_one_line(tmp_path):
+    empty = tmp_path / "empty.tflite"
+    empty.write_bytes(b"")
+    text = tmp_path / "notes.tflite"
+    text.write_text("this is not a model\n" * 10)
+    truncated = tmp_path / "truncated.tflite"
+    truncated.write_bytes(EXAMPLE.read_bytes()[:2000])
+    cases = [
+        ([tmp_path / "missing.tflite", "--ram", "1M"], "missing.tflite"),
+        ([empty, "--ram", "1M"], "empty"),
+        ([text, "--ram", "1M"], "TFL3"),
+        ([truncated, "--ram", "1M"], "truncated"),
+        ([EXAMPLE, "--ram", "lots"], "not a size"),
+        ([EXAMPLE, "--planner", "magic"], "unknown planner"),
+        ([], "no model"),
+    ]
+    for args, fragment in cases:
+        assert_one_line_error(run_cli(*args), 2, fragment)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_models_never_crash_the_command(tmp_path, capsys, data):
+    original = bytearray(EXAMPLE.read_bytes())
+    for _ in range(data.draw(st.integers(1, 8))):
+        position = data.draw(st.integers(0, len(original) - 1))
+        original[position] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.one_of(st.none(), st.integers(0, len(original))))
+    mutated = tmp_path / "mutated.tflite"
+    mutated.write_bytes(bytes(original[:cut]))
+    code = main([str(mutated), "--ram", "64K"])
+    err = capsys.readouterr().err
+    assert code in (0, 2, 3, 4), err
+    if code:
+        assert len(err.strip().splitlines()) == 1, err

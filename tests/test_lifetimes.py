@@ -1,0 +1,112 @@
+"""Lifetimes and lower bounds of real models, checked against figures computed elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import MODELS_DIR, needs_shared, parse_int, shared_model_table
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.planning import run_planner
+from mcu_planner.problem import peak_live
+from mcu_planner.reader import read_model
+from mcu_planner.verify import verify
+
+
+def _table_rows():
+    try:
+        return shared_model_table()
+    except FileNotFoundError:
+        return []
+
+
+@needs_shared
+@pytest.mark.parametrize("row", _table_rows(), ids=lambda r: r["file"])
+def test_unaligned_lower_bound_equals_the_live_peak_in_models_md(row):
+    graph = read_model(MODELS_DIR / row["file"])
+    lifetimes = compute_lifetimes(graph, alignment=1, alias=False)
+    assert peak_live(lifetimes.problem).bytes == parse_int(row["live peak B"])
+
+
+@needs_shared
+@pytest.mark.parametrize("row", _table_rows(), ids=lambda r: r["file"])
+def test_every_model_plans_with_a_verified_greedy_plan(row):
+    graph = read_model(MODELS_DIR / row["file"])
+    for alias in (False, True):
+        lifetimes = compute_lifetimes(graph, alignment=16, alias=alias)
+        plan = run_planner(lifetimes.problem, "greedy")
+        assert verify(lifetimes.problem, plan.offsets, plan.arena_bytes) == []
+        assert plan.arena_bytes % 16 == 0
+
+
+def test_lifetime_rules_on_a_built_model():
+    from mcu_planner.builder import example_network
+
+    graph = read_model(example_network())
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=False)
+    last_step = len(graph.operators) - 1
+    for t in graph.inputs:
+        assert lifetimes.first_op[t] == 0
+    for t in graph.outputs:
+        assert lifetimes.last_op[t] == last_step
+    for op in graph.operators:
+        for t in op.outputs:
+            if t in lifetimes.first_op and t not in graph.inputs:
+                assert lifetimes.first_op[t] == op.index
+        for t in op.inputs:
+            if t in lifetimes.last_op:
+                assert lifetimes.first_op[t] <= op.index <= lifetimes.last_op[t]
+    # Constants never take arena bytes.
+    assert all(not graph.tensors[t].is_constant for t in lifetimes.placements)
+    # Buffers are aligned and the problem covers every activation exactly once.
+    assert all(b.size % 16 == 0 for b in lifetimes.problem.buffers)
+    assert {b.id for b in lifetimes.problem.buffers} == set(lifetimes.placements)
+
+
+def _relu_concat_reshape_model(axis: int) -> bytes:
+    """x -> RELU a, RELU b -> CONCATENATION(a, b, axis) -> RESHAPE -> output."""
+    import numpy as np
+
+    from mcu_planner.builder import ModelBuilder
+
+    mb = ModelBuilder()
+    q = {"scale": 0.05, "zero_point": -3}
+    x = mb.add_tensor((1, 4, 4, 2), "int8", quant=q, name="x")
+    a = mb.add_tensor((1, 4, 4, 2), "int8", quant=q, name="relu_a")
+    b = mb.add_tensor((1, 4, 4, 2), "int8", quant=q, name="relu_b")
+    cat_shape = [1, 4, 4, 2]
+    cat_shape[axis] *= 2
+    cat = mb.add_tensor(tuple(cat_shape), "int8", quant=q, name="cat")
+    flat = mb.add_tensor((1, 64), "int8", quant=q, name="flat")
+    shape = mb.add_tensor((2,), "int32", data=np.array([1, 64], np.int32), name="shape")
+    mb.add_op("RELU", [x], [a])
+    mb.add_op("RELU", [x], [b])
+    mb.add_op("CONCATENATION", [a, b], [cat], {"axis": axis})
+    mb.add_op("RESHAPE", [cat, shape], [flat], {"new_shape": (1, 64)})
+    mb.inputs, mb.outputs = [x], [flat]
+    return mb.build()
+
+
+def test_reshape_aliases_its_dying_input():
+    graph = read_model(_relu_concat_reshape_model(axis=3))
+    x, a, b, cat, flat = 0, 1, 2, 3, 4
+    plain = compute_lifetimes(graph, alignment=1, alias=False)
+    assert plain.aliases == {} and plain.elided_ops == frozenset()
+    aliased = compute_lifetimes(graph, alignment=1, alias=True)
+    # Slices along the innermost axis are interleaved: no concatenation alias.
+    assert aliased.aliases == {flat: cat}
+    assert aliased.elided_ops == {3}
+    assert aliased.placements[flat] == aliased.placements[cat]
+    assert peak_live(aliased.problem).bytes == peak_live(plain.problem).bytes == 32 + 32 + 64
+
+
+def test_concatenation_producers_write_into_contiguous_slices():
+    graph = read_model(_relu_concat_reshape_model(axis=1))
+    x, a, b, cat, flat = 0, 1, 2, 3, 4
+    aliased = compute_lifetimes(graph, alignment=1, alias=True)
+    assert aliased.aliases == {a: cat, b: cat, flat: cat}
+    assert aliased.elided_ops == {2, 3}
+    assert (aliased.placements[a].offset, aliased.placements[b].offset) == (0, 32)
+    # x (32) and the 64-byte concatenation buffer are all that is ever live.
+    assert peak_live(aliased.problem).bytes == 96
+    plan = run_planner(aliased.problem, "greedy")
+    assert verify(aliased.problem, plan.offsets) == []
