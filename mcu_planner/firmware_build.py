@@ -47,6 +47,16 @@ _HARNESS_SOURCES = (
     "harness/systick_timer.h",
     "harness/systick_timer.c",
     "harness/semihost_main.c",
+    "harness/plan_check.h",
+)
+# Extra compiler flags of a check build: the model checks its plan's memory
+# discipline at run time and reports through the harness's hook instead of
+# stdio (which bare metal lacks).  The hook takes tensor indices, which leaves
+# the model's name tables unused.
+PLAN_CHECK_CFLAGS = (
+    "-DMCU_PLAN_CHECK",
+    f"-include {BOARD_DIR_NAME}/plan_check.h",
+    "-Wno-unused-const-variable",
 )
 
 
@@ -150,7 +160,8 @@ class FirmwareReport:
             ]
         other = self.ram_bytes - self.arena_bytes - self.stack_bytes
         return [
-            f"firmware: {self.elf} (board {self.board})",
+            # OUTDIR-relative: the CLI builds in a staging directory it then renames.
+            f"firmware: firmware.elf (board {self.board})",
             f"flash  {self.flash_bytes:>9} B  (text {self.text} + data {self.data})",
             f"RAM    {self.ram_bytes:>9} B  (data {self.data} + bss {self.bss}, budget {self.ram_budget})",
             f"  arena          {self.arena_bytes:>9} B",
@@ -193,7 +204,7 @@ def _count_macro(header_text: str, name: str, what: str) -> str:
 
 
 def write_firmware_files(
-    outdir: Path, *, name: str, board: Board, ram_bytes: int, stack_bytes: int
+    outdir: Path, *, name: str, board: Board, ram_bytes: int, stack_bytes: int, extra_cflags: tuple[str, ...] = ()
 ) -> None:
     header = outdir / f"{name}.h"
     if not header.is_file():
@@ -222,6 +233,7 @@ def write_firmware_files(
         harness_sources=harness_sources,
         num_inputs_macro=_count_macro(header_text, name, "NUM_INPUTS"),
         num_outputs_macro=_count_macro(header_text, name, "NUM_OUTPUTS"),
+        extra_cflags=extra_cflags,
         extern_arena=re.search(rf"extern\s+uint8_t\s+{re.escape(name)}_arena\b", header_text) is not None,
     )
     outputs = {
@@ -297,12 +309,14 @@ def build_firmware(
     stack_bytes: int = DEFAULT_STACK_BYTES,
     run_make: bool = True,
     jobs: int | None = None,
+    extra_cflags: tuple[str, ...] = (),
 ) -> FirmwareReport:
     """Write the Makefile and board files for the model `name` already
     generated in `outdir`, and (with run_make) build firmware.elf.
 
     Raises DoesNotFit when the arena plus the stack reserve exceed
-    `ram_bytes`, or when the link overflows RAM (or the board's flash)."""
+    `ram_bytes`, or when the link overflows RAM (or the board's flash).
+    `extra_cflags` go into the Makefile's EXTRA_CFLAGS (e.g. PLAN_CHECK_CFLAGS)."""
     outdir = Path(outdir)
     spec = load_board(board)
     if stack_bytes <= 0 or stack_bytes % 8:
@@ -313,7 +327,9 @@ def build_firmware(
             f"arena {arena_bytes} B + stack reserve {stack_bytes} B = {arena_bytes + stack_bytes} B "
             f"exceeds the RAM budget of {ram_bytes} B"
         )
-    write_firmware_files(outdir, name=name, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes)
+    write_firmware_files(
+        outdir, name=name, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
+    )
     report = FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes)
     if not run_make:
         return report

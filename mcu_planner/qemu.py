@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .errors import McuPlanError
+from .check import Target, TargetRun, register_target
+from .errors import CheckMismatch, McuPlanError
 from .resources import firmware_dir
 
 QEMU_BINARY = "qemu-system-arm"
@@ -142,3 +143,83 @@ def run_firmware(
             stack_reserve=int(report.group(4)),
         )
     return QemuRun(result.returncode, console, tuple(outputs), **figures)
+
+
+# ---------------------------------------------------------------- `mcu-plan check --target BOARD`
+
+
+def _header_arena_bytes(generated: Path, model_name: str) -> int:
+    header = (generated / f"{model_name}.h").read_text()
+    match = re.search(rf"#define {re.escape(model_name)}_ARENA_SIZE (\d+)", header)
+    if not match:
+        raise McuPlanError(f"{model_name}.h defines no {model_name}_ARENA_SIZE")
+    return int(match.group(1))
+
+
+class QemuTarget(Target):
+    """A board under QEMU: builds the generated directory with the
+    semihosting harness, then runs one QEMU process per input set."""
+
+    tick_unit = "SysTick ticks (-icount shift=0)"
+
+    def __init__(self, board: str, *, ram_bytes: int | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS):
+        from .firmware_build import load_board
+
+        self.name = board
+        self.board = load_board(board)
+        # Default budget: the board's largest RAM region, so that the check
+        # tests the code rather than the budget.
+        self.ram_bytes = ram_bytes or max(region.length for region in self.board.ram)
+        self.timeout = timeout
+
+    def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path):
+        from .firmware_build import PLAN_CHECK_CFLAGS, build_firmware
+
+        outdir = Path(workdir) / "firmware"
+        if outdir.exists():
+            shutil.rmtree(outdir)
+        shutil.copytree(generated, outdir)
+        return build_firmware(
+            outdir,
+            name=model_name,
+            board=self.name,
+            ram_bytes=self.ram_bytes,
+            arena_bytes=_header_arena_bytes(generated, model_name),
+            extra_cflags=PLAN_CHECK_CFLAGS if check_build else (),
+        )
+
+    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+        firmware = self.build(Path(generated), model_name, check_build=check_build, workdir=Path(workdir))
+        outputs, ticks = [], []
+        for index, sample in enumerate(samples):
+            if [len(data) for data in sample] != list(input_bytes):
+                raise McuPlanError(f"input set {index} has sizes {[len(d) for d in sample]}, expected {input_bytes}")
+            run = run_firmware(
+                firmware.elf,
+                machine=self.board.qemu_machine,
+                inputs=sample,
+                num_outputs=len(output_bytes),
+                timeout=self.timeout,
+                workdir=Path(workdir) / f"run{index}",
+            )
+            violation = next((line for line in run.console.splitlines() if line.startswith("mcu-plan check:")), None)
+            if violation:
+                raise CheckMismatch(f"{model_name} on {self.name}: {violation}")
+            run.check()
+            if [len(data) for data in run.outputs] != list(output_bytes):
+                raise McuPlanError(
+                    f"firmware wrote outputs of {[len(d) for d in run.outputs]} bytes, expected {output_bytes}"
+                )
+            outputs.append(list(run.outputs))
+            ticks.append(run.ticks)
+        return TargetRun(outputs, sum(ticks) / len(ticks) if ticks else None, self.tick_unit)
+
+
+def register_qemu_targets() -> None:
+    from .firmware_build import board_names
+
+    for board in board_names():
+        register_target(QemuTarget(board))
+
+
+register_qemu_targets()

@@ -60,6 +60,37 @@ static void put_decimal(uint64_t value)
     semihost_write0(&text[position]);
 }
 
+static void put_signed(long value)
+{
+    if (value < 0) {
+        semihost_write0("-");
+        put_decimal((uint64_t)(-(int64_t)value));
+    } else {
+        put_decimal((uint64_t)value);
+    }
+}
+
+/* Called by a -DMCU_PLAN_CHECK build of the model (see plan_check.h); the
+ * line starts like the host harness's so that `mcu-plan check` reads both. */
+void harness_plan_violation(int op, int tensor, int other_tensor);
+void harness_plan_violation(int op, int tensor, int other_tensor)
+{
+    semihost_write0("mcu-plan check: ");
+    if (op < 0) {
+        semihost_write0("buffer of tensor ");
+        put_signed(tensor);
+        semihost_write0(" lies outside the arena\n");
+        return;
+    }
+    semihost_write0("op ");
+    put_signed(op);
+    semihost_write0(" writes tensor ");
+    put_signed(tensor);
+    semihost_write0(" over live tensor ");
+    put_signed(other_tensor);
+    semihost_write0("\n");
+}
+
 static void fail(const char *what, const char *file, int status) __attribute__((noreturn));
 static void fail(const char *what, const char *file, int status)
 {
@@ -130,12 +161,7 @@ int main(void)
 
     stack_used = stack_high_water_bytes();
     semihost_write0("mcu-harness: status=");
-    if (status < 0) {
-        semihost_write0("-");
-        put_decimal((uint64_t)(-(int64_t)status));
-    } else {
-        put_decimal((uint64_t)status);
-    }
+    put_signed(status);
     semihost_write0(" ticks=");
     put_decimal(end - start);
     semihost_write0(" stack=");
