@@ -162,6 +162,18 @@ def test_fake_model_outputs_exact(fake_firmware):
 
 
 @needs_cortex_m
+def test_ticks_count_instructions(fake_firmware):
+    """Under -icount shift=0 the tick count times the board's instructions
+    per tick is the number of instructions invoke() ran."""
+    board, report = fake_firmware
+    per_tick = load_board(board).instructions_per_tick()
+    short = _run(board, report, command_input(b"SPN" + struct.pack("<I", 1_000_000))).check()
+    long = _run(board, report, command_input(b"SPN" + struct.pack("<I", 3_000_000))).check()
+    # The difference cancels the fixed cost of the call: 4 M more instructions.
+    assert abs((long.ticks - short.ticks) * per_tick - 4_000_000) <= 2 * per_tick
+
+
+@needs_cortex_m
 def test_ram_figures_match_the_elf(fake_firmware):
     board, report = fake_firmware
     ram = load_board(board).ram_region_for(FAKE_BUDGET)
