@@ -1,0 +1,131 @@
+"""Quantization arithmetic: quant.py's constants and mcu_quant.h's fixed point."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from mcu_planner import quant
+from mcu_planner.graph import Quantization, Tensor
+from mcu_planner.resources import firmware_dir
+
+
+def test_tflite_round_ties_away_from_zero():
+    for value, expected in [(0.5, 1), (-0.5, -1), (2.5, 3), (-2.5, -3), (1.4999999, 1), (-7.5000001, -8), (3.0, 3)]:
+        assert quant.tflite_round(value) == expected
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_quantize_multiplier_represents_the_real_value(seed):
+    rng = np.random.default_rng(seed)
+    for real in np.exp(rng.uniform(math.log(1e-9), math.log(1e4), 500)):
+        multiplier, shift = quant.quantize_multiplier(float(real))
+        assert (1 << 30) <= multiplier < (1 << 31)
+        represented = Fraction(multiplier) * Fraction(2) ** (shift - 31)
+        # Rounding the Q31 mantissa costs at most half a unit in its last place.
+        assert abs(represented - Fraction(float(real))) <= Fraction(2) ** (shift - 32)
+
+
+def test_quantize_multiplier_edges():
+    assert quant.quantize_multiplier(0.0) == (0, 0)
+    assert quant.quantize_multiplier(1e-12) == (0, 0)  # shift below -31 flushes to zero
+    # A mantissa that rounds up to 2^31 becomes 2^30 with the exponent one higher.
+    assert quant.quantize_multiplier(1.0 - 2.0**-40) == (1 << 30, 1)
+    assert quant.quantize_multiplier(0.75) == (3 << 29, 0)
+
+
+def test_quantized_activation_ranges():
+    out = Tensor(0, "y", (1,), "int8", Quantization((float(np.float32(6.0 / 255)),), (-128,)))
+    assert quant.activation_range_quantized("NONE", out) == (-128, 127)
+    assert quant.activation_range_quantized("RELU", out) == (-128, 127)
+    assert quant.activation_range_quantized("RELU6", out) == (-128, 127)
+    wide = Tensor(0, "y", (1,), "int8", Quantization((0.1,), (3,)))
+    assert quant.activation_range_quantized("RELU6", wide) == (3, 63)
+    assert quant.activation_range_quantized("RELU_N1_TO_1", wide) == (-7, 13)
+
+
+def test_padding_matches_the_output_size():
+    for in_size, k, stride, dilation in [(9, 3, 2, 1), (10, 4, 3, 2), (7, 1, 1, 1), (5, 5, 2, 1)]:
+        out = quant.compute_out_size("SAME", in_size, k, stride, dilation)
+        pad = quant.compute_padding(stride, dilation, in_size, k, out)
+        # The last window may hang over by at most one more than the first.
+        last_end = (out - 1) * stride - pad + (k - 1) * dilation + 1
+        assert 0 <= last_end - in_size - pad <= 1
+        assert quant.compute_out_size("VALID", in_size, k, stride, dilation) == (in_size - (k - 1) * dilation - 1) // stride + 1
+
+
+HARNESS = r"""
+#include <stdio.h>
+#include "mcu_quant.h"
+int main(void) {
+    long long x, m; int s; char op;
+    while (scanf(" %c %lld %lld %d", &op, &x, &m, &s) == 4) {
+        int n = 0;
+        switch (op) {
+        case 'd': printf("%ld\n", (long)mcu_mul_by_quantized_mul((int32_t)x, (int32_t)m, s)); break;
+        case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
+        case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
+        case 'r': {
+            const int32_t r = mcu_fp_reciprocal((int32_t)x, s, &n);
+            printf("%ld %d\n", (long)r, n);
+            break;
+        }
+        }
+    }
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def quant_harness(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    work = tmp_path_factory.mktemp("quant")
+    (work / "main.c").write_text(HARNESS)
+    exe = work / "quant"
+    subprocess.run(
+        [cc, "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{firmware_dir() / 'runtime'}", str(work / "main.c"), "-o", str(exe)],
+        check=True,
+    )
+
+    def run(lines: list[str]) -> list[str]:
+        return subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout.split("\n")
+
+    return run
+
+
+def test_c_multiplier_matches_python(quant_harness):
+    rng = np.random.default_rng(5)
+    cases = [(int(x), int(m), int(s)) for x, m, s in zip(
+        rng.integers(-(1 << 24), 1 << 24, 400), rng.integers(1 << 30, 1 << 31, 400), rng.integers(-31, 3, 400))]
+    cases += [(-(1 << 31), (1 << 31) - 1, 0), (1 << 20, 1 << 30, -31), (-5, 1 << 30, -1), (5, 1 << 30, -1)]
+    out = quant_harness([f"d {x} {m} {s}" for x, m, s in cases] + [f"s {x} {m} {s}" for x, m, s in cases])
+    n = len(cases)
+    for i, (x, m, s) in enumerate(cases):
+        assert int(out[i]) == quant.multiply_by_quantized_multiplier(x, m, s), (x, m, s)
+        assert int(out[n + i]) == quant.multiply_by_quantized_multiplier_single_round(x, m, s), (x, m, s)
+        # Single rounding is the exact product rounded half up.
+        exact = Fraction(x * m, 1 << (31 - s))
+        assert int(out[n + i]) == math.floor(exact + Fraction(1, 2))
+
+
+def test_c_fixed_point_exp_and_reciprocal(quant_harness):
+    diffs = [0.0, -0.001, -0.124, -0.25, -0.7, -1.0, -3.3, -8.0, -15.9, -31.0]
+    integer_bits = 5
+    exp_lines = [f"e {round(d * 2 ** (31 - integer_bits))} 0 {integer_bits}" for d in diffs]
+    sums = [1.0, 1.5, 2.999, 17.25, 1000.0]
+    rec_lines = [f"r {round(v * 2 ** (31 - 12))} 0 12" for v in sums]
+    out = quant_harness(exp_lines + rec_lines)
+    for line, d in zip(out, diffs):
+        # gemmlowp's polynomial is good to a few 1e-7.
+        assert abs(int(line) / 2**31 - math.exp(d)) < 1e-6
+    for line, v in zip(out[len(diffs):], sums):
+        raw, bits_over_unit = (int(t) for t in line.split())
+        assert abs(raw / 2**31 / 2**bits_over_unit * v - 1) < 1e-6
