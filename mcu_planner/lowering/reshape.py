@@ -13,12 +13,8 @@ def lower_reshape(op: Operator, graph: Graph) -> KernelCall:
     out = output_tensor(op, graph)
     if inp.dtype != out.dtype or inp.nbytes != out.nbytes:
         raise NotLowerable(f"{op.opcode} from {inp.dtype}{list(inp.shape)} to {out.dtype}{list(out.shape)}")
-    if inp.quantization != out.quantization and inp.quantization is not None and out.quantization is not None:
-        if (inp.quantization.scales, inp.quantization.zero_points) != (
-            out.quantization.scales,
-            out.quantization.zero_points,
-        ):
-            raise NotLowerable(f"{op.opcode} that changes quantization parameters")
+    # TFLite copies the bytes even if the two tensors' quantization differs,
+    # so no check on it here.
     return KernelCall(
         function="mcu_copy",
         params_type="mcu_copy_params",
