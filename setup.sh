@@ -23,6 +23,12 @@ fi
 
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q ".[test]"
+log=.venv/setup.log
+{
+  .venv/bin/python -m pip install --upgrade pip setuptools wheel
+  .venv/bin/python -m pip install ".[test]"
+  # The tests import the package from this checkout: give it the exact
+  # planner's C extension too (the installed copy has its own).
+  .venv/bin/python setup.py build_ext --inplace
+} >"$log" 2>&1 || { tail -n 40 "$log" >&2; echo "setup: failed; the full log is $log" >&2; exit 1; }
 echo "setup: done; the command is .venv/bin/mcu-plan"

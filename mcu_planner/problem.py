@@ -73,7 +73,13 @@ def steps_from_intervals(buffers: tuple[Buffer, ...]) -> tuple[Step, ...]:
 
 
 def problem_from_intervals(buffers: list[Buffer], alignment: int = 1) -> Problem:
-    bufs = tuple(Buffer(b.id, align_up(b.size, alignment), b.start, b.end) for b in buffers)
+    """A problem from bare intervals.  Times are renumbered densely (0, 1, 2 ...
+    over the distinct endpoints): every overlap stays as it was, and an
+    instance whose lifetimes span a million time units does not become a
+    million steps."""
+    times = sorted({t for b in buffers for t in (b.start, b.end)})
+    rank = {t: i for i, t in enumerate(times)}
+    bufs = tuple(Buffer(b.id, align_up(b.size, alignment), rank[b.start], rank[b.end]) for b in buffers)
     return Problem(bufs, alignment, steps_from_intervals(bufs))
 
 
