@@ -53,11 +53,11 @@ class Branches:
         return self.mb.build()
 
 
-def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0, exact_floats: bool = True):
-    """check_model on the host; float outputs must match the reference exactly
+def assert_matches_reference(model, inputs: int = 3, seed: int = 0, exact_floats: bool = True, target: str = "host"):
+    """check_model (on the host unless told); float outputs must match the reference exactly
     too (these kernels do the reference's float operations in its order), not
     only within check_model's tolerance."""
-    report = check_model(model, inputs=inputs, seed=seed, raise_on_mismatch=False)
+    report = check_model(model, target=target, inputs=inputs, seed=seed, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
     if exact_floats and report.float_outputs:
         assert report.max_float_error == 0.0, f"float outputs differ from the reference by {report.max_float_error}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -108,3 +110,13 @@ def test_int8_requantize_multiplier_is_the_scale_ratio():
         p = lower(op, graph).params
         realized = p["multiplier"] * 2.0 ** (p["shift"] - 31)
         assert realized == pytest.approx(in_q[0] / out_q[0], rel=2**-30)
+
+
+@pytest.mark.skipif(
+    not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")),
+    reason="needs qemu-system-arm and arm-none-eabi-gcc",
+)
+def test_quantize_double_math_is_exact_on_cortex_m4():
+    """The float conversions use double arithmetic, in software on a Cortex-M4F;
+    the emulated board must still match the reference byte for byte."""
+    assert_matches_reference(quantize_model(0), inputs=2, target="mps2-an386")
