@@ -155,7 +155,6 @@ class Slot:
     size: int
     consumers: int  # reads still due at invoke start (+1 for graph outputs: never released)
     live_at_start: bool
-    name: str
 
 
 @dataclass
@@ -384,9 +383,6 @@ class _Builder:
                 if consumers[slot] == 0 and slot not in held:
                     code.releases.append(slot)
                     consumers[slot] += 1
-        names = {}
-        for t in sorted(self.lifetimes.placements):
-            names.setdefault(self.tensor_slot(t)[0], self.graph.tensors[self.buffers[self.tensor_slot(t)[0]].id].name)
         return [
             Slot(
                 index=i,
@@ -395,7 +391,6 @@ class _Builder:
                 size=b.size,
                 consumers=consumers[i] + (1 if i in held else 0),
                 live_at_start=i in self.live_at_start,
-                name=names.get(i, ""),
             )
             for i, b in enumerate(self.buffers)
         ]
