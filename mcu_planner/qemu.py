@@ -72,6 +72,9 @@ class QemuRun:
     def describe_exit(self) -> str:
         if self.exit_status == 0:
             return "exit 0"
+        if self.exit_status < 0:
+            cause = " (QEMU aborted: the core locked up)" if "Lockup" in self.console else ""
+            return f"QEMU killed by signal {-self.exit_status}{cause}"
         name = exit_code_names().get(self.exit_status)
         if name is None and self.invoke_status is not None:
             name = f"invoke returned {self.invoke_status}"

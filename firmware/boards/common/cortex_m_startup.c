@@ -81,15 +81,16 @@ static void put_hex(uint32_t value)
     semihost_write0(text);
 }
 
-/* Called by the naked handlers below with the exception frame the core
- * stacked (r0-r3, r12, lr, pc, xpsr) and the exit status for the fault. */
-void fault_exit(const uint32_t *frame, int status) __attribute__((noreturn, used));
-void fault_exit(const uint32_t *frame, int status)
+/* Called by the naked handlers below, on a fresh stack, with the program
+ * counter the core stacked for the fault (0 when there was no readable
+ * frame) and the exit status for the fault. */
+void fault_exit(uint32_t pc, int status) __attribute__((noreturn, used));
+void fault_exit(uint32_t pc, int status)
 {
     semihost_write0("mcu-harness: fault status=");
     put_hex((uint32_t)status);
     semihost_write0(" pc=");
-    put_hex(frame[6]);
+    put_hex(pc);
     semihost_write0(" cfsr=");
     put_hex(SCB_CFSR);
     semihost_write0(" hfsr=");
@@ -101,7 +102,14 @@ void fault_exit(const uint32_t *frame, int status)
 }
 
 /* Each fault exits QEMU with its own status rather than spinning forever,
- * so a crashing model fails a test at once instead of at its timeout. */
+ * so a crashing model fails a test at once instead of at its timeout.
+ *
+ * The handler reads the stacked pc only when the exception frame lies inside
+ * the stack reserve: a frame below it means the stack overflowed (the core
+ * could not stack the frame), reported as EXIT_STACK_OVERFLOW.  It then
+ * resets MSP to the top of the reserve, since the run ends here anyway and
+ * the faulting stack may be unusable; a fault inside the handler would
+ * otherwise lock the core up. */
 #define FAULT_HANDLER(name, status)                                  \
     __attribute__((naked)) void name(void)                           \
     {                                                                \
@@ -110,7 +118,26 @@ void fault_exit(const uint32_t *frame, int status)
                          "mrseq r0, msp\n\t"                         \
                          "mrsne r0, psp\n\t"                         \
                          "movs r1, %0\n\t"                           \
-                         "b fault_exit\n\t" ::"i"(status));          \
+                         "movw r2, #:lower16:__stack_bottom\n\t"     \
+                         "movt r2, #:upper16:__stack_bottom\n\t"     \
+                         "movw r3, #:lower16:__stack_top\n\t"        \
+                         "movt r3, #:upper16:__stack_top\n\t"        \
+                         "cmp r0, r2\n\t"                            \
+                         "blo 1f\n\t"                                \
+                         "subs r2, r3, #32\n\t"                      \
+                         "cmp r0, r2\n\t"                            \
+                         "bhi 2f\n\t"                                \
+                         "ldr r0, [r0, #24]\n\t"                     \
+                         "b 3f\n"                                    \
+                         "1:\n\t"                                    \
+                         "movs r1, %1\n"                             \
+                         "2:\n\t"                                    \
+                         "movs r0, #0\n"                             \
+                         "3:\n\t"                                    \
+                         "msr msp, r3\n\t"                           \
+                         "isb\n\t"                                   \
+                         "b fault_exit\n\t" ::"i"(status),          \
+                         "i"(EXIT_STACK_OVERFLOW));                  \
     }
 
 FAULT_HANDLER(NMI_Handler, EXIT_NMI)
