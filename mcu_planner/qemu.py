@@ -175,6 +175,10 @@ class QemuTarget(Target):
         self.ram_bytes = ram_bytes or max(region.length for region in self.board.ram)
         self.timeout = timeout
 
+    def with_ram(self, ram_bytes: int) -> "QemuTarget":
+        """This board with `ram_bytes` as the linker's RAM region."""
+        return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout)
+
     def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path):
         from .firmware_build import PLAN_CHECK_CFLAGS, build_firmware
 

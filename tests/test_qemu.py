@@ -335,3 +335,16 @@ def test_mcu_plan_budget_edges(tmp_path):
     below_plan = _mcu_plan(model, "--ram", str(arena - 1), "-o", str(tmp_path / "below"), "--board", "mps2-an386")
     assert below_plan.returncode == 3, below_plan.stderr
     assert not (tmp_path / "below").exists()
+
+
+@needs_shared
+@needs_cortex_m
+def test_check_target_links_against_the_given_ram():
+    from mcu_planner.check import check_model
+
+    model = MODELS_DIR / "tflite-micro" / "hello_world_int8.tflite"
+    report = check_model(model, target="mps2-an386", inputs=1, ram=8192, check_build=False)
+    assert report.passed
+    # 64 bytes hold the arena (32 B) but not the stack reserve: the firmware link refuses.
+    with pytest.raises(DoesNotFit):
+        check_model(model, target="mps2-an386", inputs=1, ram=64, check_build=False)
