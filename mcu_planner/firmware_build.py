@@ -214,6 +214,17 @@ def _count_macro(header_text: str, name: str, what: str) -> str:
     return match.group(1)
 
 
+def _arena_section(outdir: Path, name: str) -> str | None:
+    """The section codegen was told to put the arena in (--arena-section), if any."""
+    source = outdir / f"{name}.c"
+    if not source.is_file():
+        return None
+    match = re.search(
+        rf'#define {re.escape(name)}_ARENA_SECTION __attribute__\(\(section\("([^"\\]+)"\)\)\)', source.read_text()
+    )
+    return match.group(1) if match else None
+
+
 def write_firmware_files(
     outdir: Path, *, name: str, board: Board, ram_bytes: int, stack_bytes: int, extra_cflags: tuple[str, ...] = ()
 ) -> None:
@@ -245,6 +256,7 @@ def write_firmware_files(
         num_inputs_macro=_count_macro(header_text, name, "NUM_INPUTS"),
         num_outputs_macro=_count_macro(header_text, name, "NUM_OUTPUTS"),
         extra_cflags=extra_cflags,
+        arena_section=_arena_section(outdir, name),
         extern_arena=re.search(rf"extern\s+uint8_t\s+{re.escape(name)}_arena\b", header_text) is not None,
     )
     outputs = {

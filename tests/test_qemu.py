@@ -348,3 +348,26 @@ def test_check_target_links_against_the_given_ram():
     # 64 bytes hold the arena (32 B) but not the stack reserve: the firmware link refuses.
     with pytest.raises(DoesNotFit):
         check_model(model, target="mps2-an386", inputs=1, ram=64, check_build=False)
+
+
+@needs_shared
+@needs_cortex_m
+def test_arena_section_lands_in_zeroed_ram(tmp_path):
+    """--arena-section puts the arena in its own section; the board's linker
+    script must still count it as RAM (.bss), not copy a flash image of it."""
+    model = str(MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite")
+    out = tmp_path / "out"
+    done = _mcu_plan(model, "--ram", "64K", "-o", str(out), "--board", "mps2-an386", "--arena-section", ".model_arena")
+    assert done.returncode == 0, done.stderr
+    table = symbols(out / "firmware.elf")
+    arena_address, arena_size = table["kws_ref_model_arena"]
+    assert table["__bss_start"][0] <= arena_address and arena_address + arena_size <= table["__bss_end"][0]
+    assert re.search(r"^flash\s+\d+ B\s+\(text \d+ \+ data 0\)", done.stdout, re.MULTILINE)
+    from mcu_planner.reference import ReferenceModel
+
+    features = np.random.default_rng(3).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
+    run = run_firmware(
+        out / "firmware.elf", machine="mps2-an386", inputs=[features.tobytes()], num_outputs=1, timeout=RUN_TIMEOUT
+    ).check()
+    expected = ReferenceModel(Path(model).read_bytes()).run([features])
+    assert run.outputs[0] == expected[0].tobytes()
