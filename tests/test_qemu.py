@@ -352,12 +352,18 @@ def test_check_target_links_against_the_given_ram():
 
 @needs_shared
 @needs_cortex_m
-def test_arena_section_lands_in_zeroed_ram(tmp_path):
-    """--arena-section puts the arena in its own section; the board's linker
-    script must still count it as RAM (.bss), not copy a flash image of it."""
+@pytest.mark.parametrize(
+    "board, placement",
+    [("mps2-an386", ["--arena-section", ".model_arena"]), ("mps3-an547", ["--extern-arena"])],
+    ids=["arena-section", "extern-arena"],
+)
+def test_arena_placement_options_land_in_zeroed_ram(tmp_path, board, placement):
+    """--arena-section puts the arena in its own section, --extern-arena lets
+    the application (here the harness) define it; either way the board's
+    linker script must count it as RAM (.bss), not copy a flash image of it."""
     model = str(MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite")
     out = tmp_path / "out"
-    done = _mcu_plan(model, "--ram", "64K", "-o", str(out), "--board", "mps2-an386", "--arena-section", ".model_arena")
+    done = _mcu_plan(model, "--ram", "64K", "-o", str(out), "--board", board, *placement)
     assert done.returncode == 0, done.stderr
     table = symbols(out / "firmware.elf")
     arena_address, arena_size = table["kws_ref_model_arena"]
@@ -367,7 +373,7 @@ def test_arena_section_lands_in_zeroed_ram(tmp_path):
 
     features = np.random.default_rng(3).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
     run = run_firmware(
-        out / "firmware.elf", machine="mps2-an386", inputs=[features.tobytes()], num_outputs=1, timeout=RUN_TIMEOUT
+        out / "firmware.elf", machine=board, inputs=[features.tobytes()], num_outputs=1, timeout=RUN_TIMEOUT
     ).check()
     expected = ReferenceModel(Path(model).read_bytes()).run([features])
     assert run.outputs[0] == expected[0].tobytes()
