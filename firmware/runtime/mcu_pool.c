@@ -6,54 +6,40 @@
 #include <float.h>
 
 #include "mcu_quant.h"
+#include "mcu_window.h"
 
-/* The window of output (out_y, out_x), clipped to the input. */
-typedef struct {
-    int32_t y_start, y_end, x_start, x_end, in_y_origin, in_x_origin;
-} mcu_pool_window;
+/* Pooling windows are convolution windows without dilation. */
+#define POOL_DILATION 1
 
-#define MCU_POOL_WINDOW(p, out_y, out_x, w)                                           \
-    do {                                                                              \
-        (w).in_y_origin = (out_y) * (p)->stride_h - (p)->pad_h;                       \
-        (w).in_x_origin = (out_x) * (p)->stride_w - (p)->pad_w;                       \
-        (w).y_start = MCU_MAX(0, -(w).in_y_origin);                                   \
-        (w).y_end = MCU_MIN((p)->filter_h, (p)->input_h - (w).in_y_origin);           \
-        (w).x_start = MCU_MAX(0, -(w).in_x_origin);                                   \
-        (w).x_end = MCU_MIN((p)->filter_w, (p)->input_w - (w).in_x_origin);           \
-    } while (0)
-
-static size_t pool_index(int32_t h_size, int32_t w_size, int32_t c_size, int32_t b, int32_t y, int32_t x, int32_t c)
+static int32_t taps_inside(const mcu_window_axis *wy, const mcu_window_axis *wx)
 {
-    return (((size_t)b * (size_t)h_size + (size_t)y) * (size_t)w_size + (size_t)x) * (size_t)c_size + (size_t)c;
+    return MCU_MAX(0, wy->end - wy->first) * MCU_MAX(0, wx->end - wx->first);
 }
 
 void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
-    mcu_pool_window w;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                MCU_POOL_WINDOW(p, out_y, out_x, w);
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                /* TFLite reports an error for an empty window; SAME and VALID
+                 * padding never make one, and dividing by 1 keeps it defined. */
+                const int32_t count = MCU_MAX(1, taps_inside(&wy, &wx));
                 for (c = 0; c < p->channels; ++c) {
                     int32_t acc = 0;
-                    int32_t count = 0;
-                    for (fy = w.y_start; fy < w.y_end; ++fy) {
-                        for (fx = w.x_start; fx < w.x_end; ++fx) {
-                            acc += input[pool_index(p->input_h, p->input_w, p->channels, b, w.in_y_origin + fy,
-                                                    w.in_x_origin + fx, c)];
-                            ++count;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            acc += input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                         mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)];
                         }
-                    }
-                    if (count == 0) {
-                        /* TFLite reports an error here; an empty window cannot
-                         * arise from SAME/VALID padding. */
-                        acc = 0;
-                        count = 1;
                     }
                     /* Round half away from zero. */
                     acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
-                    output[pool_index(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
                 }
             }
@@ -64,22 +50,23 @@ void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, in
 void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
-    mcu_pool_window w;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                MCU_POOL_WINDOW(p, out_y, out_x, w);
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                const float count = (float)taps_inside(&wy, &wx);
                 for (c = 0; c < p->channels; ++c) {
                     float total = 0.0f;
-                    float count = 0.0f;
-                    for (fy = w.y_start; fy < w.y_end; ++fy) {
-                        for (fx = w.x_start; fx < w.x_end; ++fx) {
-                            total += input[pool_index(p->input_h, p->input_w, p->channels, b, w.in_y_origin + fy,
-                                                      w.in_x_origin + fx, c)];
-                            count += 1.0f;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            total += input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                           mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)];
                         }
                     }
-                    output[pool_index(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         mcu_clamp_f32(total / count, p->act_min, p->act_max);
                 }
             }
@@ -90,21 +77,24 @@ void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, f
 void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
-    mcu_pool_window w;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                MCU_POOL_WINDOW(p, out_y, out_x, w);
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
                 for (c = 0; c < p->channels; ++c) {
                     int32_t max = INT8_MIN;
-                    for (fy = w.y_start; fy < w.y_end; ++fy) {
-                        for (fx = w.x_start; fx < w.x_end; ++fx) {
-                            const int32_t v = input[pool_index(p->input_h, p->input_w, p->channels, b,
-                                                               w.in_y_origin + fy, w.in_x_origin + fx, c)];
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            const int32_t v = input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                    mcu_window_input(&wy, fy),
+                                                                    mcu_window_input(&wx, fx), c)];
                             max = MCU_MAX(max, v);
                         }
                     }
-                    output[pool_index(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         (int8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
                 }
             }
@@ -115,22 +105,25 @@ void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t
 void mcu_max_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
-    mcu_pool_window w;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                MCU_POOL_WINDOW(p, out_y, out_x, w);
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
                 for (c = 0; c < p->channels; ++c) {
                     float max = -FLT_MAX; /* std::numeric_limits<float>::lowest() */
-                    for (fy = w.y_start; fy < w.y_end; ++fy) {
-                        for (fx = w.x_start; fx < w.x_end; ++fx) {
-                            const float v = input[pool_index(p->input_h, p->input_w, p->channels, b,
-                                                             w.in_y_origin + fy, w.in_x_origin + fx, c)];
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            const float v = input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                  mcu_window_input(&wy, fy),
+                                                                  mcu_window_input(&wx, fx), c)];
                             /* std::max(max, v): keeps max unless max < v. */
                             max = max < v ? v : max;
                         }
                     }
-                    output[pool_index(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         mcu_clamp_f32(max, p->act_min, p->act_max);
                 }
             }

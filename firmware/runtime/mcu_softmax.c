@@ -11,6 +11,15 @@
 #define MCU_SOFTMAX_DIFF_INTEGER_BITS 5
 #define MCU_SOFTMAX_ACCUM_INTEGER_BITS 12
 
+/* exp(beta * input_scale * diff) for diff <= 0, in Q0.31.  Both passes over a
+ * row compute it: the reference recomputes it rather than buffer a row. */
+static int32_t exp_of_diff(const mcu_softmax_s8_params *p, int32_t diff)
+{
+    const int32_t scaled_diff =
+        mcu_mul_by_quantized_mul_greater_than_one(diff, p->input_multiplier, (int)p->input_left_shift);
+    return mcu_fp_exp_on_negative_values(scaled_diff, MCU_SOFTMAX_DIFF_INTEGER_BITS);
+}
+
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t i, c;
@@ -27,9 +36,7 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
             if (diff >= p->diff_min) {
-                const int32_t scaled_diff =
-                    mcu_mul_by_quantized_mul_greater_than_one(diff, p->input_multiplier, (int)p->input_left_shift);
-                const int32_t exp_q0 = mcu_fp_exp_on_negative_values(scaled_diff, MCU_SOFTMAX_DIFF_INTEGER_BITS);
+                const int32_t exp_q0 = exp_of_diff(p, diff);
                 sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
             }
         }
@@ -39,9 +46,7 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
             if (diff >= p->diff_min) {
-                const int32_t scaled_diff =
-                    mcu_mul_by_quantized_mul_greater_than_one(diff, p->input_multiplier, (int)p->input_left_shift);
-                const int32_t exp_q0 = mcu_fp_exp_on_negative_values(scaled_diff, MCU_SOFTMAX_DIFF_INTEGER_BITS);
+                const int32_t exp_q0 = exp_of_diff(p, diff);
                 const int32_t unsat = mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(reciprocal, exp_q0),
                                                                  num_bits_over_unit + 31 - 8);
                 out_row[c] = (int8_t)mcu_clamp_s32(unsat + INT8_MIN, INT8_MIN, INT8_MAX);
