@@ -20,7 +20,7 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import FLOAT32_MAX, f32, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
-from .common import input_tensor, output_tensor, require_dtype, scale, zero_point
+from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_activations",)
 
@@ -90,20 +90,10 @@ def _float_to_int32(value: np.float32) -> int:
 
 
 def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
-    if len(op.outputs) != 1:
-        raise NotLowerable(f"{op.opcode} with {len(op.outputs)} outputs")
-    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    inp, out = elementwise_operands(op, graph)
     if inp.dtype != out.dtype:
         raise NotLowerable(f"{op.opcode} from {inp.dtype} to {out.dtype}")
-    if inp.num_elements != out.num_elements:
-        raise NotLowerable(f"{op.opcode} from shape {inp.shape} to {out.shape}")
     return inp, out
-
-
-def _call(function: str, params_type: str, params: dict, op: Operator) -> KernelCall:
-    return KernelCall(
-        function=function, params_type=params_type, params=params, args=(op.inputs[0], op.outputs[0]), sources=SOURCES
-    )
 
 
 @lowers("LOGISTIC", "TANH")
@@ -115,11 +105,12 @@ def lower_lut(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"int8 LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
     transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
     table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform)
-    return _call(
+    return kernel_call(
+        op,
         "mcu_lut_s8",
         "mcu_lut_s8_params",
         {"size": inp.num_elements, "table": CArray("int8_t", table)},
-        op,
+        SOURCES,
     )
 
 
@@ -132,11 +123,12 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     low, high = RELU_BOUNDS[op.opcode]
     if inp.dtype == "float32":
-        return _call(
+        return kernel_call(
+            op,
             "mcu_relu_f32",
             "mcu_relu_f32_params",
             {"size": inp.num_elements, "act_min": low, "act_max": FLOAT32_MAX if high is None else high},
-            op,
+            SOURCES,
         )
     require_dtype(op, inp, "int8")
     output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
@@ -147,7 +139,8 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
 
     # input scale / output scale: a float32 division in ReluPrepare.
     multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
-    return _call(
+    return kernel_call(
+        op,
         "mcu_relu_s8",
         "mcu_relu_s8_params",
         {
@@ -159,7 +152,7 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             "act_min": max(-128, quantized(low)),
             "act_max": 127 if high is None else min(127, quantized(high)),
         },
-        op,
+        SOURCES,
     )
 
 
@@ -168,13 +161,15 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     alpha = f32(op.options.get("alpha", 0.0))
     if inp.dtype == "float32":
-        return _call("mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", {"size": inp.num_elements, "alpha": alpha}, op)
+        params = {"size": inp.num_elements, "alpha": alpha}
+        return kernel_call(op, "mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", params, SOURCES)
     require_dtype(op, inp, "int8")
     input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
     # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
     alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
     identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
-    return _call(
+    return kernel_call(
+        op,
         "mcu_leaky_relu_s8",
         "mcu_leaky_relu_s8_params",
         {
@@ -186,7 +181,7 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
             "alpha_multiplier": alpha_multiplier,
             "alpha_shift": alpha_shift,
         },
-        op,
+        SOURCES,
     )
 
 
@@ -202,7 +197,7 @@ def _downscale_to_int16(multiplier: int) -> int:
 def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     if inp.dtype == "float32":
-        return _call("mcu_hard_swish_f32", "mcu_hard_swish_f32_params", {"size": inp.num_elements}, op)
+        return kernel_call(op, "mcu_hard_swish_f32", "mcu_hard_swish_f32_params", {"size": inp.num_elements}, SOURCES)
     require_dtype(op, inp, "int8")
     # HardSwishPrepare computes these ratios in float32.
     hires_input_scale = np.float32(1.0 / 128.0) * np.float32(scale(inp))
@@ -213,7 +208,8 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable("HARD_SWISH whose output scale is below input scale / 128 (TFLite rejects it)")
     if output_exponent < -15 or reluish_exponent < -15:
         raise NotLowerable("HARD_SWISH with a rescale below 2^-15")
-    return _call(
+    return kernel_call(
+        op,
         "mcu_hard_swish_s8",
         "mcu_hard_swish_s8_params",
         {
@@ -225,5 +221,5 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
             "output_multiplier": _downscale_to_int16(output_multiplier),
             "output_exponent": output_exponent,
         },
-        op,
+        SOURCES,
     )

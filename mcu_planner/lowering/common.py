@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import activation_range_float, activation_range_quantized
-from . import CArray, NotLowerable
+from . import CArray, KernelCall, NotLowerable
 
 
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
@@ -18,6 +18,17 @@ def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = Fal
 
 def output_tensor(op: Operator, graph: Graph, position: int = 0) -> Tensor:
     return graph.tensors[op.outputs[position]]
+
+
+def elementwise_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
+    """Input 0 and the only output of an op that maps each element to one
+    element, whatever the shapes say."""
+    if len(op.outputs) != 1:
+        raise NotLowerable(f"{op.opcode} with {len(op.outputs)} outputs")
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    if inp.num_elements != out.num_elements:
+        raise NotLowerable(f"{op.opcode} from shape {inp.shape} to {out.shape}")
+    return inp, out
 
 
 def require_dtype(op: Operator, tensor: Tensor, *dtypes: str) -> None:
@@ -66,3 +77,32 @@ def shape4(shape: tuple[int, ...], op: Operator) -> tuple[int, int, int, int]:
     if len(shape) > 4:
         raise NotLowerable(f"{op.opcode} on a rank-{len(shape)} tensor")
     return tuple([1] * (4 - len(shape)) + list(shape))  # type: ignore[return-value]
+
+
+def kernel_call(
+    op: Operator, function: str, params_type: str, params: dict, sources: tuple[str, ...], inputs: int = 1
+) -> KernelCall:
+    """The call most kernels take: params, then the op's first `inputs` input
+    tensors (-1, NULL in C, for an absent optional one), then its output."""
+    args = tuple(op.inputs[i] if i < len(op.inputs) else -1 for i in range(inputs))
+    return KernelCall(
+        function=function, params_type=params_type, params=params, args=args + (op.outputs[0],), sources=sources
+    )
+
+
+def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> bool:
+    """Whether an op with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED)
+    takes the float32 kernel rather than the int8 one, after checking its
+    tensors fit one of them: all float32, or int8 with a quantized filter and
+    an int32 bias."""
+    if inp.dtype == "float32":
+        for t in (filt, out) + ((bias,) if bias is not None else ()):
+            require_dtype(op, t, "float32")
+        return True
+    for t in (inp, filt, out):
+        require_dtype(op, t, "int8")
+    if bias is not None:
+        require_dtype(op, bias, "int32")
+    if filt.quantization is None:
+        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
+    return False

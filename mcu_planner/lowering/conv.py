@@ -5,13 +5,21 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import compute_out_size, compute_padding, conv_output_multipliers
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    activation_params,
+    input_tensor,
+    int32_array,
+    is_float_weighted_op,
+    kernel_call,
+    output_tensor,
+    scale,
+    zero_point,
+)
+
+SOURCES = ("mcu_conv",)
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
-    for t in (inp, filt, out):
-        if len(t.shape) != 4:
-            raise NotLowerable(f"{op.opcode} on rank-{len(t.shape)} tensor {t.name!r}")
     batches, in_h, in_w, in_c = inp.shape
     _, filter_h, filter_w, _ = filt.shape
     out_b, out_h, out_w, out_c = out.shape
@@ -67,45 +75,24 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
             raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
     params = _geometry(op, inp, filt, out, per_filter)
-    bias_index = op.inputs[2] if bias is not None else -1
-    args = (op.inputs[0], op.inputs[1], bias_index, op.outputs[0])
-
-    if inp.dtype == "float32":
-        for t in (filt, out) + ((bias,) if bias is not None else ()):
-            require_dtype(op, t, "float32")
-        return KernelCall(
-            function=f"{stem}_f32",
-            params_type="mcu_conv_f32_params",
-            params={**params, **activation_params(op, out)},
-            args=args,
-            sources=("mcu_conv",),
+    if is_float_weighted_op(op, inp, filt, bias, out):
+        return kernel_call(
+            op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3
         )
 
-    require_dtype(op, inp, "int8")
-    require_dtype(op, filt, "int8")
-    require_dtype(op, out, "int8")
-    if bias is not None:
-        require_dtype(op, bias, "int32")
-    if filt.quantization is None:
-        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
     if any(filt.quantization.zero_points):
         # The reference kernels ignore the filter zero point: only symmetric weights are valid.
         raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
     multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out_c)
-    return KernelCall(
-        function=f"{stem}_s8",
-        params_type="mcu_conv_s8_params",
-        params={
-            **params,
-            "input_offset": -zero_point(inp),
-            "output_offset": zero_point(out),
-            "output_multiplier": int32_array(multipliers),
-            "output_shift": int32_array(shifts),
-            **activation_params(op, out),
-        },
-        args=args,
-        sources=("mcu_conv",),
-    )
+    s8_params = {
+        **params,
+        "input_offset": -zero_point(inp),
+        "output_offset": zero_point(out),
+        "output_multiplier": int32_array(multipliers),
+        "output_shift": int32_array(shifts),
+        **activation_params(op, out),
+    }
+    return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
 
 
 @lowers("CONV_2D")

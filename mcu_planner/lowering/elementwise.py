@@ -14,7 +14,16 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    activation_params,
+    input_tensor,
+    int32_array,
+    kernel_call,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+)
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 
@@ -73,24 +82,26 @@ def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
     return a, b, out
 
 
-def _walk_params(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict:
+def _call(op: Operator, function: str, params_type: str, operands: tuple[Tensor, Tensor, Tensor], **own) -> KernelCall:
+    """Fields in the order every params struct here declares them: the
+    broadcast walk, the kernel's own constants, the fused activation."""
+    a, b, out = operands
     dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
-    return {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
+    walk = {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
+    params = {**walk, **own, **activation_params(op, out)}
+    return kernel_call(op, function, params_type, params, ("mcu_elementwise",), inputs=2)
+
+
+def _int8_offsets(a: Tensor, b: Tensor, out: Tensor) -> dict[str, int]:
+    return {"input1_offset": -zero_point(a), "input2_offset": -zero_point(b), "output_offset": zero_point(out)}
 
 
 @lowers("ADD", "SUB")
 def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
-    a, b, out = _operands(op, graph)
-    walk = _walk_params(op, a, b, out)
-    args = (op.inputs[0], op.inputs[1], op.outputs[0])
+    operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
-        return KernelCall(
-            function="mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32",
-            params_type="mcu_binary_f32_params",
-            params={**walk, **activation_params(op, out)},
-            args=args,
-            sources=("mcu_elementwise",),
-        )
+        function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
+        return _call(op, function, "mcu_binary_f32_params", operands)
     require_dtype(op, out, "int8")
     scale1, scale2, out_scale = scale(a), scale(b), scale(out)
     # 2 * std::max(float, float) stays float32; every division after it is in
@@ -104,56 +115,36 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     output_multiplier, output_shift = quantize_multiplier_smaller_than_one_exp(real_output_multiplier)
     if op.opcode == "SUB":
         multiplier2 = -multiplier2
-    return KernelCall(
-        function="mcu_add_s8",
-        params_type="mcu_add_s8_params",
-        params={
-            **walk,
-            "input1_offset": -zero_point(a),
-            "input2_offset": -zero_point(b),
-            "output_offset": zero_point(out),
-            "left_shift": ADD_LEFT_SHIFT,
-            "input1_multiplier": multiplier1,
-            "input1_shift": shift1,
-            "input2_multiplier": multiplier2,
-            "input2_shift": shift2,
-            "output_multiplier": output_multiplier,
-            "output_shift": output_shift,
-            **activation_params(op, out),
-        },
-        args=args,
-        sources=("mcu_elementwise",),
+    return _call(
+        op,
+        "mcu_add_s8",
+        "mcu_add_s8_params",
+        operands,
+        **_int8_offsets(a, b, out),
+        left_shift=ADD_LEFT_SHIFT,
+        input1_multiplier=multiplier1,
+        input1_shift=shift1,
+        input2_multiplier=multiplier2,
+        input2_shift=shift2,
+        output_multiplier=output_multiplier,
+        output_shift=output_shift,
     )
 
 
 @lowers("MUL")
 def lower_mul(op: Operator, graph: Graph) -> KernelCall:
-    a, b, out = _operands(op, graph)
-    walk = _walk_params(op, a, b, out)
-    args = (op.inputs[0], op.inputs[1], op.outputs[0])
+    operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
-        return KernelCall(
-            function="mcu_mul_f32",
-            params_type="mcu_binary_f32_params",
-            params={**walk, **activation_params(op, out)},
-            args=args,
-            sources=("mcu_elementwise",),
-        )
+        return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
     require_dtype(op, out, "int8")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
-    return KernelCall(
-        function="mcu_mul_s8",
-        params_type="mcu_mul_s8_params",
-        params={
-            **walk,
-            "input1_offset": -zero_point(a),
-            "input2_offset": -zero_point(b),
-            "output_offset": zero_point(out),
-            "output_multiplier": output_multiplier,
-            "output_shift": output_shift,
-            **activation_params(op, out),
-        },
-        args=args,
-        sources=("mcu_elementwise",),
+    return _call(
+        op,
+        "mcu_mul_s8",
+        "mcu_mul_s8_params",
+        operands,
+        **_int8_offsets(a, b, out),
+        output_multiplier=output_multiplier,
+        output_shift=output_shift,
     )

@@ -5,7 +5,18 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    activation_params,
+    input_tensor,
+    int32_array,
+    is_float_weighted_op,
+    kernel_call,
+    output_tensor,
+    scale,
+    zero_point,
+)
+
+SOURCES = ("mcu_fully_connected",)
 
 
 @lowers("FULLY_CONNECTED")
@@ -24,45 +35,24 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     batches = inp.num_elements // accum_depth
     if out.num_elements != batches * output_depth:
         raise NotLowerable(f"FULLY_CONNECTED output shape {out.shape} does not match {batches}x{output_depth}")
-    bias_index = op.inputs[2] if bias is not None else -1
     sizes = {"batches": batches, "output_depth": output_depth, "accum_depth": accum_depth}
+    if is_float_weighted_op(op, inp, filt, bias, out):
+        params = {**sizes, **activation_params(op, out)}
+        return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)
 
-    if inp.dtype == "float32":
-        for t in (filt, out) + ((bias,) if bias is not None else ()):
-            require_dtype(op, t, "float32")
-        return KernelCall(
-            function="mcu_fully_connected_f32",
-            params_type="mcu_fully_connected_f32_params",
-            params={**sizes, **activation_params(op, out)},
-            args=(op.inputs[0], op.inputs[1], bias_index, op.outputs[0]),
-            sources=("mcu_fully_connected",),
-        )
-
-    require_dtype(op, inp, "int8")
-    require_dtype(op, filt, "int8")
-    require_dtype(op, out, "int8")
-    if bias is not None:
-        require_dtype(op, bias, "int32")
-    if filt.quantization is None:
-        raise NotLowerable("FULLY_CONNECTED with an unquantized int8 filter")
     filter_scales = filt.quantization.scales
     per_channel = len(filter_scales) > 1
     multipliers, shifts = conv_output_multipliers(
         scale(inp), filter_scales, scale(out), output_depth if per_channel else 1
     )
-    return KernelCall(
-        function="mcu_fully_connected_s8",
-        params_type="mcu_fully_connected_s8_params",
-        params={
-            **sizes,
-            "input_offset": -zero_point(inp),
-            "filter_offset": 0 if per_channel else -zero_point(filt),
-            "output_offset": zero_point(out),
-            "per_channel": int(per_channel),
-            "output_multiplier": int32_array(multipliers),
-            "output_shift": int32_array(shifts),
-            **activation_params(op, out),
-        },
-        args=(op.inputs[0], op.inputs[1], bias_index, op.outputs[0]),
-        sources=("mcu_fully_connected",),
-    )
+    params = {
+        **sizes,
+        "input_offset": -zero_point(inp),
+        "filter_offset": 0 if per_channel else -zero_point(filt),
+        "output_offset": zero_point(out),
+        "per_channel": int(per_channel),
+        "output_multiplier": int32_array(multipliers),
+        "output_shift": int32_array(shifts),
+        **activation_params(op, out),
+    }
+    return kernel_call(op, "mcu_fully_connected_s8", "mcu_fully_connected_s8_params", params, SOURCES, inputs=3)

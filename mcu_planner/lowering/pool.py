@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from ..quant import compute_out_size, compute_padding
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, input_tensor, output_tensor, require_dtype, scale, zero_point
+from .common import activation_params, input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
 
 
 def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
@@ -50,13 +50,8 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
         if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
             raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
         suffix, params_type = "s8", "mcu_pool_s8_params"
-    return KernelCall(
-        function=f"{stem}_{suffix}",
-        params_type=params_type,
-        params={**params, **activation_params(op, out)},
-        args=(op.inputs[0], op.outputs[0]),
-        sources=("mcu_pool",),
-    )
+    params = {**params, **activation_params(op, out)}
+    return kernel_call(op, f"{stem}_{suffix}", params_type, params, ("mcu_pool",))
 
 
 @lowers("AVERAGE_POOL_2D")

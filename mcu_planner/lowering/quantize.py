@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
 from . import KernelCall, NotLowerable, lowers
-from .common import input_tensor, output_tensor, scale, zero_point
+from .common import elementwise_operands, kernel_call, scale, zero_point
 
 SOURCES = ("mcu_quantize",)
 TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "float32": "f32"}
@@ -28,11 +28,7 @@ REQUANTIZE_PAIRS = {
 
 
 def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
-    if len(op.outputs) != 1:
-        raise NotLowerable(f"{op.opcode} with {len(op.outputs)} outputs")
-    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
-    if inp.num_elements != out.num_elements:
-        raise NotLowerable(f"{op.opcode} from shape {inp.shape} to {out.shape}")
+    inp, out = elementwise_operands(op, graph)
     for t in (inp, out):
         if t.quantization is not None and t.quantization.per_channel:
             raise NotLowerable(f"{op.opcode} with per-channel quantized tensor {t.name!r}")
@@ -42,40 +38,30 @@ def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
 @lowers("QUANTIZE")
 def lower_quantize(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _operands(op, graph)
-    args = (op.inputs[0], op.outputs[0])
     if inp.dtype == "float32":
         if out.dtype not in ("int8", "uint8", "int16"):
             raise NotLowerable(f"QUANTIZE from float32 to {out.dtype}")
         q_min, q_max = INT_RANGES[out.dtype]
-        return KernelCall(
-            function=f"mcu_quantize_f32_{TYPE_SUFFIX[out.dtype]}",
-            params_type="mcu_quantize_f32_params",
-            params={
-                "size": inp.num_elements,
-                "scale": scale(out),
-                "zero_point": zero_point(out),
-                "q_min": q_min,
-                "q_max": q_max,
-            },
-            args=args,
-            sources=SOURCES,
-        )
+        params = {
+            "size": inp.num_elements,
+            "scale": scale(out),
+            "zero_point": zero_point(out),
+            "q_min": q_min,
+            "q_max": q_max,
+        }
+        return kernel_call(op, f"mcu_quantize_f32_{TYPE_SUFFIX[out.dtype]}", "mcu_quantize_f32_params", params, SOURCES)
     if (inp.dtype, out.dtype) not in REQUANTIZE_PAIRS:
         raise NotLowerable(f"QUANTIZE from {inp.dtype} to {out.dtype}")
     multiplier, shift = quantize_multiplier(scale(inp) / scale(out))
-    return KernelCall(
-        function=f"mcu_requantize_{TYPE_SUFFIX[inp.dtype]}_{TYPE_SUFFIX[out.dtype]}",
-        params_type="mcu_requantize_params",
-        params={
-            "size": inp.num_elements,
-            "input_zero_point": zero_point(inp),
-            "output_zero_point": zero_point(out),
-            "multiplier": multiplier,
-            "shift": shift,
-        },
-        args=args,
-        sources=SOURCES,
-    )
+    function = f"mcu_requantize_{TYPE_SUFFIX[inp.dtype]}_{TYPE_SUFFIX[out.dtype]}"
+    params = {
+        "size": inp.num_elements,
+        "input_zero_point": zero_point(inp),
+        "output_zero_point": zero_point(out),
+        "multiplier": multiplier,
+        "shift": shift,
+    }
+    return kernel_call(op, function, "mcu_requantize_params", params, SOURCES)
 
 
 @lowers("DEQUANTIZE")
@@ -85,10 +71,5 @@ def lower_dequantize(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"DEQUANTIZE from {inp.dtype} to {out.dtype}")
     if inp.is_constant:
         raise NotLowerable("DEQUANTIZE of a constant tensor")
-    return KernelCall(
-        function=f"mcu_dequantize_{TYPE_SUFFIX[inp.dtype]}_f32",
-        params_type="mcu_dequantize_params",
-        params={"size": inp.num_elements, "scale": scale(inp), "zero_point": zero_point(inp)},
-        args=(op.inputs[0], op.outputs[0]),
-        sources=SOURCES,
-    )
+    params = {"size": inp.num_elements, "scale": scale(inp), "zero_point": zero_point(inp)}
+    return kernel_call(op, f"mcu_dequantize_{TYPE_SUFFIX[inp.dtype]}_f32", "mcu_dequantize_params", params, SOURCES)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from ..quant import calculate_input_radius, f32, preprocess_softmax_scaling
 from . import KernelCall, NotLowerable, lowers
-from .common import input_tensor, output_tensor, require_dtype, scale, zero_point
+from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
+
+SOURCES = ("mcu_softmax",)
 
 # gemmlowp fixed point format of the scaled input differences (reference Softmax).
 SCALED_DIFF_INTEGER_BITS = 5
@@ -23,29 +25,19 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
     beta = f32(op.options.get("beta", 1.0))
     if inp.dtype == "float32":
         require_dtype(op, out, "float32")
-        return KernelCall(
-            function="mcu_softmax_f32",
-            params_type="mcu_softmax_f32_params",
-            params={"outer_size": outer_size, "depth": depth, "beta": beta},
-            args=(op.inputs[0], op.outputs[0]),
-            sources=("mcu_softmax",),
-        )
+        params = {"outer_size": outer_size, "depth": depth, "beta": beta}
+        return kernel_call(op, "mcu_softmax_f32", "mcu_softmax_f32_params", params, SOURCES)
     require_dtype(op, inp, "int8")
     require_dtype(op, out, "int8")
     if zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
         raise NotLowerable("int8 SOFTMAX whose output is not quantized with scale 1/256, zero point -128")
     multiplier, left_shift = preprocess_softmax_scaling(beta, scale(inp), SCALED_DIFF_INTEGER_BITS)
     diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, left_shift)
-    return KernelCall(
-        function="mcu_softmax_s8",
-        params_type="mcu_softmax_s8_params",
-        params={
-            "outer_size": outer_size,
-            "depth": depth,
-            "input_multiplier": multiplier,
-            "input_left_shift": left_shift,
-            "diff_min": diff_min,
-        },
-        args=(op.inputs[0], op.outputs[0]),
-        sources=("mcu_softmax",),
-    )
+    params = {
+        "outer_size": outer_size,
+        "depth": depth,
+        "input_multiplier": multiplier,
+        "input_left_shift": left_shift,
+        "diff_min": diff_min,
+    }
+    return kernel_call(op, "mcu_softmax_s8", "mcu_softmax_s8_params", params, SOURCES)
