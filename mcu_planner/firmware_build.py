@@ -53,12 +53,10 @@ _HARNESS_SOURCES = (
 )
 # Extra compiler flags of a check build: the model checks its plan's memory
 # discipline at run time and reports through the harness's hook instead of
-# stdio (which bare metal lacks).  The hook takes tensor indices, which leaves
-# the model's name tables unused.
+# stdio (which bare metal lacks).
 PLAN_CHECK_CFLAGS = (
     "-DMCU_PLAN_CHECK",
     f"-include {BOARD_DIR_NAME}/plan_check.h",
-    "-Wno-unused-const-variable",
 )
 
 
