@@ -1,5 +1,10 @@
-"""Helpers for the kernel tests: float models built op by op, and the one
-assertion every kernel test makes (generated C == TFLite reference)."""
+"""Helpers for the kernel tests: models built op by op, and the one assertion
+every kernel test makes (generated C == TFLite reference interpreter).
+
+Two builders: `FloatNet` chains float32 layers; `Branches` holds several
+independent single-op branches (one compile checks many cases), each with its
+own graph inputs and seeded random quantization parameters.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,31 @@ import numpy as np
 from mcu_planner.builder import ModelBuilder
 from mcu_planner.check import check_model
 
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
-def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0) -> None:
+
+def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0, target: str = "host"):
     """Generated C agrees with the reference interpreter on every output of
     `inputs` random input sets: byte for byte for integer outputs, and for
-    float outputs exactly too (same operations in the same order)."""
-    report = check_model(model, target="host", inputs=inputs, seed=seed, raise_on_mismatch=False)
+    float outputs exactly too, not only within check_model's tolerance (the
+    kernels do the reference's float operations in its order)."""
+    report = check_model(model, target=target, inputs=inputs, seed=seed, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
-    assert report.max_float_error == 0.0, f"float outputs differ by up to {report.max_float_error:g}"
+    assert report.max_float_error == 0.0, f"float outputs differ from the reference by up to {report.max_float_error:g}"
+    return report
+
+
+def random_scale(rng: np.random.Generator, low: float = 1e-3, high: float = 0.5) -> float:
+    """Log-uniform in [low, high], rounded to float32 like a tensor field."""
+    return float(np.float32(np.exp(rng.uniform(np.log(low), np.log(high)))))
+
+
+def random_int8_quant(rng: np.random.Generator, low: float = 1e-3, high: float = 0.5) -> tuple[float, int]:
+    return random_scale(rng, low, high), int(rng.integers(-128, 128))
 
 
 class FloatNet:
-    """A float32 graph: one input, layers added by opcode, seeded random weights."""
+    """A float32 graph: inputs, layers added by opcode, seeded random weights."""
 
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)
@@ -49,4 +67,32 @@ class FloatNet:
 
     def build(self, *outputs: int) -> bytes:
         self.mb.set_io(self.inputs, outputs)
+        return self.mb.build()
+
+
+class Branches:
+    """A model of independent ops, each reading its own graph inputs; every
+    op's output is a graph output."""
+
+    def __init__(self, description: str):
+        self.mb = ModelBuilder(description)
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+
+    def input(self, shape, dtype: str = "int8", quant=None) -> int:
+        t = self.mb.add_tensor(shape, dtype, quant)
+        self.inputs.append(t)
+        return t
+
+    def constant(self, values: np.ndarray, dtype: str, quant=None) -> int:
+        return self.mb.add_tensor(values.shape, dtype, quant, data=values)
+
+    def op(self, opcode: str, inputs, out_shape, dtype: str = "int8", quant=None, options=None) -> int:
+        y = self.mb.add_tensor(out_shape, dtype, quant)
+        self.mb.add_op(opcode, inputs, (y,), options or None)
+        self.outputs.append(y)
+        return y
+
+    def build(self) -> bytes:
+        self.mb.set_io(self.inputs, self.outputs)
         return self.mb.build()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels_b_support import Branches, assert_matches_reference, random_int8_quant, random_scale
+from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.activations import lut_int8

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels_b_support import Branches, assert_matches_reference, random_int8_quant
+from kernel_models import Branches, assert_matches_reference, random_int8_quant
 from mcu_planner.check import HostTarget, generate_for_model, random_inputs
 from mcu_planner.codegen import write_output
 from mcu_planner.graph import Graph, Operator, Tensor

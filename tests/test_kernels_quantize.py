@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import MODELS_DIR, needs_shared
-from kernels_b_support import Branches, assert_matches_reference, random_int8_quant, random_scale
+from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 
