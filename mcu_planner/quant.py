@@ -208,5 +208,3 @@ def multiply_by_quantized_multiplier_single_round(x: int, multiplier: int, shift
     total_shift = 31 - shift
     return (x * multiplier + (1 << (total_shift - 1))) >> total_shift
 
-
-# ---- kernels-b ----

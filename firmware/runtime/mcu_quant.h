@@ -211,6 +211,4 @@ static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_
     return mcu_fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
 }
 
-/* ---- kernels-b ---- */
-
 #endif /* MCU_QUANT_H */

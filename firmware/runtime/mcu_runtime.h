@@ -18,6 +18,4 @@
  * TFLite's reference Transpose and Pad stop at 6 too. */
 #define MCU_MAX_RANK 6
 
-/* ---- kernels-b ---- */
-
 #endif /* MCU_RUNTIME_H */

@@ -72,13 +72,6 @@ def int32_array(values) -> CArray:
     return CArray("int32_t", tuple(int(v) for v in values))
 
 
-def shape4(shape: tuple[int, ...], op: Operator) -> tuple[int, int, int, int]:
-    """A rank <= 4 shape padded with leading ones, as TFLite's 4-D kernels view it."""
-    if len(shape) > 4:
-        raise NotLowerable(f"{op.opcode} on a rank-{len(shape)} tensor")
-    return tuple([1] * (4 - len(shape)) + list(shape))  # type: ignore[return-value]
-
-
 def kernel_call(
     op: Operator, function: str, params_type: str, params: dict, sources: tuple[str, ...], inputs: int = 1
 ) -> KernelCall:
