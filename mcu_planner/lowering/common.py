@@ -4,7 +4,7 @@ dtype checks that turn unsupported variants into NotLowerable."""
 from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import activation_range_float, activation_range_quantized
+from ..quant import activation_range_float, activation_range_quantized, compute_out_size, compute_padding
 from . import CArray, KernelCall, NotLowerable
 
 
@@ -70,6 +70,29 @@ def scale(tensor: Tensor) -> float:
 
 def int32_array(values) -> CArray:
     return CArray("int32_t", tuple(int(v) for v in values))
+
+
+def sliding_window(
+    op: Operator, in_h: int, in_w: int, filter_h: int, filter_w: int, dilation_h: int = 1, dilation_w: int = 1
+) -> dict[str, int]:
+    """Output size, stride and leading padding of both axes of a convolution
+    or pooling window, from the op's stride and padding options as TFLite's
+    ComputePaddingHeightWidth derives them."""
+    stride_h, stride_w = op.options.get("stride_h", 1), op.options.get("stride_w", 1)
+    padding = op.options.get("padding", "SAME")
+    if min(stride_h, stride_w, dilation_h, dilation_w) < 1:
+        raise NotLowerable(f"{op.opcode} with stride {stride_h}x{stride_w} dilation {dilation_h}x{dilation_w}")
+    out_h = compute_out_size(padding, in_h, filter_h, stride_h, dilation_h)
+    out_w = compute_out_size(padding, in_w, filter_w, stride_w, dilation_w)
+    same = padding == "SAME"
+    return {
+        "output_h": out_h,
+        "output_w": out_w,
+        "stride_h": stride_h,
+        "stride_w": stride_w,
+        "pad_h": compute_padding(stride_h, dilation_h, in_h, filter_h, out_h) if same else 0,
+        "pad_w": compute_padding(stride_w, dilation_w, in_w, filter_w, out_w) if same else 0,
+    }
 
 
 def kernel_call(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import compute_out_size, compute_padding, conv_output_multipliers
+from ..quant import conv_output_multipliers
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -13,6 +13,7 @@ from .common import (
     kernel_call,
     output_tensor,
     scale,
+    sliding_window,
     zero_point,
 )
 
@@ -23,17 +24,10 @@ def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: 
     batches, in_h, in_w, in_c = inp.shape
     _, filter_h, filter_w, _ = filt.shape
     out_b, out_h, out_w, out_c = out.shape
-    opts = op.options
-    stride_h, stride_w = opts.get("stride_h", 1), opts.get("stride_w", 1)
-    dilation_h, dilation_w = opts.get("dilation_h_factor", 1), opts.get("dilation_w_factor", 1)
-    padding = opts.get("padding", "SAME")
-    if min(stride_h, stride_w, dilation_h, dilation_w) < 1:
-        raise NotLowerable(f"{op.opcode} with stride {stride_h}x{stride_w} dilation {dilation_h}x{dilation_w}")
-    expected = (
-        batches,
-        compute_out_size(padding, in_h, filter_h, stride_h, dilation_h),
-        compute_out_size(padding, in_w, filter_w, stride_w, dilation_w),
-    )
+    dilation_h = op.options.get("dilation_h_factor", 1)
+    dilation_w = op.options.get("dilation_w_factor", 1)
+    window = sliding_window(op, in_h, in_w, filter_h, filter_w, dilation_h, dilation_w)
+    expected = (batches, window["output_h"], window["output_w"])
     if (out_b, out_h, out_w) != expected:
         raise NotLowerable(f"{op.opcode} output shape {out.shape} disagrees with its options ({expected})")
     return {
@@ -46,12 +40,12 @@ def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: 
         "output_h": out_h,
         "output_w": out_w,
         "output_c": out_c,
-        "stride_h": stride_h,
-        "stride_w": stride_w,
+        "stride_h": window["stride_h"],
+        "stride_w": window["stride_w"],
         "dilation_h": dilation_h,
         "dilation_w": dilation_w,
-        "pad_h": compute_padding(stride_h, dilation_h, in_h, filter_h, out_h) if padding == "SAME" else 0,
-        "pad_w": compute_padding(stride_w, dilation_w, in_w, filter_w, out_w) if padding == "SAME" else 0,
+        "pad_h": window["pad_h"],
+        "pad_w": window["pad_w"],
         "filter_in_c_or_multiplier": per_filter,
     }
 

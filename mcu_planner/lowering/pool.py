@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from ..quant import compute_out_size, compute_padding
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    activation_params,
+    input_tensor,
+    kernel_call,
+    output_tensor,
+    require_dtype,
+    scale,
+    sliding_window,
+    zero_point,
+)
 
 
 def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
@@ -14,29 +22,25 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise NotLowerable(f"{op.opcode} on tensors that are not 4-D")
     batches, in_h, in_w, channels = inp.shape
-    opts = op.options
-    filter_h, filter_w = opts.get("filter_height", 1), opts.get("filter_width", 1)
-    stride_h, stride_w = opts.get("stride_h", 1), opts.get("stride_w", 1)
-    padding = opts.get("padding", "SAME")
-    if min(filter_h, filter_w, stride_h, stride_w) < 1:
-        raise NotLowerable(f"{op.opcode} with filter {filter_h}x{filter_w} stride {stride_h}x{stride_w}")
-    out_h = compute_out_size(padding, in_h, filter_h, stride_h)
-    out_w = compute_out_size(padding, in_w, filter_w, stride_w)
-    if out.shape != (batches, out_h, out_w, channels):
+    filter_h, filter_w = op.options.get("filter_height", 1), op.options.get("filter_width", 1)
+    if min(filter_h, filter_w) < 1:
+        raise NotLowerable(f"{op.opcode} with filter {filter_h}x{filter_w}")
+    window = sliding_window(op, in_h, in_w, filter_h, filter_w)
+    if out.shape != (batches, window["output_h"], window["output_w"], channels):
         raise NotLowerable(f"{op.opcode} output shape {out.shape} disagrees with its options")
     params = {
         "batches": batches,
         "input_h": in_h,
         "input_w": in_w,
         "channels": channels,
-        "output_h": out_h,
-        "output_w": out_w,
+        "output_h": window["output_h"],
+        "output_w": window["output_w"],
         "filter_h": filter_h,
         "filter_w": filter_w,
-        "stride_h": stride_h,
-        "stride_w": stride_w,
-        "pad_h": compute_padding(stride_h, 1, in_h, filter_h, out_h) if padding == "SAME" else 0,
-        "pad_w": compute_padding(stride_w, 1, in_w, filter_w, out_w) if padding == "SAME" else 0,
+        "stride_h": window["stride_h"],
+        "stride_w": window["stride_w"],
+        "pad_h": window["pad_h"],
+        "pad_w": window["pad_w"],
     }
     if inp.dtype == "float32":
         require_dtype(op, out, "float32")
