@@ -7,19 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import model_param, needs_shared, shared_model_paths
+from conftest import model_param, needs_shared, supported_shared_model_paths
 from mcu_planner import reference
 from mcu_planner.builder import Int8Net
 from mcu_planner.check import check_model
 from mcu_planner.errors import CheckMismatch
 
-# Refused with exit 4 (tests/test_codegen.py checks the operator list).
-UNSUPPORTED = {"keyword_scrambled", "trained_lstm_int8"}
-
-
 @needs_shared
 @pytest.mark.parametrize(
-    "path", [model_param(p) for p in shared_model_paths() if p.stem not in UNSUPPORTED] or [None]
+    "path", [model_param(p) for p in supported_shared_model_paths()] or [None]
 )
 def test_shared_model_matches_the_reference(path):
     report = check_model(path, inputs=3, seed=0, raise_on_mismatch=False)

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, REPO, model_param, needs_shared, shared_model_paths
-from mcu_planner.errors import DoesNotFit, InputError, UnsupportedModel
+from conftest import MODELS_DIR, REPO, model_param, needs_shared, supported_shared_model_paths
+from mcu_planner.errors import DoesNotFit, InputError
 from mcu_planner.firmware_build import board_names, build_firmware, load_board
 from mcu_planner.qemu import QemuError, exit_code_names, run_firmware
 
@@ -274,20 +274,17 @@ AN547_MODELS = ["tflite-micro/person_detect", "mlcommons-tiny/kws_ref_model", "m
 def _check_on_board(path: Path, board: str):
     from mcu_planner.check import check_model
 
-    try:
-        # check_build=False: the host target already runs the plan-discipline
-        # build; here the question is whether the Cortex-M build computes
-        # the same bytes.
-        report = check_model(path, target=board, inputs=3, seed=11, check_build=False)
-    except UnsupportedModel as exc:
-        pytest.skip(f"not supported by the runtime: {exc}")
+    # check_build=False: the host target already runs the plan-discipline
+    # build; here the question is whether the Cortex-M build computes the
+    # same bytes.
+    report = check_model(path, target=board, inputs=3, seed=11, check_build=False)
     assert report.passed and report.total == 3, report.mismatch_message()
     assert report.ticks_per_inference and report.ticks_per_inference > 0
 
 
 @needs_shared
 @needs_cortex_m
-@pytest.mark.parametrize("path", [model_param(p) for p in shared_model_paths()])
+@pytest.mark.parametrize("path", [model_param(p) for p in supported_shared_model_paths()])
 def test_shared_model_bit_exact_on_mps2_an386(path):
     _check_on_board(path, "mps2-an386")
 
