@@ -43,7 +43,7 @@
 
 enum SearchStatus { NOT_FOUND = 0, FOUND = 1, OUT_OF_NODES = 2, OUT_OF_TIME = 3, OUT_OF_MEMORY = 4 };
 
-enum { NUM_PREORDERS = 3, KEYS_PER_PREORDER = 3 };
+enum { MAX_PREORDERS = 8, KEYS_PER_PREORDER = 4 };
 
 typedef struct {
     int64_t offset; /* the lowest offset the buffer may take now */
@@ -73,7 +73,7 @@ typedef struct {
 typedef struct {
     int n, num_sections;
     int64_t capacity;
-    const int64_t *size;
+    const int64_t *size, *start;
     int64_t *width;
     int *first_sec, *end_sec; /* a buffer lives in sections [first_sec, end_sec) */
     int *adj_start, *adj;     /* buffers overlapping in time (CSR) */
@@ -98,7 +98,10 @@ typedef struct {
     Level *levels;
     int num_levels;
 
+    char preorders[MAX_PREORDERS][KEYS_PER_PREORDER + 1]; /* e.g. "WAT": see compute_keys */
+    int num_preorders;
     int preorder;
+    uint64_t seed; /* for the R(andom) key: changes every round */
     int64_t nodes, node_limit, total_nodes;
     double deadline;
     int failed; /* an allocation failed: abort the search */
@@ -213,37 +216,81 @@ static void sort_by_preorder(const Solver *s, int *items, int *tmp, int count)
     memcpy(items, tmp, (size_t)count * sizeof *items);
 }
 
-/* Keys of the three preorders minimalloc found to complement each other:
- * W(idth)A(rea)T(otal), TAW, TWA; "total" is the most bytes still to place in
- * any section the buffer lives in. */
+/* Keys of a preorder, one letter each, larger first: W(idth of the lifetime),
+ * A(rea: size x width), T(otal: the most bytes still to place in any section
+ * the buffer lives in), Z (size), C (sections spanned), O (buffers overlapped),
+ * L(ower: start), U(pper: end).  minimalloc found WAT, TAW and TWA to
+ * complement each other. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9u;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBu;
+    return x ^ (x >> 31);
+}
+
 static void compute_keys(Solver *s, const int *buffers, int count)
 {
+    const char *letters = s->preorders[s->preorder];
     for (int i = 0; i < count; ++i) {
         int b = buffers[i];
-        int64_t busiest = 0;
-        for (int t = s->first_sec[b]; t < s->end_sec[b]; ++t)
-            if (s->total[t] > busiest) busiest = s->total[t];
-        int64_t width = s->width[b], area = s->size[b] * s->width[b];
         int64_t *key = s->keys + (size_t)b * KEYS_PER_PREORDER;
-        switch (s->preorder) {
-        case 0: key[0] = width; key[1] = area; key[2] = busiest; break;
-        case 1: key[0] = busiest; key[1] = area; key[2] = width; break;
-        default: key[0] = busiest; key[1] = width; key[2] = area; break;
+        for (int k = 0; k < KEYS_PER_PREORDER; ++k) {
+            int64_t value = 0;
+            switch (letters[k]) {
+            case 'W': value = s->width[b]; break;
+            case 'A': value = s->size[b] * s->width[b]; break;
+            case 'T':
+                for (int t = s->first_sec[b]; t < s->end_sec[b]; ++t)
+                    if (s->total[t] > value) value = s->total[t];
+                break;
+            case 'Z': value = s->size[b]; break;
+            case 'C': value = s->end_sec[b] - s->first_sec[b]; break;
+            case 'O': value = s->adj_start[b + 1] - s->adj_start[b]; break;
+            case 'L': value = s->start[b]; break;
+            case 'U': value = s->start[b] + s->width[b]; break;
+            case 'R': value = (int64_t)(mix64((uint64_t)b * 0x9E3779B97F4A7C15u + s->seed) >> 1); break;
+            default: value = 0; break;
+            }
+            key[k] = value;
         }
     }
 }
 
+/* Parses "WAT,TAW,TWA"; returns 0 when malformed. */
+static int parse_preorders(Solver *s, const char *text)
+{
+    s->num_preorders = 0;
+    while (*text) {
+        if (s->num_preorders == MAX_PREORDERS) return 0;
+        char *slot = s->preorders[s->num_preorders++];
+        int len = 0;
+        memset(slot, 0, KEYS_PER_PREORDER + 1);
+        while (*text && *text != ',') {
+            if (len == KEYS_PER_PREORDER || !strchr("WATZCOLUR", *text)) return 0;
+            slot[len++] = *text++;
+        }
+        if (len == 0) return 0;
+        if (*text == ',') text++;
+    }
+    return s->num_preorders > 0;
+}
+
 /* ---- placing and unplacing ---------------------------------------------- */
 
-static void place(Solver *s, int b, int64_t offset)
+/* Returns whether any unplaced buffer overlaps b in time. */
+static int place(Solver *s, int b, int64_t offset)
 {
     int64_t top = offset + s->size[b];
-    int num_affected = 0;
+    int num_affected = 0, covered = 0;
     s->offset[b] = offset;
     s->stamp_now++;
     for (int e = s->adj_start[b]; e < s->adj_start[b + 1]; ++e) {
         int j = s->adj[e];
-        if (s->offset[j] >= 0 || s->min_offset[j] >= top) continue;
+        if (s->offset[j] >= 0) continue;
+        covered = 1;
+        if (s->min_offset[j] >= top) continue;
         log_push(s, &s->offset_log, j, s->min_offset[j]);
         s->min_offset[j] = top;
         for (int t = s->first_sec[j]; t < s->end_sec[j]; ++t) {
@@ -270,6 +317,7 @@ static void place(Solver *s, int b, int64_t offset)
             s->floor_[t] = lowest;
         }
     }
+    return covered;
 }
 
 static void unplace(Solver *s, int b, size_t offset_mark, size_t floor_mark)
@@ -400,7 +448,7 @@ static int search(Solver *s, const int *order, int part_n, int sec_lo, int sec_h
         int b = order[c.rank];
         if (c.offset + s->size[b] > s->capacity) continue;
         size_t offset_mark = s->offset_log.len, floor_mark = s->floor_log.len;
-        place(s, b, c.offset);
+        int covered = place(s, b, c.offset);
         int status = NOT_FOUND;
         if (s->failed) {
             status = OUT_OF_MEMORY;
@@ -435,6 +483,9 @@ static int search(Solver *s, const int *order, int part_n, int sec_lo, int sec_h
         }
         unplace(s, b, offset_mark, floor_mark);
         if (status != NOT_FOUND) return status;
+        /* Nothing left can ever sit on b, and no canonical completion places
+         * b anywhere but here: another first choice cannot succeed either. */
+        if (!covered) break;
     }
     return NOT_FOUND;
 }
@@ -473,7 +524,8 @@ static int solve(Solver *s)
     int64_t limit = s->n > 16 ? s->n : 16;
     for (;;) {
         limit *= 2;
-        for (int p = 0; p < NUM_PREORDERS; ++p) {
+        s->seed++;
+        for (int p = 0; p < s->num_preorders; ++p) {
             s->preorder = p;
             s->nodes = 0;
             s->node_limit = limit;
@@ -546,6 +598,7 @@ static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *st
     memset(s, 0, sizeof *s);
     s->n = n;
     s->size = size;
+    s->start = start;
     int64_t *times = malloc((size_t)(2 * n + 1) * sizeof *times);
     if (!times) return 0;
     for (int b = 0; b < n; ++b) {
@@ -753,7 +806,7 @@ static PyObject *offsets_to_list(const int64_t *offset, int n)
 }
 
 PyDoc_STRVAR(fit_doc,
-             "fit(sizes, starts, ends, capacity, seconds) -> (status, offsets, nodes)\n\n"
+             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA') -> (status, offsets, nodes)\n\n"
              "Looks for offsets placing every buffer (size > 0, lifetime [start, end)) below\n"
              "`capacity` with no two buffers alive at once sharing a unit.  status is\n"
              "'found' (offsets is a list), 'infeasible' (search exhausted: no placement\n"
@@ -764,8 +817,17 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     PyObject *sizes_obj, *starts_obj, *ends_obj;
     long long capacity;
     double seconds;
+    const char *preorders = "WAT,TAW,TWA";
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLd", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOLd|s", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders))
+        return NULL;
+    {
+        Solver probe;
+        if (!parse_preorders(&probe, preorders)) {
+            PyErr_SetString(PyExc_ValueError, "preorders: up to 8 comma-separated keys of up to 4 letters from WATZCOLU");
+            return NULL;
+        }
+    }
     int n;
     int64_t *size, *start, *end;
     if (!read_intervals(sizes_obj, starts_obj, ends_obj, &n, &size, &start, &end)) return NULL;
@@ -779,6 +841,7 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     } else if (!setup_solver(&solver, n, size, start, end)) {
         status = OUT_OF_MEMORY;
     } else {
+        parse_preorders(&solver, preorders);
         solver.capacity = capacity;
         Py_BEGIN_ALLOW_THREADS
         solver.deadline = now_seconds() + seconds;

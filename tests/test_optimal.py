@@ -1,0 +1,258 @@
+"""The exact planner: plans the verifier accepts, optima a brute force
+confirms, known optima of the shared benchmarks, and the interval-file loader."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import BENCHMARKS_DIR, needs_shared
+from mcu_planner.errors import DoesNotFit, InputError, McuPlanError
+from mcu_planner.intervals import read_intervals, write_offsets
+from mcu_planner.planners import load_all
+from mcu_planner.planners.optimal import fit_within, plan_intervals, plan_optimal, search
+from mcu_planner.planning import run_planner
+from mcu_planner.problem import Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
+from mcu_planner.verify import verify
+
+MINIMALLOC = BENCHMARKS_DIR / "minimalloc"
+TVM = BENCHMARKS_DIR / "tvm_usmp"
+CAPACITY = 1_048_576
+
+
+def brute_force_optimum(problem: Problem) -> int:
+    """Smallest arena over every placement order, each buffer put right above
+    the placed buffers it overlaps in time (any optimal plan, taken in order of
+    offset, is reproduced at or below its own offsets this way)."""
+    bufs = [b for b in problem.buffers if b.size > 0 and b.end > b.start]
+    offsets: dict[int, int] = {}
+    best = [sum(b.size for b in bufs)]
+
+    def place(height: int) -> None:
+        if height >= best[0]:
+            return
+        if len(offsets) == len(bufs):
+            best[0] = height
+            return
+        for b in bufs:
+            if b.id in offsets:
+                continue
+            offset = max((offsets[o.id] + o.size for o in bufs if o.id in offsets and o.overlaps_in_time(b)), default=0)
+            offsets[b.id] = offset
+            place(max(height, offset + b.size))
+            del offsets[b.id]
+
+    if bufs:
+        place(0)
+    return best[0] if bufs else 0
+
+
+@st.composite
+def interval_sets(draw, max_buffers: int = 6):
+    n = draw(st.integers(1, max_buffers))
+    shape = draw(st.sampled_from(["random", "equal sizes", "nested", "chained"]))
+    if shape == "equal sizes":
+        size = draw(st.integers(1, 64))
+        sizes = [size] * n
+    else:
+        sizes = draw(st.lists(st.integers(0, 96), min_size=n, max_size=n))
+    if shape == "nested":
+        spans = [(i, 2 * n - i) for i in range(n)]
+    elif shape == "chained":
+        length = draw(st.integers(2, 3))
+        spans = [(i, i + length) for i in range(n)]
+    else:
+        spans = []
+        for _ in range(n):
+            start = draw(st.integers(0, 8))
+            spans.append((start, start + draw(st.integers(1, 6))))
+    alignment = draw(st.sampled_from([1, 4, 16]))
+    buffers = [Buffer(i, size, start, end) for i, (size, (start, end)) in enumerate(zip(sizes, spans))]
+    return problem_from_intervals(buffers, alignment)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(interval_sets())
+def test_optimal_matches_brute_force_and_beats_greedy(problem):
+    result = plan_optimal(problem, 5.0)
+    size = arena_bytes(problem, result.offsets)
+    assert verify(problem, result.offsets, size) == []
+    assert size == brute_force_optimum(problem)
+    assert result.proven_optimal
+    greedy = run_planner(problem, "greedy")
+    assert size <= greedy.arena_bytes
+
+
+@settings(max_examples=40, deadline=None)
+@given(interval_sets(max_buffers=40))
+def test_larger_random_sets_give_valid_plans_no_worse_than_greedy(problem):
+    plan = run_planner(problem, "optimal", 2.0)  # run_planner verifies the plan
+    assert verify(problem, plan.offsets, plan.arena_bytes) == []
+    assert plan.arena_bytes >= peak_live(problem).bytes
+    assert plan.arena_bytes <= run_planner(problem, "greedy").arena_bytes
+
+
+# Nine buffers whose best plan needs one byte more than the live peak (found by
+# random search, shrunk by hand; the brute force confirms it).
+GAP_INSTANCE = [(5, 0, 1), (3, 0, 3), (3, 0, 4), (2, 2, 5), (3, 2, 6), (1, 4, 6), (3, 5, 9), (3, 5, 9), (5, 6, 8)]
+
+
+def gap_problem() -> Problem:
+    return problem_from_intervals([Buffer(i, s, a, b) for i, (s, a, b) in enumerate(GAP_INSTANCE)])
+
+
+def test_proves_optimality_above_the_lower_bound():
+    problem = gap_problem()
+    optimum = brute_force_optimum(problem)
+    assert optimum > peak_live(problem).bytes  # the point of this instance
+    report = search(problem, 10.0)
+    assert report.arena_bytes == optimum
+    assert report.proven_optimal
+    assert report.proven_infeasible_below == optimum
+    assert any(answer == "infeasible" for _, answer, _ in report.questions)
+
+
+def test_fit_within_reports_what_cannot_fit():
+    problem = gap_problem()
+    optimum = brute_force_optimum(problem)
+    fitted = fit_within(problem, optimum, 10.0)
+    assert verify(problem, fitted.offsets, optimum) == []
+    with pytest.raises(DoesNotFit, match="proved"):
+        fit_within(problem, optimum - 1, 10.0)
+    with pytest.raises(DoesNotFit, match="proved"):
+        fit_within(problem, peak_live(problem).bytes - 1, 10.0)
+
+
+def test_offsets_are_aligned_and_zero_sized_buffers_are_placed():
+    buffers = [Buffer(0, 10, 0, 2), Buffer(1, 0, 0, 3), Buffer(2, 7, 1, 3), Buffer(3, 33, 2, 4)]
+    problem = problem_from_intervals(buffers, alignment=16)
+    result = plan_optimal(problem, 5.0)
+    assert set(result.offsets) == {0, 1, 2, 3}
+    assert all(offset % 16 == 0 for offset in result.offsets.values())
+    assert verify(problem, result.offsets) == []
+    assert arena_bytes(problem, result.offsets) == brute_force_optimum(problem)
+
+
+def test_empty_problem():
+    problem = problem_from_intervals([])
+    assert plan_optimal(problem, 1.0).offsets == {}
+
+
+def test_time_out_still_returns_a_valid_plan():
+    # J is far from its lower bound; a fraction of a second proves nothing.
+    if not (MINIMALLOC / "J.1048576.csv").is_file():
+        pytest.skip("../shared benchmarks absent")
+    problem = problem_from_intervals(read_intervals(MINIMALLOC / "J.1048576.csv"))
+    result = plan_optimal(problem, 0.3)
+    assert verify(problem, result.offsets) == []
+    assert not result.proven_optimal
+
+
+def test_missing_extension_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcu_planner._solver", None)  # makes the import fail
+    with pytest.raises(McuPlanError, match="pip install"):
+        plan_optimal(problem_from_intervals([Buffer(0, 4, 0, 1)]), 1.0)
+
+
+def test_registered():
+    assert "optimal" in load_all()
+
+
+# ---- shared benchmark instances -------------------------------------------------------
+
+# Optima documented in ../shared/benchmarks/README.md (each equals its live peak).
+TVM_OPTIMA = {"alloc_max": 67_600, "deep_speech": 100_352, "five": 176_923, "simple": 216_096}
+
+
+@needs_shared
+@pytest.mark.parametrize("name", sorted(TVM_OPTIMA))
+def test_tvm_usmp_instances_reach_their_optima(name):
+    problem = problem_from_intervals(read_intervals(TVM / f"test_data_{name}.csv"))
+    plan = run_planner(problem, "optimal", 10.0)
+    assert plan.arena_bytes == TVM_OPTIMA[name] == peak_live(problem).bytes
+    assert plan.proven_optimal
+
+
+@needs_shared
+def test_minimalloc_readme_example_reaches_12():
+    buffers = read_intervals(MINIMALLOC / "input.12.csv")
+    assert [b.label for b in buffers] == ["b1", "b2", "b3", "b4", "b5"]
+    problem = problem_from_intervals(buffers)
+    plan = run_planner(problem, "optimal", 10.0)
+    assert plan.arena_bytes == 12
+    assert plan.proven_optimal
+
+
+# The quickest of the eleven (under a second each here); bench/planners.py runs all.
+@needs_shared
+@pytest.mark.parametrize("name", ["G", "H", "K"])
+def test_challenging_minimalloc_instances_fit(name):
+    buffers = read_intervals(MINIMALLOC / f"{name}.1048576.csv")
+    problem, report = plan_intervals(buffers, 60.0, capacity=CAPACITY, tighten=False)
+    assert report.arena_bytes <= CAPACITY
+    assert verify(problem, report.offsets, CAPACITY) == []
+    assert problem == problem_from_intervals(buffers)
+
+
+@needs_shared
+def test_instance_c_reaches_its_lower_bound():
+    problem = problem_from_intervals(read_intervals(MINIMALLOC / "C.1048576.csv"))
+    report = search(problem, 60.0)
+    assert report.arena_bytes == peak_live(problem).bytes
+    assert report.proven_optimal
+    assert verify(problem, report.offsets, report.arena_bytes) == []
+
+
+# ---- interval files --------------------------------------------------------------------
+
+
+def test_offsets_file_round_trips(tmp_path: Path):
+    source = tmp_path / "in.csv"
+    source.write_text("id,lower,upper,size\nx,0,3,4\ny,3,9,4\nz,0,9,4\n")
+    buffers = read_intervals(source)
+    problem = problem_from_intervals(buffers)
+    plan = run_planner(problem, "optimal", 5.0)
+    out = tmp_path / "out.csv"
+    write_offsets(out, buffers, plan.offsets)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "id,lower,upper,size,offset"
+    assert [line.split(",")[0] for line in lines[1:]] == ["x", "y", "z"]
+    again = read_intervals(out)  # the extra offset column is ignored
+    assert [(b.label, b.start, b.end, b.size) for b in again] == [(b.label, b.start, b.end, b.size) for b in buffers]
+    written = {line.split(",")[0]: int(line.split(",")[4]) for line in lines[1:]}
+    assert written == {b.label: plan.offsets[b.id] for b in buffers}
+
+
+def test_integer_ids_are_kept(tmp_path: Path):
+    path = tmp_path / "ints.csv"
+    path.write_text("id,lower,upper,size\n7,0,2,8\n3,1,4,8\n")
+    assert [b.id for b in read_intervals(path)] == [7, 3]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty interval file"),
+        ("id,lower,size\n0,0,4\n", "lacks column"),
+        ("id,lower,upper,size\n0,0,x,4\n", ":2: column 'upper' must be an integer"),
+        ("id,lower,upper,size\n0,0,4\n", ":2: expected 4 fields"),
+        ("id,lower,upper,size\n0,5,5,4\n", ":2: lifetime"),
+        ("id,lower,upper,size\n0,0,5,-4\n", ":2: negative size"),
+        ("id,lower,upper,size\n0,0,5,4\n0,1,2,4\n", "more than once"),
+    ],
+)
+def test_malformed_interval_files_raise_input_error(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as info:
+        read_intervals(path)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_interval_file(tmp_path: Path):
+    with pytest.raises(InputError, match="no such interval file"):
+        read_intervals(tmp_path / "absent.csv")
