@@ -166,7 +166,10 @@ def search(
 @register("optimal")
 def plan_optimal(problem: Problem, time_limit: float | None = None) -> PlannerResult:
     report = search(problem, time_limit)
-    return PlannerResult(report.offsets, proven_optimal=report.proven_optimal)
+    # Optimal among plans giving every live buffer its own bytes; with in-place
+    # pairs a plan sharing bytes may be smaller, so claim nothing then.
+    proven = report.proven_optimal and not problem.in_place_pairs()
+    return PlannerResult(report.offsets, proven_optimal=proven)
 
 
 def fit_within(

@@ -1,0 +1,291 @@
+"""Planner benchmark: `python bench/planners.py` writes bench/results/planners.md.
+
+Measures, in one run on this machine:
+  - per shared model (../shared/models, read by mcu_planner.reader, lifetimes
+    at 16-byte alignment with aliasing on and off): the live-peak lower bound,
+    every registered planner's arena and time, and TensorFlow Lite Micro's own
+    arena (head = planned activations, total = head + persistent tail) from
+    the `tflite-micro` package;
+  - per interval instance (../shared/benchmarks): every planner's arena against
+    the instance's capacity, and OR-Tools CP-SAT when it is importable.
+Every plan is checked by mcu_planner.verify before it is counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from mcu_planner.errors import DoesNotFit, McuPlanError  # noqa: E402
+from mcu_planner.intervals import read_intervals  # noqa: E402
+from mcu_planner.planners import load_all  # noqa: E402
+from mcu_planner.planners.optimal import fit_within, plan_intervals, search  # noqa: E402
+from mcu_planner.planning import run_planner  # noqa: E402
+from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
+from mcu_planner.verify import verify  # noqa: E402
+
+SHARED = Path(os.environ.get("MCU_PLANNER_SHARED", REPO.parent / "shared")).resolve()
+TFLM_ARENA = 8 * 1024 * 1024
+
+
+def machine_line() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"Machine: {cpu}, {os.cpu_count()} cores (shared with other work while measured), "
+        f"Python {platform.python_version()}, {platform.system()} {platform.machine()}; "
+        f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+    )
+
+
+# ---- models ------------------------------------------------------------------
+
+
+def tflm_arena(path: Path) -> tuple[int, int] | None:
+    """(head, total) bytes as TFLM's RecordingMicroAllocator reports them.
+    print_allocations writes to file descriptor 2, so that is captured."""
+    try:
+        from tflite_micro.python.tflite_micro import runtime
+    except ImportError:
+        return None
+    try:
+        interpreter = runtime.Interpreter.from_file(str(path), arena_size=TFLM_ARENA)
+    except Exception:  # TFLM rejects the model (unsupported op or type)
+        return None
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            interpreter.print_allocations()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        text = captured.read().decode(errors="replace")
+    head = re.search(r"Arena allocation head (\d+) bytes", text)
+    total = re.search(r"Arena allocation total (\d+) bytes", text)
+    if not head or not total:
+        return None
+    return int(head.group(1)), int(total.group(1))
+
+
+def cell(arena: int | None, seconds: float, proven: bool = False, note: str = "") -> str:
+    if arena is None:
+        return note or "failed"
+    mark = "*" if proven else ""
+    return f"{arena:,}{mark} ({seconds:.2f} s)"
+
+
+def bench_models(names: list[str], time_limit: float) -> list[str]:
+    from mcu_planner.lifetimes import compute_lifetimes
+    from mcu_planner.reader import read_model
+
+    paths = sorted((SHARED / "models").glob("*/*.tflite"))
+    lines = [
+        "## Models",
+        "",
+        f"Lifetimes at 16-byte alignment; planners given {time_limit:g} s where they take a limit. "
+        "Arena bytes (planner time); `*` = proven optimal for this op order. "
+        "TFLM head = its planned activation section (GreedyMemoryPlanner), total = head + persistent tail, "
+        "measured in this run with the `tflite-micro` package.",
+        "",
+        "| model | alias | buffers | lower bound | " + " | ".join(names) + " | TFLM head | TFLM total |",
+        "|---|---|---:|---:|" + "---:|" * len(names) + "---:|---:|",
+    ]
+    for path in paths:
+        label = f"{path.parent.name}/{path.stem}"
+        tflm = tflm_arena(path)
+        tflm_cells = [f"{tflm[0]:,}", f"{tflm[1]:,}"] if tflm else ["-", "-"]
+        try:
+            graph = read_model(path)
+        except McuPlanError as exc:
+            lines.append(f"| {label} | | | {type(exc).__name__}: {exc} |" + " |" * len(names) + " | ".join(tflm_cells) + " |")
+            continue
+        for alias in (True, False):
+            problem = compute_lifetimes(graph, alignment=16, alias=alias).problem
+            row = [label, "on" if alias else "off", str(len(problem.buffers)), f"{peak_live(problem).bytes:,}"]
+            for name in names:
+                try:
+                    plan = run_planner(problem, name, time_limit)
+                    row.append(cell(plan.arena_bytes, plan.seconds, plan.proven_optimal))
+                except Exception as exc:  # a planner bug: record it, keep measuring the rest
+                    row.append(f"error: {type(exc).__name__}")
+            lines.append("| " + " | ".join(row + tflm_cells) + " |")
+            print("  ", " | ".join(row), flush=True)
+    return lines
+
+
+# ---- interval instances -------------------------------------------------------
+
+
+def cpsat_fit(problem, capacity: int, time_limit: float) -> tuple[str, float]:
+    """OR-Tools CP-SAT, NoOverlap2D with fixed lifetimes and free offsets, 2 workers."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    x_intervals, y_intervals, offsets = [], [], {}
+    for b in problem.buffers:
+        if b.size <= 0 or b.end <= b.start:
+            continue
+        offset = model.NewIntVar(0, max(0, capacity - b.size), f"o{b.id}")
+        offsets[b.id] = offset
+        x_intervals.append(model.NewFixedSizeIntervalVar(b.start, b.end - b.start, f"t{b.id}"))
+        y_intervals.append(model.NewFixedSizeIntervalVar(offset, b.size, f"m{b.id}"))
+    model.AddNoOverlap2D(x_intervals, y_intervals)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 2
+    started = time.perf_counter()
+    status = solver.Solve(model)
+    seconds = time.perf_counter() - started
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        plan = {i: int(solver.Value(v)) for i, v in offsets.items()}
+        plan.update({b.id: 0 for b in problem.buffers if b.id not in plan})
+        if verify(problem, plan, capacity):
+            return "invalid plan", seconds
+        return "fits", seconds
+    if status == cp_model.INFEASIBLE:
+        return "proved impossible", seconds
+    return "no plan found", seconds
+
+
+def interval_instances() -> list[tuple[str, Path, int | None]]:
+    """(name, path, capacity) — minimalloc's capacity is in the file name; the
+    TVM sets are posed without one (their optimum is the lower bound)."""
+    found = []
+    for path in sorted((SHARED / "benchmarks" / "minimalloc").glob("*.csv")):
+        capacity = int(path.stem.split(".")[-1])
+        found.append((f"minimalloc/{path.stem}", path, capacity))
+    for path in sorted((SHARED / "benchmarks" / "tvm_usmp").glob("*.csv")):
+        found.append((f"tvm_usmp/{path.stem.removeprefix('test_data_')}", path, None))
+    return found
+
+
+def bench_intervals(
+    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, dense: bool, cpsat_absent: str = ""
+) -> list[str]:
+    heuristics = [n for n in names if n != "optimal"]
+    exact = ["optimal"] + (["optimal, renumbered steps"] if dense else []) if "optimal" in names else []
+    columns = heuristics + exact + (["CP-SAT"] if cpsat else [])
+    lines = [
+        "## Interval instances",
+        "",
+        f"Arena bytes (time). `optimal` is given the capacity and {time_limit:g} s and stops at the first plan "
+        "that fits (`plan_intervals(..., capacity, tighten=False)`, the file's own time values); "
+        "without a capacity it minimises. "
+        + (
+            "`optimal, renumbered steps` is the same search on `problem_from_intervals`' dense renumbering of "
+            "time (what `run_planner(problem, 'optimal')` sees): same overlaps, but lifetime widths no longer "
+            "metric, which misleads the search's buffer order on these cut-from-a-square instances. "
+            if dense
+            else ""
+        )
+        + f"Heuristic planners get {heuristic_limit:g} s where they take a limit. "
+        + (
+            f"CP-SAT: OR-Tools NoOverlap2D, 2 workers, {time_limit:g} s, asked to fit the capacity "
+            "(the lower bound for the TVM sets). "
+            if cpsat
+            else f"CP-SAT: not measured in this run ({cpsat_absent}). "
+        )
+        + "`*` = proven optimal; `>cap` = over the capacity.",
+        "",
+        "| instance | buffers | lower bound | capacity | " + " | ".join(columns) + " |",
+        "|---|---:|---:|---:|" + "---:|" * len(columns),
+    ]
+    for label, path, capacity in interval_instances():
+        buffers = read_intervals(path)
+        problem = problem_from_intervals(buffers)
+        bound = peak_live(problem).bytes
+        target = capacity if capacity is not None else bound
+        row = [label, str(len(buffers)), f"{bound:,}", f"{capacity:,}" if capacity else "-"]
+
+        def over(arena: int) -> str:
+            return " >cap" if capacity is not None and arena > capacity else ""
+
+        for name in heuristics:
+            try:
+                plan = run_planner(problem, name, heuristic_limit)
+                row.append(cell(plan.arena_bytes, plan.seconds, plan.proven_optimal) + over(plan.arena_bytes))
+            except Exception as exc:
+                row.append(f"error: {type(exc).__name__}")
+        if "optimal" in names:
+            started = time.perf_counter()
+            try:
+                checked, report = plan_intervals(buffers, time_limit, capacity=capacity, tighten=False)
+                seconds = time.perf_counter() - started
+                errors = verify(checked, report.offsets, report.arena_bytes)
+                row.append(
+                    "invalid plan" if errors else cell(report.arena_bytes, seconds, report.proven_optimal)
+                )
+            except DoesNotFit:
+                row.append(f"no fit ({time.perf_counter() - started:.2f} s)")
+            if dense:
+                started = time.perf_counter()
+                try:
+                    if capacity is None:
+                        report = search(problem, time_limit)
+                    else:
+                        report = fit_within(problem, capacity, time_limit)
+                    seconds = time.perf_counter() - started
+                    errors = verify(problem, report.offsets, report.arena_bytes)
+                    row.append("invalid plan" if errors else cell(report.arena_bytes, seconds, report.proven_optimal))
+                except DoesNotFit:
+                    row.append(f"no fit ({time.perf_counter() - started:.2f} s)")
+        if cpsat:
+            answer, seconds = cpsat_fit(problem, target, time_limit)
+            row.append(f"{answer} ({seconds:.2f} s)")
+        lines.append("| " + " | ".join(row) + " |")
+        print("  ", " | ".join(row), flush=True)
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(REPO / "bench" / "results" / "planners.md"))
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per interval instance (optimal, CP-SAT)")
+    parser.add_argument("--model-time-limit", type=float, default=10.0, help="seconds per model for planners")
+    parser.add_argument("--heuristic-time-limit", type=float, default=10.0, help="seconds for time-limited heuristics on interval instances")
+    parser.add_argument("--no-cpsat", action="store_true", help="skip CP-SAT even when ortools is importable")
+    parser.add_argument("--skip-models", action="store_true")
+    parser.add_argument("--no-dense", action="store_true", help="skip the optimal run on renumbered steps")
+    args = parser.parse_args(argv)
+
+    names = list(load_all())
+    try:
+        import ortools  # noqa: F401
+
+        cpsat, cpsat_absent = not args.no_cpsat, "skipped with --no-cpsat"
+    except ImportError:
+        cpsat, cpsat_absent = False, "`ortools` is not importable; it is not a dependency"
+
+    lines = ["# Planner benchmark", "", machine_line(), "", f"Command: `python bench/planners.py` ({' '.join(sys.argv[1:]) or 'defaults'}).", ""]
+    if not args.skip_models:
+        print("models:", flush=True)
+        lines += bench_models(names, args.model_time_limit) + [""]
+    print("interval instances:", flush=True)
+    lines += bench_intervals(names, args.time_limit, args.heuristic_time_limit, cpsat, not args.no_dense, cpsat_absent) + [""]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
