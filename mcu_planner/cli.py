@@ -148,6 +148,8 @@ def _run_plan(args: argparse.Namespace) -> int:
 
     if args.output:
         _generate(args, graph, lifetimes, plan)
+    else:
+        _warn_if_not_generatable(graph, lifetimes)
     if args.json:
         _write_atomically(Path(args.json), json.dumps(
             report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on"), indent=1) + "\n")
@@ -200,6 +202,17 @@ def _generate(args, graph, lifetimes, plan) -> None:
     else:
         write_output(files, Path(args.output))
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
+
+
+def _warn_if_not_generatable(graph, lifetimes) -> None:
+    """Planning works for any model; say now, not at -o time, when C cannot be generated."""
+    from .codegen import lower_all
+    from .errors import UnsupportedModel
+
+    try:
+        lower_all(graph, lifetimes.elided_ops)
+    except UnsupportedModel as exc:
+        print(f"note: -o would stop with exit 4: {exc}")
 
 
 def _run_intervals(args: argparse.Namespace) -> int:

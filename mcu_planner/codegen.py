@@ -31,6 +31,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .errors import UnsupportedModel
 from .graph import DTYPE_C_TYPE, Graph, Tensor
+from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .resources import firmware_dir, templates_dir
 
@@ -193,7 +194,9 @@ def _tensor_c_type(tensor: Tensor) -> str:
         raise UnsupportedModel(f"unsupported tensor type: {tensor.dtype} (tensor {tensor.index} '{tensor.name}')")
 
 
-def _lower_all(graph: Graph, elided: frozenset[int]) -> dict[int, KernelCall]:
+def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
+    """A KernelCall for every op that runs, or one UnsupportedModel naming
+    every operator and activation type the runtime lacks."""
     calls: dict[int, KernelCall] = {}
     unsupported: Counter[str] = Counter()
     for op in graph.operators:
@@ -204,7 +207,7 @@ def _lower_all(graph: Graph, elided: frozenset[int]) -> dict[int, KernelCall]:
         except NotLowerable as exc:
             unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
     bad_types: Counter[str] = Counter()
-    for t in _activation_tensors(graph):
+    for t in activation_tensors(graph):
         if graph.tensors[t].dtype not in ACTIVATION_DTYPES:
             bad_types[graph.tensors[t].dtype] += 1
     parts = []
@@ -227,13 +230,6 @@ def _unsupported_key(opcode: str, custom_code: str | None, reason: str) -> str:
     if reason.startswith(name):
         return reason
     return f"{name} ({reason})"
-
-
-def _activation_tensors(graph: Graph) -> set[int]:
-    used = set(graph.inputs) | set(graph.outputs)
-    for op in graph.operators:
-        used.update(t for t in (*op.inputs, *op.outputs) if t >= 0)
-    return {t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable}
 
 
 class _Builder:
@@ -485,7 +481,7 @@ def generate(
     """File name -> contents of the self-contained generated directory."""
     if name != c_identifier(name):
         raise ValueError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
-    calls = _lower_all(graph, frozenset(getattr(lifetimes, "elided_ops", frozenset())))
+    calls = lower_all(graph, lifetimes.elided_ops)
     builder = _Builder(graph, lifetimes, plan, name)
     ops = builder.ops(calls)
     slots = builder.slots(ops)
@@ -525,7 +521,7 @@ def generate(
         inputs=inputs,
         outputs=outputs,
         poison_byte=f"0x{POISON_BYTE:02X}u",
-        planner=getattr(plan, "planner", "?"),
+        planner=plan.planner,
         num_ops=len(graph.operators),
     )
     files = {

@@ -78,9 +78,11 @@ def shortfall_message(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, budge
     """One line: by how much, at which op the peak falls, which tensors are live there."""
     needed = ram_needed(lifetimes, plan)
     peak = peak_live(lifetimes.problem)
+    parts = f" (arena {format_bytes(plan.arena_bytes)} + variables {format_bytes(lifetimes.variable_bytes)})"
     return (
-        f"does not fit: needs {format_bytes(needed)} but --ram is {format_bytes(budget)}, "
-        f"{format_bytes(needed - budget)} short; the peak is at {_describe_peak(graph, lifetimes, peak)}"
+        f"does not fit: needs {format_bytes(needed)}{parts if lifetimes.variable_bytes else ''} "
+        f"but --ram is {format_bytes(budget)}, {format_bytes(needed - budget)} short; "
+        f"the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
     )
 
 
@@ -89,10 +91,14 @@ def _describe_peak(graph: Graph, lifetimes: Lifetimes, peak: LiveSet, most: int 
     where = f"op {peak.step} ({op.opcode})" if op else f"step {peak.step}"
     sizes = {b.id: b.size for b in lifetimes.problem.buffers}
     live = sorted(peak.buffer_ids, key=lambda b: -sizes[b])
-    names = [f"#{b} {graph.tensors[b].name} {format_bytes(sizes[b])}" for b in live[:most]]
+    names = [f"#{b} {_tensor_name(graph.tensors[b])} {format_bytes(sizes[b])}" for b in live[:most]]
     if len(live) > most:
         names.append(f"and {len(live) - most} more")
     return f"{where} with {format_bytes(peak.bytes)} live: " + ", ".join(names)
+
+
+def _tensor_name(t: Tensor) -> str:
+    return t.name or "(unnamed)"
 
 
 def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
@@ -108,7 +114,7 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]
         alias = f" (alias of #{lifetimes.aliases[t]})" if t in lifetimes.aliases else ""
         lines.append(
             f"{'#' + str(t):>8} {bar} {lifetimes.tensor_offset(plan.offsets, t):>10} "
-            f"{graph.tensors[t].nbytes:>10}  {graph.tensors[t].name}{alias}"
+            f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
         )
     return lines
 
