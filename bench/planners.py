@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from mcu_planner.errors import DoesNotFit, McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402
-from mcu_planner.planners.optimal import fit_within, plan_intervals, search  # noqa: E402
+from mcu_planner.planners.optimal import fit_within, search  # noqa: E402
 from mcu_planner.planning import run_planner  # noqa: E402
 from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
@@ -178,24 +178,19 @@ def interval_instances() -> list[tuple[str, Path, int | None]]:
 
 
 def bench_intervals(
-    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, dense: bool, cpsat_absent: str = ""
+    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, cpsat_absent: str = ""
 ) -> list[str]:
     heuristics = [n for n in names if n != "optimal"]
-    exact = ["optimal"] + (["optimal, renumbered steps"] if dense else []) if "optimal" in names else []
+    exact = ["optimal (first fit)", "auto"] if "optimal" in names else []
     columns = heuristics + exact + (["CP-SAT"] if cpsat else [])
     lines = [
         "## Interval instances",
         "",
-        f"Arena bytes (time). `optimal` is given the capacity and {time_limit:g} s and stops at the first plan "
-        "that fits (`plan_intervals(..., capacity, tighten=False)`, the file's own time values); "
-        "without a capacity it minimises. "
-        + (
-            "`optimal, renumbered steps` is the same search on `problem_from_intervals`' dense renumbering of "
-            "time (what `run_planner(problem, 'optimal')` sees): same overlaps, but lifetime widths no longer "
-            "metric, which misleads the search's buffer order on these cut-from-a-square instances. "
-            if dense
-            else ""
-        )
+        f"Arena bytes (time). `optimal (first fit)` is given the capacity and {time_limit:g} s and stops at "
+        "the first plan that fits (`fit_within(..., tighten=False)`: the time minimalloc's own figures "
+        "measure); without a capacity it minimises. `auto` is what `mcu-plan --intervals FILE --capacity N` "
+        f"does with `--time-limit {time_limit:g}`: the fast planners, then the exact one fits the capacity "
+        "and tightens while time remains. "
         + f"Heuristic planners get {heuristic_limit:g} s where they take a limit. "
         + (
             f"CP-SAT: OR-Tools NoOverlap2D, 2 workers, {time_limit:g} s, asked to fit the capacity "
@@ -227,26 +222,17 @@ def bench_intervals(
         if "optimal" in names:
             started = time.perf_counter()
             try:
-                checked, report = plan_intervals(buffers, time_limit, capacity=capacity, tighten=False)
+                if capacity is None:
+                    report = search(problem, time_limit)
+                else:
+                    report = fit_within(problem, capacity, time_limit)
                 seconds = time.perf_counter() - started
-                errors = verify(checked, report.offsets, report.arena_bytes)
-                row.append(
-                    "invalid plan" if errors else cell(report.arena_bytes, seconds, report.proven_optimal)
-                )
+                errors = verify(problem, report.offsets, report.arena_bytes)
+                row.append("invalid plan" if errors else cell(report.arena_bytes, seconds, report.proven_optimal))
             except DoesNotFit:
                 row.append(f"no fit ({time.perf_counter() - started:.2f} s)")
-            if dense:
-                started = time.perf_counter()
-                try:
-                    if capacity is None:
-                        report = search(problem, time_limit)
-                    else:
-                        report = fit_within(problem, capacity, time_limit)
-                    seconds = time.perf_counter() - started
-                    errors = verify(problem, report.offsets, report.arena_bytes)
-                    row.append("invalid plan" if errors else cell(report.arena_bytes, seconds, report.proven_optimal))
-                except DoesNotFit:
-                    row.append(f"no fit ({time.perf_counter() - started:.2f} s)")
+            plan = run_planner(problem, "auto", time_limit, capacity)
+            row.append(cell(plan.arena_bytes, plan.seconds, plan.proven_optimal) + over(plan.arena_bytes))
         if cpsat:
             answer, seconds = cpsat_fit(problem, target, time_limit)
             row.append(f"{answer} ({seconds:.2f} s)")
@@ -263,7 +249,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heuristic-time-limit", type=float, default=10.0, help="seconds for time-limited heuristics on interval instances")
     parser.add_argument("--no-cpsat", action="store_true", help="skip CP-SAT even when ortools is importable")
     parser.add_argument("--skip-models", action="store_true")
-    parser.add_argument("--no-dense", action="store_true", help="skip the optimal run on renumbered steps")
     args = parser.parse_args(argv)
 
     names = list(load_all())
@@ -279,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         print("models:", flush=True)
         lines += bench_models(names, args.model_time_limit) + [""]
     print("interval instances:", flush=True)
-    lines += bench_intervals(names, args.time_limit, args.heuristic_time_limit, cpsat, not args.no_dense, cpsat_absent) + [""]
+    lines += bench_intervals(names, args.time_limit, args.heuristic_time_limit, cpsat, cpsat_absent) + [""]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))

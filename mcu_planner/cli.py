@@ -127,12 +127,13 @@ def _run_plan(args: argparse.Namespace) -> int:
     for line in report.model_summary(graph, lifetimes):
         print(line, file=out)
 
+    # The arena's share of the budget: what the exact planner must fit when
+    # the fast planners' plans do not.
+    capacity = args.ram - lifetimes.variable_bytes if args.ram is not None else None
     if args.planner == "all":
-        plan = _compare_planners(lifetimes, args.time_limit)
+        plan = _compare_planners(lifetimes, args.time_limit, capacity)
     else:
-        from .planning import run_planner
-
-        plan = run_planner(lifetimes.problem, args.planner, args.time_limit)
+        plan = _run_within(lifetimes.problem, args.planner, args.time_limit, capacity)
     for line in report.plan_summary(lifetimes, plan):
         print(line, file=out)
     if args.map:
@@ -156,7 +157,19 @@ def _run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare_planners(lifetimes, time_limit: float):
+def _run_within(problem, name: str, time_limit: float, capacity: int | None):
+    """A plan within `capacity` if the planner finds one; else a plan the
+    caller reports as not fitting.  Only the exact planner gives up on a
+    capacity (having used its time), so the fallback takes no more."""
+    from .planning import run_planner
+
+    try:
+        return run_planner(problem, name, time_limit, capacity)
+    except DoesNotFit:
+        return run_planner(problem, name, 0.0)
+
+
+def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
     from . import report
     from .planning import plan_auto, planner_names, run_planner
     from .verify import PlanInvalid
@@ -169,7 +182,7 @@ def _compare_planners(lifetimes, time_limit: float):
             rows.append((name, run_planner(lifetimes.problem, name, time_limit)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
-    best = plan_auto(lifetimes.problem, time_limit)
+    best = plan_auto(lifetimes.problem, time_limit, capacity)
     rows.append(("auto", best))
     for line in report.planner_table(lifetimes, rows):
         print(line)
@@ -217,7 +230,6 @@ def _warn_if_not_generatable(graph, lifetimes) -> None:
 
 def _run_intervals(args: argparse.Namespace) -> int:
     from .intervals import read_intervals, write_offsets
-    from .planning import run_planner
     from .problem import peak_live, problem_from_intervals
 
     buffers = read_intervals(args.intervals)
@@ -232,7 +244,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = run_planner(problem, name, args.time_limit)
+        plan = _run_within(problem, name, args.time_limit, args.capacity)
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:

@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 
 from .planners import load_all
-from .problem import Problem, arena_bytes, peak_live
+from .errors import DoesNotFit
+from .problem import PlannerResult, Problem, arena_bytes, peak_live
 from .verify import PlanInvalid, check_plan
 
 # Planners `auto` tries before the exact one, cheapest first.
@@ -31,14 +32,22 @@ def planner_names() -> list[str]:
     return list(load_all()) + ["auto"]
 
 
-def run_planner(problem: Problem, name: str, time_limit: float | None = None) -> ArenaPlan:
+def run_planner(
+    problem: Problem, name: str, time_limit: float | None = None, capacity: int | None = None
+) -> ArenaPlan:
+    """The named planner's verified plan.  With a `capacity` (bytes), the exact
+    planner first looks for any plan within it, then tightens as time allows;
+    the other planners do not take one."""
     if name == "auto":
-        return plan_auto(problem, time_limit if time_limit is not None else 10.0)
+        return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity)
     planners = load_all()
     if name not in planners:
         raise KeyError(name)
     started = time.perf_counter()
-    result = planners[name](problem, time_limit)
+    if name == "optimal" and capacity is not None:
+        result = _fit_capacity(problem, capacity, time_limit)
+    else:
+        result = planners[name](problem, time_limit)
     seconds = time.perf_counter() - started
     size = arena_bytes(problem, result.offsets)
     check_plan(problem, result.offsets, size)
@@ -50,9 +59,17 @@ def _meets_bound(problem: Problem, size: int) -> bool:
     return not problem.in_place_pairs() and size == peak_live(problem).bytes
 
 
-def plan_auto(problem: Problem, time_limit: float = 10.0) -> ArenaPlan:
+def _fit_capacity(problem: Problem, capacity: int, time_limit: float | None) -> PlannerResult:
+    """Raises DoesNotFit when no plan within `capacity` exists or none was found in time."""
+    from .planners.optimal import fit_within
+
+    report = fit_within(problem, capacity, time_limit, tighten=True)
+    return PlannerResult(report.offsets, report.proven_optimal and not problem.in_place_pairs())
+
+
+def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None = None) -> ArenaPlan:
     """Fast planners first, then the exact one while the best plan is above the
-    lower bound and time remains."""
+    lower bound (or the capacity, when one is given) and time remains."""
     started = time.perf_counter()
     planners = load_all()
     bound = peak_live(problem).bytes
@@ -78,13 +95,20 @@ def plan_auto(problem: Problem, time_limit: float = 10.0) -> ArenaPlan:
         tried.append((name, plan.arena_bytes))
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = plan
-    if "optimal" in planners and (best is None or best.arena_bytes > bound) and remaining() > 0:
-        plan = run_planner(problem, "optimal", remaining())
-        tried.append(("optimal", plan.arena_bytes))
-        if best is None or plan.arena_bytes < best.arena_bytes or (
-            plan.arena_bytes == best.arena_bytes and plan.proven_optimal
-        ):
-            best = plan
+    # The exact planner runs only while it can still help: above the bound, or
+    # above a capacity the caller must meet.
+    target = bound if capacity is None or (best and best.arena_bytes <= capacity) else capacity
+    if "optimal" in planners and (best is None or best.arena_bytes > target) and remaining() > 0:
+        try:
+            plan = run_planner(problem, "optimal", remaining(), capacity if target == capacity else None)
+        except DoesNotFit:
+            tried.append(("optimal", None))
+        else:
+            tried.append(("optimal", plan.arena_bytes))
+            if best is None or plan.arena_bytes < best.arena_bytes or (
+                plan.arena_bytes == best.arena_bytes and plan.proven_optimal
+            ):
+                best = plan
     assert best is not None, "greedy always produces a plan"
     best.chosen_by_auto = True
     best.tried = tried

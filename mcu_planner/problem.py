@@ -47,6 +47,10 @@ class Problem:
     buffers: tuple[Buffer, ...]
     alignment: int
     steps: tuple[Step, ...]
+    # For interval sets renumbered densely: the source's own time at each step
+    # index (a buffer spans step_times[start] .. step_times[end]).  Planners may
+    # use it to rank lifetimes by their real widths; None for models.
+    step_times: tuple[int, ...] | None = None
 
     @property
     def num_steps(self) -> int:
@@ -80,7 +84,7 @@ def problem_from_intervals(buffers: list[Buffer], alignment: int = 1) -> Problem
     times = sorted({t for b in buffers for t in (b.start, b.end)})
     rank = {t: i for i, t in enumerate(times)}
     bufs = tuple(Buffer(b.id, align_up(b.size, alignment), rank[b.start], rank[b.end]) for b in buffers)
-    return Problem(bufs, alignment, steps_from_intervals(bufs))
+    return Problem(bufs, alignment, steps_from_intervals(bufs), step_times=tuple(times))
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,37 @@ def test_mutated_models_never_crash_the_command(tmp_path, capsys, data):
     assert code in (0, 2, 3, 4), err
     if code:
         assert len(err.strip().splitlines()) == 1, err
+
+
+def _intervals_file(tmp_path: Path) -> Path:
+    # Five buffers whose live peak is 12 and whose optimum is 12 (minimalloc's README example shape).
+    path = tmp_path / "small.csv"
+    path.write_text("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n")
+    return path
+
+
+def test_intervals_within_capacity_write_verified_offsets(tmp_path):
+    from mcu_planner.intervals import read_intervals
+    from mcu_planner.problem import problem_from_intervals
+
+    source = _intervals_file(tmp_path)
+    out = tmp_path / "offsets.csv"
+    result = run_cli("--intervals", source, "--capacity", "12", "--out", out)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split(",") for line in out.read_text().splitlines()[1:]]
+    assert [r[0] for r in rows] == ["b1", "b2", "b3", "b4", "b5"]
+    buffers = read_intervals(source)
+    problem = problem_from_intervals(buffers)
+    offsets = {b.id: int(r[4]) for b, r in zip(buffers, rows)}
+    assert verify(problem, offsets, 12) == []
+
+
+def test_intervals_over_capacity_exit_3(tmp_path):
+    result = run_cli("--intervals", _intervals_file(tmp_path), "--capacity", "11", "--planner", "optimal")
+    assert_one_line_error(result, 3, "11 B")
+
+
+def test_malformed_intervals_exit_2(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,lower,upper,size\nb1,0,x,4\n")
+    assert_one_line_error(run_cli("--intervals", bad), 2, "bad.csv")

@@ -14,7 +14,7 @@ from conftest import BENCHMARKS_DIR, needs_shared
 from mcu_planner.errors import DoesNotFit, InputError, McuPlanError
 from mcu_planner.intervals import read_intervals, write_offsets
 from mcu_planner.planners import load_all
-from mcu_planner.planners.optimal import fit_within, plan_intervals, plan_optimal, search
+from mcu_planner.planners.optimal import fit_within, plan_optimal, search
 from mcu_planner.planning import run_planner
 from mcu_planner.problem import Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
 from mcu_planner.verify import verify
@@ -191,11 +191,10 @@ def test_minimalloc_readme_example_reaches_12():
 @needs_shared
 @pytest.mark.parametrize("name", ["G", "H", "K"])
 def test_challenging_minimalloc_instances_fit(name):
-    buffers = read_intervals(MINIMALLOC / f"{name}.1048576.csv")
-    problem, report = plan_intervals(buffers, 60.0, capacity=CAPACITY, tighten=False)
-    assert report.arena_bytes <= CAPACITY
-    assert verify(problem, report.offsets, CAPACITY) == []
-    assert problem == problem_from_intervals(buffers)
+    problem = problem_from_intervals(read_intervals(MINIMALLOC / f"{name}.1048576.csv"))
+    plan = run_planner(problem, "optimal", 60.0, capacity=CAPACITY)
+    assert plan.arena_bytes <= CAPACITY
+    assert verify(problem, plan.offsets, CAPACITY) == []
 
 
 @needs_shared

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import DoesNotFit, McuPlanError
-from ..problem import Buffer, PlannerResult, Problem, problem_from_intervals
+from ..problem import PlannerResult, Problem
 from . import register
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -56,16 +56,20 @@ class SearchReport:
 class _Instance:
     """The buffers the search must place, in alignment units."""
 
-    def __init__(self, problem: Problem, spans: dict[int, tuple[int, int]] | None = None):
+    def __init__(self, problem: Problem):
         self.unit = max(1, problem.alignment)
         self.fixed = [b.id for b in problem.buffers if b.size <= 0 or b.end <= b.start]
         active = [b for b in problem.buffers if b.size > 0 and b.end > b.start]
         self.ids = [b.id for b in active]
         self.sizes = [-(-b.size // self.unit) for b in active]
-        # Lifetimes in the caller's own time scale when given (same overlaps,
-        # but lifetime widths the search's buffer order can use).
-        self.starts = [spans[b.id][0] if spans else b.start for b in active]
-        self.ends = [spans[b.id][1] if spans else b.end for b in active]
+        # Lifetimes in the source's own time scale when the problem was
+        # renumbered: the same overlaps, but the real widths, which the
+        # search's buffer order ranks by.  On instances whose time axis is
+        # metric (minimalloc's are cut from a square) that finds plans orders
+        # of magnitude sooner.
+        times = problem.step_times
+        self.starts = [times[b.start] if times else b.start for b in active]
+        self.ends = [times[b.end] if times else b.end for b in active]
         self.lower_bound = self._live_peak()
 
     def _live_peak(self) -> int:
@@ -93,18 +97,14 @@ def search(
     time_limit: float | None = None,
     capacity: int | None = None,
     stop_when_fits: bool = False,
-    spans: dict[int, tuple[int, int]] | None = None,
 ) -> SearchReport:
     """Smallest arena found within `time_limit` seconds.  With `capacity`
     (bytes), fitting it is asked first and gets all the time it needs; with
-    `stop_when_fits` too, the search ends as soon as a plan fits.  `spans`
-    (buffer id -> (start, end)) gives lifetimes in their original time units
-    when the problem's steps were renumbered; they must overlap exactly as the
-    problem's do."""
+    `stop_when_fits` too, the search ends as soon as a plan fits."""
     solver = _solver_module()
     limit = DEFAULT_TIME_LIMIT if time_limit is None else max(0.0, float(time_limit))
     deadline = time.monotonic() + limit
-    inst = _Instance(problem, spans)
+    inst = _Instance(problem)
     unit = inst.unit
     questions: list[tuple[int, str, float]] = []
     nodes = 0
@@ -177,11 +177,10 @@ def fit_within(
     capacity: int,
     time_limit: float | None = None,
     tighten: bool = False,
-    spans: dict[int, tuple[int, int]] | None = None,
 ) -> SearchReport:
     """A plan within `capacity` bytes (then, with `tighten`, as small as time
     allows).  Raises DoesNotFit when none exists or none was found in time."""
-    report = search(problem, time_limit, capacity=capacity, stop_when_fits=not tighten, spans=spans)
+    report = search(problem, time_limit, capacity=capacity, stop_when_fits=not tighten)
     if report.arena_bytes <= capacity:
         return report
     if report.proven_infeasible_below > capacity:
@@ -193,25 +192,3 @@ def fit_within(
         f"no plan within {capacity:,} B found in {limit:g} s (best found {report.arena_bytes:,} B, "
         f"lower bound {report.lower_bound:,} B); a longer time limit may find one"
     )
-
-
-def plan_intervals(
-    buffers: list[Buffer],
-    time_limit: float | None = None,
-    capacity: int | None = None,
-    tighten: bool = True,
-) -> tuple[Problem, SearchReport]:
-    """Plans an interval set as read by `mcu_planner.intervals.read_intervals`
-    (what `mcu-plan --intervals FILE --planner optimal` should call).
-
-    `problem_from_intervals` renumbers time densely; the search is given the
-    file's own times instead, because its buffer order ranks by lifetime width
-    and on instances whose time axis is metric (minimalloc's benchmarks are
-    cut from a square) the real widths lead it to a plan orders of magnitude
-    sooner.  Returns the (dense) problem the plan is for, to verify against.
-    With `capacity`, raises DoesNotFit like `fit_within`."""
-    problem = problem_from_intervals(buffers)
-    spans = {b.id: (b.start, b.end) for b in buffers}
-    if capacity is None:
-        return problem, search(problem, time_limit, spans=spans)
-    return problem, fit_within(problem, capacity, time_limit, tighten=tighten, spans=spans)
