@@ -193,6 +193,12 @@ def _generate(args, graph, lifetimes, plan) -> None:
     from .codegen import c_identifier, generate, write_output
 
     name = args.name or c_identifier(Path(args.model).stem)
+    if plan.planner == "optimal" and not plan.proven_optimal:
+        print(
+            "note: this plan comes from an exact search that ran out of time; on another machine or with "
+            "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
+            "for byte-identical output everywhere)"
+        )
     files = generate(
         graph, lifetimes, plan, name=name, arena_section=args.arena_section, extern_arena=args.extern_arena
     )
