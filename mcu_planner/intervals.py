@@ -10,6 +10,7 @@ same problem.
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,11 +98,16 @@ def _is_int(text: str) -> bool:
     return True
 
 
+def format_offsets(buffers: list[Buffer], offsets: dict[int, int]) -> str:
+    """`id,lower,upper,size,offset`, one row per buffer in the given order."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*REQUIRED_COLUMNS, "offset"])
+    for b in buffers:
+        label = b.label if isinstance(b, IntervalBuffer) and b.label else str(b.id)
+        writer.writerow([label, b.start, b.end, b.size, offsets[b.id]])
+    return out.getvalue()
+
+
 def write_offsets(path: str | Path, buffers: list[Buffer], offsets: dict[int, int]) -> None:
-    """Writes `id,lower,upper,size,offset`, one row per buffer in the given order."""
-    with open(path, "w", newline="") as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow([*REQUIRED_COLUMNS, "offset"])
-        for b in buffers:
-            label = b.label if isinstance(b, IntervalBuffer) and b.label else str(b.id)
-            writer.writerow([label, b.start, b.end, b.size, offsets[b.id]])
+    Path(path).write_text(format_offsets(buffers, offsets))

@@ -144,7 +144,7 @@ class _AliasBuilder:
             return
         out = op.outputs[0]
         inputs = list(op.inputs)
-        if out not in self.activation_set or out in self.graph_io or len(set(inputs)) != len(inputs):
+        if out not in self.activation_set or out in self.graph.inputs or len(set(inputs)) != len(inputs):
             return
         shape = self.graph.tensors[out].shape
         axis = op.options.get("axis", 0)
@@ -152,24 +152,35 @@ class _AliasBuilder:
         if not 0 <= axis < len(shape) or any(d != 1 for d in shape[:axis]):
             return
         for t in inputs:
-            if (
-                t < 0
-                or t not in self.activation_set
-                or t in self.graph_io
-                or not self._dies_at(t, op)
-                or self.members[t] != [t]
-                or not _same_quantization(self.graph, t, out)
-                or t not in self.produced
-            ):
+            if t < 0 or t not in self.activation_set or not self._dies_at(t, op):
+                return
+            if not _same_quantization(self.graph, t, out) or not self._movable_into_slice(t):
                 return
         if sum(self.graph.tensors[t].nbytes for t in inputs) != self.graph.tensors[out].nbytes:
             return
         offset = 0
         for t in inputs:
+            # The group's root now lives in the slice; its members keep
+            # pointing at the root.
+            self.aliases[self.root[t]] = out
             self._merge(t, into=out, offset=offset)
-            self.aliases[t] = out
             offset += self.graph.tensors[t].nbytes
         self.elided.add(op.index)
+
+    def _movable_into_slice(self, t: int) -> bool:
+        """`t`, with every tensor already sharing its bytes (a RESHAPE's input,
+        say), can be written straight into a slice of another buffer: each of
+        them is produced by an op, none is a graph input or output, and together
+        they occupy exactly t's bytes."""
+        group = self.members[self.root[t]]
+        size = self.graph.tensors[t].nbytes
+        return self.offset[t] == 0 and all(
+            m in self.produced
+            and m not in self.graph_io
+            and self.offset[m] == 0
+            and self.graph.tensors[m].nbytes == size
+            for m in group
+        )
 
     def _merge(self, tensor: int, *, into: int, offset: int) -> None:
         """Move `tensor`'s whole group into `into`'s buffer, `tensor` at `offset` from `into`."""
@@ -247,8 +258,13 @@ def _steps(
 def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
     s, d = graph.tensors[src], graph.tensors[dst]
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
+    # Graph outputs stay alive to the end however early their last reader
+    # runs; graph inputs may be overwritten (the application writes them
+    # before every invoke, as the header says).
+    src_members = [t for t, p in placements.items() if p.buffer == src_buf.id]
     return (
-        placements[src].offset == 0
+        not any(t in graph.outputs for t in src_members)
+        and placements[src].offset == 0
         and placements[dst].offset == 0
         and src_buf.id != dst_buf.id
         and s.shape == d.shape

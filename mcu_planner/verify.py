@@ -31,10 +31,21 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
             errors.append(f"buffer {b.id} offset {off} is not a multiple of {problem.alignment}")
         if arena_bytes is not None and off + b.size > arena_bytes:
             errors.append(f"buffer {b.id} [{off}, {off + b.size}) ends past the arena of {arena_bytes} bytes")
-        if b.size > 0 and b.end > b.start:
+        if b.end < b.start:
+            errors.append(f"buffer {b.id} has an inverted lifetime [{b.start}, {b.end})")
+        elif b.size > 0 and b.end > b.start:
             placed.append(b)
 
-    in_place = {frozenset(p) for step in problem.steps for p in step.in_place}
+    # An output may start exactly on an input only at the op that declares the
+    # pair, where the input is read for the last time.
+    by_id = problem.by_id()
+    in_place = {
+        frozenset(pair)
+        for step_index, step in enumerate(problem.steps)
+        for pair in step.in_place
+        if pair[0] in by_id and pair[1] in by_id
+        and by_id[pair[0]].start == step_index and by_id[pair[1]].end == step_index + 1
+    }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))
     active: list = []

@@ -110,3 +110,58 @@ def test_concatenation_producers_write_into_contiguous_slices():
     assert peak_live(aliased.problem).bytes == 96
     plan = run_planner(aliased.problem, "greedy")
     assert verify(aliased.problem, plan.offsets) == []
+
+
+def _int8(mb, shape, name, scale=0.05, zero_point=-3):
+    return mb.add_tensor(shape, "int8", quant={"scale": scale, "zero_point": zero_point}, name=name)
+
+
+def test_in_place_never_writes_over_a_graph_output():
+    from mcu_planner.builder import ModelBuilder
+    from mcu_planner.check import check_model
+
+    mb = ModelBuilder()
+    x = _int8(mb, (1, 8, 8, 4), "x")
+    a = _int8(mb, (1, 8, 8, 4), "a")
+    q = _int8(mb, (1, 8, 8, 4), "q", scale=0.11, zero_point=7)
+    mb.add_op("RELU", [x], [a])
+    mb.add_op("QUANTIZE", [a], [q])  # reads `a` last, but `a` is also an output
+    mb.inputs, mb.outputs = [x], [a, q]
+    model = mb.build()
+    lifetimes = compute_lifetimes(read_model(model), alignment=16, alias=True)
+    # RELU may write over the dying input x; QUANTIZE must not write over a.
+    assert all(source != a for step in lifetimes.problem.steps for _, source in step.in_place)
+    assert check_model(model, inputs=2, seed=3).passed
+
+
+def test_reshapes_feeding_a_concatenation_move_into_its_slices():
+    import numpy as np
+
+    from mcu_planner.builder import ModelBuilder
+    from mcu_planner.check import check_model
+
+    mb = ModelBuilder()
+    x = _int8(mb, (1, 4, 4, 2), "x")
+    a = _int8(mb, (1, 4, 4, 2), "a")
+    b = _int8(mb, (1, 4, 4, 2), "b")
+    flat_a = _int8(mb, (1, 32), "flat_a")
+    flat_b = _int8(mb, (1, 32), "flat_b")
+    cat = _int8(mb, (1, 64), "cat")
+    shape = mb.add_tensor((2,), "int32", data=np.array([1, 32], np.int32), name="shape")
+    mb.add_op("RELU", [x], [a])
+    mb.add_op("RELU6", [x], [b])
+    mb.add_op("RESHAPE", [a, shape], [flat_a], {"new_shape": (1, 32)})
+    mb.add_op("RESHAPE", [b, shape], [flat_b], {"new_shape": (1, 32)})
+    mb.add_op("CONCATENATION", [flat_a, flat_b], [cat], {"axis": 1})
+    mb.inputs, mb.outputs = [x], [cat]
+    model = mb.build()
+
+    lifetimes = compute_lifetimes(read_model(model), alignment=1, alias=True)
+    assert lifetimes.elided_ops == {2, 3, 4}
+    assert {t: lifetimes.placements[t] for t in (a, flat_a, b, flat_b)} == {
+        a: lifetimes.placements[cat], flat_a: lifetimes.placements[cat],
+        b: type(lifetimes.placements[cat])(cat, 32), flat_b: type(lifetimes.placements[cat])(cat, 32),
+    }
+    assert lifetimes.aliases == {a: cat, b: cat, flat_a: a, flat_b: b}
+    assert peak_live(lifetimes.problem).bytes == 32 + 64
+    assert check_model(model, inputs=2, seed=5).passed

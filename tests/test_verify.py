@@ -71,3 +71,15 @@ def test_in_place_pairs_may_share_exactly_the_same_offset_only():
     assert verify(problem, {0: 0, 1: 16}) != []
     without_pair = Problem(buffers, 16, (steps[0], Step((0,), (1,)), steps[2]))
     assert verify(without_pair, {0: 0, 1: 0}) != []
+
+
+def test_in_place_pairs_count_only_where_the_input_dies():
+    # Buffer 0 is read again at step 3: writing buffer 1 over it at step 1 would destroy it.
+    buffers = (Buffer(0, 64, 0, 4), Buffer(1, 64, 1, 3))
+    steps = (Step((), (0,)), Step((0,), (1,), in_place=((1, 0),)), Step((1,), ()), Step((0,), ()))
+    assert verify(Problem(buffers, 16, steps), {0: 0, 1: 0}) != []
+
+
+def test_inverted_lifetimes_are_reported():
+    problem = Problem((Buffer(0, 16, 3, 1),), 16, (Step((), ()),) * 4)
+    assert any("inverted" in e for e in verify(problem, {0: 0}))
