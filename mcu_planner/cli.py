@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -91,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mcu-plan: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`mcu-plan ... | head`): stop
+        # quietly, with the shell's status for a process ended by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:  # a bug in mcu-planner: still one line unless asked for more
         if os.environ.get("MCU_PLAN_DEBUG"):
             raise
@@ -109,8 +116,24 @@ def _check_planner_name(name: str) -> None:
         raise InputError(f"unknown planner {name!r}; choose from {', '.join(names)} or all")
 
 
+_C_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _check_output_arguments(args: argparse.Namespace) -> None:
+    if args.board and args.ram is None:
+        raise InputError("--board needs --ram: the RAM budget its linker script enforces")
+    if args.board and not args.output:
+        raise InputError("--board needs -o OUTDIR: where the firmware is built")
+    if args.name is not None and not _C_IDENTIFIER.match(args.name):
+        raise InputError(f"--name {args.name!r} is not a C identifier (letters, digits and _, starting with a letter)")
+    for flag in ("name", "arena_section", "extern_arena"):
+        if getattr(args, flag) and not args.output:
+            raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
+
+
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
+    _check_output_arguments(args)
     if args.intervals:
         return _run_intervals(args)
     if not args.model:
@@ -170,8 +193,10 @@ def _run_within(problem, name: str, time_limit: float, capacity: int | None):
 
 
 def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
+    """One row per planner; the smallest verified plan is the one used (what
+    `auto` would choose, without planning everything twice)."""
     from . import report
-    from .planning import plan_auto, planner_names, run_planner
+    from .planning import planner_names
     from .verify import PlanInvalid
 
     rows = []
@@ -179,11 +204,12 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
         if name == "auto":
             continue
         try:
-            rows.append((name, run_planner(lifetimes.problem, name, time_limit)))
+            rows.append((name, _run_within(lifetimes.problem, name, time_limit, capacity)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
-    best = plan_auto(lifetimes.problem, time_limit, capacity)
-    rows.append(("auto", best))
+    plans = [plan for _, plan in rows if not isinstance(plan, str)]
+    best = min(plans, key=lambda p: (p.arena_bytes, not p.proven_optimal))
+    best.chosen_by_auto = True
     for line in report.planner_table(lifetimes, rows):
         print(line)
     return best
@@ -207,7 +233,10 @@ def _generate(args, graph, lifetimes, plan) -> None:
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
-        staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=Path(args.output).resolve().parent))
+        try:
+            staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=Path(args.output).resolve().parent))
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
             firmware = build_firmware(
@@ -235,7 +264,7 @@ def _warn_if_not_generatable(graph, lifetimes) -> None:
 
 
 def _run_intervals(args: argparse.Namespace) -> int:
-    from .intervals import read_intervals, write_offsets
+    from .intervals import format_offsets, read_intervals
     from .problem import peak_live, problem_from_intervals
 
     buffers = read_intervals(args.intervals)
@@ -255,8 +284,6 @@ def _run_intervals(args: argparse.Namespace) -> int:
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = plan
-    if args.out:
-        write_offsets(args.out, buffers, best.offsets)
     if args.capacity is not None:
         margin = args.capacity - best.arena_bytes
         print(f"capacity: {format_bytes(args.capacity)}, margin {margin:+,} B")
@@ -265,6 +292,8 @@ def _run_intervals(args: argparse.Namespace) -> int:
                 f"does not fit: {format_bytes(best.arena_bytes)} needed, capacity {format_bytes(args.capacity)}, "
                 f"{format_bytes(-margin)} short (lower bound {format_bytes(bound)})"
             )
+    if args.out:
+        _write_atomically(Path(args.out), format_offsets(buffers, best.offsets))
     return 0
 
 
@@ -278,8 +307,10 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)

@@ -57,9 +57,12 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
     bound = peak_live(lifetimes.problem).bytes
     how = f"planner {plan.planner}" + (" (picked by auto)" if plan.chosen_by_auto else "")
     proof = ", proven optimal" if plan.proven_optimal else ""
+    # Ops running in place may take the arena below the live peak, which is
+    # then no bound at all.
+    what = "live peak (no bound with in-place ops)" if lifetimes.problem.in_place_pairs() else "lower bound"
     return [
         f"arena: {format_bytes(plan.arena_bytes)} ({how}{proof}, {plan.seconds * 1000:.1f} ms)",
-        f"lower bound: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}",
+        f"{what}: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}",
     ]
 
 
@@ -131,7 +134,8 @@ def planner_table(lifetimes: Lifetimes, plans: list[tuple[str, ArenaPlan | str]]
             f"{name + ('*' if plan.chosen_by_auto else ''):<14} {plan.arena_bytes:>12,} {over:>10.1f}% "
             f"{'yes' if plan.proven_optimal else 'no':>8} {plan.seconds * 1000:>10.1f}"
         )
-    lines.append(f"lower bound {bound:,} B" + ("; * = auto's pick" if any(
+    what = "live peak (no bound with in-place ops)" if lifetimes.problem.in_place_pairs() else "lower bound"
+    lines.append(f"{what} {bound:,} B" + ("; * = auto's pick" if any(
         not isinstance(p, str) and p.chosen_by_auto for _, p in plans) else ""))
     return lines
 
