@@ -69,6 +69,17 @@ class Tensor:
     def is_constant(self) -> bool:
         return self.data is not None and not self.is_variable
 
+    def same_quantization(self, other: "Tensor") -> bool:
+        """Whether equal stored values mean equal real values in both tensors:
+        same dtype, scales and zero points (and axis, when per channel), or
+        both unquantized."""
+        qa, qb = self.quantization, other.quantization
+        if self.dtype != other.dtype:
+            return False
+        if qa is None or qb is None:
+            return qa is None and qb is None
+        return qa.scales == qb.scales and qa.zero_points == qb.zero_points and (not qa.per_channel or qa.axis == qb.axis)
+
 
 @dataclass(frozen=True)
 class Operator:

@@ -6,6 +6,9 @@ named in its docstring step for step -- same float32 -> double widening, same
 rounding -- because one ulp of difference in a multiplier changes output bytes.
 Python floats are IEEE doubles, so double arithmetic carries over; float32
 arithmetic goes through numpy.float32.
+
+Parameters these helpers cannot turn into kernel constants raise
+`UnsupportedQuantization`; lowering reports it as a variant it cannot lower.
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ import math
 
 import numpy as np
 
-from .graph import Quantization, Tensor
-from .lowering import NotLowerable
+from .graph import Tensor
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -23,6 +25,10 @@ INT32_MAX = (1 << 31) - 1
 INT_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "int32": (INT32_MIN, INT32_MAX)}
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class UnsupportedQuantization(ValueError):
+    """Quantization parameters the int8 kernels have no constants for."""
 
 
 def f32(value: float) -> float:
@@ -55,29 +61,11 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
 def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: the shift returned is <= 0."""
     if not 0.0 < real_multiplier < 1.0:
-        raise NotLowerable(f"rescale factor {real_multiplier!r} outside (0, 1)")
+        raise UnsupportedQuantization(f"rescale factor {real_multiplier!r} outside (0, 1)")
     multiplier, shift = quantize_multiplier(real_multiplier)
     if shift > 0:
-        raise NotLowerable(f"rescale factor {real_multiplier!r} rounds to 1")
+        raise UnsupportedQuantization(f"rescale factor {real_multiplier!r} rounds to 1")
     return multiplier, shift
-
-
-def quantize_multiplier_greater_than_one(real_multiplier: float) -> tuple[int, int]:
-    """QuantizeMultiplierGreaterThanOne: the shift returned is >= 0."""
-    if not real_multiplier > 1.0:
-        raise NotLowerable(f"rescale factor {real_multiplier!r} not above 1")
-    multiplier, shift = quantize_multiplier(real_multiplier)
-    return multiplier, shift
-
-
-def per_tensor(tensor: Tensor, what: str) -> Quantization:
-    """The tensor's single (scale, zero point), or NotLowerable."""
-    q = tensor.quantization
-    if q is None or not q.scales:
-        raise NotLowerable(f"{what} tensor {tensor.name!r} has no quantization parameters")
-    if q.per_channel:
-        raise NotLowerable(f"{what} tensor {tensor.name!r} is quantized per channel")
-    return q
 
 
 def conv_output_multipliers(
@@ -87,7 +75,7 @@ def conv_output_multipliers(
     channel, input_scale * filter_scale / output_scale in double; a per-tensor
     filter scale repeats over all channels."""
     if len(filter_scales) not in (1, channels):
-        raise NotLowerable(f"filter has {len(filter_scales)} scales for {channels} output channels")
+        raise UnsupportedQuantization(f"filter has {len(filter_scales)} scales for {channels} output channels")
     multipliers, shifts = [], []
     for c in range(channels):
         filter_scale = filter_scales[c if len(filter_scales) > 1 else 0]
@@ -101,9 +89,11 @@ def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, in
     """CalculateActivationRangeQuantized: the fused activation's bounds in the
     output's quantized domain, f / scale computed in float32."""
     if output.dtype not in INT_RANGES:
-        raise NotLowerable(f"fused activation on {output.dtype} output")
+        raise UnsupportedQuantization(f"fused activation on {output.dtype} output")
     qmin, qmax = INT_RANGES[output.dtype]
-    q = per_tensor(output, "output")
+    q = output.quantization
+    if q is None or len(q.scales) != 1:
+        raise UnsupportedQuantization(f"output tensor {output.name!r} needs one quantization scale")
     scale = np.float32(q.scales[0])
     zero_point = q.zero_points[0]
 
@@ -118,7 +108,7 @@ def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, in
         return max(qmin, quantize(0.0)), min(qmax, quantize(6.0))
     if activation == "RELU_N1_TO_1":
         return max(qmin, quantize(-1.0)), min(qmax, quantize(1.0))
-    raise NotLowerable(f"fused activation {activation}")
+    raise UnsupportedQuantization(f"fused activation {activation}")
 
 
 def activation_range_float(activation: str) -> tuple[float, float]:
@@ -131,34 +121,17 @@ def activation_range_float(activation: str) -> tuple[float, float]:
         return 0.0, 6.0
     if activation == "RELU_N1_TO_1":
         return -1.0, 1.0
-    raise NotLowerable(f"fused activation {activation}")
-
-
-def compute_out_size(padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1) -> int:
-    """ComputeOutSize."""
-    effective = (filter_size - 1) * dilation + 1
-    if stride == 0:
-        raise NotLowerable("stride 0")
-    if padding == "SAME":
-        return (in_size + stride - 1) // stride
-    if padding == "VALID":
-        return (in_size + stride - effective) // stride
-    raise NotLowerable(f"padding {padding}")
-
-
-def compute_padding(stride: int, dilation: int, in_size: int, filter_size: int, out_size: int) -> int:
-    """ComputePaddingWithOffset: padding before the first element (the
-    reference kernels never read the odd extra padding after the last)."""
-    effective = (filter_size - 1) * dilation + 1
-    total = max((out_size - 1) * stride + effective - in_size, 0)
-    return total // 2
+    raise UnsupportedQuantization(f"fused activation {activation}")
 
 
 def preprocess_softmax_scaling(beta: float, input_scale: float, input_integer_bits: int) -> tuple[int, int]:
     """PreprocessSoftmaxScaling (double rounding build)."""
     max_real_multiplier = float((1 << 31) - 1)
     real = min(beta * input_scale * (1 << (31 - input_integer_bits)), max_real_multiplier)
-    return quantize_multiplier_greater_than_one(real)
+    # QuantizeMultiplierGreaterThanOne: a shift >= 0.
+    if not real > 1.0:
+        raise UnsupportedQuantization(f"softmax rescale {real!r} not above 1")
+    return quantize_multiplier(real)
 
 
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total_signed_bits: int = 31) -> int:
@@ -169,8 +142,53 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total
     return math.floor(max_input_rescaled)
 
 
-# ---- integer helpers mirroring firmware/runtime/mcu_quant.h, for tests and
-# for constant folding in lowering ----
+def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+    """LUTPopulateInt8: entry (uint8_t)q = quantized transform(dequantized q)."""
+    input_scale, input_zero_point = np.float32(input_q[0]), input_q[1]
+    output_scale, output_zero_point = np.float32(output_q[0]), output_q[1]
+    inverse_scale = np.float32(1) / output_scale
+    table = [0] * 256
+    with np.errstate(over="ignore"):
+        for value in range(-128, 128):
+            dequantized = input_scale * np.float32(value - input_zero_point)
+            transformed = transform(dequantized)
+            rescaled = float(transformed * inverse_scale)
+            # std::round on float, then float + int32 in float32.
+            rounded = np.float32(tflite_round(rescaled)) if math.isfinite(rescaled) else np.float32(rescaled)
+            quantized_float = rounded + np.float32(output_zero_point)
+            quantized = float_to_int32(quantized_float)
+            table[value & 0xFF] = max(min(127, quantized), -128)
+    return tuple(table)
+
+
+def float_to_int32(value: np.float32) -> int:
+    """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
+    v = float(value)
+    if not math.isfinite(v) or not -(2.0**31) <= v < 2.0**31:
+        return -(1 << 31)
+    return int(v)
+
+
+def downscale_multiplier_to_int16(multiplier: int) -> int:
+    """DownScaleInt32ToInt16Multiplier: Q31 -> Q15, rounding."""
+    rounding = 1 << 15
+    if multiplier >= (1 << 31) - 1 - rounding:
+        return (1 << 15) - 1
+    return (multiplier + rounding) >> 16
+
+
+def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """The rescale of QuantizedMeanOrSum: input_scale / output_scale quantized
+    (PrepareMeanOrSum), then 1/count folded into the multiplier with as many
+    extra shift bits as count has (clamped so the shift stays >= -31)."""
+    multiplier, shift = quantize_multiplier(input_scale / output_scale)
+    extra = min(count.bit_length() - 1, 32, 31 + shift)
+    # C++ integer division truncates; both operands are non-negative here.
+    return (multiplier << extra) // count, shift - extra
+
+
+# ---- integer helpers mirroring firmware/runtime/mcu_quant.h; tests check the
+# C against them ----
 
 
 def saturating_rounding_doubling_high_mul(a: int, b: int) -> int:

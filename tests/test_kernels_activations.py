@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
+from mcu_planner.builder import int8_quant
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
-from mcu_planner.lowering.activations import lut_int8
+from mcu_planner.quant import lut_int8
 
 SHAPE = (4, 16, 16)
 
@@ -23,10 +24,9 @@ def _real_range(q: tuple[float, int]) -> tuple[float, float]:
 
 def _covering(rng, low: float, high: float) -> tuple[float, int]:
     """int8 parameters whose range covers [low, high] with some slack."""
-    low, high = min(low, 0.0), max(high, 0.0)
-    scale = max(high - low, 1e-3) / 255 * float(rng.uniform(1.0, 1.5))
-    zero_point = int(np.clip(round(-128 - low / scale), -128, 127))
-    return float(np.float32(scale)), zero_point
+    slack = float(rng.uniform(1.0, 1.5))
+    q = int8_quant(min(low, 0.0) * slack, max(high, 0.0, 1e-3) * slack)
+    return q.scales[0], q.zero_points[0]
 
 
 def int8_activation_model(seed: int) -> bytes:

@@ -54,34 +54,6 @@ void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, 
     }
 }
 
-/* ---- 16-bit fixed point, as gemmlowp's int16 overloads ---- */
-
-static int16_t sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
-{
-    int32_t ab, nudge;
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    ab = (int32_t)a * (int32_t)b;
-    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
-    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
-}
-
-/* As above but truncating toward zero (ARM's SQDMULH). */
-static int16_t sat_doubling_high_mul_s16(int16_t a, int16_t b)
-{
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    return (int16_t)(((int32_t)a * (int32_t)b) / ((int32_t)1 << 15));
-}
-
-static int16_t sat_left_shift_s16(int16_t value, int amount)
-{
-    const int32_t shifted = (int32_t)value * ((int32_t)1 << amount);
-    return (int16_t)mcu_clamp_s32(shifted, INT16_MIN, INT16_MAX);
-}
-
 void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output)
 {
     const int16_t output_multiplier = (int16_t)p->output_multiplier;
@@ -92,25 +64,25 @@ void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, i
         const int16_t centered = (int16_t)((int32_t)input[i] - p->input_zero_point);
         /* |centered| <= 255, so 7 bits of left shift stay inside int16. */
         const int16_t hires = (int16_t)(centered * (1 << 7));
-        const int16_t preshift_output = sat_round_doubling_high_mul_s16(hires, output_multiplier);
+        const int16_t preshift_output = mcu_sat_round_doubling_high_mul_s16(hires, output_multiplier);
         int16_t reluish = hires;
         int16_t preshift_result;
         int32_t result;
         /* Rescale to "3.0 == 32768", saturating; the last left-shift bit is
          * applied after the multiply so only it can saturate the result. */
         if (reluish_exponent > 0) {
-            reluish = sat_left_shift_s16(reluish, reluish_exponent - 1);
+            reluish = mcu_sat_left_shift_s16(reluish, reluish_exponent - 1);
         }
-        reluish = sat_round_doubling_high_mul_s16(reluish, reluish_multiplier);
+        reluish = mcu_sat_round_doubling_high_mul_s16(reluish, reluish_multiplier);
         if (reluish_exponent > 0) {
-            reluish = sat_left_shift_s16(reluish, 1);
+            reluish = mcu_sat_left_shift_s16(reluish, 1);
         }
         if (reluish_exponent < 0) {
             reluish = (int16_t)mcu_rounding_divide_by_pot(reluish, -reluish_exponent);
         }
         /* [-1, 1] -> [0, 1] */
         reluish = (int16_t)(((int32_t)reluish + (1 << 15)) >> 1);
-        preshift_result = sat_doubling_high_mul_s16(reluish, preshift_output);
+        preshift_result = mcu_sat_doubling_high_mul_s16(reluish, preshift_output);
         /* TFLite adds the zero point in int16, wrapping like it. */
         result = (int16_t)((int16_t)mcu_rounding_divide_by_pot(preshift_result, -(int)p->output_exponent) +
                            p->output_zero_point);

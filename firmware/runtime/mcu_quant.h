@@ -80,6 +80,60 @@ static inline float mcu_clamp_f32(float x, float lo, float hi)
     return hi < above ? hi : above;
 }
 
+/* static_cast<int32_t>(std::round(q)) without libm: round half away from
+ * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
+static inline int32_t mcu_round_to_int32(double q)
+{
+    int32_t truncated;
+    double fraction;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 2147483647.0) {
+        return INT32_MAX;
+    }
+    if (q <= -2147483648.0) {
+        return INT32_MIN;
+    }
+    truncated = (int32_t)q;
+    fraction = q - (double)truncated; /* exact: both share q's exponent range */
+    if (fraction >= 0.5) {
+        return truncated + 1;
+    }
+    if (fraction <= -0.5) {
+        return truncated - 1;
+    }
+    return truncated;
+}
+
+/* ---- gemmlowp fixed point, int16 overloads ---- */
+
+static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    int32_t ab, nudge;
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    ab = (int32_t)a * (int32_t)b;
+    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
+    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
+}
+
+/* As above but truncating toward zero (ARM's SQDMULH). */
+static inline int16_t mcu_sat_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    if (a == b && a == INT16_MIN) {
+        return INT16_MAX;
+    }
+    return (int16_t)(((int32_t)a * (int32_t)b) / ((int32_t)1 << 15));
+}
+
+static inline int16_t mcu_sat_left_shift_s16(int16_t value, int amount)
+{
+    const int32_t shifted = (int32_t)value * ((int32_t)1 << amount);
+    return (int16_t)mcu_clamp_s32(shifted, INT16_MIN, INT16_MAX);
+}
+
 /* ---- gemmlowp fixed point (int32 raw values) ----
  * A value with I integer bits is raw * 2^-(31 - I).  The functions are named
  * after their gemmlowp counterparts and follow them step for step. */

@@ -4,38 +4,12 @@
 
 #include "mcu_quant.h"
 
-/* static_cast<int32_t>(std::round(q)) without libm: round half away from
- * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
-static int32_t round_to_int32(double q)
-{
-    int32_t truncated;
-    double fraction;
-    if (q != q) {
-        return 0;
-    }
-    if (q >= 2147483647.0) {
-        return INT32_MAX;
-    }
-    if (q <= -2147483648.0) {
-        return INT32_MIN;
-    }
-    truncated = (int32_t)q;
-    fraction = q - (double)truncated; /* exact: both share q's exponent range */
-    if (fraction >= 0.5) {
-        return truncated + 1;
-    }
-    if (fraction <= -0.5) {
-        return truncated - 1;
-    }
-    return truncated;
-}
-
 #define MCU_QUANTIZE_F32(name, out_t)                                                          \
     void name(const mcu_quantize_f32_params *p, const float *input, out_t *output)             \
     {                                                                                          \
         int32_t i;                                                                             \
         for (i = 0; i < p->size; ++i) {                                                        \
-            const int64_t q = (int64_t)round_to_int32((double)input[i] / p->scale) + p->zero_point; \
+            const int64_t q = (int64_t)mcu_round_to_int32((double)input[i] / p->scale) + p->zero_point; \
             output[i] = (out_t)(q < p->q_min ? p->q_min : (q > p->q_max ? p->q_max : q));      \
         }                                                                                      \
     }

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from ..graph import Graph, Operator
+from ..quant import UnsupportedQuantization
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,16 @@ def lowers(*opcodes: str):
     return wrap
 
 
+_loaded = False
+
+
 def load_all() -> dict[str, LowerFn]:
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    """Every registered lowering; imports the lowering modules on first use."""
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
     return LOWERINGS
 
 
@@ -85,4 +93,7 @@ def lower(op: Operator, graph: Graph) -> KernelCall:
     fn = load_all().get(op.opcode)
     if fn is None:
         raise NotLowerable(op.opcode if op.opcode != "CUSTOM" else f"CUSTOM({op.custom_code})")
-    return fn(op, graph)
+    try:
+        return fn(op, graph)
+    except UnsupportedQuantization as exc:
+        raise NotLowerable(str(exc)) from exc

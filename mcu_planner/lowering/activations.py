@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import FLOAT32_MAX, f32, quantize_multiplier, tflite_round
+from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
@@ -60,33 +60,6 @@ def _logistic_f32(x: np.float32) -> np.float32:
     one = np.float32(1.0)
     with np.errstate(over="ignore"):
         return one / (one + _exp_f32(-x))
-
-
-def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
-    """LUTPopulateInt8: entry (uint8_t)q = quantized transform(dequantized q)."""
-    input_scale, input_zero_point = np.float32(input_q[0]), input_q[1]
-    output_scale, output_zero_point = np.float32(output_q[0]), output_q[1]
-    inverse_scale = np.float32(1) / output_scale
-    table = [0] * 256
-    with np.errstate(over="ignore"):
-        for value in range(-128, 128):
-            dequantized = input_scale * np.float32(value - input_zero_point)
-            transformed = transform(dequantized)
-            rescaled = float(transformed * inverse_scale)
-            # std::round on float, then float + int32 in float32.
-            rounded = np.float32(tflite_round(rescaled)) if math.isfinite(rescaled) else np.float32(rescaled)
-            quantized_float = rounded + np.float32(output_zero_point)
-            quantized = _float_to_int32(quantized_float)
-            table[value & 0xFF] = max(min(127, quantized), -128)
-    return tuple(table)
-
-
-def _float_to_int32(value: np.float32) -> int:
-    """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
-    v = float(value)
-    if not math.isfinite(v) or not -(2.0**31) <= v < 2.0**31:
-        return -(1 << 31)
-    return int(v)
 
 
 def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
@@ -185,14 +158,6 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
-def _downscale_to_int16(multiplier: int) -> int:
-    """DownScaleInt32ToInt16Multiplier: Q31 -> Q15, rounding."""
-    rounding = 1 << 15
-    if multiplier >= (1 << 31) - 1 - rounding:
-        return (1 << 15) - 1
-    return (multiplier + rounding) >> 16
-
-
 @lowers("HARD_SWISH")
 def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
@@ -216,9 +181,9 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
             "output_zero_point": zero_point(out),
-            "reluish_multiplier": _downscale_to_int16(reluish_multiplier),
+            "reluish_multiplier": downscale_multiplier_to_int16(reluish_multiplier),
             "reluish_exponent": reluish_exponent,
-            "output_multiplier": _downscale_to_int16(output_multiplier),
+            "output_multiplier": downscale_multiplier_to_int16(output_multiplier),
             "output_exponent": output_exponent,
         },
         SOURCES,

@@ -1,11 +1,16 @@
 """Small helpers every lowering module uses: fetching an op's tensors with the
-dtype checks that turn unsupported variants into NotLowerable."""
+dtype checks that turn unsupported variants into NotLowerable, constant
+integer inputs, element sizes and window geometry."""
 
 from __future__ import annotations
 
-from ..graph import Graph, Operator, Tensor
-from ..quant import activation_range_float, activation_range_quantized, compute_out_size, compute_padding
+import numpy as np
+
+from ..graph import DTYPE_BITS, Graph, Operator, Tensor
+from ..quant import activation_range_float, activation_range_quantized
 from . import CArray, KernelCall, NotLowerable
+
+MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 
 
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
@@ -68,6 +73,22 @@ def scale(tensor: Tensor) -> float:
     return q.scales[0]
 
 
+def element_bytes(op: Operator, tensor: Tensor) -> int:
+    bits = DTYPE_BITS[tensor.dtype]
+    if bits % 8:
+        raise NotLowerable(f"{op.opcode} on packed {tensor.dtype} tensor {tensor.name!r}")
+    return bits // 8
+
+
+def constant_ints(op: Operator, tensor: Tensor | None, what: str) -> list[int]:
+    """The values of a constant int32 / int64 input (axes, paddings, sizes ...)."""
+    if tensor is None or not tensor.is_constant:
+        raise NotLowerable(f"{op.opcode} with a {what} that is not a constant")
+    if tensor.dtype not in ("int32", "int64"):
+        raise NotLowerable(f"{op.opcode} with {tensor.dtype} {what}")
+    return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
+
+
 def int32_array(values) -> CArray:
     return CArray("int32_t", tuple(int(v) for v in values))
 
@@ -93,6 +114,27 @@ def sliding_window(
         "pad_h": compute_padding(stride_h, dilation_h, in_h, filter_h, out_h) if same else 0,
         "pad_w": compute_padding(stride_w, dilation_w, in_w, filter_w, out_w) if same else 0,
     }
+
+
+def compute_out_size(padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1) -> int:
+    """ComputeOutSize (TFLite's padding.h)."""
+    effective = (filter_size - 1) * dilation + 1
+    if stride == 0:
+        raise NotLowerable("stride 0")
+    if padding == "SAME":
+        return (in_size + stride - 1) // stride
+    if padding == "VALID":
+        return (in_size + stride - effective) // stride
+    raise NotLowerable(f"padding {padding}")
+
+
+def compute_padding(stride: int, dilation: int, in_size: int, filter_size: int, out_size: int) -> int:
+    """ComputePaddingWithOffset: padding before the first element (the
+    reference kernels never read the odd extra padding after the last)."""
+    effective = (filter_size - 1) * dilation + 1
+    total = max((out_size - 1) * stride + effective - in_size, 0)
+    return total // 2
+
 
 
 def kernel_call(

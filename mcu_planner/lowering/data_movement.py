@@ -14,22 +14,15 @@ import math
 
 import numpy as np
 
-from ..graph import DTYPE_BITS, Graph, Operator, Tensor
+from ..graph import Graph, Operator
 from ..quant import quantize_multiplier, tflite_round
 from . import KernelCall, NotLowerable, lowers
-from .common import input_tensor, int32_array, output_tensor, scale, zero_point
+from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
 
 CONCAT_MAX_INPUTS = 8  # MCU_CONCAT_MAX_INPUTS in firmware/runtime/mcu_concat.h
 SLICE_RANK = 5  # MCU_SLICE_RANK in firmware/runtime/mcu_slice.h
 INT32_LOWEST = -(1 << 31)
 INT32_HIGHEST = (1 << 31) - 1
-
-
-def element_bytes(op: Operator, tensor: Tensor) -> int:
-    bits = DTYPE_BITS[tensor.dtype]
-    if bits % 8:
-        raise NotLowerable(f"{op.opcode} on packed {tensor.dtype} tensor {tensor.name!r}")
-    return bits // 8
 
 
 def _product(values) -> int:
@@ -39,21 +32,7 @@ def _product(values) -> int:
     return result
 
 
-def _constant_ints(op: Operator, graph: Graph, position: int, what: str) -> list[int]:
-    tensor = input_tensor(op, graph, position)
-    if not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
-        raise NotLowerable(f"{op.opcode} with a non-constant or non-integer {what} tensor")
-    return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
-
-
 # ---------------------------------------------------------------- CONCATENATION
-
-
-def _same_quantization(a: Tensor, b: Tensor) -> bool:
-    qa, qb = a.quantization, b.quantization
-    if qa is None or qb is None:
-        return qa is None and qb is None
-    return qa.scales == qb.scales and qa.zero_points == qb.zero_points
 
 
 @lowers("CONCATENATION")
@@ -83,7 +62,7 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     args = tuple(op.inputs) + padding + (op.outputs[0],)
     common = {"num_inputs": len(inputs), "outer_size": outer, "copy_bytes": int32_array(copy_bytes)}
 
-    if out.dtype != "int8" or all(_same_quantization(t, out) for t in inputs):
+    if out.dtype != "int8" or all(t.same_quantization(out) for t in inputs):
         return KernelCall(
             function="mcu_concatenation",
             params_type="mcu_concatenation_params",
@@ -95,7 +74,7 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     # an input is requantized as QUANTIZE to the output's parameters would.
     rescale, zero_points, multipliers, shifts = [], [], [], []
     for t in inputs:
-        same = _same_quantization(t, out)
+        same = t.same_quantization(out)
         m, s = (0, 0) if same else quantize_multiplier(scale(t) / scale(out))
         rescale.append(0 if same else 1)
         zero_points.append(zero_point(t))
@@ -162,9 +141,9 @@ def lower_strided_slice(op: Operator, graph: Graph) -> KernelCall:
     options = op.options
     if options.get("ellipsis_mask", 0) or options.get("new_axis_mask", 0):
         raise NotLowerable("STRIDED_SLICE with ellipsis_mask or new_axis_mask")
-    begin = _constant_ints(op, graph, 1, "begin")
-    end = _constant_ints(op, graph, 2, "end")
-    strides = _constant_ints(op, graph, 3, "strides")
+    begin = constant_ints(op, input_tensor(op, graph, 1), "begin")
+    end = constant_ints(op, input_tensor(op, graph, 2), "end")
+    strides = constant_ints(op, input_tensor(op, graph, 3), "strides")
     rank = len(inp.shape)
     if not (len(begin) == len(end) == len(strides)) or len(begin) > rank or rank > SLICE_RANK:
         raise NotLowerable(f"STRIDED_SLICE of a rank-{rank} input with {len(begin)} indices")
@@ -239,7 +218,7 @@ def lower_resize_nearest_neighbor(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"RESIZE_NEAREST_NEIGHBOR from {inp.dtype} to {out.dtype}")
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise NotLowerable("RESIZE_NEAREST_NEIGHBOR on a tensor that is not 4-D")
-    size = _constant_ints(op, graph, 1, "size")
+    size = constant_ints(op, input_tensor(op, graph, 1), "size")
     batches, in_h, in_w, depth = inp.shape
     if len(size) != 2 or (batches, size[0], size[1], depth) != tuple(out.shape):
         raise NotLowerable(f"RESIZE_NEAREST_NEIGHBOR size {size} does not give output shape {out.shape}")

@@ -15,6 +15,7 @@ from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
+    MAX_RANK,
     activation_params,
     input_tensor,
     int32_array,
@@ -25,7 +26,6 @@ from .common import (
     zero_point,
 )
 
-MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 
 # Headroom bits TFLite gives int8 operands of ADD/SUB before adding them.
 ADD_LEFT_SHIFT = 20

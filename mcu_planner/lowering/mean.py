@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator
-from ..quant import quantize_multiplier
+from ..quant import mean_multiplier
 from . import KernelCall, NotLowerable, lowers
-from .common import input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
-from .shape_ops import MAX_RANK, constant_ints, padded, strides
+from .common import MAX_RANK, constant_ints, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .shape_ops import padded, strides
 
 
 @lowers("MEAN")
@@ -20,7 +20,7 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"MEAN of rank {rank}")
     if inp.num_elements == 0:
         raise NotLowerable("MEAN of an empty tensor")
-    raw_axes = [int(a) for a in constant_ints(op, input_tensor(op, graph, 1), "axis")]
+    raw_axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
     if any(not -rank <= a < rank for a in raw_axes):
         raise NotLowerable(f"MEAN over axes {raw_axes} of a rank-{rank} tensor")
     axes = sorted({a % rank for a in raw_axes})
@@ -63,13 +63,3 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         args,
         ("mcu_mean",),
     )
-
-
-def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
-    """The rescale of QuantizedMeanOrSum: input_scale / output_scale quantized
-    (PrepareMeanOrSum), then 1/count folded into the multiplier with as many
-    extra shift bits as count has (clamped so the shift stays >= -31)."""
-    multiplier, shift = quantize_multiplier(input_scale / output_scale)
-    extra = min(count.bit_length() - 1, 32, 31 + shift)
-    # C++ integer division truncates; both operands are non-negative here.
-    return (multiplier << extra) // count, shift - extra

@@ -4,27 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import DTYPE_BITS, Graph, Operator, Tensor
+from ..graph import Graph, Operator, Tensor
 from . import CArray, KernelCall, NotLowerable, lowers
-from .common import input_tensor, int32_array, output_tensor, zero_point
-
-MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
-
-
-def constant_ints(op: Operator, tensor: Tensor | None, what: str) -> np.ndarray:
-    if tensor is None or tensor.data is None or tensor.is_variable:
-        raise NotLowerable(f"{op.opcode} with a {what} that is not a constant")
-    if tensor.dtype not in ("int32", "int64"):
-        raise NotLowerable(f"{op.opcode} with {tensor.dtype} {what}")
-    return np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8").astype(np.int64)
-
-
-def element_bytes(op: Operator, tensor: Tensor) -> int:
-    bits = DTYPE_BITS[tensor.dtype]
-    if bits % 8:
-        raise NotLowerable(f"{op.opcode} on packed {tensor.dtype} elements")
-    return bits // 8
-
+from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
 
 def strides(dims: list[int]) -> list[int]:
     out, step = [0] * len(dims), 1
@@ -41,8 +23,8 @@ def padded(dims: list[int], fill: int = 1) -> list[int]:
 def _check_same_quantization(op: Operator, inp: Tensor, out: Tensor) -> None:
     # These ops move quantized values unchanged, which is only what TFLite
     # computes when both tensors share quantization (its Prepare checks this).
-    qi, qo = inp.quantization, out.quantization
-    if qi is not None and qo is not None and (qi.scales, qi.zero_points) != (qo.scales, qo.zero_points):
+    both_quantized = inp.quantization is not None and out.quantization is not None
+    if both_quantized and not inp.same_quantization(out):
         raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
 
 
@@ -80,7 +62,7 @@ def lower_pad(op: Operator, graph: Graph) -> KernelCall:
     rank = len(inp.shape)
     if rank > MAX_RANK or rank == 0:
         raise NotLowerable(f"{op.opcode} of rank {rank}")
-    paddings = constant_ints(op, input_tensor(op, graph, 1), "paddings")
+    paddings = np.array(constant_ints(op, input_tensor(op, graph, 1), "paddings"), dtype=np.int64)
     if paddings.size != 2 * rank:
         raise NotLowerable(f"{op.opcode} with {paddings.size} padding values for rank {rank}")
     paddings = paddings.reshape(rank, 2)
