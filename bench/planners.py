@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from shared_data import BENCHMARKS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.errors import DoesNotFit, McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402
@@ -33,7 +34,6 @@ from mcu_planner.planning import run_planner  # noqa: E402
 from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
 
-SHARED = Path(os.environ.get("MCU_PLANNER_SHARED", REPO.parent / "shared")).resolve()
 TFLM_ARENA = 8 * 1024 * 1024
 
 
@@ -96,7 +96,7 @@ def bench_models(names: list[str], time_limit: float) -> list[str]:
     from mcu_planner.lifetimes import compute_lifetimes
     from mcu_planner.reader import read_model
 
-    paths = sorted((SHARED / "models").glob("*/*.tflite"))
+    paths = shared_model_paths()
     lines = [
         "## Models",
         "",
@@ -169,10 +169,10 @@ def interval_instances() -> list[tuple[str, Path, int | None]]:
     """(name, path, capacity) — minimalloc's capacity is in the file name; the
     TVM sets are posed without one (their optimum is the lower bound)."""
     found = []
-    for path in sorted((SHARED / "benchmarks" / "minimalloc").glob("*.csv")):
+    for path in sorted((BENCHMARKS_DIR / "minimalloc").glob("*.csv")):
         capacity = int(path.stem.split(".")[-1])
         found.append((f"minimalloc/{path.stem}", path, capacity))
-    for path in sorted((SHARED / "benchmarks" / "tvm_usmp").glob("*.csv")):
+    for path in sorted((BENCHMARKS_DIR / "tvm_usmp").glob("*.csv")):
         found.append((f"tvm_usmp/{path.stem.removeprefix('test_data_')}", path, None))
     return found
 

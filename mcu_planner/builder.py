@@ -788,11 +788,6 @@ def tiny_kws_int8(seed: int = 0) -> bytes:
     return net.build(net.softmax(x))
 
 
-def example_network(seed: int = 0) -> bytes:
-    """The example network (same as tiny_kws_int8)."""
-    return tiny_kws_int8(seed)
-
-
 # -- the reference interpreter -------------------------------------------------------
 
 

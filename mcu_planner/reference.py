@@ -14,12 +14,26 @@ import numpy as np
 _QUANTIZED_DIMENSION_SLOT = 16
 
 
+def _interpreter_classes():
+    """ai-edge-litert's interpreter, or tflite-runtime's where only that is
+    installed (both ship the BUILTIN_REF resolver)."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    except ImportError:
+        try:
+            from tflite_runtime.interpreter import Interpreter, OpResolverType
+        except ImportError:
+            raise ImportError(
+                "the reference interpreter needs ai-edge-litert (pip install ai-edge-litert) or tflite-runtime"
+            ) from None
+    return Interpreter, OpResolverType
+
+
 class ReferenceModel:
     """One interpreter, reused for many input sets."""
 
     def __init__(self, model_bytes: bytes):
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
+        Interpreter, OpResolverType = _interpreter_classes()
         self._interpreter = Interpreter(
             model_content=with_valid_quantized_dimensions(bytes(model_bytes)),
             experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
@@ -36,11 +50,6 @@ class ReferenceModel:
             self._interpreter.set_tensor(detail["index"], array)
         self._interpreter.invoke()
         return [self._interpreter.get_tensor(d["index"]).copy() for d in self.output_details]
-
-
-def reference_outputs(model_bytes: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The reference interpreter's outputs for one set of inputs (graph input order)."""
-    return ReferenceModel(model_bytes).run(inputs)
 
 
 def with_valid_quantized_dimensions(model_bytes: bytes) -> bytes:

@@ -39,9 +39,9 @@ def test_every_model_plans_with_a_verified_greedy_plan(row):
 
 
 def test_lifetime_rules_on_a_built_model():
-    from mcu_planner.builder import example_network
+    from mcu_planner.builder import tiny_kws_int8
 
-    graph = read_model(example_network())
+    graph = read_model(tiny_kws_int8())
     lifetimes = compute_lifetimes(graph, alignment=16, alias=False)
     last_step = len(graph.operators) - 1
     for t in graph.inputs:

@@ -3,6 +3,8 @@ the way its method text (../shared/seeds/00N_*.txt) says it does."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,6 +191,35 @@ def test_bidirectional_one_step_tensor_goes_where_more_is_released():
     assert_valid(problem, plan_bidirectional(problem).offsets)
 
 
+def test_bidirectional_branching_graph_with_a_later_layer_buried_in_a_stack():
+    # op0: I -> A; op1: A -> Q; op2: A -> P; op3: P -> R; op4: (Q, R) -> O.
+    # Walking back from O (right, [0, 16)): op4 puts Q then R on the left so
+    # that O is released (Q [-48, 0), R [-112, -48)) and O pops.  R, the latest
+    # layer, tops the left stack (claim 4): its IFM P goes right, [0, 16), and
+    # R pops.  P tops the right stack and outranks Q: its IFM A goes left over
+    # Q, [-80, -48), and P pops.  Q (ID 2) now lies buried under A (ID 1), a
+    # later layer under an earlier one: its only IFM, A, is placed already, so
+    # the walk goes on with op0, whose I goes right, [0, 16), to release A.
+    sizes = {"I": 16, "A": 32, "Q": 48, "P": 16, "R": 64, "O": 16}
+    ids = {name: i for i, name in enumerate(sizes)}
+    spans = {"I": (0, 1), "A": (0, 3), "Q": (1, 5), "P": (2, 4), "R": (3, 5), "O": (4, 5)}
+    buffers = tuple(Buffer(ids[n], sizes[n], *spans[n]) for n in sizes)
+    steps = (
+        Step((ids["I"],), (ids["A"],)),
+        Step((ids["A"],), (ids["Q"],)),
+        Step((ids["A"],), (ids["P"],)),
+        Step((ids["P"],), (ids["R"],)),
+        Step((ids["Q"], ids["R"]), (ids["O"],)),
+    )
+    problem = Problem(buffers, 16, steps)
+    plan = plan_around_origin(problem)
+    assert {n: plan.offsets[ids[n]] for n in sizes} == {"O": 0, "Q": -48, "R": -112, "P": 0, "A": -80, "I": 0}
+    assert (plan.left_boundary, plan.right_boundary) == (-112, 16)
+    offsets = plan_bidirectional(problem).offsets
+    assert arena_bytes(problem, offsets) == plan.arena_bytes == peak_live(problem).bytes == 48 + 64 + 16
+    assert_valid(problem, offsets)
+
+
 # ---------------------------------------------------------------- best-fit (seed 001)
 
 
@@ -312,6 +343,24 @@ def test_search_backtracking_improves_on_a_first_descent_that_stacks_too_high():
     assert_valid(problem, offsets)
 
 
+def test_search_without_a_time_limit_reads_no_clock_and_stops_at_its_work_bound(monkeypatch):
+    import mcu_planner.planners.search as search_module
+
+    def no_clock() -> float:
+        raise AssertionError("search read the clock without a time limit")
+
+    monkeypatch.setattr(search_module, "time", SimpleNamespace(perf_counter=no_clock))
+    problem = problem_from_intervals(
+        [Buffer(0, 64, 0, 3), Buffer(1, 16, 3, 5), Buffer(2, 32, 2, 4), Buffer(3, 64, 3, 5)], 16
+    )
+    first_descent = search_placements(problem, max_backtracks=0)
+    # A budget of one sequence's placements is spent by the first descent.
+    assert search_placements(problem, max_placements=len(problem.buffers)) == first_descent
+    offsets, arena = search_placements(problem)
+    assert arena == peak_live(problem).bytes < first_descent[1]
+    assert load_all()["search"](problem, None).offsets == offsets
+
+
 # ---------------------------------------------------------------- shared-blocks (seed 004)
 
 
@@ -360,19 +409,10 @@ def benchmark_files():
     return sorted(BENCHMARKS_DIR.glob("*/*.csv")) if BENCHMARKS_DIR.is_dir() else []
 
 
-def compressed_problem(path) -> Problem:
-    """The interval set with its step numbers renumbered densely: the same
-    overlaps, without a million empty steps."""
-    buffers = read_intervals(path)
-    times = sorted({b.start for b in buffers} | {b.end for b in buffers})
-    rank = {t: i for i, t in enumerate(times)}
-    return problem_from_intervals([Buffer(b.id, b.size, rank[b.start], rank[b.end]) for b in buffers], 1)
-
-
 @needs_shared
 @pytest.mark.parametrize("path", benchmark_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_seed_planner_plans_every_benchmark_instance_validly(path):
-    problem = compressed_problem(path)
+    problem = problem_from_intervals(read_intervals(path))
     bound = peak_live(problem).bytes
     for name in SEED_PLANNERS:
         offsets = run(name, problem)
@@ -384,7 +424,7 @@ def test_every_seed_planner_plans_every_benchmark_instance_validly(path):
 def test_search_backtracking_improves_the_minimalloc_instances():
     first_total = total = 0
     for path in sorted((BENCHMARKS_DIR / "minimalloc").glob("[A-K].*.csv")):
-        problem = compressed_problem(path)
+        problem = problem_from_intervals(read_intervals(path))
         first_total += search_placements(problem, 30.0, max_backtracks=0)[1]
         total += search_placements(problem, 30.0, max_backtracks=200)[1]
     assert total < first_total
