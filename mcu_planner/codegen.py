@@ -17,19 +17,20 @@ problem allows.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .errors import UnsupportedModel
+from .errors import InputError, UnsupportedModel
 from .graph import DTYPE_C_TYPE, Graph, Tensor
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
@@ -56,13 +57,29 @@ POISON_BYTE = 0xA5
 
 
 def c_identifier(stem: str) -> str:
-    """A model file stem as a C identifier: lowercase, non-alphanumerics -> '_'."""
+    """A model file stem as a C identifier: lowercase, non-alphanumerics -> '_'.
+    A leading digit or underscore gets an `m_` prefix: C reserves names that
+    start with `__` or `_` and a capital (the header's NAME_ARENA_SIZE...)."""
     ident = re.sub(r"[^a-z0-9_]", "_", stem.lower())
     if not ident:
         ident = "model"
-    if ident[0].isdigit():
+    if ident[0].isdigit() or ident[0] == "_":
         ident = "m_" + ident
     return ident
+
+
+# What GNU as, ld and linker scripts take as a section name unquoted.
+_SECTION_NAME = re.compile(r"[.A-Za-z_][.A-Za-z0-9_$]*")
+
+
+def validate_section_name(text: str) -> str:
+    """`text` if it can name the arena's linker section, else InputError."""
+    if not _SECTION_NAME.fullmatch(text):
+        raise InputError(
+            f"--arena-section {text!r} is not a section name "
+            "(letters, digits, '_', '.', '$'; not starting with a digit), e.g. .model_arena"
+        )
+    return text
 
 
 # ---------------------------------------------------------------- C literals
@@ -158,6 +175,20 @@ class Slot:
     live_at_start: bool
 
 
+@dataclass(frozen=True)
+class KernelArg:
+    """One pointer argument of a kernel call, as the template renders it:
+    `kind` is "null", "arena" (slot, inner: bytes into the slot), "variable"
+    or "constant" (symbol: the array's name)."""
+
+    kind: str
+    c_type: str = ""
+    const: bool = True
+    slot: int = 0
+    inner: int = 0
+    symbol: str = ""
+
+
 @dataclass
 class OpCode:
     index: int
@@ -166,7 +197,7 @@ class OpCode:
     call: KernelCall | None  # None: the plan made this op a no-op (alias)
     params: list[tuple[str, str]] = field(default_factory=list)
     arrays: list[CArrayDef] = field(default_factory=list)
-    args: list[str] = field(default_factory=list)
+    args: list[KernelArg] = field(default_factory=list)
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
 
@@ -253,21 +284,20 @@ class _Builder:
     def tensor_address(self, t: int) -> int:
         return self.lifetimes.tensor_offset(self.plan.offsets, t)
 
-    def arg(self, t: int, writes: bool) -> str:
+    def arg(self, t: int, writes: bool) -> KernelArg:
         if t < 0:
-            return "NULL"
+            return KernelArg("null")
         tensor = self.graph.tensors[t]
         c_type = _tensor_c_type(tensor)
-        qualifier = "" if writes else "const "
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
-            return f"({qualifier}{c_type} *)({self.name}_AT({slot}u, {inner}u))"
+            return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
-            return f"({qualifier}{c_type} *){self.variable(tensor).symbol}"
+            return KernelArg("variable", c_type, not writes, symbol=self.variable(tensor).symbol)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
-            return self.constant(tensor).symbol
+            return KernelArg("constant", c_type, True, symbol=self.constant(tensor).symbol)
         raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
 
     def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
@@ -469,6 +499,29 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
+@dataclass(frozen=True)
+class ModelInterface:
+    """What the firmware build needs to know about a generated model, as
+    data (never recovered from the C text)."""
+
+    name: str
+    num_inputs: int
+    num_outputs: int
+    arena_bytes: int  # NAME_ARENA_SIZE
+    arena_section: str | None
+    extern_arena: bool
+    variable_bytes: int = 0  # variable tensors' state, outside the arena
+
+
+class GeneratedSources(dict):
+    """File name -> contents of a generated directory (a plain dict to every
+    caller), with the model's `interface` alongside."""
+
+    def __init__(self, files: dict[str, bytes], interface: ModelInterface):
+        super().__init__(files)
+        self.interface = interface
+
+
 def generate(
     graph: Graph,
     lifetimes,
@@ -477,10 +530,12 @@ def generate(
     name: str,
     arena_section: str | None = None,
     extern_arena: bool = False,
-) -> dict[str, bytes]:
+) -> GeneratedSources:
     """File name -> contents of the self-contained generated directory."""
     if name != c_identifier(name):
-        raise ValueError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
+        raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
+    if arena_section is not None:
+        validate_section_name(arena_section)
     calls = lower_all(graph, lifetimes.elided_ops)
     builder = _Builder(graph, lifetimes, plan, name)
     ops = builder.ops(calls)
@@ -496,9 +551,9 @@ def generate(
                 if stem not in stems:
                     stems.append(stem)
     runtime = _runtime_files(stems)
-    for generated_name in (f"{name}.c", f"{name}.h"):
+    for generated_name in (f"{name}.c", f"{name}.h", MANIFEST_NAME):
         if generated_name in runtime:
-            raise ValueError(f"model name {name!r} collides with runtime file {generated_name}")
+            raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
     releases = [slot for code in ops for slot in code.releases]
     context = dict(
@@ -508,6 +563,7 @@ def generate(
         arena_section=c_string(arena_section) if arena_section else None,
         extern_arena=extern_arena,
         headers=sorted(stem + ".h" for stem in stems),
+        runtime_sources=sorted(f for f in runtime if f.endswith(".c")),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
         ops=ops,
@@ -518,6 +574,7 @@ def generate(
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
         num_releases=len(releases),
+        num_claims=sum(len(code.claims) for code in ops),
         inputs=inputs,
         outputs=outputs,
         poison_byte=f"0x{POISON_BYTE:02X}u",
@@ -529,32 +586,122 @@ def generate(
         f"{name}.c": render("model.c.j2", **context),
     }
     files.update(runtime)
-    return dict(sorted(files.items()))
+    interface = ModelInterface(
+        name=name,
+        num_inputs=len(inputs),
+        num_outputs=len(outputs),
+        arena_bytes=arena_size,
+        arena_section=arena_section,
+        extern_arena=extern_arena,
+        variable_bytes=lifetimes.variable_bytes,
+    )
+    return GeneratedSources(dict(sorted(files.items())), interface)
+
+
+# ---------------------------------------------------------------- OUTDIR
+
+# mcu-plan replaces an existing OUTDIR only when everything in it is its own:
+# this file in OUTDIR lists what it wrote (and what the firmware Makefile
+# makes), so that `-o .` on a user's project refuses instead of deleting it.
+MANIFEST_NAME = ".mcu-plan-output"
+# What `make` in a firmware OUTDIR produces (templates/board/Makefile.j2).
+BUILD_PRODUCTS = ("build", "firmware.elf", "firmware.map")
+
+
+def _plain_name(file_name: str) -> str:
+    if "/" in file_name or "\\" in file_name or file_name in ("", ".", ".."):
+        raise ValueError(f"generated file name {file_name!r} is not a plain name")
+    return file_name
+
+
+def write_manifest(directory: Path, entries, interface: ModelInterface | None = None) -> None:
+    """Record `entries` (top-level names in `directory`, added to any it
+    already lists) as mcu-plan's own, with the model's interface if given."""
+    directory = Path(directory)
+    previous = read_manifest(directory)
+    owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries} | set(BUILD_PRODUCTS)
+    owned.discard(MANIFEST_NAME)
+    record = {"written_by": "mcu-plan", "entries": sorted(owned)}
+    if interface is not None:
+        record["model"] = asdict(interface)
+    elif "model" in previous:
+        record["model"] = previous["model"]
+    (directory / MANIFEST_NAME).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def read_manifest(directory: Path) -> dict:
+    """The manifest mcu-plan left in `directory`, or {} when there is none
+    (or it is not one mcu-plan could have written)."""
+    try:
+        record = json.loads((Path(directory) / MANIFEST_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict) or not isinstance(record.get("entries"), list):
+        return {}
+    return record
+
+
+def read_interface(directory: Path) -> ModelInterface | None:
+    """The interface of the model generated into `directory`, from its manifest."""
+    model = read_manifest(directory).get("model")
+    return ModelInterface(**model) if isinstance(model, dict) else None
+
+
+def check_output_dir(outdir: str | os.PathLike) -> None:
+    """InputError unless `outdir` is absent, empty, or holds only what
+    mcu-plan wrote there (its manifest lists every entry)."""
+    outdir = Path(outdir)
+    if not outdir.exists() and not outdir.is_symlink():
+        return
+    if outdir.is_symlink() or not outdir.is_dir():
+        raise InputError(f"OUTDIR {outdir} exists and is not a directory; choose a new or empty directory")
+    present = sorted(p.name for p in outdir.iterdir())
+    if not present:
+        return
+    owned = set(read_manifest(outdir).get("entries", ())) | {MANIFEST_NAME}
+    foreign = [entry for entry in present if entry not in owned]
+    if foreign:
+        raise InputError(
+            f"OUTDIR {outdir} contains files mcu-plan did not write (e.g. {foreign[0]}); "
+            "choose a new or empty directory"
+        )
+
+
+def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
+    """Move the finished directory `staging` to `outdir` in one rename,
+    retiring what was there, but only when check_output_dir allows it.
+    `staging` must be on the same file system (e.g. made beside `outdir`)."""
+    staging, outdir = Path(staging), Path(os.path.abspath(outdir))
+    check_output_dir(outdir)
+    if outdir.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
+        os.rename(outdir, retired / "dir")
+        try:
+            os.rename(staging, outdir)
+        except BaseException:
+            os.rename(retired / "dir", outdir)
+            raise
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.rename(staging, outdir)
+    return outdir
 
 
 def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
     """Write `files` as the whole of `outdir`, atomically: a half-written
-    directory is never visible, and an existing `outdir` is replaced."""
-    outdir = Path(outdir).resolve()
+    directory is never visible.  An existing `outdir` is replaced only when
+    everything in it is mcu-plan's own (see check_output_dir); otherwise
+    InputError and nothing is written."""
+    outdir = Path(os.path.abspath(outdir))  # `..` resolved, symlinks not followed
+    check_output_dir(outdir)
     outdir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
     try:
         for file_name, data in files.items():
-            if "/" in file_name or "\\" in file_name or file_name in ("", ".", ".."):
-                raise ValueError(f"generated file name {file_name!r} is not a plain name")
-            (staging / file_name).write_bytes(data)
+            (staging / _plain_name(file_name)).write_bytes(data)
+        write_manifest(staging, files, getattr(files, "interface", None))
         os.chmod(staging, 0o755)
-        if outdir.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
-            os.rename(outdir, retired / "dir")
-            try:
-                os.rename(staging, outdir)
-            except BaseException:
-                os.rename(retired / "dir", outdir)
-                raise
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.rename(staging, outdir)
+        replace_output_dir(staging, outdir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -17,8 +17,18 @@ import pytest
 from conftest import MODELS_DIR, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
-from mcu_planner.codegen import c_float, c_identifier, c_int, generate, write_output
-from mcu_planner.errors import UnsupportedModel
+from mcu_planner.codegen import (
+    MANIFEST_NAME,
+    c_float,
+    c_identifier,
+    c_int,
+    generate,
+    read_interface,
+    replace_output_dir,
+    validate_section_name,
+    write_output,
+)
+from mcu_planner.errors import InputError, UnsupportedModel
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import load_all
 from mcu_planner.planning import ArenaPlan, run_planner
@@ -121,10 +131,37 @@ def test_integer_literals_stay_in_range_of_their_c_type():
 
 @pytest.mark.parametrize(
     "stem, expected",
-    [("hello_world_int8", "hello_world_int8"), ("My-Model.v2", "my_model_v2"), ("3dnet", "m_3dnet"), ("ü", "_")],
+    [
+        ("hello_world_int8", "hello_world_int8"),
+        ("My-Model.v2", "my_model_v2"),
+        ("3dnet", "m_3dnet"),
+        ("ü", "m__"),
+        ("_private", "m__private"),
+    ],
 )
 def test_model_names_become_c_identifiers(stem, expected):
     assert c_identifier(stem) == expected
+    # Never a name C reserves: `__x`, or `_X` (the header's NAME_ARENA_SIZE...).
+    assert re.fullmatch(r"[a-z][a-z0-9_]*", c_identifier(stem))
+
+
+def test_a_name_c_reserves_is_refused_as_bad_input():
+    with pytest.raises(InputError, match="not a C identifier.*'m__net'"):
+        generate(*planned(chain_model()), name="_net")
+
+
+@pytest.mark.parametrize("section", [".model_arena", "ram2", ".bss.arena$1"])
+def test_section_names_the_linker_takes_are_accepted(section):
+    assert validate_section_name(section) == section
+
+
+@pytest.mark.parametrize("section", ["a b", "", "1abc", '.x"y', ".x)", "sec\\n"])
+def test_section_names_the_linker_cannot_take_are_one_line_input_errors(section):
+    with pytest.raises(InputError) as caught:
+        validate_section_name(section)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(InputError):
+        generate(*planned(chain_model()), name="net", arena_section=section)
 
 
 # ---------------------------------------------------------------- determinism and self-containment
@@ -382,16 +419,62 @@ def test_nothing_is_written_when_generation_fails(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tflite"]
 
 
-def test_write_output_replaces_a_directory_whole_or_not_at_all(tmp_path):
+def test_write_output_replaces_its_own_directory_whole_or_not_at_all(tmp_path):
     outdir = tmp_path / "out"
-    outdir.mkdir()
-    (outdir / "stale.c").write_text("old")
+    write_output({"old.c": b"old", "old.h": b"h"}, outdir)
+    (outdir / "build").mkdir()  # what the firmware Makefile makes is mcu-plan's too
+    (outdir / "firmware.elf").write_bytes(b"elf")
     with pytest.raises(ValueError):
         write_output({"a.c": b"new", "../escape.c": b"x"}, outdir)
-    assert [p.name for p in outdir.iterdir()] == ["stale.c"]
+    assert sorted(p.name for p in outdir.iterdir()) == sorted([MANIFEST_NAME, "build", "firmware.elf", "old.c", "old.h"])
     write_output({"a.c": b"new", "a.h": b"h"}, outdir)
-    assert sorted(p.name for p in outdir.iterdir()) == ["a.c", "a.h"]
+    assert sorted(p.name for p in outdir.iterdir()) == sorted([MANIFEST_NAME, "a.c", "a.h"])
+    assert (outdir / "a.c").read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
+
+
+def test_a_directory_holding_files_mcu_plan_did_not_write_is_left_alone(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "main.c").write_text("int main(void) { return 0; }\n")
+    with pytest.raises(InputError, match=r"contains files mcu-plan did not write \(e.g. main.c\)"):
+        write_output({"a.c": b"new"}, project)
+    assert [p.name for p in project.iterdir()] == ["main.c"]
+    # A user's file added to an OUTDIR mcu-plan wrote protects it as well.
+    outdir = tmp_path / "out"
+    write_output({"a.c": b"a"}, outdir)
+    (outdir / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="notes.txt"):
+        write_output({"a.c": b"b"}, outdir)
+    assert (outdir / "a.c").read_bytes() == b"a" and (outdir / "notes.txt").read_text() == "mine"
+    # The finished staging directory of the --board path: same rule.
+    staging = tmp_path / "staging"
+    write_output({"a.c": b"c"}, staging)
+    with pytest.raises(InputError, match="notes.txt"):
+        replace_output_dir(staging, outdir)
+    assert (outdir / "a.c").read_bytes() == b"a" and (staging / "a.c").read_bytes() == b"c"
+    (outdir / "notes.txt").unlink()
+    replace_output_dir(staging, outdir)
+    assert (outdir / "a.c").read_bytes() == b"c" and not staging.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "project"]
+    # An empty directory is free to use; a file in OUTDIR's place is not.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_output({"a.c": b"a"}, empty)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="not a directory"):
+        write_output({"a.c": b"a"}, tmp_path / "file")
+
+
+def test_output_directory_records_the_model_interface(tmp_path):
+    files = generate(*planned(in_place_model()), name="net", arena_section=".ram2")
+    out = write_output(files, tmp_path / "gen")
+    interface = read_interface(out)
+    assert interface == files.interface
+    header = (out / "net.h").read_text()
+    assert f"#define net_ARENA_SIZE {interface.arena_bytes}u" in header
+    assert f"#define net_NUM_INPUTS {interface.num_inputs}" in header
+    assert (interface.name, interface.arena_section, interface.extern_arena) == ("net", ".ram2", False)
 
 
 def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
@@ -414,3 +497,97 @@ def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
     assert normal.outputs == expected  # a release costs nothing in a normal build
     checked = run_host(out, "net", graph, samples, check_build=True, workdir=tmp_path / "check")
     assert checked.outputs != expected  # the check build read poison
+
+
+# ---------------------------------------------------------------- degenerate graphs
+
+
+def no_op_model() -> bytes:
+    """An input that is also the output: no operators at all."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", (0.1, 0), name="x")
+    mb.set_io([x], [x])
+    return mb.build()
+
+
+def reshape_only_model() -> bytes:
+    """One RESHAPE, aliased away: operators, but none claims a buffer."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", (0.1, 0), name="x")
+    shape = mb.add_tensor((1,), "int32", data=np.array([4], np.int32), name="shape")
+    y = mb.add_tensor((4,), "int8", (0.1, 0), name="y")
+    mb.add_op("RESHAPE", (x, shape), (y,))
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+def zero_byte_model() -> bytes:
+    """RELU on tensors with no elements: the inputs hold zero bytes."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 0), "int8", (0.1, 0), name="x")
+    y = mb.add_tensor((1, 0), "int8", (0.1, 0), name="y")
+    mb.add_op("RELU", (x,), (y,))
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+@pytest.mark.parametrize("model", [no_op_model, reshape_only_model, zero_byte_model])
+def test_degenerate_graphs_build_cleanly_and_match_the_reference(tmp_path, model):
+    data = model()
+    out, graph, _ = write_generated(tmp_path, data)
+    samples, expected = seeded_inputs(graph, data)
+    # HostTarget builds with -Wall -Wextra -Werror -pedantic, normally and with the plan check.
+    for check_build in (False, True):
+        run = run_host(out, "net", graph, samples, check_build=check_build, workdir=tmp_path / str(check_build))
+        assert run.outputs == expected
+
+
+# ---------------------------------------------------------------- several models in one program
+
+TWO_MODELS_APP = r"""
+#include <stdio.h>
+#include "first.h"
+#include "second.h"
+
+int main(void)
+{
+    if (fread(first_input(0), 1, first_input_bytes(0), stdin) != first_input_bytes(0)) return 10;
+    if (fread(second_input(0), 1, second_input_bytes(0), stdin) != second_input_bytes(0)) return 11;
+    if (first_invoke() != 0 || second_invoke() != 0) return 12;
+    fwrite(first_output(0), 1, first_output_bytes(0), stdout);
+    fwrite(second_output(0), 1, second_output_bytes(0), stdout);
+    return 0;
+}
+"""
+
+
+def test_two_generated_models_link_into_one_program_with_one_runtime_copy(tmp_path):
+    """The runtime files are the same in every OUTDIR: a program with two
+    models compiles each model's own C and each runtime file once."""
+    models = {"first": chain_model(), "second": in_place_model()}
+    dirs, graphs = {}, {}
+    for name, data in models.items():
+        dirs[name], graphs[name], _ = write_generated(tmp_path / name, data, name=name)
+    runtime: dict[str, Path] = {}
+    for name, out in dirs.items():
+        for source in sorted(out.glob("*.c")):
+            if source.stem == name:
+                continue
+            if source.name in runtime:
+                assert source.read_bytes() == runtime[source.name].read_bytes()
+            else:
+                runtime[source.name] = source
+    assert runtime, "the models were meant to share runtime files"
+    app = tmp_path / "app.c"
+    app.write_text(TWO_MODELS_APP)
+    program = tmp_path / "app"
+    sources = [str(dirs[n] / f"{n}.c") for n in dirs] + [str(p) for p in runtime.values()] + [str(app)]
+    includes = [arg for out in dirs.values() for arg in ("-I", str(out))]
+    subprocess.run(["cc", *WARNINGS, *includes, *sources, "-lm", "-o", str(program)], check=True)
+    stdin, want = b"", b""
+    for name, data in models.items():
+        samples, expected = seeded_inputs(graphs[name], data, count=1)
+        stdin += samples[0][0]
+        want += expected[0][0]
+    done = subprocess.run([str(program)], input=stdin, capture_output=True, check=True)
+    assert done.stdout == want
