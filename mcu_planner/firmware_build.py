@@ -26,6 +26,7 @@ from pathlib import Path
 
 import jinja2
 
+from .codegen import ModelInterface, read_interface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .resources import firmware_dir, templates_dir
 
@@ -35,6 +36,9 @@ DEFAULT_BOARD = "mps2-an386"
 # reports each run's own figure, and an overflow ends the run with
 # EXIT_STACK_OVERFLOW rather than corrupting the arena.
 DEFAULT_STACK_BYTES = 1024
+# A firmware build of the largest shared model takes seconds; make gets this
+# long before it counts as hung.
+MAKE_TIMEOUT_SECONDS = 900.0
 
 BOARD_DIR_NAME = "board"
 TOOLCHAIN_PREFIX = "arm-none-eabi-"
@@ -204,32 +208,18 @@ def _model_files(outdir: Path) -> tuple[list[str], list[str]]:
     return sources, sorted(include_dirs)
 
 
-def _count_macro(header_text: str, name: str, what: str) -> str:
-    """The header's macro for NUM_INPUTS / NUM_OUTPUTS, whatever the case of its prefix."""
-    match = re.search(rf"#\s*define\s+({re.escape(name)}_{what})\b", header_text, re.IGNORECASE)
-    if not match:
-        raise FirmwareBuildError(f"generated header {name}.h defines no {name}_{what} macro")
-    return match.group(1)
-
-
-def _arena_section(outdir: Path, name: str) -> str | None:
-    """The section codegen was told to put the arena in (--arena-section), if any."""
-    source = outdir / f"{name}.c"
-    if not source.is_file():
-        return None
-    match = re.search(
-        rf'#define {re.escape(name)}_ARENA_SECTION __attribute__\(\(section\("([^"\\]+)"\)\)\)', source.read_text()
-    )
-    return match.group(1) if match else None
-
-
 def write_firmware_files(
-    outdir: Path, *, name: str, board: Board, ram_bytes: int, stack_bytes: int, extra_cflags: tuple[str, ...] = ()
+    outdir: Path,
+    *,
+    model: ModelInterface,
+    board: Board,
+    ram_bytes: int,
+    stack_bytes: int,
+    extra_cflags: tuple[str, ...] = (),
 ) -> None:
-    header = outdir / f"{name}.h"
+    header = outdir / f"{model.name}.h"
     if not header.is_file():
         raise FirmwareBuildError(f"{header} is missing: generate the model into {outdir} first")
-    header_text = header.read_text()
     board_out = outdir / BOARD_DIR_NAME
     board_out.mkdir(parents=True, exist_ok=True)
 
@@ -243,7 +233,8 @@ def write_firmware_files(
     env = _environment()
     context = dict(
         board=board,
-        name=name,
+        name=model.name,
+        model=model,
         header=header.name,
         ram_bytes=ram_bytes,
         ram_region=board.ram_region_for(ram_bytes),
@@ -251,11 +242,7 @@ def write_firmware_files(
         model_sources=model_sources,
         include_dirs=include_dirs,
         harness_sources=harness_sources,
-        num_inputs_macro=_count_macro(header_text, name, "NUM_INPUTS"),
-        num_outputs_macro=_count_macro(header_text, name, "NUM_OUTPUTS"),
         extra_cflags=extra_cflags,
-        arena_section=_arena_section(outdir, name),
-        extern_arena=re.search(rf"extern\s+uint8_t\s+{re.escape(name)}_arena\b", header_text) is not None,
     )
     outputs = {
         board_out / "linker.ld": "linker.ld.j2",
@@ -264,6 +251,7 @@ def write_firmware_files(
     }
     for path, template in outputs.items():
         path.write_text(env.get_template(template).render(**context))
+    write_manifest(outdir, [BOARD_DIR_NAME, "Makefile"])
 
 
 _RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes?")
@@ -284,11 +272,11 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
     """`make -C outdir firmware.elf`, turning a RAM or flash overflow into DoesNotFit."""
     _tool(TOOLCHAIN_PREFIX + "gcc")
     jobs = jobs or min(2, os.cpu_count() or 1)
-    result = subprocess.run(
-        ["make", "-C", str(outdir), f"-j{jobs}", "firmware.elf"],
-        capture_output=True,
-        text=True,
-    )
+    command = ["make", "-C", str(outdir), f"-j{jobs}", "firmware.elf"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise FirmwareBuildError(f"make -C {outdir} did not finish within {MAKE_TIMEOUT_SECONDS:g} s") from None
     if result.returncode == 0:
         return
     log = result.stdout + result.stderr
@@ -306,8 +294,22 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
             f"firmware for {board.name} overflows {region.name} ({region.length} bytes, "
             f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} B"
         )
-    tail = "\n".join(log.strip().splitlines()[-15:])
-    raise FirmwareBuildError(f"make -C {outdir} failed:\n{tail}")
+    raise FirmwareBuildError(f"make -C {outdir} failed: {_first_error(log)} (run the make command to see the log)")
+
+
+def _first_error(log: str) -> str:
+    """The log line that says why, on one line: the first compiler or linker
+    error, else make's own last complaint."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if _TOOL_ERROR.search(line):
+            return line
+    return lines[-1] if lines else "no output"
+
+
+# gcc's "file:line:col: error: ...", the assembler's "Error: ...", ld's
+# "undefined reference to ..." (the command lines themselves carry -Werror).
+_TOOL_ERROR = re.compile(r"\b(?:error|Error|fatal error):|undefined reference")
 
 
 def elf_size(elf: Path) -> tuple[int, int, int]:
@@ -323,22 +325,36 @@ def elf_size(elf: Path) -> tuple[int, int, int]:
 def build_firmware(
     outdir,
     *,
-    name: str,
+    model: ModelInterface | None = None,
+    name: str | None = None,
     board: str = DEFAULT_BOARD,
     ram_bytes: int,
-    arena_bytes: int,
+    arena_bytes: int | None = None,
     stack_bytes: int = DEFAULT_STACK_BYTES,
     run_make: bool = True,
     jobs: int | None = None,
     extra_cflags: tuple[str, ...] = (),
 ) -> FirmwareReport:
-    """Write the Makefile and board files for the model `name` already
-    generated in `outdir`, and (with run_make) build firmware.elf.
+    """Write the Makefile and board files for the model already generated in
+    `outdir`, and (with run_make) build firmware.elf.
+
+    `model` is the interface codegen returned with the sources
+    (`generate(...).interface`); without it, the one write_output recorded
+    in OUTDIR.  `name`, if given, must be that model's; `arena_bytes`
+    (default: the model's arena) is what the budget check counts.
 
     Raises DoesNotFit when the arena plus the stack reserve exceed
     `ram_bytes`, or when the link overflows RAM (or the board's flash).
     `extra_cflags` go into the Makefile's EXTRA_CFLAGS (e.g. PLAN_CHECK_CFLAGS)."""
     outdir = Path(outdir)
+    if model is None:
+        model = read_interface(outdir)
+        if model is None:
+            raise FirmwareBuildError(f"{outdir} holds no model generated by mcu-plan: generate it there first")
+    if name is not None and name != model.name:
+        raise InputError(f"model name {name!r} differs from the generated model's {model.name!r}")
+    if arena_bytes is None:
+        arena_bytes = model.arena_bytes
     spec = load_board(board)
     if stack_bytes <= 0 or stack_bytes % 8:
         raise InputError(f"stack reserve must be a positive multiple of 8 bytes, not {stack_bytes}")
@@ -349,7 +365,7 @@ def build_firmware(
             f"exceeds the RAM budget of {ram_bytes} B"
         )
     write_firmware_files(
-        outdir, name=name, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
+        outdir, model=model, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
     )
     report = FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes)
     if not run_make:

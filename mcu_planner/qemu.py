@@ -151,14 +151,6 @@ def run_firmware(
 # ---------------------------------------------------------------- `mcu-plan check --target BOARD`
 
 
-def _header_arena_bytes(generated: Path, model_name: str) -> int:
-    header = (generated / f"{model_name}.h").read_text()
-    match = re.search(rf"#define {re.escape(model_name)}_ARENA_SIZE (\d+)", header)
-    if not match:
-        raise McuPlanError(f"{model_name}.h defines no {model_name}_ARENA_SIZE")
-    return int(match.group(1))
-
-
 class QemuTarget(Target):
     """A board under QEMU: builds the generated directory with the
     semihosting harness, then runs one QEMU process per input set."""
@@ -186,12 +178,12 @@ class QemuTarget(Target):
         if outdir.exists():
             shutil.rmtree(outdir)
         shutil.copytree(generated, outdir)
+        # The model's interface comes from the manifest write_output left in `generated`.
         return build_firmware(
             outdir,
             name=model_name,
             board=self.name,
             ram_bytes=self.ram_bytes,
-            arena_bytes=_header_arena_bytes(generated, model_name),
             extra_cflags=PLAN_CHECK_CFLAGS if check_build else (),
         )
 

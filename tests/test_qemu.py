@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import MODELS_DIR, REPO, model_param, needs_shared, supported_shared_model_paths
+from mcu_planner.codegen import ModelInterface
 from mcu_planner.errors import DoesNotFit, InputError
 from mcu_planner.firmware_build import board_names, build_firmware, load_board
 from mcu_planner.qemu import QemuError, exit_code_names, run_firmware
@@ -50,11 +51,15 @@ def fake_reference(in0: np.ndarray, in1: np.ndarray) -> list[bytes]:
     return [out0.tobytes(), total.tobytes()]
 
 
+# What codegen would report for the hand-written fake model (fake_model.h).
+FAKE_INTERFACE = ModelInterface(
+    name="fake_model", num_inputs=2, num_outputs=2, arena_bytes=FAKE_ARENA, arena_section=None, extern_arena=False
+)
+
+
 def build_fake(outdir: Path, board: str, ram_bytes: int = FAKE_BUDGET, **kwargs):
     shutil.copytree(FAKE_MODEL, outdir, dirs_exist_ok=True)
-    return build_firmware(
-        outdir, name="fake_model", board=board, ram_bytes=ram_bytes, arena_bytes=FAKE_ARENA, **kwargs
-    )
+    return build_firmware(outdir, model=FAKE_INTERFACE, board=board, ram_bytes=ram_bytes, **kwargs)
 
 
 def command_input(command: bytes) -> list[bytes]:
@@ -125,6 +130,35 @@ def test_files_written_without_make(tmp_path):
     makefile = (tmp_path / "out" / "Makefile").read_text()
     assert "fake_model.c" in makefile and "-mcpu=cortex-m55" in makefile
     assert "make -C" in report.format()[0]
+
+
+def test_harness_takes_the_model_interface_as_given(tmp_path):
+    """The harness's input/output counts and the arena's section come from
+    the interface codegen reports, not from reading the generated C."""
+    from dataclasses import replace
+
+    interface = replace(FAKE_INTERFACE, arena_section=".model_arena")
+    shutil.copytree(FAKE_MODEL, tmp_path / "out")
+    build_firmware(tmp_path / "out", model=interface, board="mps2-an386", ram_bytes=FAKE_BUDGET, run_make=False)
+    config = (tmp_path / "out" / "board" / "harness_config.h").read_text()
+    assert "#define MODEL_NUM_INPUTS 2\n" in config and "#define MODEL_NUM_OUTPUTS 2\n" in config
+    assert "*(.model_arena)" in (tmp_path / "out" / "board" / "linker.ld").read_text()
+    with pytest.raises(InputError, match="differs from the generated model's 'fake_model'"):
+        build_firmware(tmp_path / "out", model=interface, name="other", board="mps2-an386", ram_bytes=FAKE_BUDGET)
+
+
+@needs_cortex_m
+def test_a_failed_build_is_one_line_naming_the_error(tmp_path):
+    from mcu_planner.firmware_build import FirmwareBuildError
+
+    outdir = tmp_path / "out"
+    shutil.copytree(FAKE_MODEL, outdir)
+    (outdir / "broken.c").write_text("int broken(void) { return missing_name; }\n")
+    with pytest.raises(FirmwareBuildError) as caught:
+        build_fake(outdir, "mps2-an386")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "broken.c" in message and "missing_name" in message and "error" in message
 
 
 # ---------------------------------------------------------------- fake model on the boards
