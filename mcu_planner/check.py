@@ -31,6 +31,12 @@ from .graph import Graph
 # Modules that add targets when imported (written by others; absent is fine).
 TARGET_MODULES = ("mcu_planner.qemu",)
 
+# Generous: the largest shared model builds in seconds and runs a set of
+# inputs in well under one; a hung build or a generated model stuck in a
+# loop still ends the check.
+HOST_BUILD_TIMEOUT_SECONDS = 600.0
+HOST_RUN_TIMEOUT_SECONDS = 600.0
+
 WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
 # TFLite rounds every float multiply and add on its own; a fused multiply-add
 # would round once and change float outputs.
@@ -102,9 +108,18 @@ class HostTarget(Target):
 
     name = "host"
 
-    def __init__(self, compiler: str | None = None, optimization: str = "-O2"):
+    def __init__(
+        self,
+        compiler: str | None = None,
+        optimization: str = "-O2",
+        *,
+        build_timeout: float = HOST_BUILD_TIMEOUT_SECONDS,
+        run_timeout: float = HOST_RUN_TIMEOUT_SECONDS,
+    ):
         self.compiler = compiler or os.environ.get("CC", "cc")
         self.optimization = optimization
+        self.build_timeout = build_timeout
+        self.run_timeout = run_timeout
 
     def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +141,10 @@ class HostTarget(Target):
             "-o",
             str(program),
         ]
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=self.build_timeout)
+        except subprocess.TimeoutExpired:
+            raise McuPlanError(f"host build did not finish within {self.build_timeout:g} s") from None
         if done.returncode != 0:
             raise McuPlanError(f"host build failed: {_first_lines(done.stderr)}")
         return program
@@ -135,7 +153,13 @@ class HostTarget(Target):
         program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
         stdin = b"".join(b"".join(sample) for sample in samples)
         args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
-        done = subprocess.run(args, input=stdin, capture_output=True)
+        try:
+            done = subprocess.run(args, input=stdin, capture_output=True, timeout=self.run_timeout)
+        except subprocess.TimeoutExpired:
+            raise McuPlanError(
+                f"generated model did not finish {len(samples)} input set(s) on the host within "
+                f"{self.run_timeout:g} s (hung?)"
+            ) from None
         stderr = done.stderr.decode("utf-8", "replace")
         if done.returncode != 0:
             message = _first_lines(stderr) or f"exit status {done.returncode}"
@@ -308,7 +332,8 @@ def generate_for_model(
     alignment: int = 16,
     label: str | None = None,
 ):
-    """Read, plan and generate: (graph, plan, files)."""
+    """Read, plan and generate: (graph, plan, files); `files.interface`
+    describes the generated model."""
     from .lifetimes import compute_lifetimes
     from .planning import run_planner
     from .reader import read_model
@@ -342,17 +367,21 @@ def check_model(
     InputError from the stages before."""
     targets = load_targets()
     if target not in targets:
-        raise McuPlanError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
     if inputs < 1:
-        raise McuPlanError("--inputs must be at least 1")
+        raise InputError("--inputs must be at least 1")
     model_bytes, stem = _load(model)
     name = c_identifier(stem)
     graph, plan, files = generate_for_model(
         model_bytes, name=name, planner=planner, time_limit=time_limit, alias=alias, label=str(model)
     )
 
-    if ram is not None and plan.arena_bytes > ram:
-        raise DoesNotFit(f"{stem}: the arena needs {plan.arena_bytes:,} B, more than the {ram:,} B RAM budget")
+    # The same figure `mcu-plan --ram` checks (report.ram_needed).
+    needed = plan.arena_bytes + files.interface.variable_bytes
+    if ram is not None and needed > ram:
+        variables = files.interface.variable_bytes
+        detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
+        raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
 
     from .reference import ReferenceModel
 

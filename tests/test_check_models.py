@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
-from mcu_planner import reference
-from mcu_planner.builder import Int8Net
-from mcu_planner.check import check_model
-from mcu_planner.errors import CheckMismatch
+from mcu_planner import reference, report
+from mcu_planner.builder import Int8Net, ModelBuilder
+from mcu_planner.check import HostTarget, check_model
+from mcu_planner.errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.planning import run_planner
+from mcu_planner.reader import read_model
 
 @needs_shared
 @pytest.mark.parametrize(
@@ -75,3 +78,71 @@ def test_inputs_are_seeded():
     # int8 inputs span the whole range, not a corner of it.
     values = np.concatenate([random_inputs(graph, np.random.default_rng(s))[0].reshape(-1) for s in range(20)])
     assert values.min() == -128 and values.max() == 127
+
+
+def variable_state_model() -> bytes:
+    """ADD of the input and a variable tensor: state outside the arena."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 16), "int8", (0.1, 0), name="x")
+    state = mb.add_tensor((1, 16), "int8", (0.1, 0), name="state", is_variable=True)
+    y = mb.add_tensor((1, 16), "int8", (0.1, 0), name="y")
+    mb.add_op("ADD", (x, state), (y,))
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+def test_ram_budget_counts_variable_tensors_as_the_planner_does():
+    model = variable_state_model()
+    graph = read_model(model)
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
+    plan = run_planner(lifetimes.problem, "greedy")
+    assert lifetimes.variable_bytes > 0
+    needed = report.ram_needed(lifetimes, plan)
+    with pytest.raises(DoesNotFit, match="variables"):
+        check_model(model, planner="greedy", ram=needed - 1, inputs=1)
+    assert check_model(model, planner="greedy", ram=needed, inputs=1).passed
+
+
+def test_unknown_target_and_no_inputs_are_bad_input():
+    with pytest.raises(InputError, match="unknown target 'foo'.*host"):
+        check_model(small_model(), target="foo")
+    with pytest.raises(InputError, match="at least 1"):
+        check_model(small_model(), inputs=0)
+
+
+HANGING_MODEL = r"""
+#include "net.h"
+static volatile int spinning = 1;
+static unsigned char arena[4];
+int net_invoke(void) { while (spinning) { } return 0; }
+void *net_input(int index) { return index == 0 ? arena : NULL; }
+void *net_output(int index) { return index == 0 ? arena : NULL; }
+size_t net_input_bytes(int index) { return index == 0 ? 4u : 0u; }
+size_t net_output_bytes(int index) { return index == 0 ? 4u : 0u; }
+"""
+HANGING_HEADER = """#include <stddef.h>
+#define net_NUM_INPUTS 1
+#define net_NUM_OUTPUTS 1
+int net_invoke(void);
+void *net_input(int index);
+void *net_output(int index);
+size_t net_input_bytes(int index);
+size_t net_output_bytes(int index);
+"""
+
+
+def test_a_hung_host_run_or_build_is_stopped(tmp_path):
+    generated = tmp_path / "generated"
+    generated.mkdir()
+    (generated / "net.h").write_text(HANGING_HEADER)
+    (generated / "net.c").write_text(HANGING_MODEL)
+    run = dict(input_bytes=[4], output_bytes=[4], check_build=False)
+    with pytest.raises(McuPlanError, match="did not finish 1 input set.*within 1 s"):
+        HostTarget(run_timeout=1.0).run(generated, "net", [[bytes(4)]], workdir=tmp_path / "run", **run)
+    stuck_compiler = tmp_path / "stuck-cc"
+    stuck_compiler.write_text("#!/bin/sh\nexec sleep 60\n")
+    stuck_compiler.chmod(0o755)
+    with pytest.raises(McuPlanError, match="host build did not finish within 1 s"):
+        HostTarget(str(stuck_compiler), build_timeout=1.0).run(
+            generated, "net", [[bytes(4)]], workdir=tmp_path / "build", **run
+        )
