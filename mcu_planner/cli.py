@@ -35,6 +35,12 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _section_name(text: str) -> str:
+    from .codegen import validate_section_name
+
+    return validate_section_name(text)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -61,7 +67,7 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
     p.add_argument("--name", help="C prefix (default: model file stem)")
-    p.add_argument("--arena-section", metavar="SECTION", help="linker section for the arena")
+    p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
     p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
     p.add_argument("--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model")
@@ -216,8 +222,9 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
 
 
 def _generate(args, graph, lifetimes, plan) -> None:
-    from .codegen import c_identifier, generate, write_output
+    from .codegen import c_identifier, check_output_dir, generate, replace_output_dir, write_output
 
+    check_output_dir(Path(args.output))  # refuse a user's directory before any work
     name = args.name or c_identifier(Path(args.model).stem)
     if plan.planner == "optimal" and not plan.proven_optimal:
         print(
@@ -239,10 +246,8 @@ def _generate(args, graph, lifetimes, plan) -> None:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
-            firmware = build_firmware(
-                staging / "out", name=name, board=args.board, ram_bytes=args.ram, arena_bytes=plan.arena_bytes
-            )
-            _replace_dir(staging / "out", Path(args.output))
+            firmware = build_firmware(staging / "out", model=files.interface, board=args.board, ram_bytes=args.ram)
+            replace_output_dir(staging / "out", Path(args.output))
         finally:
             _remove_tree(staging)
         for line in firmware.format():
@@ -318,12 +323,6 @@ def _write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _replace_dir(src: Path, dst: Path) -> None:
-    if dst.exists():
-        _remove_tree(dst)
-    os.replace(src, dst)
 
 
 def _remove_tree(path: Path) -> None:

@@ -100,11 +100,6 @@ def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], 
     return first, last
 
 
-def _same_quantization(graph: Graph, a: int, b: int) -> bool:
-    ta, tb = graph.tensors[a], graph.tensors[b]
-    return ta.dtype == tb.dtype and ta.quantization == tb.quantization
-
-
 class _AliasBuilder:
     """Union of tensors into shared buffers, tracking each tensor's root."""
 
@@ -154,7 +149,9 @@ class _AliasBuilder:
         for t in inputs:
             if t < 0 or t not in self.activation_set or not self._dies_at(t, op):
                 return
-            if not _same_quantization(self.graph, t, out) or not self._movable_into_slice(t):
+            if not self.graph.tensors[t].same_quantization(self.graph.tensors[out]):
+                return
+            if not self._movable_into_slice(t):
                 return
         if sum(self.graph.tensors[t].nbytes for t in inputs) != self.graph.tensors[out].nbytes:
             return

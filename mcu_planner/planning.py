@@ -11,9 +11,10 @@ from .errors import DoesNotFit
 from .problem import PlannerResult, Problem, arena_bytes, peak_live
 from .verify import PlanInvalid, check_plan
 
-# Planners `auto` tries before the exact one, cheapest first.
+# Planners `auto` tries before the exact one, cheapest first.  Each runs
+# without a time limit: they are bounded by counts, not the clock, so the
+# same problem gets the same plan on any machine.
 FAST_PLANNERS = ("greedy", "shared-blocks", "best-fit", "first-fit", "bidirectional", "search")
-AUTO_SEARCH_SECONDS = 1.0
 
 
 @dataclass
@@ -86,9 +87,8 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
             break
         if name not in planners:
             continue
-        budget = min(AUTO_SEARCH_SECONDS, max(remaining(), 0.0)) if name == "search" else None
         try:
-            plan = run_planner(problem, name, budget)
+            plan = run_planner(problem, name, None)
         except PlanInvalid:
             tried.append((name, None))
             continue

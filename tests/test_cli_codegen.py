@@ -141,7 +141,6 @@ def test_output_replaces_what_an_earlier_run_wrote(tmp_path):
 
 
 @needs_cortex_m
-@pytest.mark.xfail(reason="until cli._generate calls codegen.replace_output_dir on the --board path", strict=False)
 def test_firmware_output_into_a_users_directory_is_refused_and_changes_nothing(tmp_path):
     model = tmp_path / "chain.tflite"
     model.write_bytes(chain_model())

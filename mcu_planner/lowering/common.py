@@ -22,6 +22,8 @@ def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = Fal
 
 
 def output_tensor(op: Operator, graph: Graph, position: int = 0) -> Tensor:
+    if position >= len(op.outputs) or op.outputs[position] < 0:
+        raise NotLowerable(f"{op.opcode} without output {position}")
     return graph.tensors[op.outputs[position]]
 
 
