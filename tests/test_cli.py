@@ -221,3 +221,28 @@ def test_malformed_intervals_exit_2(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("id,lower,upper,size\nb1,0,x,4\n")
     assert_one_line_error(run_cli("--intervals", bad), 2, "bad.csv")
+
+
+def test_the_readme_example_application_builds_and_runs(tmp_path):
+    """The README's two lines: generate C for the bundled model, build the example app with it."""
+    import numpy as np
+
+    from mcu_planner.reference import ReferenceModel
+
+    outdir = tmp_path / "kws"
+    assert run_cli(EXAMPLE, "--ram", "64K", "-o", outdir).returncode == 0
+    app = tmp_path / "kws_app"
+    build = subprocess.run(
+        ["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(outdir), *map(str, sorted(outdir.glob("*.c"))),
+         str(REPO / "examples" / "kws_app.c"), "-lm", "-o", str(app)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(app)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+    graph = read_model(EXAMPLE)
+    inp = graph.tensors[graph.inputs[0]]
+    silence = np.full(inp.shape, inp.quantization.zero_points[0], dtype=np.int8)
+    scores = ReferenceModel(EXAMPLE.read_bytes()).run([silence])[0].reshape(-1)
+    assert run.stdout.startswith(f"class {int(np.argmax(scores))}, ")
