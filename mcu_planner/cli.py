@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -82,7 +81,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ram", type=_size, help="RAM budget (boards only; default: the board's RAM)")
+    p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)")
     return p
 
 
@@ -122,19 +121,32 @@ def _check_planner_name(name: str) -> None:
         raise InputError(f"unknown planner {name!r}; choose from {', '.join(names)} or all")
 
 
-_C_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-
-
 def _check_output_arguments(args: argparse.Namespace) -> None:
+    """Everything about where output goes, checked before any planning."""
+    if args.board is not None and not args.board:
+        raise InputError("--board needs a board name")
     if args.board and args.ram is None:
         raise InputError("--board needs --ram: the RAM budget its linker script enforces")
     if args.board and not args.output:
         raise InputError("--board needs -o OUTDIR: where the firmware is built")
-    if args.name is not None and not _C_IDENTIFIER.match(args.name):
-        raise InputError(f"--name {args.name!r} is not a C identifier (letters, digits and _, starting with a letter)")
     for flag in ("name", "arena_section", "extern_arena"):
         if getattr(args, flag) and not args.output:
             raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
+    if args.output:
+        from .codegen import c_identifier, check_output_dir
+
+        if args.name is not None and args.name != c_identifier(args.name):
+            raise InputError(
+                f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})"
+            )
+        check_output_dir(Path(args.output))
+    if args.board:
+        from .firmware_build import load_board
+
+        load_board(args.board)
+    for path in (args.json, args.out):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"cannot write {path}: its directory does not exist")
 
 
 def _run_plan(args: argparse.Namespace) -> int:
@@ -192,8 +204,11 @@ def _run_within(problem, name: str, time_limit: float, capacity: int | None):
     capacity (having used its time), so the fallback takes no more."""
     from .planning import run_planner
 
+    # --time-limit is the exact planner's; the others are bounded by counts so
+    # that they give the same plan on every machine.
+    limit = time_limit if name in ("optimal", "auto") else None
     try:
-        return run_planner(problem, name, time_limit, capacity)
+        return run_planner(problem, name, limit, capacity)
     except DoesNotFit:
         return run_planner(problem, name, 0.0)
 
@@ -205,6 +220,9 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
     from .planning import planner_names
     from .verify import PlanInvalid
 
+    from .planners.optimal import SolverNotBuilt
+    from .planning import FAST_PLANNERS
+
     rows = []
     for name in planner_names():
         if name == "auto":
@@ -213,8 +231,13 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
             rows.append((name, _run_within(lifetimes.problem, name, time_limit, capacity)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
+        except SolverNotBuilt:
+            rows.append((name, "not built (pip install . with a C compiler)"))
+    # auto's choice: smallest, then proven, then auto's own order of planners.
+    order = list(FAST_PLANNERS) + ["optimal"]
     plans = [plan for _, plan in rows if not isinstance(plan, str)]
-    best = min(plans, key=lambda p: (p.arena_bytes, not p.proven_optimal))
+    rank = {name: i for i, name in enumerate(order)}
+    best = min(plans, key=lambda p: (p.arena_bytes, not p.proven_optimal, rank.get(p.planner, len(order))))
     best.chosen_by_auto = True
     for line in report.planner_table(lifetimes, rows):
         print(line)
@@ -222,11 +245,10 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
 
 
 def _generate(args, graph, lifetimes, plan) -> None:
-    from .codegen import c_identifier, check_output_dir, generate, replace_output_dir, write_output
+    from .codegen import c_identifier, generate, replace_output_dir, write_output
 
-    check_output_dir(Path(args.output))  # refuse a user's directory before any work
     name = args.name or c_identifier(Path(args.model).stem)
-    if plan.planner == "optimal" and not plan.proven_optimal:
+    if not plan.reproducible:
         print(
             "note: this plan comes from an exact search that ran out of time; on another machine or with "
             "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
@@ -241,7 +263,9 @@ def _generate(args, graph, lifetimes, plan) -> None:
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
         try:
-            staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=Path(args.output).resolve().parent))
+            parent = Path(args.output).resolve().parent
+            parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=parent))
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
@@ -253,7 +277,10 @@ def _generate(args, graph, lifetimes, plan) -> None:
         for line in firmware.format():
             print(line)
     else:
-        write_output(files, Path(args.output))
+        try:
+            write_output(files, Path(args.output))
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
 
 
@@ -320,6 +347,9 @@ def _write_atomically(path: Path, text: str) -> None:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .planners import load_all
 from .errors import DoesNotFit
+from .planners.optimal import SolverNotBuilt
 from .problem import PlannerResult, Problem, arena_bytes, peak_live
 from .verify import PlanInvalid, check_plan
 
@@ -24,6 +25,7 @@ class ArenaPlan:
     arena_bytes: int
     proven_optimal: bool
     seconds: float
+    reproducible: bool = True  # see PlannerResult.reproducible
     chosen_by_auto: bool = False
     # Planners `auto` ran, with their arena bytes (None: that planner failed), in order.
     tried: list[tuple[str, int | None]] = field(default_factory=list)
@@ -52,7 +54,14 @@ def run_planner(
     seconds = time.perf_counter() - started
     size = arena_bytes(problem, result.offsets)
     check_plan(problem, result.offsets, size)
-    return ArenaPlan(name, dict(result.offsets), size, result.proven_optimal or _meets_bound(problem, size), seconds)
+    return ArenaPlan(
+        name,
+        dict(result.offsets),
+        size,
+        result.proven_optimal or _meets_bound(problem, size),
+        seconds,
+        reproducible=result.reproducible,
+    )
 
 
 def _meets_bound(problem: Problem, size: int) -> bool:
@@ -65,7 +74,9 @@ def _fit_capacity(problem: Problem, capacity: int, time_limit: float | None) -> 
     from .planners.optimal import fit_within
 
     report = fit_within(problem, capacity, time_limit, tighten=True)
-    return PlannerResult(report.offsets, report.proven_optimal and not problem.in_place_pairs())
+    return PlannerResult(
+        report.offsets, report.proven_optimal and not problem.in_place_pairs(), report.reproducible
+    )
 
 
 def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None = None) -> ArenaPlan:
@@ -95,13 +106,14 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
         tried.append((name, plan.arena_bytes))
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = plan
-    # The exact planner runs only while it can still help: above the bound, or
-    # above a capacity the caller must meet.
-    target = bound if capacity is None or (best and best.arena_bytes <= capacity) else capacity
-    if "optimal" in planners and (best is None or best.arena_bytes > target) and remaining() > 0:
+    # The exact planner runs only while it can still help: above the live
+    # peak, and not for a capacity below the peak, which nothing can meet.
+    hopeless = capacity is not None and capacity < bound
+    fit_capacity = capacity is not None and best is not None and best.arena_bytes > capacity
+    if "optimal" in planners and best.arena_bytes > bound and not hopeless and remaining() > 0:
         try:
-            plan = run_planner(problem, "optimal", remaining(), capacity if target == capacity else None)
-        except DoesNotFit:
+            plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
+        except (DoesNotFit, SolverNotBuilt):
             tried.append(("optimal", None))
         else:
             tried.append(("optimal", plan.arena_bytes))

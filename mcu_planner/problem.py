@@ -114,6 +114,9 @@ def peak_live(problem: Problem) -> LiveSet:
 class PlannerResult:
     offsets: dict[int, int]  # buffer id -> byte offset in the arena
     proven_optimal: bool = False  # only exact planners may claim this
+    # False when a time limit cut some question short, so that a faster or
+    # slower machine may end with other offsets.
+    reproducible: bool = True
 
 
 def arena_bytes(problem: Problem, offsets: dict[int, int]) -> int:

@@ -257,6 +257,8 @@ class _ModelParser:
         inputs = self.tensor_refs(subgraph.InputsAsNumpy(), "graph input")
         self.where = "subgraph 0 outputs"
         outputs = self.tensor_refs(subgraph.OutputsAsNumpy(), "graph output")
+        if not outputs:
+            self.fail("the model has no outputs: nothing to compute")
 
         operators = []
         for i in range(num_ops):

@@ -28,3 +28,36 @@ def test_auto_reaches_the_aligned_lower_bound(path, alias):
         assert plan.proven_optimal
     greedy = run_planner(lifetimes.problem, "greedy")
     assert plan.arena_bytes <= greedy.arena_bytes
+
+
+def _problem_greedy_leaves_above_the_bound():
+    import random
+
+    from mcu_planner.problem import Buffer, problem_from_intervals
+
+    for seed in range(1000):
+        rng = random.Random(seed)
+        buffers = []
+        for i in range(12):
+            start = rng.randint(0, 10)
+            buffers.append(Buffer(i, rng.choice([16, 32, 48, 80]), start, start + rng.randint(1, 5)))
+        problem = problem_from_intervals(buffers, alignment=16)
+        if all(run_planner(problem, name).arena_bytes > peak_live(problem).bytes
+               for name in ("greedy", "shared-blocks", "best-fit", "first-fit", "bidirectional", "search")):
+            return problem
+    raise AssertionError("no instance where every fast planner misses the bound")
+
+
+def test_auto_without_the_solver_extension_keeps_the_fast_planners_plan(monkeypatch):
+    import sys
+
+    problem = _problem_greedy_leaves_above_the_bound()
+    with_solver = plan_auto(problem, time_limit=10.0)
+    assert ("optimal", with_solver.arena_bytes) in with_solver.tried
+
+    monkeypatch.setitem(sys.modules, "mcu_planner._solver", None)  # import now fails
+    without = plan_auto(problem, time_limit=10.0)
+    assert ("optimal", None) in without.tried
+    assert without.planner != "optimal"
+    assert verify(problem, without.offsets, without.arena_bytes) == []
+    assert without.arena_bytes >= with_solver.arena_bytes

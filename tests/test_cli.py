@@ -137,7 +137,7 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path):
         ([huge, "--ram", "1M"], "huge.tflite"),
         ([EXAMPLE, "--ram", "1M", "--json", tmp_path / "no" / "such" / "dir" / "p.json"], "cannot write"),
         ([EXAMPLE, "--board", "mps2-an386", "-o", tmp_path / "fw"], "--board needs --ram"),
-        ([EXAMPLE, "--ram", "1M", "-o", tmp_path / "c", "--name", "9lives"], "not a C identifier"),
+        ([EXAMPLE, "--ram", "1M", "-o", tmp_path / "c", "--name", "9lives"], "not usable as the C prefix"),
         ([EXAMPLE, "--ram", "lots"], "not a size"),
         ([EXAMPLE, "--planner", "magic"], "unknown planner"),
         ([], "no model"),
@@ -246,3 +246,36 @@ def test_the_readme_example_application_builds_and_runs(tmp_path):
     silence = np.full(inp.shape, inp.quantization.zero_points[0], dtype=np.int8)
     scores = ReferenceModel(EXAMPLE.read_bytes()).run([silence])[0].reshape(-1)
     assert run.stdout.startswith(f"class {int(np.argmax(scores))}, ")
+
+
+def test_a_json_path_that_cannot_be_written_stops_before_any_output(tmp_path):
+    outdir = tmp_path / "out"
+    result = run_cli(EXAMPLE, "--ram", "64K", "-o", outdir, "--json", tmp_path / "missing" / "plan.json")
+    assert_one_line_error(result, 2, "cannot write")
+    assert not outdir.exists()
+
+
+def test_a_model_without_outputs_is_bad_input(tmp_path):
+    from mcu_planner.builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", quant={"scale": 0.1, "zero_point": 0}, name="x")
+    mb.inputs, mb.outputs = [x], []
+    path = tmp_path / "no_outputs.tflite"
+    path.write_bytes(mb.build())
+    assert_one_line_error(run_cli(path, "--ram", "1K"), 2, "no outputs")
+
+
+@needs_shared
+def test_planner_all_picks_what_auto_picks():
+    model = MODELS_DIR / "mlcommons-tiny" / "vww_96_int8.tflite"
+    result = run_cli(model, "--planner", "all")
+    auto = run_cli(model)
+    assert result.returncode == 0 and auto.returncode == 0
+    import re
+
+    def choice(stdout: str) -> tuple[str, str]:
+        line = next(l for l in stdout.splitlines() if l.startswith("arena:"))
+        return re.match(r"arena: ([\d,]+ B) \(planner ([\w-]+)", line).groups()
+
+    assert choice(result.stdout) == choice(auto.stdout)

@@ -31,11 +31,15 @@ DEFAULT_TIME_LIMIT = 10.0
 LOWER_BOUND_SHARE = 0.5
 
 
+class SolverNotBuilt(McuPlanError):
+    """The C extension is missing (installed without a C compiler)."""
+
+
 def _solver_module():
     try:
         return importlib.import_module("mcu_planner._solver")
     except ImportError as exc:
-        raise McuPlanError(
+        raise SolverNotBuilt(
             "the optimal planner needs its C extension mcu_planner._solver, which is not built: "
             "run `pip install .` (in a source checkout `python setup.py build_ext --inplace`) "
             "or choose another planner"
@@ -51,6 +55,12 @@ class SearchReport:
     proven_infeasible_below: int  # bytes: no plan has a smaller arena (>= lower_bound)
     questions: list[tuple[int, str, float]]  # (capacity bytes, answer, seconds) in the order asked
     nodes: int
+
+    @property
+    def reproducible(self) -> bool:
+        """The search finished and no question ran out of time: any machine
+        asks the same questions, gets the same answers and the same plan."""
+        return self.proven_optimal and all(answer != "timeout" for _, answer, _ in self.questions)
 
 
 class _Instance:
@@ -169,7 +179,7 @@ def plan_optimal(problem: Problem, time_limit: float | None = None) -> PlannerRe
     # Optimal among plans giving every live buffer its own bytes; with in-place
     # pairs a plan sharing bytes may be smaller, so claim nothing then.
     proven = report.proven_optimal and not problem.in_place_pairs()
-    return PlannerResult(report.offsets, proven_optimal=proven)
+    return PlannerResult(report.offsets, proven_optimal=proven, reproducible=report.reproducible)
 
 
 def fit_within(
