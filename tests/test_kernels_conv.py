@@ -93,3 +93,38 @@ def test_nonzero_filter_zero_point_is_not_lowerable():
     graph = read_model(mb.build())
     with pytest.raises(NotLowerable, match="zero point"):
         lower(graph.operators[0], graph)
+
+
+def test_int8_fast_paths_on_odd_sizes_and_batches():
+    # Odd pixel and channel counts leave a lone pixel / channel after the
+    # two-by-two blocks of the pointwise and one-group paths; a batch of two
+    # checks the pixel walk across images; the 6x6 input has interior windows
+    # (no per-tap offset) as well as border ones.
+    net = Int8Net(21)
+    x = net.input((2, 5, 6, 7), -1.5, 0.5)
+    outputs = [
+        net.conv2d(x, 5, kernel=(1, 1)),
+        net.conv2d(x, 3, kernel=(1, 1), strides=(2, 3)),
+        net.conv2d(x, 9, kernel=(3, 3), padding="SAME"),
+        net.conv2d(x, 4, kernel=(2, 3), strides=(2, 1), padding="SAME", dilation=(2, 2)),
+        net.depthwise_conv2d(x, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(x, kernel=(3, 2), strides=(2, 2), padding="SAME", depth_multiplier=2),
+        net.depthwise_conv2d(x, kernel=(3, 3), padding="VALID", dilation=(1, 2)),
+    ]
+    assert_matches_reference(net.build(*outputs))
+
+
+def test_int8_conv_with_a_filter_computed_at_run_time():
+    # A filter that is a graph input has no sums known at generation time:
+    # the kernels then add the input offset per tap everywhere.
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 5, 5, 3), "int8", int8_quant(-1.0, 2.0))
+    w = mb.add_tensor((4, 3, 3, 3), "int8", Quantization((0.01,), (0,)))
+    bias = np.array([-200, 0, 50, 300], np.int32)
+    b = mb.add_tensor((4,), "int32", Quantization((0.01 * mb.tensors[x].quant.scales[0],), (0,)), data=bias)
+    y = mb.add_tensor((1, 5, 5, 4), "int8", int8_quant(-4.0, 4.0))
+    mb.add_op("CONV_2D", (x, w, b), (y,), {"padding": "SAME", "stride_h": 1, "stride_w": 1})
+    mb.set_io([x, w], [y])
+    graph = read_model(mb.build())
+    assert lower(graph.operators[0], graph).params["window_offset_terms"] == "NULL"
+    assert_matches_reference(mb.build())

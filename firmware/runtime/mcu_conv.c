@@ -20,8 +20,9 @@ static float bias_and_clamp_f32(const mcu_conv_f32_params *p, float total, const
     return mcu_clamp_f32(total + (bias ? bias[out_c] : 0.0f), p->act_min, p->act_max);
 }
 
-void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output)
+/* The reference loop: any grouping, input offset added per tap. */
+static void conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output)
 {
     const int32_t filter_in_c = p->filter_in_c_or_multiplier;
     const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
@@ -53,6 +54,169 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
                 }
             }
         }
+    }
+}
+
+/* Sums of products over runs of `n` contiguous taps.  The `_offset`
+ * variants add the input offset to every input value (windows that reach into
+ * the padding); the others leave it to window_offset_terms.
+ *
+ * One input run against two filters: each input value is loaded once. */
+static void dot2_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, int32_t *acc0, int32_t *acc1)
+{
+    int32_t s0 = 0, s1 = 0, i;
+    for (i = 0; i < n; ++i) {
+        const int32_t v = x[i];
+        s0 += v * w0[i];
+        s1 += v * w1[i];
+    }
+    *acc0 += s0;
+    *acc1 += s1;
+}
+
+static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, int32_t offset,
+                           int32_t *acc0, int32_t *acc1)
+{
+    int32_t s0 = 0, s1 = 0, i;
+    for (i = 0; i < n; ++i) {
+        const int32_t v = (int32_t)x[i] + offset;
+        s0 += v * w0[i];
+        s1 += v * w1[i];
+    }
+    *acc0 += s0;
+    *acc1 += s1;
+}
+
+/* Two input runs (two output pixels) against two filters. */
+static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
+                      int32_t acc[4])
+{
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0, i;
+    for (i = 0; i < n; ++i) {
+        const int32_t a0 = x0[i], a1 = x1[i], b0 = w0[i], b1 = w1[i];
+        s00 += a0 * b0;
+        s01 += a0 * b1;
+        s10 += a1 * b0;
+        s11 += a1 * b1;
+    }
+    acc[0] = s00;
+    acc[1] = s01;
+    acc[2] = s10;
+    acc[3] = s11;
+}
+
+/* Pointwise (1x1 filter, no padding, one group): a matrix product of the
+ * strided input pixels and the filter, two pixels by two channels at a time. */
+static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                        int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t pixels = p->batches * pixels_per_image;
+    const int32_t *terms = p->window_offset_terms;
+    int32_t pixel, oc;
+    for (pixel = 0; pixel < pixels; pixel += 2) {
+        const int has_second = pixel + 1 < pixels;
+        const int8_t *x[2];
+        int8_t *out0 = output + (size_t)pixel * (size_t)out_c;
+        int8_t *out1 = out0 + out_c;
+        int k;
+        for (k = 0; k < 2; ++k) {
+            const int32_t at = has_second ? pixel + k : pixel;
+            const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
+            x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
+                                           (yx % p->output_w) * p->stride_w, 0);
+        }
+        for (oc = 0; oc < out_c; oc += 2) {
+            const int has_pair = oc + 1 < out_c;
+            const int8_t *w0 = filter + (size_t)oc * (size_t)in_c;
+            int32_t acc[4];
+            dot2x2_s8(x[0], x[1], w0, has_pair ? w0 + in_c : w0, in_c, acc);
+            out0[oc] = requantize_s8(p, acc[0] + terms[oc], bias, oc);
+            if (has_second) {
+                out1[oc] = requantize_s8(p, acc[2] + terms[oc], bias, oc);
+            }
+            if (has_pair) {
+                out0[oc + 1] = requantize_s8(p, acc[1] + terms[oc + 1], bias, oc + 1);
+                if (has_second) {
+                    out1[oc + 1] = requantize_s8(p, acc[3] + terms[oc + 1], bias, oc + 1);
+                }
+            }
+        }
+    }
+}
+
+/* One group, any window: the taps of a window inside the input are runs of
+ * contiguous values (a whole window row when dilation_w is 1), visited for
+ * two output channels at a time. */
+static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const size_t filter_size = (size_t)p->filter_h * (size_t)p->filter_w * (size_t)in_c;
+    const size_t in_row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    const size_t in_tap_step = (size_t)p->dilation_w * (size_t)in_c;
+    const size_t filter_row_step = (size_t)p->filter_w * (size_t)in_c;
+    const int32_t *terms = p->window_offset_terms;
+    int8_t *out = output;
+    int32_t b, out_y, out_x, oc, r, k;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                const int32_t rows = wy.end - wy.first, cols = wx.end - wx.first;
+                const int inside = rows == p->filter_h && cols == p->filter_w;
+                /* Runs per window row and their length. */
+                const int32_t runs = p->dilation_w == 1 ? 1 : cols;
+                const int32_t run = p->dilation_w == 1 ? cols * in_c : in_c;
+                const int8_t *x_first = input;
+                size_t f_first = 0;
+                if (rows > 0 && cols > 0) {
+                    x_first += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
+                                               mcu_window_input(&wx, wx.first), 0);
+                    f_first = ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)in_c;
+                }
+                for (oc = 0; oc < out_c; oc += 2) {
+                    const int has_pair = oc + 1 < out_c;
+                    const int8_t *w0 = filter + (size_t)oc * filter_size + f_first;
+                    const int8_t *w1 = has_pair ? w0 + filter_size : w0;
+                    int32_t acc0 = inside ? terms[oc] : 0;
+                    int32_t acc1 = inside && has_pair ? terms[oc + 1] : 0;
+                    if (rows > 0 && cols > 0) {
+                        for (r = 0; r < rows; ++r) {
+                            for (k = 0; k < runs; ++k) {
+                                const int8_t *x = x_first + (size_t)r * in_row_step + (size_t)k * in_tap_step;
+                                const size_t f = (size_t)r * filter_row_step + (size_t)k * (size_t)in_c;
+                                if (inside) {
+                                    dot2_s8(x, w0 + f, w1 + f, run, &acc0, &acc1);
+                                } else {
+                                    dot2_offset_s8(x, w0 + f, w1 + f, run, p->input_offset, &acc0, &acc1);
+                                }
+                            }
+                        }
+                    }
+                    out[oc] = requantize_s8(p, acc0, bias, oc);
+                    if (has_pair) {
+                        out[oc + 1] = requantize_s8(p, acc1, bias, oc + 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                    int8_t *output)
+{
+    if (p->window_offset_terms == NULL || p->filter_in_c_or_multiplier != p->input_c) {
+        conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
+        conv_1x1_s8(p, input, filter, bias, output);
+    } else {
+        conv_2d_s8_one_group(p, input, filter, bias, output);
     }
 }
 

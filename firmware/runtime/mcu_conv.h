@@ -37,6 +37,10 @@ typedef struct {
     const int32_t *output_shift;
     int32_t act_min;
     int32_t act_max;
+    /* Per output channel: input_offset * (sum of the channel's filter taps),
+     * so that windows wholly inside the input skip the per-tap offset add.
+     * NULL: the offset is added per tap everywhere. */
+    const int32_t *window_offset_terms;
 } mcu_conv_s8_params;
 
 typedef struct {

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers
-from . import KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
     input_tensor,
@@ -78,15 +80,35 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         # The reference kernels ignore the filter zero point: only symmetric weights are valid.
         raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
     multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out_c)
+    input_offset = -zero_point(inp)
     s8_params = {
         **params,
-        "input_offset": -zero_point(inp),
+        "input_offset": input_offset,
         "output_offset": zero_point(out),
         "output_multiplier": int32_array(multipliers),
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
+        "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+
+
+def _window_offset_terms(filt: Tensor, input_offset: int, depthwise: bool) -> CArray | str:
+    """Per output channel, input_offset times the sum of all its filter taps.
+
+    sum(w * (x + offset)) = sum(w * x) + offset * sum(w): with this term known
+    the kernels leave the zero point out of the multiply-accumulate wherever
+    the whole window lies inside the input.  Integer sums are exact in any
+    order, so the result is the reference kernel's.  "NULL" (the kernels then
+    add the offset per tap) when the filter is not a constant."""
+    if not filt.is_constant or filt.data is None:
+        return "NULL"
+    weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+    sums = weights.sum(axis=(0, 1, 2)) if depthwise else weights.reshape(filt.shape[0], -1).sum(axis=1)
+    terms = input_offset * sums
+    if terms.size and (terms.min() < -(2**31) or terms.max() >= 2**31):
+        return "NULL"
+    return int32_array(terms)
 
 
 @lowers("CONV_2D")
