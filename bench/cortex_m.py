@@ -76,10 +76,9 @@ def measure(path: Path, board_name: str, workdir: Path, tflm: dict[str, int], pl
     try:
         firmware = build_firmware(
             outdir,
-            name=name,
+            model=files.interface,
             board=board_name,
             ram_bytes=max(region.length for region in board.ram),
-            arena_bytes=plan.arena_bytes,
         )
     except DoesNotFit as exc:
         row.note = f"does not fit: {exc}"

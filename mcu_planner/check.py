@@ -26,6 +26,7 @@ import numpy as np
 
 from .codegen import c_identifier, generate, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
+from .firmware_build import first_error_line, run_tool
 from .graph import Graph
 
 # Modules that add targets when imported (written by others; absent is fine).
@@ -35,6 +36,9 @@ TARGET_MODULES = ("mcu_planner.qemu",)
 # inputs in well under one; a hung build or a generated model stuck in a
 # loop still ends the check.
 HOST_BUILD_TIMEOUT_SECONDS = 600.0
+# `mcu-plan --time-limit`'s default: check plans as `mcu-plan -o` does, so
+# that it tests the C that command writes.
+DEFAULT_TIME_LIMIT = 10.0
 HOST_RUN_TIMEOUT_SECONDS = 600.0
 
 WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
@@ -98,11 +102,6 @@ def load_targets() -> dict[str, Target]:
     return TARGETS
 
 
-def _first_lines(text: str, count: int = 3) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return " | ".join(lines[:count])
-
-
 class HostTarget(Target):
     """The machine's own C compiler."""
 
@@ -142,11 +141,12 @@ class HostTarget(Target):
             str(program),
         ]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=self.build_timeout)
+            done = run_tool(command, text=True, timeout=self.build_timeout)
         except subprocess.TimeoutExpired:
             raise McuPlanError(f"host build did not finish within {self.build_timeout:g} s") from None
         if done.returncode != 0:
-            raise McuPlanError(f"host build failed: {_first_lines(done.stderr)}")
+            reason = first_error_line(done.stderr) or f"exit status {done.returncode}"
+            raise McuPlanError(f"host build failed: {reason}")
         return program
 
     def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
@@ -154,7 +154,7 @@ class HostTarget(Target):
         stdin = b"".join(b"".join(sample) for sample in samples)
         args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
         try:
-            done = subprocess.run(args, input=stdin, capture_output=True, timeout=self.run_timeout)
+            done = run_tool(args, input=stdin, timeout=self.run_timeout)
         except subprocess.TimeoutExpired:
             raise McuPlanError(
                 f"generated model did not finish {len(samples)} input set(s) on the host within "
@@ -162,10 +162,11 @@ class HostTarget(Target):
             ) from None
         stderr = done.stderr.decode("utf-8", "replace")
         if done.returncode != 0:
-            message = _first_lines(stderr) or f"exit status {done.returncode}"
-            if "mcu-plan check:" in stderr:
-                raise CheckMismatch(message[message.index("mcu-plan check:") :])
-            raise McuPlanError(f"generated model failed on the host: {message}")
+            violation = next((line for line in stderr.splitlines() if line.startswith("mcu-plan check:")), None)
+            if violation:
+                raise CheckMismatch(violation)
+            reason = first_error_line(stderr) or f"exit status {done.returncode}"
+            raise McuPlanError(f"generated model failed on the host: {reason}")
         per_sample = sum(output_bytes)
         if len(done.stdout) != per_sample * len(samples):
             raise McuPlanError(f"harness wrote {len(done.stdout)} bytes, expected {per_sample * len(samples)}")
@@ -322,25 +323,42 @@ def _load(model) -> tuple[bytes, str]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def plan_within(problem, planner: str, time_limit: float, capacity: int | None):
+    """The plan `mcu-plan --planner PLANNER --time-limit T --ram R` makes:
+    one within `capacity` (R less the variable tensors) if the planner finds
+    one, else its plain plan (the exact planner gives up on a capacity only
+    after using its time, so the fallback gets none).  The time limit is the
+    exact planner's alone: the others are bounded by counts, and so give
+    the same plan on every machine."""
+    from .planning import run_planner
+
+    limit = time_limit if planner in ("optimal", "auto") else None
+    try:
+        return run_planner(problem, planner, limit, capacity)
+    except DoesNotFit:
+        return run_planner(problem, planner, 0.0)
+
+
 def generate_for_model(
     model_bytes: bytes,
     *,
     name: str,
     planner: str = "auto",
-    time_limit: float = 2.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    ram: int | None = None,
     alias: bool = True,
     alignment: int = 16,
     label: str | None = None,
 ):
-    """Read, plan and generate: (graph, plan, files); `files.interface`
-    describes the generated model."""
+    """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
+    files); `files.interface` describes the generated model."""
     from .lifetimes import compute_lifetimes
-    from .planning import run_planner
     from .reader import read_model
 
     graph = read_model(model_bytes, label=label or name)
     lifetimes = compute_lifetimes(graph, alignment=alignment, alias=alias)
-    plan = run_planner(lifetimes.problem, planner, time_limit)
+    capacity = ram - lifetimes.variable_bytes if ram is not None else None
+    plan = plan_within(lifetimes.problem, planner, time_limit, capacity)
     files = generate(graph, lifetimes, plan, name=name)
     return graph, plan, files
 
@@ -352,7 +370,7 @@ def check_model(
     inputs: int = 3,
     seed: int = 0,
     planner: str = "auto",
-    time_limit: float = 2.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
     alias: bool = True,
     check_build: bool = True,
     raise_on_mismatch: bool = True,
@@ -362,9 +380,11 @@ def check_model(
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
 
-    Raises CheckMismatch on the first difference (unless raise_on_mismatch is
-    False), DoesNotFit when the arena exceeds `ram`, UnsupportedModel /
-    InputError from the stages before."""
+    The model is planned as `mcu-plan --ram RAM -o OUTDIR` plans it, so the
+    check runs the C that command writes.  Raises CheckMismatch on the first
+    difference (unless raise_on_mismatch is False), DoesNotFit when the arena
+    plus the variable tensors exceed `ram`, UnsupportedModel / InputError
+    from the stages before."""
     targets = load_targets()
     if target not in targets:
         raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
@@ -372,8 +392,9 @@ def check_model(
         raise InputError("--inputs must be at least 1")
     model_bytes, stem = _load(model)
     name = c_identifier(stem)
+    label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
     graph, plan, files = generate_for_model(
-        model_bytes, name=name, planner=planner, time_limit=time_limit, alias=alias, label=str(model)
+        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label
     )
 
     # The same figure `mcu-plan --ram` checks (report.ram_needed).

@@ -563,7 +563,6 @@ def generate(
         arena_section=c_string(arena_section) if arena_section else None,
         extern_arena=extern_arena,
         headers=sorted(stem + ".h" for stem in stems),
-        runtime_sources=sorted(f for f in runtime if f.endswith(".c")),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
         ops=ops,
@@ -601,11 +600,9 @@ def generate(
 # ---------------------------------------------------------------- OUTDIR
 
 # mcu-plan replaces an existing OUTDIR only when everything in it is its own:
-# this file in OUTDIR lists what it wrote (and what the firmware Makefile
-# makes), so that `-o .` on a user's project refuses instead of deleting it.
+# this file in OUTDIR lists what it wrote (and, in a firmware OUTDIR, what the
+# Makefile makes), so that `-o .` on a user's project refuses instead of deleting it.
 MANIFEST_NAME = ".mcu-plan-output"
-# What `make` in a firmware OUTDIR produces (templates/board/Makefile.j2).
-BUILD_PRODUCTS = ("build", "firmware.elf", "firmware.map")
 
 
 def _plain_name(file_name: str) -> str:
@@ -619,7 +616,7 @@ def write_manifest(directory: Path, entries, interface: ModelInterface | None = 
     already lists) as mcu-plan's own, with the model's interface if given."""
     directory = Path(directory)
     previous = read_manifest(directory)
-    owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries} | set(BUILD_PRODUCTS)
+    owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries}
     owned.discard(MANIFEST_NAME)
     record = {"written_by": "mcu-plan", "entries": sorted(owned)}
     if interface is not None:
@@ -642,9 +639,24 @@ def read_manifest(directory: Path) -> dict:
 
 
 def read_interface(directory: Path) -> ModelInterface | None:
-    """The interface of the model generated into `directory`, from its manifest."""
+    """The interface of the model generated into `directory`, from its
+    manifest; None when there is none or it does not describe one."""
     model = read_manifest(directory).get("model")
-    return ModelInterface(**model) if isinstance(model, dict) else None
+    if not isinstance(model, dict):
+        return None
+    try:
+        interface = ModelInterface(**model)
+    except TypeError:  # missing or unknown keys: not a manifest this version wrote
+        return None
+    counts = (interface.num_inputs, interface.num_outputs, interface.arena_bytes, interface.variable_bytes)
+    well_formed = (
+        isinstance(interface.name, str)
+        and interface.name == c_identifier(interface.name)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        and isinstance(interface.extern_arena, bool)
+        and (interface.arena_section is None or isinstance(interface.arena_section, str))
+    )
+    return interface if well_formed else None
 
 
 def check_output_dir(outdir: str | os.PathLike) -> None:

@@ -10,8 +10,8 @@ Cortex-M board, inside a RAM budget the linker enforces.
 
 and, unless told not to, runs make and measures the ELF with
 `arm-none-eabi-size`.  A model that does not fit fails here (DoesNotFit)
-before make when the arena and stack alone exceed the budget, and at link
-time otherwise.
+before make when the arena, the variable tensors and the stack alone exceed
+the budget, and at link time otherwise.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
 
-from .codegen import ModelInterface, read_interface, write_manifest
+from .codegen import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .resources import firmware_dir, templates_dir
 
@@ -45,6 +46,10 @@ TOOLCHAIN_PREFIX = "arm-none-eabi-"
 TOOLCHAIN_PACKAGES = "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 
 # Hand-written C copied into OUTDIR/board/ for every board.
+# What `make` in OUTDIR produces (templates/board/Makefile.j2): mcu-plan's
+# own, so that a built OUTDIR may be replaced.
+BUILD_PRODUCTS = ("build", "firmware.elf", "firmware.map")
+
 _COMMON_SOURCES = ("boards/common/cortex_m.h", "boards/common/cortex_m_startup.c")
 _HARNESS_SOURCES = (
     "harness/exit_codes.h",
@@ -141,6 +146,7 @@ class FirmwareReport:
     text: int | None = None
     data: int | None = None
     bss: int | None = None
+    variable_bytes: int = 0  # variable tensors' state, in .data outside the arena
 
     @property
     def built(self) -> bool:
@@ -169,15 +175,18 @@ class FirmwareReport:
                 f"firmware sources for {self.board} written to {self.outdir} "
                 f"(build with: make -C {self.outdir})",
                 f"RAM budget {self.ram_budget} B: arena {self.arena_bytes} B, "
-                f"stack reserve {self.stack_bytes} B",
+                + (f"variables {self.variable_bytes} B, " if self.variable_bytes else "")
+                + f"stack reserve {self.stack_bytes} B",
             ]
-        other = self.ram_bytes - self.arena_bytes - self.stack_bytes
+        other = self.ram_bytes - self.arena_bytes - self.variable_bytes - self.stack_bytes
+        variables = [f"  variables      {self.variable_bytes:>9} B"] if self.variable_bytes else []
         return [
             # OUTDIR-relative: the CLI builds in a staging directory it then renames.
             f"firmware: firmware.elf (board {self.board})",
             f"flash  {self.flash_bytes:>9} B  (text {self.text} + data {self.data})",
             f"RAM    {self.ram_bytes:>9} B  (data {self.data} + bss {self.bss}, budget {self.ram_budget})",
             f"  arena          {self.arena_bytes:>9} B",
+            *variables,
             f"  stack reserve  {self.stack_bytes:>9} B",
             f"  other          {other:>9} B",
             f"margin {self.margin_bytes:>9} B",
@@ -251,7 +260,7 @@ def write_firmware_files(
     }
     for path, template in outputs.items():
         path.write_text(env.get_template(template).render(**context))
-    write_manifest(outdir, [BOARD_DIR_NAME, "Makefile"])
+    write_manifest(outdir, [BOARD_DIR_NAME, "Makefile", *BUILD_PRODUCTS])
 
 
 _RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes?")
@@ -268,13 +277,40 @@ def _tool(name: str) -> str:
     return path
 
 
+def run_tool(
+    command: list[str], *, timeout: float, input: bytes | None = None, text: bool = False
+) -> subprocess.CompletedProcess:
+    """subprocess.run(command, input=input, capture_output=True) in a session
+    of its own, so that a timeout kills the whole process group (make's and
+    the compiler driver's children too: cc1, as, ld) before TimeoutExpired
+    is raised."""
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=text,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(input, timeout=timeout)
+    except BaseException:  # the timeout, or an interrupt while waiting
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None = None) -> None:
     """`make -C outdir firmware.elf`, turning a RAM or flash overflow into DoesNotFit."""
     _tool(TOOLCHAIN_PREFIX + "gcc")
     jobs = jobs or min(2, os.cpu_count() or 1)
     command = ["make", "-C", str(outdir), f"-j{jobs}", "firmware.elf"]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_TIMEOUT_SECONDS)
+        result = run_tool(command, timeout=MAKE_TIMEOUT_SECONDS, text=True)
     except subprocess.TimeoutExpired:
         raise FirmwareBuildError(f"make -C {outdir} did not finish within {MAKE_TIMEOUT_SECONDS:g} s") from None
     if result.returncode == 0:
@@ -294,17 +330,18 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
             f"firmware for {board.name} overflows {region.name} ({region.length} bytes, "
             f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} B"
         )
-    raise FirmwareBuildError(f"make -C {outdir} failed: {_first_error(log)} (run the make command to see the log)")
+    reason = first_error_line(log) or "no output"
+    raise FirmwareBuildError(f"make -C {outdir} failed: {reason} (run the make command to see the log)")
 
 
-def _first_error(log: str) -> str:
-    """The log line that says why, on one line: the first compiler or linker
-    error, else make's own last complaint."""
+def first_error_line(log: str) -> str:
+    """The line of a build log that says why: the first compiler or linker
+    error, else the tool's own last complaint; "" for an empty log."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for line in lines:
         if _TOOL_ERROR.search(line):
             return line
-    return lines[-1] if lines else "no output"
+    return lines[-1] if lines else ""
 
 
 # gcc's "file:line:col: error: ...", the assembler's "Error: ...", ld's
@@ -325,11 +362,9 @@ def elf_size(elf: Path) -> tuple[int, int, int]:
 def build_firmware(
     outdir,
     *,
-    model: ModelInterface | None = None,
-    name: str | None = None,
+    model: ModelInterface,
     board: str = DEFAULT_BOARD,
     ram_bytes: int,
-    arena_bytes: int | None = None,
     stack_bytes: int = DEFAULT_STACK_BYTES,
     run_make: bool = True,
     jobs: int | None = None,
@@ -339,37 +374,31 @@ def build_firmware(
     `outdir`, and (with run_make) build firmware.elf.
 
     `model` is the interface codegen returned with the sources
-    (`generate(...).interface`); without it, the one write_output recorded
-    in OUTDIR.  `name`, if given, must be that model's; `arena_bytes`
-    (default: the model's arena) is what the budget check counts.
+    (`generate(...).interface`, or `read_interface(outdir)` for a directory
+    write_output wrote).
 
-    Raises DoesNotFit when the arena plus the stack reserve exceed
-    `ram_bytes`, or when the link overflows RAM (or the board's flash).
-    `extra_cflags` go into the Makefile's EXTRA_CFLAGS (e.g. PLAN_CHECK_CFLAGS)."""
+    Raises DoesNotFit when the arena, the variable tensors and the stack
+    reserve exceed `ram_bytes`, or when the link overflows RAM (or the
+    board's flash).  `extra_cflags` go into the Makefile's EXTRA_CFLAGS
+    (e.g. PLAN_CHECK_CFLAGS)."""
     outdir = Path(outdir)
-    if model is None:
-        model = read_interface(outdir)
-        if model is None:
-            raise FirmwareBuildError(f"{outdir} holds no model generated by mcu-plan: generate it there first")
-    if name is not None and name != model.name:
-        raise InputError(f"model name {name!r} differs from the generated model's {model.name!r}")
-    if arena_bytes is None:
-        arena_bytes = model.arena_bytes
     spec = load_board(board)
     if stack_bytes <= 0 or stack_bytes % 8:
         raise InputError(f"stack reserve must be a positive multiple of 8 bytes, not {stack_bytes}")
     spec.ram_region_for(ram_bytes)
-    if arena_bytes + stack_bytes > ram_bytes:
+    needed = model.arena_bytes + model.variable_bytes + stack_bytes
+    if needed > ram_bytes:
+        variables = f" + variables {model.variable_bytes} B" if model.variable_bytes else ""
         raise DoesNotFit(
-            f"arena {arena_bytes} B + stack reserve {stack_bytes} B = {arena_bytes + stack_bytes} B "
+            f"arena {model.arena_bytes} B{variables} + stack reserve {stack_bytes} B = {needed} B "
             f"exceeds the RAM budget of {ram_bytes} B"
         )
     write_firmware_files(
         outdir, model=model, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
     )
-    report = FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes)
+    report = FirmwareReport(outdir, spec.name, ram_bytes, model.arena_bytes, stack_bytes, variable_bytes=model.variable_bytes)
     if not run_make:
         return report
     make_firmware(outdir, spec, ram_bytes, jobs)
     text, data, bss = elf_size(report.elf)
-    return FirmwareReport(outdir, spec.name, ram_bytes, arena_bytes, stack_bytes, text, data, bss)
+    return replace(report, text=text, data=data, bss=bss)

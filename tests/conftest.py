@@ -53,3 +53,25 @@ def model_param(path: Path):
 def parse_int(cell: str) -> int | None:
     cell = re.sub(r"[ ,]", "", cell)
     return int(cell) if cell.isdigit() else None
+
+
+from shutil import which  # noqa: E402  (appended section)
+
+
+def needs_tools(*tools: str):
+    """Skip when one of `tools` is not on PATH, except in CI, where the
+    toolchain is part of the setup and a missing tool must fail loudly."""
+    missing = [tool for tool in tools if which(tool) is None]
+    return pytest.mark.skipif(
+        bool(missing) and not os.environ.get("CI"),
+        reason=f"{', '.join(missing)} not installed "
+        "(apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm; CI installs them)",
+    )
+
+
+# Compiling generated C for a Cortex-M.
+needs_arm_gcc = needs_tools("arm-none-eabi-gcc")
+# `make` of a firmware OUTDIR (build_firmware measures the ELF with arm-none-eabi-size).
+needs_firmware_build = needs_tools("make", "arm-none-eabi-gcc", "arm-none-eabi-size")
+# Building and running firmware under QEMU (tests read symbols with arm-none-eabi-nm).
+needs_cortex_m = needs_tools("make", "arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "qemu-system-arm")

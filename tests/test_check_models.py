@@ -4,6 +4,8 @@ interpreter's bytes on three seeded random input sets."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -103,6 +105,49 @@ def test_ram_budget_counts_variable_tensors_as_the_planner_does():
     assert check_model(model, planner="greedy", ram=needed, inputs=1).passed
 
 
+
+def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
+    """The exact planner gets `mcu-plan`'s default time limit and the arena's
+    share of the RAM; when it finds nothing within that, the plain plan."""
+    import mcu_planner.planning as planning
+
+    model = variable_state_model()
+    lifetimes = compute_lifetimes(read_model(model), alignment=16, alias=True)
+    ram = report.ram_needed(lifetimes, run_planner(lifetimes.problem, "greedy"))
+    calls = []
+    real_run_planner = planning.run_planner
+
+    def run_planner_finding_nothing_within(problem, name, time_limit=None, capacity=None):
+        calls.append((name, time_limit, capacity))
+        if capacity is not None:
+            raise DoesNotFit("nothing found in time")
+        return real_run_planner(problem, name, time_limit, capacity)
+
+    monkeypatch.setattr(planning, "run_planner", run_planner_finding_nothing_within)
+    assert check_model(model, planner="optimal", ram=ram, inputs=1).passed
+    assert calls == [("optimal", 10.0, ram - lifetimes.variable_bytes), ("optimal", 0.0, None)]
+
+
+def test_check_runs_the_c_mcu_plan_writes(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "state.tflite"
+    path.write_bytes(variable_state_model())
+    lifetimes = compute_lifetimes(read_model(path), alignment=16, alias=True)
+    ram = report.ram_needed(lifetimes, run_planner(lifetimes.problem, "greedy"))
+    check_model(path, ram=ram, inputs=1, keep_dir=tmp_path / "checked")
+    done = subprocess.run(
+        [sys.executable, "-m", "mcu_planner.cli", str(path), "--ram", str(ram), "-o", str(tmp_path / "written")],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+
+    def tree(directory: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+    assert tree(tmp_path / "checked") == tree(tmp_path / "written")
+
 def test_unknown_target_and_no_inputs_are_bad_input():
     with pytest.raises(InputError, match="unknown target 'foo'.*host"):
         check_model(small_model(), target="foo")
@@ -139,10 +184,30 @@ def test_a_hung_host_run_or_build_is_stopped(tmp_path):
     run = dict(input_bytes=[4], output_bytes=[4], check_build=False)
     with pytest.raises(McuPlanError, match="did not finish 1 input set.*within 1 s"):
         HostTarget(run_timeout=1.0).run(generated, "net", [[bytes(4)]], workdir=tmp_path / "run", **run)
+    # A compiler driver whose child (cc1, say) hangs: the child must end too.
+    child_pid = tmp_path / "child.pid"
     stuck_compiler = tmp_path / "stuck-cc"
-    stuck_compiler.write_text("#!/bin/sh\nexec sleep 60\n")
+    stuck_compiler.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {child_pid}\nwait\n")
     stuck_compiler.chmod(0o755)
     with pytest.raises(McuPlanError, match="host build did not finish within 1 s"):
         HostTarget(str(stuck_compiler), build_timeout=1.0).run(
             generated, "net", [[bytes(4)]], workdir=tmp_path / "build", **run
         )
+    assert not process_alive(int(child_pid.read_text()))
+
+
+def process_alive(pid: int) -> bool:
+    """Running or sleeping; a zombie awaiting its reaper counts as ended.
+    SIGKILL takes effect asynchronously, so allow it a moment."""
+    import time
+
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(50):
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.1)
+    return True

@@ -5,8 +5,6 @@ one-line refusals for what the runtime cannot run."""
 from __future__ import annotations
 
 import re
-import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -15,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, needs_shared
+from conftest import MODELS_DIR, needs_arm_gcc, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.codegen import (
@@ -30,6 +28,8 @@ from mcu_planner.codegen import (
     write_output,
 )
 from mcu_planner.errors import InputError, UnsupportedModel
+from mcu_planner.firmware_build import build_firmware
+from mcu_planner.graph import Graph
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import load_all
 from mcu_planner.planning import ArenaPlan, run_planner
@@ -191,10 +191,7 @@ def test_directory_holds_every_runtime_file_its_includes_name(tmp_path):
     )
 
 
-@pytest.mark.skipif(
-    shutil.which("arm-none-eabi-gcc") is None and not os.environ.get("CI"),
-    reason="arm-none-eabi-gcc not installed (CI installs it: there this test runs)",
-)
+@needs_arm_gcc
 @pytest.mark.parametrize("check_build", [False, True], ids=["normal", "check"])
 def test_generated_sources_compile_cleanly_for_cortex_m(tmp_path, check_build):
     out, _, _ = write_generated(tmp_path, concat_model(), arena_section=".sram")
@@ -426,15 +423,31 @@ def test_nothing_is_written_when_generation_fails(tmp_path):
 def test_write_output_replaces_its_own_directory_whole_or_not_at_all(tmp_path):
     outdir = tmp_path / "out"
     write_output({"old.c": b"old", "old.h": b"h"}, outdir)
-    (outdir / "build").mkdir()  # what the firmware Makefile makes is mcu-plan's too
-    (outdir / "firmware.elf").write_bytes(b"elf")
     with pytest.raises(ValueError):
         write_output({"a.c": b"new", "../escape.c": b"x"}, outdir)
-    assert sorted(p.name for p in outdir.iterdir()) == sorted([MANIFEST_NAME, "build", "firmware.elf", "old.c", "old.h"])
+    assert sorted(p.name for p in outdir.iterdir()) == sorted([MANIFEST_NAME, "old.c", "old.h"])
     write_output({"a.c": b"new", "a.h": b"h"}, outdir)
     assert sorted(p.name for p in outdir.iterdir()) == sorted([MANIFEST_NAME, "a.c", "a.h"])
     assert (outdir / "a.c").read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
+
+
+def test_only_a_firmware_outdir_claims_what_make_builds(tmp_path):
+    """A plain OUTDIR owns its sources only: a firmware.elf found there is
+    someone else's.  A firmware OUTDIR owns what its Makefile makes."""
+    files = generate(*planned(chain_model()), name="net")
+    plain = write_output(files, tmp_path / "plain")
+    (plain / "firmware.elf").write_bytes(b"elf")
+    with pytest.raises(InputError, match="firmware.elf"):
+        write_output(files, plain)
+
+    firmware = write_output(files, tmp_path / "firmware")
+    build_firmware(firmware, model=files.interface, ram_bytes=1 << 20, run_make=False)
+    (firmware / "build").mkdir()
+    (firmware / "firmware.elf").write_bytes(b"elf")
+    (firmware / "firmware.map").write_bytes(b"map")
+    write_output(files, firmware)
+    assert sorted(p.name for p in firmware.iterdir()) == sorted([MANIFEST_NAME, *files])
 
 
 def test_a_directory_holding_files_mcu_plan_did_not_write_is_left_alone(tmp_path):
@@ -480,6 +493,29 @@ def test_output_directory_records_the_model_interface(tmp_path):
     assert f"#define net_NUM_INPUTS {interface.num_inputs}" in header
     assert (interface.name, interface.arena_section, interface.extern_arena) == ("net", ".ram2", False)
 
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"colour": "red"},  # a key this version does not know
+        {"name": None},  # missing key below
+        {"arena_bytes": "big"},
+        {"name": "not an identifier"},
+    ],
+    ids=["unknown-key", "missing-key", "wrong-type", "bad-name"],
+)
+def test_a_manifest_not_describing_a_model_counts_as_absent(tmp_path, change):
+    import json
+
+    files = generate(*planned(chain_model()), name="net")
+    out = write_output(files, tmp_path / "gen")
+    record = json.loads((out / MANIFEST_NAME).read_text())
+    record["model"].update(change)
+    if record["model"]["name"] is None:
+        del record["model"]["name"]
+    (out / MANIFEST_NAME).write_text(json.dumps(record))
+    assert read_interface(out) is None
 
 def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
     model = chain_model()
@@ -544,6 +580,20 @@ def test_degenerate_graphs_build_cleanly_and_match_the_reference(tmp_path, model
     for check_build in (False, True):
         run = run_host(out, "net", graph, samples, check_build=check_build, workdir=tmp_path / str(check_build))
         assert run.outputs == expected
+
+
+
+def test_a_plan_without_buffers_builds_cleanly_and_runs(tmp_path):
+    """Zero planned buffers (built as a Graph: the reader refuses a model
+    without outputs): the per-buffer tables must still be valid C."""
+    graph = Graph(tensors=(), operators=(), inputs=(), outputs=())
+    lifetimes = compute_lifetimes(graph)
+    assert not lifetimes.problem.buffers
+    plan = run_planner(lifetimes.problem, "greedy")
+    out = write_output(generate(graph, lifetimes, plan, name="net"), tmp_path / "gen")
+    for check_build in (False, True):
+        run = run_host(out, "net", graph, [[]], check_build=check_build, workdir=tmp_path / str(check_build))
+        assert run.outputs == [[]]
 
 
 # ---------------------------------------------------------------- several models in one program
