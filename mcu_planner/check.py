@@ -28,6 +28,7 @@ from .codegen import c_identifier, generate, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph
+from .planning import plan_within
 
 # Modules that add targets when imported (written by others; absent is fine).
 TARGET_MODULES = ("mcu_planner.qemu",)
@@ -321,22 +322,6 @@ def _load(model) -> tuple[bytes, str]:
         return path.read_bytes(), path.stem
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def plan_within(problem, planner: str, time_limit: float, capacity: int | None):
-    """The plan `mcu-plan --planner PLANNER --time-limit T --ram R` makes:
-    one within `capacity` (R less the variable tensors) if the planner finds
-    one, else its plain plan (the exact planner gives up on a capacity only
-    after using its time, so the fallback gets none).  The time limit is the
-    exact planner's alone: the others are bounded by counts, and so give
-    the same plan on every machine."""
-    from .planning import run_planner
-
-    limit = time_limit if planner in ("optimal", "auto") else None
-    try:
-        return run_planner(problem, planner, limit, capacity)
-    except DoesNotFit:
-        return run_planner(problem, planner, 0.0)
 
 
 def generate_for_model(

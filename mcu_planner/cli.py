@@ -168,13 +168,15 @@ def _run_plan(args: argparse.Namespace) -> int:
     for line in report.model_summary(graph, lifetimes):
         print(line, file=out)
 
+    from .planning import plan_within
+
     # The arena's share of the budget: what the exact planner must fit when
     # the fast planners' plans do not.
     capacity = args.ram - lifetimes.variable_bytes if args.ram is not None else None
     if args.planner == "all":
         plan = _compare_planners(lifetimes, args.time_limit, capacity)
     else:
-        plan = _run_within(lifetimes.problem, args.planner, args.time_limit, capacity)
+        plan = plan_within(lifetimes.problem, args.planner, args.time_limit, capacity)
     for line in report.plan_summary(lifetimes, plan):
         print(line, file=out)
     if args.map:
@@ -198,21 +200,6 @@ def _run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_within(problem, name: str, time_limit: float, capacity: int | None):
-    """A plan within `capacity` if the planner finds one; else a plan the
-    caller reports as not fitting.  Only the exact planner gives up on a
-    capacity (having used its time), so the fallback takes no more."""
-    from .planning import run_planner
-
-    # --time-limit is the exact planner's; the others are bounded by counts so
-    # that they give the same plan on every machine.
-    limit = time_limit if name in ("optimal", "auto") else None
-    try:
-        return run_planner(problem, name, limit, capacity)
-    except DoesNotFit:
-        return run_planner(problem, name, 0.0)
-
-
 def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
     """One row per planner; the smallest verified plan is the one used (what
     `auto` would choose, without planning everything twice)."""
@@ -221,14 +208,14 @@ def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
     from .verify import PlanInvalid
 
     from .planners.optimal import SolverNotBuilt
-    from .planning import FAST_PLANNERS
+    from .planning import FAST_PLANNERS, plan_within
 
     rows = []
     for name in planner_names():
         if name == "auto":
             continue
         try:
-            rows.append((name, _run_within(lifetimes.problem, name, time_limit, capacity)))
+            rows.append((name, plan_within(lifetimes.problem, name, time_limit, capacity)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
         except SolverNotBuilt:
@@ -297,6 +284,7 @@ def _warn_if_not_generatable(graph, lifetimes) -> None:
 
 def _run_intervals(args: argparse.Namespace) -> int:
     from .intervals import format_offsets, read_intervals
+    from .planning import plan_within
     from .problem import peak_live, problem_from_intervals
 
     buffers = read_intervals(args.intervals)
@@ -311,7 +299,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = _run_within(problem, name, args.time_limit, args.capacity)
+        plan = plan_within(problem, name, args.time_limit, args.capacity)
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:

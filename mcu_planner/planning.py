@@ -64,6 +64,20 @@ def run_planner(
     )
 
 
+def plan_within(problem: Problem, name: str, time_limit: float | None, capacity: int | None) -> ArenaPlan:
+    """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: one
+    within `capacity` (R less the variable tensors) if the planner finds one,
+    else its plain plan (the exact planner gives up on a capacity only after
+    using its time, so the fallback gets none).  The time limit is the exact
+    planner's alone: the others are bounded by counts, and so give the same
+    plan on every machine."""
+    limit = time_limit if name in ("optimal", "auto") else None
+    try:
+        return run_planner(problem, name, limit, capacity)
+    except DoesNotFit:
+        return run_planner(problem, name, 0.0)
+
+
 def _meets_bound(problem: Problem, size: int) -> bool:
     # With in-place pairs a plan may go below the live peak, so reaching it proves nothing.
     return not problem.in_place_pairs() and size == peak_live(problem).bytes
