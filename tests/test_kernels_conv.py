@@ -98,7 +98,8 @@ def test_nonzero_filter_zero_point_is_not_lowerable():
 def test_int8_fast_paths_on_odd_sizes_and_batches():
     # Odd pixel and channel counts leave a lone pixel / channel after the
     # two-by-two blocks of the pointwise and one-group paths; a batch of two
-    # checks the pixel walk across images; the 6x6 input has interior windows
+    # checks the pixel walk across images; depth multipliers 1 and 4 take the
+    # four-channel blocks, 2 the single channels; the 5x6 input has interior windows
     # (no per-tap offset) as well as border ones.
     net = Int8Net(21)
     x = net.input((2, 5, 6, 7), -1.5, 0.5)
@@ -110,6 +111,7 @@ def test_int8_fast_paths_on_odd_sizes_and_batches():
         net.depthwise_conv2d(x, kernel=(3, 3), padding="SAME"),
         net.depthwise_conv2d(x, kernel=(3, 2), strides=(2, 2), padding="SAME", depth_multiplier=2),
         net.depthwise_conv2d(x, kernel=(3, 3), padding="VALID", dilation=(1, 2)),
+        net.depthwise_conv2d(x, kernel=(4, 3), strides=(1, 2), padding="SAME", depth_multiplier=4),
     ]
     assert_matches_reference(net.build(*outputs))
 

@@ -256,8 +256,8 @@ void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const flo
     }
 }
 
-void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                              const int32_t *bias, int8_t *output)
+static void depthwise_conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, const int8_t *input,
+                                                const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     const int32_t multiplier = p->filter_in_c_or_multiplier;
     int32_t b, out_y, out_x, ic, m, fy, fx;
@@ -288,6 +288,152 @@ void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, 
                 }
             }
         }
+    }
+}
+
+/* Taps of a depthwise window: `rows` x `cols` values `tap` apart in a row and
+ * `row` apart between rows, in the input and in the filter. */
+typedef struct {
+    int32_t rows;
+    int32_t cols;
+    size_t input_row;
+    size_t input_tap;
+    size_t filter_row;
+    size_t filter_tap;
+} depthwise_taps;
+
+static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w, int32_t offset)
+{
+    int32_t acc = 0, r, k;
+    for (r = 0; r < t->rows; ++r, x += t->input_row, w += t->filter_row) {
+        const int8_t *xk = x, *wk = w;
+        for (k = 0; k < t->cols; ++k, xk += t->input_tap, wk += t->filter_tap) {
+            acc += ((int32_t)*xk + offset) * (int32_t)*wk;
+        }
+    }
+    return acc;
+}
+
+/* Four neighbouring channels of a depth multiplier 1 window. */
+static inline void depthwise_window4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w, int32_t offset,
+                                        int32_t acc[4])
+{
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
+    for (r = 0; r < t->rows; ++r, x += t->input_row, w += t->filter_row) {
+        const int8_t *xk = x, *wk = w;
+        for (k = 0; k < t->cols; ++k, xk += t->input_tap, wk += t->filter_tap) {
+            a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+            a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
+            a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
+            a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+        }
+    }
+    acc[0] += a0;
+    acc[1] += a1;
+    acc[2] += a2;
+    acc[3] += a3;
+}
+
+/* Four channels of a depth multiplier > 1 window that share one input channel. */
+static inline void depthwise_window4_shared_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
+                                               int32_t offset, int32_t acc[4])
+{
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
+    for (r = 0; r < t->rows; ++r, x += t->input_row, w += t->filter_row) {
+        const int8_t *xk = x, *wk = w;
+        for (k = 0; k < t->cols; ++k, xk += t->input_tap, wk += t->filter_tap) {
+            const int32_t v = (int32_t)*xk + offset;
+            a0 += v * (int32_t)wk[0];
+            a1 += v * (int32_t)wk[1];
+            a2 += v * (int32_t)wk[2];
+            a3 += v * (int32_t)wk[3];
+        }
+    }
+    acc[0] += a0;
+    acc[1] += a1;
+    acc[2] += a2;
+    acc[3] += a3;
+}
+
+/* With window_offset_terms: windows wholly inside the input take the offset
+ * from there (offset 0 below, which the compiler folds away); windows
+ * reaching into the padding add it per tap. */
+static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                         const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t *terms = p->window_offset_terms;
+    depthwise_taps taps;
+    int8_t *out = output;
+    int32_t b, out_y, out_x, oc;
+    taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
+    taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
+    taps.filter_tap = (size_t)out_c;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                const int inside = wy.end - wy.first == p->filter_h && wx.end - wx.first == p->filter_w;
+                const int8_t *x_first = input;
+                const int8_t *w_first = filter;
+                taps.rows = MCU_MAX(wy.end - wy.first, 0);
+                taps.cols = MCU_MAX(wx.end - wx.first, 0);
+                if (taps.rows > 0 && taps.cols > 0) {
+                    x_first += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
+                                               mcu_window_input(&wx, wx.first), 0);
+                    w_first += ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)out_c;
+                } else {
+                    taps.rows = 0;
+                }
+                oc = 0;
+                if (multiplier == 1 || multiplier % 4 == 0) {
+                    for (; oc + 4 <= out_c; oc += 4) {
+                        const int8_t *x = x_first + oc / multiplier;
+                        int32_t acc[4] = {0, 0, 0, 0};
+                        int k;
+                        if (!inside) {
+                            if (multiplier == 1) {
+                                depthwise_window4_s8(&taps, x, w_first + oc, p->input_offset, acc);
+                            } else {
+                                depthwise_window4_shared_s8(&taps, x, w_first + oc, p->input_offset, acc);
+                            }
+                        } else {
+                            for (k = 0; k < 4; ++k) {
+                                acc[k] = terms[oc + k];
+                            }
+                            if (multiplier == 1) {
+                                depthwise_window4_s8(&taps, x, w_first + oc, 0, acc);
+                            } else {
+                                depthwise_window4_shared_s8(&taps, x, w_first + oc, 0, acc);
+                            }
+                        }
+                        for (k = 0; k < 4; ++k) {
+                            out[oc + k] = requantize_s8(p, acc[k], bias, oc + k);
+                        }
+                    }
+                }
+                for (; oc < out_c; ++oc) {
+                    const int8_t *x = x_first + oc / multiplier;
+                    const int32_t acc = inside ? terms[oc] + depthwise_window_s8(&taps, x, w_first + oc, 0)
+                                               : depthwise_window_s8(&taps, x, w_first + oc, p->input_offset);
+                    out[oc] = requantize_s8(p, acc, bias, oc);
+                }
+            }
+        }
+    }
+}
+
+void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output)
+{
+    if (p->window_offset_terms == NULL) {
+        depthwise_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    } else {
+        depthwise_conv_2d_s8_windows(p, input, filter, bias, output);
     }
 }
 
