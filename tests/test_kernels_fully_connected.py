@@ -64,3 +64,23 @@ def test_int16_activations_are_not_lowerable():
     graph = read_model(mb.build())
     with pytest.raises(NotLowerable, match="int16"):
         lower(graph.operators[0], graph)
+
+
+@pytest.mark.parametrize("filter_is_constant", [True, False])
+def test_int8_per_tensor_filter_with_zero_point(filter_is_constant):
+    # A non-zero filter zero point brings in the filter_offset * sum(x) term;
+    # a filter that is a graph input has no row terms and adds offsets per term.
+    rng = np.random.default_rng(8)
+    mb = ModelBuilder()
+    x = mb.add_tensor((3, 9), "int8", int8_quant(-2.0, 1.0))
+    weights = rng.integers(-120, 120, size=(6, 9)).astype(np.int8)
+    w = mb.add_tensor(weights.shape, "int8", Quantization((0.02,), (5,)), data=weights if filter_is_constant else None)
+    bias = rng.integers(-500, 500, size=6).astype(np.int32)
+    b = mb.add_tensor((6,), "int32", Quantization((0.02 * mb.tensors[x].quant.scales[0],), (0,)), data=bias)
+    y = mb.add_tensor((3, 6), "int8", int8_quant(-6.0, 6.0))
+    mb.add_op("FULLY_CONNECTED", (x, w, b), (y,), {"fused_activation_function": "NONE"})
+    mb.set_io([x] if filter_is_constant else [x, w], [y])
+    graph = read_model(mb.build())
+    terms = lower(graph.operators[0], graph).params["row_offset_terms"]
+    assert (terms == "NULL") == (not filter_is_constant)
+    assert_matches_reference(mb.build(), inputs=4)

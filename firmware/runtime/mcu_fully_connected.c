@@ -5,8 +5,9 @@
 
 #include "mcu_quant.h"
 
-void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
-                            const int32_t *bias, int8_t *output)
+/* The reference loop, both offsets added per term. */
+static void fully_connected_s8_per_term_offsets(const mcu_fully_connected_s8_params *p, const int8_t *input,
+                                                const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     int32_t b, o, d;
     for (b = 0; b < p->batches; ++b) {
@@ -25,6 +26,73 @@ void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t
             acc += p->output_offset;
             output[(size_t)b * (size_t)p->output_depth + (size_t)o] = (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
         }
+    }
+}
+
+static int8_t requantize_s8(const mcu_fully_connected_s8_params *p, int32_t acc, const int32_t *bias, int32_t o)
+{
+    const int32_t q = p->per_channel ? o : 0;
+    if (bias) {
+        acc += bias[o];
+    }
+    acc = mcu_mul_by_quantized_mul_single_round(acc, p->output_multiplier[q], (int)p->output_shift[q]);
+    acc += p->output_offset;
+    return (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
+}
+
+/* sum((w + fo) * (x + io)) = sum(w * x) + fo * sum(x) + io * (sum(w) + n * fo):
+ * raw products, the row term from generation time and fo * sum(x) once per
+ * input row.  Four outputs per pass share each input load. */
+static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params *p, const int8_t *input,
+                                            const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    const int32_t depth = p->accum_depth, outputs = p->output_depth;
+    const int32_t *terms = p->row_offset_terms;
+    int32_t b, o, d;
+    for (b = 0; b < p->batches; ++b) {
+        const int8_t *x = input + (size_t)b * (size_t)depth;
+        int8_t *out = output + (size_t)b * (size_t)outputs;
+        int32_t input_term = 0;
+        if (p->filter_offset != 0) {
+            for (d = 0; d < depth; ++d) {
+                input_term += x[d];
+            }
+            input_term *= p->filter_offset;
+        }
+        for (o = 0; o + 4 <= outputs; o += 4) {
+            const int8_t *w0 = filter + (size_t)o * (size_t)depth;
+            const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
+            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (d = 0; d < depth; ++d) {
+                const int32_t v = x[d];
+                s0 += v * w0[d];
+                s1 += v * w1[d];
+                s2 += v * w2[d];
+                s3 += v * w3[d];
+            }
+            out[o] = requantize_s8(p, s0 + input_term + terms[o], bias, o);
+            out[o + 1] = requantize_s8(p, s1 + input_term + terms[o + 1], bias, o + 1);
+            out[o + 2] = requantize_s8(p, s2 + input_term + terms[o + 2], bias, o + 2);
+            out[o + 3] = requantize_s8(p, s3 + input_term + terms[o + 3], bias, o + 3);
+        }
+        for (; o < outputs; ++o) {
+            const int8_t *w = filter + (size_t)o * (size_t)depth;
+            int32_t s = 0;
+            for (d = 0; d < depth; ++d) {
+                s += (int32_t)x[d] * w[d];
+            }
+            out[o] = requantize_s8(p, s + input_term + terms[o], bias, o);
+        }
+    }
+}
+
+void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
+                            const int32_t *bias, int8_t *output)
+{
+    if (p->row_offset_terms == NULL) {
+        fully_connected_s8_per_term_offsets(p, input, filter, bias, output);
+    } else {
+        fully_connected_s8_raw_products(p, input, filter, bias, output);
     }
 }
 

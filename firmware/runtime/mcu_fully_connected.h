@@ -16,6 +16,9 @@ typedef struct {
     const int32_t *output_shift;
     int32_t act_min;
     int32_t act_max;
+    /* Per output: input_offset * (sum of its filter row + accum_depth *
+     * filter_offset).  NULL: both offsets are added per term. */
+    const int32_t *row_offset_terms;
 } mcu_fully_connected_s8_params;
 
 typedef struct {

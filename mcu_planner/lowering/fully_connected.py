@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ..graph import Graph, Operator
+import numpy as np
+
+from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers
-from . import KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
     input_tensor,
@@ -17,6 +19,21 @@ from .common import (
 )
 
 SOURCES = ("mcu_fully_connected",)
+
+
+def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CArray | str:
+    """Per output, the parts of sum((w + filter_offset) * (x + input_offset))
+    that do not depend on x: input_offset * (sum(w) + depth * filter_offset).
+    With them the kernel multiplies raw values and adds filter_offset * sum(x)
+    once per input row; integer sums are exact in any order.  "NULL" (offsets
+    added per term) when the filter is not a constant."""
+    if not filt.is_constant or filt.data is None:
+        return "NULL"
+    weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+    terms = input_offset * (weights.sum(axis=1) + filt.shape[1] * filter_offset)
+    if terms.size and (terms.min() < -(2**31) or terms.max() >= 2**31):
+        return "NULL"
+    return int32_array(terms)
 
 
 @lowers("FULLY_CONNECTED")
@@ -45,14 +62,17 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     multipliers, shifts = conv_output_multipliers(
         scale(inp), filter_scales, scale(out), output_depth if per_channel else 1
     )
+    input_offset = -zero_point(inp)
+    filter_offset = 0 if per_channel else -zero_point(filt)
     params = {
         **sizes,
-        "input_offset": -zero_point(inp),
-        "filter_offset": 0 if per_channel else -zero_point(filt),
+        "input_offset": input_offset,
+        "filter_offset": filter_offset,
         "output_offset": zero_point(out),
         "per_channel": int(per_channel),
         "output_multiplier": int32_array(multipliers),
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
+        "row_offset_terms": _row_offset_terms(filt, input_offset, filter_offset),
     }
     return kernel_call(op, "mcu_fully_connected_s8", "mcu_fully_connected_s8_params", params, SOURCES, inputs=3)
