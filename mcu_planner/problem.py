@@ -60,7 +60,17 @@ class Problem:
         return {b.id: b for b in self.buffers}
 
     def in_place_pairs(self) -> set[frozenset[int]]:
-        return {frozenset(pair) for step in self.steps for pair in step.in_place}
+        """Pairs that may share bytes: declared by the step that writes the
+        output and reads the input for the last time (verify.py checks the
+        same rule on its own)."""
+        buffers = self.by_id()
+        pairs = set()
+        for index, step in enumerate(self.steps):
+            for out, inp in step.in_place:
+                if out in buffers and inp in buffers:
+                    if buffers[out].start == index and buffers[inp].end == index + 1:
+                        pairs.add(frozenset((out, inp)))
+        return pairs
 
 
 def steps_from_intervals(buffers: tuple[Buffer, ...]) -> tuple[Step, ...]:
