@@ -88,7 +88,7 @@ static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 }
 
 /* Two input runs (two output pixels) against two filters. */
-static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
+MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
                       int32_t acc[4])
 {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0, i;

@@ -18,4 +18,13 @@
  * TFLite's reference Transpose and Pad stop at 6 too. */
 #define MCU_MAX_RANK 6
 
+/* Keeps an inner loop in a function of its own, so that the compiler gives
+ * the loop's pointers and sums the registers instead of spilling them for the
+ * state of the loops around it. */
+#if defined(__GNUC__)
+#define MCU_NOINLINE __attribute__((noinline))
+#else
+#define MCU_NOINLINE
+#endif
+
 #endif /* MCU_RUNTIME_H */
