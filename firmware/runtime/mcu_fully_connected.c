@@ -40,6 +40,25 @@ static int8_t requantize_s8(const mcu_fully_connected_s8_params *p, int32_t acc,
     return (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
 }
 
+/* One input row against four consecutive filter rows; a function of its own
+ * so that its five pointers and four sums stay in registers. */
+MCU_NOINLINE static void dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
+{
+    const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, d;
+    for (d = 0; d < depth; ++d) {
+        const int32_t v = x[d];
+        s0 += v * w0[d];
+        s1 += v * w1[d];
+        s2 += v * w2[d];
+        s3 += v * w3[d];
+    }
+    sums[0] = s0;
+    sums[1] = s1;
+    sums[2] = s2;
+    sums[3] = s3;
+}
+
 /* sum((w + fo) * (x + io)) = sum(w * x) + fo * sum(x) + io * (sum(w) + n * fo):
  * raw products, the row term from generation time and fo * sum(x) once per
  * input row.  Four outputs per pass share each input load. */
@@ -60,20 +79,12 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
             input_term *= p->filter_offset;
         }
         for (o = 0; o + 4 <= outputs; o += 4) {
-            const int8_t *w0 = filter + (size_t)o * (size_t)depth;
-            const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
-            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            for (d = 0; d < depth; ++d) {
-                const int32_t v = x[d];
-                s0 += v * w0[d];
-                s1 += v * w1[d];
-                s2 += v * w2[d];
-                s3 += v * w3[d];
+            int32_t sums[4];
+            int k;
+            dot4_s8(x, filter + (size_t)o * (size_t)depth, depth, sums);
+            for (k = 0; k < 4; ++k) {
+                out[o + k] = requantize_s8(p, sums[k] + input_term + terms[o + k], bias, o + k);
             }
-            out[o] = requantize_s8(p, s0 + input_term + terms[o], bias, o);
-            out[o + 1] = requantize_s8(p, s1 + input_term + terms[o + 1], bias, o + 1);
-            out[o + 2] = requantize_s8(p, s2 + input_term + terms[o + 2], bias, o + 2);
-            out[o + 3] = requantize_s8(p, s3 + input_term + terms[o + 3], bias, o + 3);
         }
         for (; o < outputs; ++o) {
             const int8_t *w = filter + (size_t)o * (size_t)depth;
