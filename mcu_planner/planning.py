@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, field
 
 from .planners import load_all
-from .errors import DoesNotFit
 from .planners.optimal import SolverNotBuilt
 from .problem import PlannerResult, Problem, arena_bytes, peak_live
 from .verify import PlanInvalid, check_plan
@@ -65,17 +64,14 @@ def run_planner(
 
 
 def plan_within(problem: Problem, name: str, time_limit: float | None, capacity: int | None) -> ArenaPlan:
-    """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: one
-    within `capacity` (R less the variable tensors) if the planner finds one,
-    else its plain plan (the exact planner gives up on a capacity only after
-    using its time, so the fallback gets none).  The time limit is the exact
-    planner's alone: the others are bounded by counts, and so give the same
-    plan on every machine."""
+    """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: the
+    exact planner (alone or inside auto) first looks for one within
+    `capacity` (R less the variable tensors); the caller reports a plan over
+    it as not fitting.  The time limit is the exact planner's alone: the
+    others are bounded by counts, and so give the same plan on every
+    machine."""
     limit = time_limit if name in ("optimal", "auto") else None
-    try:
-        return run_planner(problem, name, limit, capacity)
-    except DoesNotFit:
-        return run_planner(problem, name, 0.0)
+    return run_planner(problem, name, limit, capacity)
 
 
 def _meets_bound(problem: Problem, size: int) -> bool:
@@ -84,10 +80,11 @@ def _meets_bound(problem: Problem, size: int) -> bool:
 
 
 def _fit_capacity(problem: Problem, capacity: int, time_limit: float | None) -> PlannerResult:
-    """Raises DoesNotFit when no plan within `capacity` exists or none was found in time."""
-    from .planners.optimal import fit_within
+    """Fit `capacity` first, then tighten while time remains; when nothing
+    fits, the smallest plan found (and what was proven) is still the answer."""
+    from .planners.optimal import search
 
-    report = fit_within(problem, capacity, time_limit, tighten=True)
+    report = search(problem, time_limit, capacity=capacity)
     return PlannerResult(
         report.offsets, report.proven_optimal and not problem.in_place_pairs(), report.reproducible
     )
@@ -127,7 +124,7 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
     if "optimal" in planners and best.arena_bytes > bound and not hopeless and remaining() > 0:
         try:
             plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
-        except (DoesNotFit, SolverNotBuilt):
+        except SolverNotBuilt:
             tried.append(("optimal", None))
         else:
             tried.append(("optimal", plan.arena_bytes))
