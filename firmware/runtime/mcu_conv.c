@@ -3,6 +3,7 @@
  * nesting, so float sums are added in the same order. */
 #include "mcu_conv.h"
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 #include "mcu_window.h"
 
@@ -59,29 +60,62 @@ static void conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, const int8_t 
 
 /* Sums of products over runs of `n` contiguous taps.  The `_offset`
  * variants add the input offset to every input value (windows that reach into
- * the padding); the others leave it to window_offset_terms.
+ * the padding); the others leave it to window_offset_terms.  With MCU_DSP
+ * four taps at a time go through SMLAD, the rest (n % 4) through the C loop.
  *
  * One input run against two filters: each input value is loaded once. */
-static void dot2_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, int32_t *acc0, int32_t *acc1)
+MCU_NOINLINE static void dot2_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, int32_t *acc0,
+                                 int32_t *acc1)
 {
-    int32_t s0 = 0, s1 = 0, i;
-    for (i = 0; i < n; ++i) {
-        const int32_t v = x[i];
-        s0 += v * w0[i];
-        s1 += v * w1[i];
+    int32_t s0 = 0, s1 = 0;
+    const int8_t *const end = x + n;
+#ifdef MCU_DSP
+    const int8_t *const end4 = x + (n & ~(int32_t)3);
+    while (x != end4) {
+        const uint32_t a = mcu_load_s8x4(x), b0 = mcu_load_s8x4(w0), b1 = mcu_load_s8x4(w1);
+        const int32_t a_even = mcu_s8x4_even(a), a_odd = mcu_s8x4_odd(a);
+        x += 4;
+        w0 += 4;
+        w1 += 4;
+        s0 = __smlad(a_even, mcu_s8x4_even(b0), s0);
+        s0 = __smlad(a_odd, mcu_s8x4_odd(b0), s0);
+        s1 = __smlad(a_even, mcu_s8x4_even(b1), s1);
+        s1 = __smlad(a_odd, mcu_s8x4_odd(b1), s1);
+    }
+#endif
+    while (x != end) {
+        const int32_t v = *x++;
+        s0 += v * *w0++;
+        s1 += v * *w1++;
     }
     *acc0 += s0;
     *acc1 += s1;
 }
 
-static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n, int32_t offset,
-                           int32_t *acc0, int32_t *acc1)
+MCU_NOINLINE static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t n,
+                                        int32_t offset, int32_t *acc0, int32_t *acc1)
 {
-    int32_t s0 = 0, s1 = 0, i;
-    for (i = 0; i < n; ++i) {
-        const int32_t v = (int32_t)x[i] + offset;
-        s0 += v * w0[i];
-        s1 += v * w1[i];
+    int32_t s0 = 0, s1 = 0;
+    const int8_t *const end = x + n;
+#ifdef MCU_DSP
+    const int8_t *const end4 = x + (n & ~(int32_t)3);
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+    while (x != end4) {
+        const uint32_t a = mcu_load_s8x4(x), b0 = mcu_load_s8x4(w0), b1 = mcu_load_s8x4(w1);
+        const int32_t a_even = mcu_s8x4_even_plus(a, offset2), a_odd = mcu_s8x4_odd_plus(a, offset2);
+        x += 4;
+        w0 += 4;
+        w1 += 4;
+        s0 = __smlad(a_even, mcu_s8x4_even(b0), s0);
+        s0 = __smlad(a_odd, mcu_s8x4_odd(b0), s0);
+        s1 = __smlad(a_even, mcu_s8x4_even(b1), s1);
+        s1 = __smlad(a_odd, mcu_s8x4_odd(b1), s1);
+    }
+#endif
+    while (x != end) {
+        const int32_t v = (int32_t)*x++ + offset;
+        s0 += v * *w0++;
+        s1 += v * *w1++;
     }
     *acc0 += s0;
     *acc1 += s1;
@@ -89,11 +123,36 @@ static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, 
 
 /* Two input runs (two output pixels) against two filters. */
 MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
-                      int32_t acc[4])
+                                   int32_t acc[4])
 {
-    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0, i;
-    for (i = 0; i < n; ++i) {
-        const int32_t a0 = x0[i], a1 = x1[i], b0 = w0[i], b1 = w1[i];
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    const int8_t *const end = x0 + n;
+#ifdef MCU_DSP
+    const int8_t *const end4 = x0 + (n & ~(int32_t)3);
+    while (x0 != end4) {
+        const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);
+        const uint32_t b0 = mcu_load_s8x4(w0), b1 = mcu_load_s8x4(w1);
+        const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
+        const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
+        int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
+        x0 += 4;
+        x1 += 4;
+        w0 += 4;
+        w1 += 4;
+        s00 = __smlad(a0_even, b_even, s00);
+        s00 = __smlad(a0_odd, b_odd, s00);
+        s10 = __smlad(a1_even, b_even, s10);
+        s10 = __smlad(a1_odd, b_odd, s10);
+        b_even = mcu_s8x4_even(b1);
+        b_odd = mcu_s8x4_odd(b1);
+        s01 = __smlad(a0_even, b_even, s01);
+        s01 = __smlad(a0_odd, b_odd, s01);
+        s11 = __smlad(a1_even, b_even, s11);
+        s11 = __smlad(a1_odd, b_odd, s11);
+    }
+#endif
+    while (x0 != end) {
+        const int32_t a0 = *x0++, a1 = *x1++, b0 = *w0++, b1 = *w1++;
         s00 += a0 * b0;
         s01 += a0 * b1;
         s10 += a1 * b0;

@@ -3,6 +3,7 @@
  * of the reference convolution kernels); float as reference_ops. */
 #include "mcu_fully_connected.h"
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 
 /* The reference loop, both offsets added per term. */
@@ -41,17 +42,46 @@ static int8_t requantize_s8(const mcu_fully_connected_s8_params *p, int32_t acc,
 }
 
 /* One input row against four consecutive filter rows; a function of its own
- * so that its five pointers and four sums stay in registers. */
+ * so that its five pointers and four sums stay in registers.  With MCU_DSP
+ * four terms at a time go through SMLAD (see mcu_dsp.h), the rest through
+ * the C loop. */
 MCU_NOINLINE static void dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
 {
     const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, d;
-    for (d = 0; d < depth; ++d) {
-        const int32_t v = x[d];
-        s0 += v * w0[d];
-        s1 += v * w1[d];
-        s2 += v * w2[d];
-        s3 += v * w3[d];
+    const int8_t *const end = x + depth;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#ifdef MCU_DSP
+    /* Rows 1 and 3 are read `depth` past rows 0 and 2 (register-offset
+     * loads), which saves two pointers: all stays in registers. */
+    const int8_t *const end4 = x + (depth & ~(int32_t)3);
+    while (x != end4) {
+        const uint32_t a = mcu_load_s8x4(x);
+        const int32_t a_even = mcu_s8x4_even(a), a_odd = mcu_s8x4_odd(a);
+        uint32_t b = mcu_load_s8x4(w0);
+        x += 4;
+        s0 = __smlad(a_even, mcu_s8x4_even(b), s0);
+        s0 = __smlad(a_odd, mcu_s8x4_odd(b), s0);
+        b = mcu_load_s8x4(w0 + depth);
+        s1 = __smlad(a_even, mcu_s8x4_even(b), s1);
+        s1 = __smlad(a_odd, mcu_s8x4_odd(b), s1);
+        b = mcu_load_s8x4(w2);
+        s2 = __smlad(a_even, mcu_s8x4_even(b), s2);
+        s2 = __smlad(a_odd, mcu_s8x4_odd(b), s2);
+        b = mcu_load_s8x4(w2 + depth);
+        s3 = __smlad(a_even, mcu_s8x4_even(b), s3);
+        s3 = __smlad(a_odd, mcu_s8x4_odd(b), s3);
+        w0 += 4;
+        w2 += 4;
+    }
+    w1 = w0 + depth;
+    w3 = w2 + depth;
+#endif
+    while (x != end) {
+        const int32_t v = *x++;
+        s0 += v * *w0++;
+        s1 += v * *w1++;
+        s2 += v * *w2++;
+        s3 += v * *w3++;
     }
     sums[0] = s0;
     sums[1] = s1;
