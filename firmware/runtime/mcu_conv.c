@@ -373,45 +373,107 @@ static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t 
     return acc;
 }
 
-/* Four neighbouring channels of a depth multiplier 1 window. */
-static inline void depthwise_window4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w, int32_t offset,
-                                        int32_t acc[4])
+/* The channels of one depth multiplier 1 output pixel, four neighbouring
+ * channels at a time; a function of its own so that the taps' walk and the
+ * four sums stay in registers.  With MCU_DSP a tap's four channels are one
+ * word of input and one of filter: SXTAB16 adds the offset to channels 0 and
+ * 2 (1 and 3) at once, and SMLABB / SMLATT multiply-accumulate the low / high
+ * halves, each into its own channel's sum.  Returns how many channels it
+ * wrote (out_c rounded down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
+                                                const int8_t *x, const int8_t *w, int inside, const int32_t *bias,
+                                                int8_t *out)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-    for (r = 0; r < t->rows; ++r, x += t->input_row, w += t->filter_row) {
-        const int8_t *xk = x, *wk = w;
-        for (k = 0; k < t->cols; ++k, xk += t->input_tap, wk += t->filter_tap) {
-            a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-            a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
-            a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
-            a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+    const int32_t out_c = p->output_c, rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const int32_t offset = inside ? 0 : p->input_offset;
+#ifdef MCU_DSP
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+#endif
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        const int8_t *x_row = x + oc, *w_row = w + oc;
+        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
+        if (inside) {
+            a0 = p->window_offset_terms[oc];
+            a1 = p->window_offset_terms[oc + 1];
+            a2 = p->window_offset_terms[oc + 2];
+            a3 = p->window_offset_terms[oc + 3];
         }
+        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+            const int8_t *xk = x_row, *wk = w_row;
+            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+#ifdef MCU_DSP
+                const uint32_t xv = mcu_load_s8x4(xk), wv = mcu_load_s8x4(wk);
+                const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
+                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+                a0 = __smlabb(x_even, w_even, a0);
+                a2 = __smlatt(x_even, w_even, a2);
+                a1 = __smlabb(x_odd, w_odd, a1);
+                a3 = __smlatt(x_odd, w_odd, a3);
+#else
+                a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+                a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
+                a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
+                a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+#endif
+            }
+        }
+        out[oc] = requantize_s8(p, a0, bias, oc);
+        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
+        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
+        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
     }
-    acc[0] += a0;
-    acc[1] += a1;
-    acc[2] += a2;
-    acc[3] += a3;
+    return oc;
 }
 
-/* Four channels of a depth multiplier > 1 window that share one input channel. */
-static inline void depthwise_window4_shared_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
-                                               int32_t offset, int32_t acc[4])
+/* The same for a depth multiplier divisible by 4: the four channels share
+ * one input value, which SMLABB / SMLABT multiply with the low / high halves
+ * of the filter pairs. */
+MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
+                                                       const int8_t *x, const int8_t *w, int inside,
+                                                       const int32_t *bias, int8_t *out)
 {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-    for (r = 0; r < t->rows; ++r, x += t->input_row, w += t->filter_row) {
-        const int8_t *xk = x, *wk = w;
-        for (k = 0; k < t->cols; ++k, xk += t->input_tap, wk += t->filter_tap) {
-            const int32_t v = (int32_t)*xk + offset;
-            a0 += v * (int32_t)wk[0];
-            a1 += v * (int32_t)wk[1];
-            a2 += v * (int32_t)wk[2];
-            a3 += v * (int32_t)wk[3];
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const int32_t offset = inside ? 0 : p->input_offset;
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        const int8_t *x_row = x + oc / multiplier, *w_row = w + oc;
+        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
+        if (inside) {
+            a0 = p->window_offset_terms[oc];
+            a1 = p->window_offset_terms[oc + 1];
+            a2 = p->window_offset_terms[oc + 2];
+            a3 = p->window_offset_terms[oc + 3];
         }
+        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+            const int8_t *xk = x_row, *wk = w_row;
+            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                const int32_t v = (int32_t)*xk + offset;
+#ifdef MCU_DSP
+                const uint32_t wv = mcu_load_s8x4(wk);
+                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+                a0 = __smlabb(v, w_even, a0);
+                a2 = __smlabt(v, w_even, a2);
+                a1 = __smlabb(v, w_odd, a1);
+                a3 = __smlabt(v, w_odd, a3);
+#else
+                a0 += v * (int32_t)wk[0];
+                a1 += v * (int32_t)wk[1];
+                a2 += v * (int32_t)wk[2];
+                a3 += v * (int32_t)wk[3];
+#endif
+            }
+        }
+        out[oc] = requantize_s8(p, a0, bias, oc);
+        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
+        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
+        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
     }
-    acc[0] += a0;
-    acc[1] += a1;
-    acc[2] += a2;
-    acc[3] += a3;
+    return oc;
 }
 
 /* With window_offset_terms: windows wholly inside the input take the offset
@@ -449,31 +511,10 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
                     taps.rows = 0;
                 }
                 oc = 0;
-                if (multiplier == 1 || multiplier % 4 == 0) {
-                    for (; oc + 4 <= out_c; oc += 4) {
-                        const int8_t *x = x_first + oc / multiplier;
-                        int32_t acc[4] = {0, 0, 0, 0};
-                        int k;
-                        if (!inside) {
-                            if (multiplier == 1) {
-                                depthwise_window4_s8(&taps, x, w_first + oc, p->input_offset, acc);
-                            } else {
-                                depthwise_window4_shared_s8(&taps, x, w_first + oc, p->input_offset, acc);
-                            }
-                        } else {
-                            for (k = 0; k < 4; ++k) {
-                                acc[k] = terms[oc + k];
-                            }
-                            if (multiplier == 1) {
-                                depthwise_window4_s8(&taps, x, w_first + oc, 0, acc);
-                            } else {
-                                depthwise_window4_shared_s8(&taps, x, w_first + oc, 0, acc);
-                            }
-                        }
-                        for (k = 0; k < 4; ++k) {
-                            out[oc + k] = requantize_s8(p, acc[k], bias, oc + k);
-                        }
-                    }
+                if (multiplier == 1) {
+                    oc = depthwise_pixel4_s8(p, &taps, x_first, w_first, inside, bias, out);
+                } else if (multiplier % 4 == 0) {
+                    oc = depthwise_pixel4_shared_s8(p, &taps, x_first, w_first, inside, bias, out);
                 }
                 for (; oc < out_c; ++oc) {
                     const int8_t *x = x_first + oc / multiplier;
