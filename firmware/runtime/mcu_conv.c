@@ -121,9 +121,10 @@ MCU_NOINLINE static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const
     *acc1 += s1;
 }
 
-/* Two input runs (two output pixels) against two filters. */
+/* Two input runs (two output pixels) against two filters:
+ * sums = {x0.w0, x0.w1, x1.w0, x1.w1}. */
 MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
-                                   int32_t acc[4])
+                                   int32_t sums[4])
 {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     const int8_t *const end = x0 + n;
@@ -158,10 +159,10 @@ MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int
         s10 += a1 * b0;
         s11 += a1 * b1;
     }
-    acc[0] = s00;
-    acc[1] = s01;
-    acc[2] = s10;
-    acc[3] = s11;
+    sums[0] = s00;
+    sums[1] = s01;
+    sums[2] = s10;
+    sums[3] = s11;
 }
 
 /* Pointwise (1x1 filter, no padding, one group): a matrix product of the
@@ -205,9 +206,54 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
 }
 
+/* Two neighbouring output pixels whose windows both lie wholly inside the
+ * input: the same taps, `pixel_step` apart, against two filters at a time. */
+MCU_NOINLINE static void conv_2d_s8_inside_pair(const mcu_conv_s8_params *p, const int8_t *x_first,
+                                                size_t pixel_step, const int8_t *filter, const int32_t *bias,
+                                                int8_t *out)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const size_t filter_size = (size_t)p->filter_h * (size_t)p->filter_w * (size_t)in_c;
+    const size_t in_row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    const size_t in_tap_step = (size_t)p->dilation_w * (size_t)in_c;
+    const size_t filter_row_step = (size_t)p->filter_w * (size_t)in_c;
+    /* Runs per window row and their length. */
+    const int32_t runs = p->dilation_w == 1 ? 1 : p->filter_w;
+    const int32_t run = p->dilation_w == 1 ? p->filter_w * in_c : in_c;
+    const int32_t *terms = p->window_offset_terms;
+    int32_t oc, r, k;
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int has_pair = oc + 1 < out_c;
+        const int8_t *w0 = filter + (size_t)oc * filter_size;
+        const int8_t *w1 = has_pair ? w0 + filter_size : w0;
+        int32_t acc[4];
+        acc[0] = acc[2] = terms[oc];
+        acc[1] = acc[3] = has_pair ? terms[oc + 1] : 0;
+        for (r = 0; r < p->filter_h; ++r) {
+            for (k = 0; k < runs; ++k) {
+                const int8_t *x = x_first + (size_t)r * in_row_step + (size_t)k * in_tap_step;
+                const size_t f = (size_t)r * filter_row_step + (size_t)k * (size_t)in_c;
+                int32_t sums[4];
+                dot2x2_s8(x, x + pixel_step, w0 + f, w1 + f, run, sums);
+                acc[0] += sums[0];
+                acc[1] += sums[1];
+                acc[2] += sums[2];
+                acc[3] += sums[3];
+            }
+        }
+        out[oc] = requantize_s8(p, acc[0], bias, oc);
+        out[out_c + oc] = requantize_s8(p, acc[2], bias, oc);
+        if (has_pair) {
+            out[oc + 1] = requantize_s8(p, acc[1], bias, oc + 1);
+            out[out_c + oc + 1] = requantize_s8(p, acc[3], bias, oc + 1);
+        }
+    }
+}
+
 /* One group, any window: the taps of a window inside the input are runs of
  * contiguous values (a whole window row when dilation_w is 1), visited for
- * two output channels at a time. */
+ * two output channels at a time, and for two output pixels at a time where
+ * neighbouring windows both lie inside the input. */
 static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                  const int32_t *bias, int8_t *output)
 {
@@ -216,6 +262,7 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     const size_t in_row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
     const size_t in_tap_step = (size_t)p->dilation_w * (size_t)in_c;
     const size_t filter_row_step = (size_t)p->filter_w * (size_t)in_c;
+    const size_t pixel_step = (size_t)p->stride_w * (size_t)in_c;
     const int32_t *terms = p->window_offset_terms;
     int8_t *out = output;
     int32_t b, out_y, out_x, oc, r, k;
@@ -237,6 +284,16 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
                     x_first += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
                                                mcu_window_input(&wx, wx.first), 0);
                     f_first = ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)in_c;
+                }
+                if (inside && out_x + 1 < p->output_w) {
+                    const mcu_window_axis next =
+                        mcu_window_axis_at(out_x + 1, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                    if (next.end - next.first == p->filter_w) {
+                        conv_2d_s8_inside_pair(p, x_first, pixel_step, filter, bias, out);
+                        ++out_x;
+                        out += out_c;
+                        continue;
+                    }
                 }
                 for (oc = 0; oc < out_c; oc += 2) {
                     const int has_pair = oc + 1 < out_c;
