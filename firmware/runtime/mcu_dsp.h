@@ -12,6 +12,16 @@
 
 #include "mcu_runtime.h"
 
+/* For the functions around these loops: gcc's scheduling before register
+ * allocation moves a pass's word loads up front, which holds more values
+ * than the core has registers, and the loop then spills and reloads sums and
+ * pointers on every pass.  Left in source order, the loop fits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MCU_SOURCE_ORDER __attribute__((optimize("no-schedule-insns")))
+#else
+#define MCU_SOURCE_ORDER
+#endif
+
 #if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && defined(__GNUC__)
 #define MCU_DSP 1
 

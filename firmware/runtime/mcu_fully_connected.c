@@ -45,7 +45,7 @@ static int8_t requantize_s8(const mcu_fully_connected_s8_params *p, int32_t acc,
  * so that its five pointers and four sums stay in registers.  With MCU_DSP
  * four terms at a time go through SMLAD (see mcu_dsp.h), the rest through
  * the C loop. */
-MCU_NOINLINE static void dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
+MCU_NOINLINE MCU_SOURCE_ORDER static void dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
 {
     const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
     const int8_t *const end = x + depth;
