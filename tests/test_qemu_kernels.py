@@ -1,12 +1,14 @@
 """int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED on a Cortex-M under QEMU.
 
 On cores with the DSP extension the inner products take four int8 values per
-word through SMLAD (firmware/runtime/mcu_dsp.h), a path the host build never
-compiles.  These models put that path on the sizes where it can go wrong:
-channel and depth counts that leave 1-3 values after the words, pixel and
-filter-row starts at every byte alignment, windows inside the input (no offset)
-and at its border (offset per tap, SXTAB16), and input zero points at both
-ends of the int8 range (input offsets of 128 and -127).
+word through SMLAD, and on the Cortex-M55 (mps3-an547) the ones without
+offsets take sixteen per Helium VMLADAVA (firmware/runtime/mcu_dsp.h): paths
+the host build never compiles.  These models put them on the sizes where they
+can go wrong: channel and depth counts that leave 1-3 values after the words
+and 1-15 after the vectors, pixel and filter-row starts at every byte
+alignment, windows inside the input (no offset) and at its border (offset per
+tap, SXTAB16), and input zero points at both ends of the int8 range (input
+offsets of 128 and -127).
 """
 
 from __future__ import annotations

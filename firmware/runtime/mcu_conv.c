@@ -69,7 +69,16 @@ MCU_NOINLINE static void dot2_s8(const int8_t *x, const int8_t *w0, const int8_t
 {
     int32_t s0 = 0, s1 = 0;
     const int8_t *const end = x + n;
-#ifdef MCU_DSP
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = n; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)left);
+        const int8x16_t a = vldrbq_z_s8(x, lanes);
+        s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
+        s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
+    }
+    x = end; /* nothing left for the loop below */
+#elif defined(MCU_DSP)
     const int8_t *const end4 = x + (n & ~(int32_t)3);
     while (x != end4) {
         const uint32_t a = mcu_load_s8x4(x), b0 = mcu_load_s8x4(w0), b1 = mcu_load_s8x4(w1);
@@ -128,7 +137,19 @@ MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int
 {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     const int8_t *const end = x0 + n;
-#ifdef MCU_DSP
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = n; left > 0; left -= 16, x0 += 16, x1 += 16, w0 += 16, w1 += 16) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)left);
+        const int8x16_t a0 = vldrbq_z_s8(x0, lanes), a1 = vldrbq_z_s8(x1, lanes);
+        const int8x16_t b0 = vldrbq_z_s8(w0, lanes), b1 = vldrbq_z_s8(w1, lanes);
+        s00 = vmladavaq_s8(s00, a0, b0);
+        s01 = vmladavaq_s8(s01, a0, b1);
+        s10 = vmladavaq_s8(s10, a1, b0);
+        s11 = vmladavaq_s8(s11, a1, b1);
+    }
+    x0 = end; /* nothing left for the loop below */
+#elif defined(MCU_DSP)
     const int8_t *const end4 = x0 + (n & ~(int32_t)3);
     while (x0 != end4) {
         const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);

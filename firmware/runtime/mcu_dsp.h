@@ -76,4 +76,16 @@ static inline int32_t mcu_s8x4_odd_plus(uint32_t word, int32_t offset2)
 
 #endif /* DSP extension */
 
+/* Cores with the M-profile vector extension (Helium; Cortex-M55) take the
+ * inner products without offsets sixteen int8 values at a time: VMLADAVA
+ * adds all sixteen products to a 32-bit sum, and tail predication (VCTP)
+ * covers the last values without reading past the run.  Same products,
+ * another order of the same int32 additions: the same sums. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
+#define MCU_MVE 1
+
+#include <arm_mve.h>
+
+#endif /* MVE */
+
 #endif /* MCU_DSP_H */

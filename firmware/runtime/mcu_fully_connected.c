@@ -50,7 +50,18 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot4_s8(const int8_t *x, const int8_t 
     const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
     const int8_t *const end = x + depth;
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#ifdef MCU_DSP
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = depth; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)left);
+        const int8x16_t a = vldrbq_z_s8(x, lanes);
+        s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
+        s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
+        s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2, lanes));
+        s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3, lanes));
+    }
+    x = end; /* nothing left for the loop below */
+#elif defined(MCU_DSP)
     /* Rows 1 and 3 are read `depth` past rows 0 and 2 (register-offset
      * loads), which saves two pointers: all stays in registers. */
     const int8_t *const end4 = x + (depth & ~(int32_t)3);
