@@ -39,7 +39,7 @@ from mcu_planner.verify import verify
 
 # The exact planner proves these small problems in milliseconds; the limit
 # only bounds a pathological case.
-OPTIMAL_TIME_LIMIT = 2.0
+OPTIMAL_TIME_LIMIT = 1.0
 CHECK_INPUT_SETS = 2
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6")
@@ -55,8 +55,11 @@ class RandomNetwork:
 class _Generator:
     """One random network; `self.features` names what went into it."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, width: int = 1):
         self.seed = seed
+        # Channel counts are multiplied by `width`: wide networks reach the
+        # kernels' unrolled inner loops and their remainders.
+        self.width = width
         self.rng = np.random.default_rng(1000 + seed)
         self.net = Int8Net(seed, description=f"random network {seed}")
         self.features: set[str] = set()
@@ -66,6 +69,11 @@ class _Generator:
 
     def pick(self, options):
         return options[int(self.rng.integers(len(options)))]
+
+    def channels(self, low: int, high: int) -> int:
+        """A channel or unit count in [low, high) times the width, give or take a few."""
+        count = int(self.rng.integers(low, high)) * self.width
+        return count + int(self.rng.integers(0, self.width)) if self.width > 1 else count
 
     def chance(self, p: float) -> bool:
         return bool(self.rng.random() < p)
@@ -97,7 +105,7 @@ class _Generator:
         self.features.add(f"conv{kernel[0]}x{kernel[1]}")
         if strides != (1, 1):
             self.features.add("strided")
-        filters = int(self.rng.integers(3, 11))
+        filters = self.channels(3, 11)
         return self.net.conv2d(x, filters, kernel=kernel, strides=strides, padding=padding, activation=self.pick(ACTIVATIONS))
 
     def depthwise(self, x: int) -> int:
@@ -110,7 +118,7 @@ class _Generator:
 
     def residual(self, x: int) -> int:
         channels = self.shape(x)[3]
-        y = self.net.conv2d(x, channels + int(self.rng.integers(0, 4)), kernel=(1, 1), activation="RELU")
+        y = self.net.conv2d(x, channels + self.channels(0, 4), kernel=(1, 1), activation="RELU")
         y = self.net.depthwise_conv2d(y, activation="RELU6")
         y = self.net.conv2d(y, channels, kernel=(1, 1))
         self.features.add("residual_add")
@@ -118,12 +126,12 @@ class _Generator:
 
     def inception(self, x: int) -> int:
         """Parallel branches concatenated on the channel axis."""
-        branches = [self.net.conv2d(x, int(self.rng.integers(2, 7)), kernel=(1, 1), activation="RELU")]
-        b = self.net.conv2d(x, int(self.rng.integers(2, 5)), kernel=(1, 1), activation="RELU")
-        branches.append(self.net.conv2d(b, int(self.rng.integers(2, 7)), kernel=(3, 3), activation="RELU"))
+        branches = [self.net.conv2d(x, self.channels(2, 7), kernel=(1, 1), activation="RELU")]
+        b = self.net.conv2d(x, self.channels(2, 5), kernel=(1, 1), activation="RELU")
+        branches.append(self.net.conv2d(b, self.channels(2, 7), kernel=(3, 3), activation="RELU"))
         if self.chance(0.6):
             p = self.net.max_pool2d(x, pool=(3, 3), strides=(1, 1), padding="SAME")
-            branches.append(self.net.conv2d(p, int(self.rng.integers(2, 5)), kernel=(1, 1), activation="RELU"))
+            branches.append(self.net.conv2d(p, self.channels(2, 5), kernel=(1, 1), activation="RELU"))
             self.features.add("max_pool")
         if self.chance(0.4):
             branches.append(self.net.quantize(self.net.depthwise_conv2d(x, activation="RELU"), 0.0, 2.0))
@@ -139,7 +147,7 @@ class _Generator:
         each branch can be written straight into its slice of the result;
         optionally through RESHAPEs on both sides, as converters emit them."""
         _, h, w, _ = self.shape(x)
-        filters = int(self.rng.integers(2, 7))
+        filters = self.channels(2, 7)
         count = int(self.rng.integers(2, 4))
         branches = [self.net.conv2d(x, filters, kernel=self.pick([(1, 1), (3, 3)]), activation=self.pick(ACTIVATIONS)) for _ in range(count)]
         self.share_quantization(branches)
@@ -166,7 +174,7 @@ class _Generator:
         self.features.add("pad")
         _, h, w, _ = self.shape(y)
         kernel = (3, 3) if min(h, w) >= 3 else (1, 1)
-        return self.net.conv2d(y, int(self.rng.integers(3, 9)), kernel=kernel, padding="VALID", activation="RELU")
+        return self.net.conv2d(y, self.channels(3, 9), kernel=kernel, padding="VALID", activation="RELU")
 
     def pool(self, x: int) -> int:
         _, h, w, _ = self.shape(x)
@@ -221,10 +229,31 @@ class _Generator:
         self.features.update({"reshaped_output", "several_outputs"})
         return x
 
+    def nested_concat(self, x: int) -> int:
+        """A concatenation of concatenations along H, with a negative axis."""
+        _, h, w, _ = self.shape(x)
+        filters = self.channels(2, 6)
+        parts = [self.net.conv2d(x, filters, kernel=(1, 1), activation="RELU") for _ in range(3)]
+        self.share_quantization(parts)
+        inner = self.net.concatenation(parts[0], parts[1], axis=1)
+        self.features.update({"concat_outer", "concat_nested"})
+        return self.net.concatenation(inner, parts[2], axis=-3)
+
+    def transpose_slice(self, x: int) -> int:
+        """TRANSPOSE (H <-> W) and a cropping STRIDED_SLICE, as converted
+        PyTorch models carry them."""
+        _, h, w, c = self.shape(x)
+        y = self.net.transpose(x, (0, 2, 1, 3))
+        if min(h, w) >= 4:
+            y = self.net.strided_slice(y, [0, 1, 1, 0], [1, w - 1, h, c], [1, 1, self.pick([1, 2]), 1])
+            self.features.add("strided_slice")
+        self.features.add("transpose")
+        return y
+
     BLOCKS = (
         "conv", "depthwise", "residual", "inception", "outer_concat", "padded_conv",
         "pool", "activation", "squeeze_excite", "side_output", "requantize",
-        "self_binary", "output_alias",
+        "self_binary", "output_alias", "nested_concat", "transpose_slice",
     )
 
     # -- heads: each takes the body's output and returns graph outputs --------
@@ -248,8 +277,8 @@ class _Generator:
     def classifier(self, features: int) -> int:
         y = features
         if self.chance(0.4):
-            y = self.net.fully_connected(y, int(self.rng.integers(6, 17)), activation="RELU")
-        y = self.net.fully_connected(y, int(self.rng.integers(3, 11)))
+            y = self.net.fully_connected(y, self.channels(6, 17), activation="RELU")
+        y = self.net.fully_connected(y, self.channels(3, 11))
         self.features.add("fully_connected")
         if self.chance(0.7):
             self.features.add("softmax")
@@ -257,16 +286,23 @@ class _Generator:
         return y
 
     def head(self, x: int) -> list[int]:
-        kind = self.pick(["single", "single", "two_heads", "stacked_heads"])
+        kind = self.pick(["single", "single", "two_heads", "stacked_heads", "batched_heads"])
         features = self.flatten(x)
         if kind == "single":
             return [self.classifier(features)]
+        if kind == "batched_heads":
+            # Two feature vectors stacked on the batch axis (axis 0: always
+            # contiguous) and classified by one FULLY_CONNECTED.
+            other = self.net.fully_connected(features, self.shape(features)[1], activation="RELU")
+            self.share_quantization([features, other])
+            self.features.update({"concat_batch", "batched_fully_connected"})
+            return [self.classifier(self.net.concatenation(features, other, axis=0))]
         if kind == "two_heads":
             self.features.add("several_outputs")
-            return [self.classifier(features), self.net.fully_connected(features, int(self.rng.integers(1, 5)))]
+            return [self.classifier(features), self.net.fully_connected(features, self.channels(1, 5))]
         # Two heads of the same width, each EXPAND_DIMS'd to (1, 1, k) and
         # stacked along axis 1: an aliasable concatenation fed by aliases.
-        units = int(self.rng.integers(3, 9))
+        units = self.channels(3, 9)
         heads = [self.net.fully_connected(features, units) for _ in range(2)]
         self.share_quantization(heads)
         stacked = self.net.concatenation(*(self.net.expand_dims(h, 1) for h in heads), axis=1)
@@ -287,6 +323,10 @@ class _Generator:
         if input_is_output:
             self.outputs.append(graph_input)
             self.features.add("input_is_output")
+        if not float_io and self.chance(0.25):
+            # RESHAPEs straight on the graph input: aliases of a tensor the application writes.
+            x = self.net.reshape(self.net.reshape(x, (1, h * w, channels)), (1, h, w, channels))
+            self.features.add("reshape_on_input")
         if not float_io and (input_is_output or self.chance(0.3)):
             # An elementwise op straight on the graph input: it may overwrite
             # the input in place, unless the input is also a graph output.
@@ -294,7 +334,7 @@ class _Generator:
             self.features.add("activation_on_input")
         strides = self.strides_for(x)
         self.features.update({"conv3x3"} | ({"strided"} if strides != (1, 1) else set()))
-        x = self.net.conv2d(x, int(self.rng.integers(4, 9)), kernel=(3, 3), strides=strides, activation="RELU")
+        x = self.net.conv2d(x, self.channels(4, 9), kernel=(3, 3), strides=strides, activation="RELU")
         blocks = [self.pick(self.BLOCKS) for _ in range(int(self.rng.integers(2, 5)))]
         blocks.insert(int(self.rng.integers(0, len(blocks) + 1)), required_block)
         for block in blocks:
@@ -305,7 +345,7 @@ class _Generator:
         all_outputs = self.outputs + outputs
         if len(all_outputs) > 1:
             self.features.add("several_outputs")
-        name = f"net{self.seed:02d}_{required_block}" + ("_float_io" if float_io else "")
+        name = f"net{self.seed:02d}_{required_block}" + ("_float_io" if float_io else "") + (f"_x{self.width}" if self.width > 1 else "")
         return RandomNetwork(name, self.net.build(*all_outputs), self.features)
 
 
@@ -349,37 +389,45 @@ def float32_network(seed: int) -> RandomNetwork:
               {"new_shape": [1, (h // 2) * (w // 2) * 10]})
     logits = op("FULLY_CONNECTED", (flat, const((5, (h // 2) * (w // 2) * 10), 0.1), const((5,), 0.1)), (1, 5),
                 {"fused_activation_function": "NONE"})
-    probabilities = op("SOFTMAX", (logits,), (1, 5), {"beta": 1.0})
+    other = op("FULLY_CONNECTED", (mean, const((5, 10), 0.3), const((5,), 0.1)), (1, 5), {"fused_activation_function": "RELU"})
+    # Both heads stacked on the batch axis: an aliasable float concatenation.
+    stacked = op("CONCATENATION", (logits, other), (2, 5), {"axis": 0, "fused_activation_function": "NONE"})
+    probabilities = op("SOFTMAX", (stacked,), (2, 5), {"beta": 1.0})
     mb.set_io([x], [probabilities, mean])
     features = {"float32", "conv3x3", "conv1x1", "depthwise", "residual_add", "concat_channels", "max_pool",
-                "average_pool", "mean", "reshape_head", "fully_connected", "softmax", "several_outputs"}
+                "average_pool", "mean", "reshape_head", "fully_connected", "softmax", "several_outputs",
+                "concat_batch", "output_read_later"}
     return RandomNetwork(f"float32_net{seed:02d}", mb.build(), features)
 
 
 # Which block each int8 network is sure to hold, and how its ends are typed.
 NETWORK_RECIPES = [
-    # (seed, required block, float input/outputs, graph input also an output)
-    (0, "residual", False, False),
-    (1, "inception", False, False),
-    (2, "outer_concat", False, False),
-    (3, "padded_conv", False, False),
-    (4, "squeeze_excite", False, False),
-    (5, "activation", False, False),
-    (6, "side_output", False, False),
-    (7, "outer_concat", True, False),
-    (8, "inception", True, False),
-    (9, "depthwise", False, True),
-    (10, "pool", False, False),
-    (11, "self_binary", False, False),
-    (12, "output_alias", False, True),
+    # (seed, required block, float input/outputs, graph input also an output, channel width)
+    (0, "residual", False, False, 1),
+    (1, "inception", False, False, 1),
+    (26, "outer_concat", False, False, 1),
+    (3, "padded_conv", False, False, 1),
+    (4, "squeeze_excite", False, False, 1),
+    (5, "activation", False, False, 1),
+    (6, "side_output", False, False, 1),
+    (7, "outer_concat", True, False, 1),
+    (8, "inception", True, False, 1),
+    (22, "depthwise", False, True, 1),
+    (10, "pool", False, False, 1),
+    (11, "self_binary", False, False, 1),
+    (12, "output_alias", False, True, 1),
+    (13, "nested_concat", False, False, 1),
+    (14, "transpose_slice", False, False, 1),
+    (15, "inception", False, False, 4),
+    (16, "residual", False, False, 3),
 ]
 
 
 def make_network(recipe) -> RandomNetwork:
     if recipe == "float32":
         return float32_network(0)
-    seed, block, float_io, input_is_output = recipe
-    return _Generator(seed).build(block, float_io, input_is_output)
+    seed, block, float_io, input_is_output, width = recipe
+    return _Generator(seed, width).build(block, float_io, input_is_output)
 
 
 RECIPES = NETWORK_RECIPES + ["float32"]
@@ -394,7 +442,10 @@ def network(recipe) -> RandomNetwork:
 
 
 def recipe_id(recipe) -> str:
-    return "float32" if recipe == "float32" else f"net{recipe[0]:02d}_{recipe[1]}"
+    if recipe == "float32":
+        return "float32"
+    seed, block, _, _, width = recipe
+    return f"net{seed:02d}_{block}" + (f"_x{width}" if width > 1 else "")
 
 
 # -- the tests ------------------------------------------------------------------
@@ -460,7 +511,8 @@ CLAIMED_FEATURES = {
     "average_pool", "fully_connected", "softmax", "several_outputs", "output_read_later",
     "input_is_output", "mul_broadcast", "requantize", "float_io", "float32",
     "concat_input_is_output", "concat_repeated_input", "binary_same_operand", "reshaped_output",
-    "activation_on_input",
+    "activation_on_input", "concat_nested", "concat_batch", "batched_fully_connected", "transpose",
+    "strided_slice", "reshape_on_input", "depthwise_multiplier",
 }
 
 
