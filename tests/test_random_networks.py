@@ -1,23 +1,28 @@
 """Seeded random networks with the topologies real models have, end to end.
 
-Each network is drawn from a fixed seed: a random stem, a chain of random
-blocks (convolutions with strides, depthwise, residual ADDs, inception-like
-channel CONCATENATIONs, outer-axis CONCATENATIONs that lifetimes can alias,
-PAD, pooling, squeeze-excite MULs, standalone activations that may run in
-place, requantizations, side outputs that later ops still read) and one or
-two heads (MEAN / pooling, RESHAPE / SQUEEZE / EXPAND_DIMS, FULLY_CONNECTED,
-SOFTMAX, concatenated heads).  A few networks take and give float32 around
-an int8 body, and one is float32 throughout.
+Each network is drawn from a fixed seed: a random stem (sometimes RESHAPEs or
+an activation straight on the graph input), a chain of random blocks
+(convolutions with strides, depthwise, residual ADDs, inception-like channel
+CONCATENATIONs, outer-axis and nested CONCATENATIONs that lifetimes can
+alias, PAD, pooling, squeeze-excite MULs, standalone activations that may
+run in place, ADD/MUL of a tensor with itself, requantizations, TRANSPOSE
+and STRIDED_SLICE, side outputs that later ops still read) and one or two
+heads (MEAN / pooling, RESHAPE / SQUEEZE / EXPAND_DIMS, FULLY_CONNECTED,
+SOFTMAX, heads stacked on an outer or the batch axis).  A few networks take
+and give float32 around an int8 body, two are wide (channel counts in the
+tens), and one is float32 throughout.
 
 For every network:
 - `check_model` generates the C, builds it with and without -DMCU_PLAN_CHECK
-  and compares it with TFLite's reference kernels on two random input sets;
+  and compares it with TFLite's reference kernels on two random input sets,
+  planned by `auto`; and on alternate networks also with a plan that takes
+  every in-place pair it can, or with aliasing off;
 - every registered planner, with aliasing on and off, gives a plan the
   verifier accepts, and `auto` is never larger than `greedy`.
 
-The networks record which topology features they hold; a suite-level test
-asserts that the features this file claims to cover are really drawn, and
-that lifetimes really aliased concatenations somewhere.
+The networks record which topology features they hold; suite-level tests
+assert that the features this file claims are really drawn, that lifetimes
+really elided concatenations, and that the in-place plans really share bytes.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net, ModelBuilder, int8_quant
+from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planners import load_all
@@ -37,8 +42,8 @@ from mcu_planner.problem import arena_bytes
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
 
-# The exact planner proves these small problems in milliseconds; the limit
-# only bounds a pathological case.
+# Bounds the exact planner (some of these problems it cannot prove optimal
+# in seconds); every assertion holds whatever it finds in that time.
 OPTIMAL_TIME_LIMIT = 1.0
 CHECK_INPUT_SETS = 2
 
@@ -61,6 +66,9 @@ class _Generator:
         # kernels' unrolled inner loops and their remainders.
         self.width = width
         self.rng = np.random.default_rng(1000 + seed)
+        # Layer parameter variants (dilation, pool padding) draw from their own
+        # stream, so that adding one does not reshuffle every network.
+        self.variant_rng = np.random.default_rng(3000 + seed)
         self.net = Int8Net(seed, description=f"random network {seed}")
         self.features: set[str] = set()
         self.outputs: list[int] = []
@@ -106,7 +114,12 @@ class _Generator:
         if strides != (1, 1):
             self.features.add("strided")
         filters = self.channels(3, 11)
-        return self.net.conv2d(x, filters, kernel=kernel, strides=strides, padding=padding, activation=self.pick(ACTIVATIONS))
+        dilation = (1, 1)
+        if kernel == (3, 3) and strides == (1, 1) and min(h, w) >= 5 and self.variant_rng.random() < 0.4:
+            dilation = (2, 2)
+            self.features.add("dilated")
+        return self.net.conv2d(x, filters, kernel=kernel, strides=strides, padding=padding,
+                               activation=self.pick(ACTIVATIONS), dilation=dilation)
 
     def depthwise(self, x: int) -> int:
         strides = self.strides_for(x)
@@ -180,8 +193,15 @@ class _Generator:
         _, h, w, _ = self.shape(x)
         if min(h, w) >= 4 and self.chance(0.6):
             pool, strides, padding = (2, 2), (2, 2), "VALID"
+            if self.variant_rng.random() < 0.5:
+                # Odd windows over possibly odd sizes: SAME pads unevenly.
+                pool, padding = (3, 3), "SAME"
+                self.features.add("pool_same_strided")
         else:
             pool, strides, padding = (3, 3), (1, 1), "SAME"
+            if min(h, w) >= 4 and self.variant_rng.random() < 0.5:
+                strides = (2, 2)
+                self.features.add("pool_same_strided")
         if self.chance(0.5):
             self.features.add("max_pool")
             return self.net.max_pool2d(x, pool=pool, strides=strides, padding=padding)
@@ -334,7 +354,12 @@ class _Generator:
             self.features.add("activation_on_input")
         strides = self.strides_for(x)
         self.features.update({"conv3x3"} | ({"strided"} if strides != (1, 1) else set()))
-        x = self.net.conv2d(x, self.channels(4, 9), kernel=(3, 3), strides=strides, activation="RELU")
+        dilation = (2, 2) if strides == (1, 1) and self.variant_rng.random() < 0.3 else (1, 1)
+        if dilation != (1, 1):
+            self.features.add("dilated")
+        x = self.net.conv2d(x, self.channels(4, 9), kernel=(3, 3), strides=strides, activation="RELU", dilation=dilation)
+        if self.width > 1:
+            self.features.add("wide")
         blocks = [self.pick(self.BLOCKS) for _ in range(int(self.rng.integers(2, 5)))]
         blocks.insert(int(self.rng.integers(0, len(blocks) + 1)), required_block)
         for block in blocks:
@@ -448,6 +473,10 @@ def recipe_id(recipe) -> str:
     return f"net{seed:02d}_{block}" + (f"_x{width}" if width > 1 else "")
 
 
+def recipe_seed(recipe) -> int:
+    return 0 if recipe == "float32" else recipe[0]
+
+
 # -- the tests ------------------------------------------------------------------
 
 
@@ -476,10 +505,6 @@ def test_generated_c_matches_the_reference(case):
                          alias=alias, time_limit=OPTIMAL_TIME_LIMIT, raise_on_mismatch=False)
     assert report.total == CHECK_INPUT_SETS
     assert report.passed, f"{net.name} ({sorted(net.features)}): {report.mismatch_message()}"
-
-
-def recipe_seed(recipe) -> int:
-    return 0 if recipe == "float32" else recipe[0]
 
 
 @pytest.mark.parametrize("alias", [True, False], ids=["alias", "no_alias"])
@@ -512,7 +537,8 @@ CLAIMED_FEATURES = {
     "input_is_output", "mul_broadcast", "requantize", "float_io", "float32",
     "concat_input_is_output", "concat_repeated_input", "binary_same_operand", "reshaped_output",
     "activation_on_input", "concat_nested", "concat_batch", "batched_fully_connected", "transpose",
-    "strided_slice", "reshape_on_input", "depthwise_multiplier",
+    "strided_slice", "reshape_on_input", "depthwise_multiplier", "wide",
+    "dilated", "pool_same_strided",
 }
 
 
