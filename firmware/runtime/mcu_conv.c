@@ -466,7 +466,7 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
     const int32_t offset = inside ? 0 : p->input_offset;
-#ifdef MCU_DSP
+#if defined(MCU_DSP) && !defined(MCU_MVE)
     const int32_t offset2 = mcu_s16x2_splat(offset);
 #endif
     int32_t oc;
@@ -479,6 +479,23 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
             a2 = p->window_offset_terms[oc + 2];
             a3 = p->window_offset_terms[oc + 3];
         }
+#if defined(MCU_MVE)
+        {
+            /* The four channels as the four lanes of a vector. */
+            int32x4_t sums = vdupq_n_s32(0);
+            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+                const int8_t *xk = x_row, *wk = w_row;
+                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                    const int32x4_t xv = vaddq_n_s32(vldrbq_s32(xk), offset);
+                    sums = vaddq_s32(sums, vmulq_s32(xv, vldrbq_s32(wk)));
+                }
+            }
+            a0 += vgetq_lane_s32(sums, 0);
+            a1 += vgetq_lane_s32(sums, 1);
+            a2 += vgetq_lane_s32(sums, 2);
+            a3 += vgetq_lane_s32(sums, 3);
+        }
+#else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
             const int8_t *xk = x_row, *wk = w_row;
             for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
@@ -498,6 +515,7 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
 #endif
             }
         }
+#endif
         out[oc] = requantize_s8(p, a0, bias, oc);
         out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
         out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
@@ -527,6 +545,21 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
             a2 = p->window_offset_terms[oc + 2];
             a3 = p->window_offset_terms[oc + 3];
         }
+#if defined(MCU_MVE)
+        {
+            int32x4_t sums = vdupq_n_s32(0);
+            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+                const int8_t *xk = x_row, *wk = w_row;
+                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                    sums = vmlaq_n_s32(sums, vldrbq_s32(wk), (int32_t)*xk + offset);
+                }
+            }
+            a0 += vgetq_lane_s32(sums, 0);
+            a1 += vgetq_lane_s32(sums, 1);
+            a2 += vgetq_lane_s32(sums, 2);
+            a3 += vgetq_lane_s32(sums, 3);
+        }
+#else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
             const int8_t *xk = x_row, *wk = w_row;
             for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
@@ -546,6 +579,7 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
 #endif
             }
         }
+#endif
         out[oc] = requantize_s8(p, a0, bias, oc);
         out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
         out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
