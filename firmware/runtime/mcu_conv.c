@@ -456,8 +456,9 @@ static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t 
  * four sums stay in registers.  With MCU_DSP a tap's four channels are one
  * word of input and one of filter: SXTAB16 adds the offset to channels 0 and
  * 2 (1 and 3) at once, and SMLABB / SMLATT multiply-accumulate the low / high
- * halves, each into its own channel's sum.  Returns how many channels it
- * wrote (out_c rounded down to a multiple of 4). */
+ * halves, each into its own channel's sum; with MCU_MVE the four channels
+ * are the lanes of one vector.  Returns how many channels it wrote (out_c
+ * rounded down to a multiple of 4). */
 MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
                                                 const int8_t *x, const int8_t *w, int inside, const int32_t *bias,
                                                 int8_t *out)
@@ -589,8 +590,8 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
 }
 
 /* With window_offset_terms: windows wholly inside the input take the offset
- * from there (offset 0 below, which the compiler folds away); windows
- * reaching into the padding add it per tap. */
+ * from there (a per-tap offset of 0); windows reaching into the padding add
+ * it per tap. */
 static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                          const int32_t *bias, int8_t *output)
 {
