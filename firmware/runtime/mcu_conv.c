@@ -106,7 +106,18 @@ MCU_NOINLINE static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const
 {
     int32_t s0 = 0, s1 = 0;
     const int8_t *const end = x + n;
-#ifdef MCU_DSP
+#if defined(MCU_MVE)
+    /* Eight values per vector, widened to int16 so that value + offset fits;
+     * the filter lanes past the run load as 0 and cancel their products. */
+    int32_t left;
+    for (left = n; left > 0; left -= 8, x += 8, w0 += 8, w1 += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t a = vaddq_n_s16(vldrbq_z_s16(x, lanes), (int16_t)offset);
+        s0 = vmladavaq_s16(s0, a, vldrbq_z_s16(w0, lanes));
+        s1 = vmladavaq_s16(s1, a, vldrbq_z_s16(w1, lanes));
+    }
+    x = end; /* nothing left for the loop below */
+#elif defined(MCU_DSP)
     const int8_t *const end4 = x + (n & ~(int32_t)3);
     const int32_t offset2 = mcu_s16x2_splat(offset);
     while (x != end4) {
