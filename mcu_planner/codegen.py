@@ -34,6 +34,7 @@ from .errors import InputError, UnsupportedModel
 from .graph import DTYPE_C_TYPE, Graph, Tensor
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
+from .lowering.traits import op_traits
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
 
@@ -346,7 +347,7 @@ class _Builder:
         result = []
         for op in graph.operators:
             call = calls.get(op.index)
-            if call is not None and call.reinterprets_input and self._output_shares_input(op):
+            if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
                 call = None
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:

@@ -30,14 +30,14 @@ How its paragraphs map to the code:
 
 from __future__ import annotations
 
-from ..problem import PlannerResult, Problem
+from ..problem import Budget, PlannerResult, Problem
 from . import register
 
 
 @register("best-fit", seed="001_b164e948ccc60f32.txt")
 def plan_best_fit(
     problem: Problem,
-    time_limit: float | None = None,
+    budget: Budget = Budget(),
     *,
     split_threshold: int = 0,
     coalesce: bool = False,

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from math import lcm
 
-from ..problem import PlannerResult, Problem, align_up
+from ..problem import Budget, PlannerResult, Problem, align_up
 from . import register
 from .best_fit import in_place_predecessors
 
@@ -45,7 +45,7 @@ from .best_fit import in_place_predecessors
 @register("first-fit", seed="002_22935ac4cabf340a.txt")
 def plan_first_fit(
     problem: Problem,
-    time_limit: float | None = None,
+    budget: Budget = Budget(),
     *,
     min_unit: int | None = None,
     reference_threshold: int | None = None,

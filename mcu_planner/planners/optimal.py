@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import DoesNotFit, McuPlanError
-from ..problem import PlannerResult, Problem
+from ..problem import Budget, PlannerResult, Problem
 from . import register
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -173,9 +173,12 @@ def search(
     )
 
 
-@register("optimal")
-def plan_optimal(problem: Problem, time_limit: float | None = None) -> PlannerResult:
-    report = search(problem, time_limit)
+@register("optimal", clock_bounded=True)
+def plan_optimal(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
+    """The smallest arena found in `budget.time_limit`; with a capacity, any
+    plan within it is looked for first, then the search tightens while time
+    remains (when nothing fits, the smallest plan found is still the answer)."""
+    report = search(problem, budget.time_limit, capacity=budget.capacity)
     # Optimal among plans giving every live buffer its own bytes; with in-place
     # pairs a plan sharing bytes may be smaller, so claim nothing then.
     proven = report.proven_optimal and not problem.in_place_pairs()
