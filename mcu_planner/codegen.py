@@ -499,6 +499,10 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
+# The CMake drop-in of every OUTDIR (a static library target named after the model).
+DROP_IN_CMAKE = "CMakeLists.txt"
+
+
 @dataclass(frozen=True)
 class ModelInterface:
     """What the firmware build needs to know about a generated model, as
@@ -551,7 +555,7 @@ def generate(
                 if stem not in stems:
                     stems.append(stem)
     runtime = _runtime_files(stems)
-    for generated_name in (f"{name}.c", f"{name}.h", MANIFEST_NAME):
+    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME):
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
@@ -585,6 +589,14 @@ def generate(
         f"{name}.c": render("model.c.j2", **context),
     }
     files.update(runtime)
+    # Drop-in build files: the sources to compile and the flags they need.
+    build_context = dict(
+        name=name,
+        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
+        needs_libm=any(b"<math.h>" in data for data in files.values()),
+    )
+    files[DROP_IN_CMAKE] = render("CMakeLists.txt.j2", **build_context)
+    files[f"{name}.mk"] = render("model.mk.j2", **build_context)
     interface = ModelInterface(
         name=name,
         num_inputs=len(inputs),
