@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, generate, render, write_output
+from .codegen import c_identifier, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph

@@ -21,6 +21,7 @@ an input that dies there (`Step.in_place`); whether that happens is the planner'
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
@@ -234,7 +235,14 @@ def _steps(
     return tuple(steps)
 
 
-def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
+def _may_overwrite(
+    graph: Graph,
+    op: Operator,
+    src: int,
+    dst: int,
+    placements: dict[int, TensorPlacement],
+    buffers: dict[int, Buffer],
+) -> bool:
     s, d = graph.tensors[src], graph.tensors[dst]
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
     # Graph outputs stay alive to the end however early their last reader
@@ -254,7 +262,7 @@ def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
     )
 
 
-def _unique(ids) -> tuple[int, ...]:
+def _unique(ids: Iterable[int]) -> tuple[int, ...]:
     seen: list[int] = []
     for i in ids:
         if i not in seen:

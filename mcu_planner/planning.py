@@ -108,7 +108,6 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
     """Fast planners first, then the exact one while the best plan is above the
     lower bound (or the capacity, when one is given) and time remains."""
     started = time.perf_counter()
-    planners = load_all()
     bound = peak_live(problem).bytes
     best: ArenaPlan | None = None
     tried: list[tuple[str, int | None]] = []

@@ -134,8 +134,8 @@ def _reference_counts(problem: Problem) -> tuple[dict[int, int], dict[int, list[
         readers[b.id].add(b.end - 1)
     touched_at: dict[int, list[int]] = {}
     for buffer_id, steps in readers.items():
-        for step in steps:
-            touched_at.setdefault(step, []).append(buffer_id)
+        for step_index in steps:
+            touched_at.setdefault(step_index, []).append(buffer_id)
     return {buffer_id: len(steps) for buffer_id, steps in readers.items()}, touched_at
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from typing import Any
 from dataclasses import dataclass
 
 from ..errors import DoesNotFit, McuPlanError
@@ -35,7 +36,7 @@ class SolverNotBuilt(McuPlanError):
     """The C extension is missing (installed without a C compiler)."""
 
 
-def _solver_module():
+def _solver_module() -> Any:
     try:
         return importlib.import_module("mcu_planner._solver")
     except ImportError as exc:
@@ -139,7 +140,7 @@ def search(
             next_try = max(next_try, target + 1)
         else:  # unknown: look higher, but prove nothing
             next_try = max(next_try, target + 1)
-        return answer
+        return str(answer)
 
     capacity_units = None if capacity is None else capacity // unit
     if capacity_units is not None and best_height > capacity_units >= next_try:

@@ -117,6 +117,7 @@ def search_placements(
         best_offsets = list(chosen)
 
     develop(0)
+    assert best_arena is not None, "developing the first sequence places every buffer"
     backtracks = 0
     while stack and backtracks < max_backtracks and (bound is None or best_arena > bound):
         if placements >= max_placements or (deadline is not None and time.perf_counter() > deadline):
