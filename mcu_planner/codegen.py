@@ -222,6 +222,13 @@ class IoInfo:
     inner: int
 
 
+def buffer_enum_name(model_name: str, tensor: Tensor) -> str:
+    """The enum constant naming a planned buffer in generated code, from its
+    root tensor: NAME_T<index>_<TENSOR NAME>, the index keeping it unique."""
+    words = re.sub(r"[^A-Za-z0-9]+", "_", tensor.name).strip("_").upper()[:32].rstrip("_")
+    return f"{model_name.upper()}_T{tensor.index}" + (f"_{words}" if words else "")
+
+
 def _tensor_c_type(tensor: Tensor) -> str:
     try:
         return DTYPE_C_TYPE[tensor.dtype]
@@ -575,6 +582,7 @@ def generate(
         ops=ops,
         slots=slots,
         slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
+        buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",
