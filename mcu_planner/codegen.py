@@ -197,6 +197,7 @@ class OpCode:
     call: KernelCall | None  # None: the plan made this op a no-op (alias)
     params: list[tuple[str, str]] = field(default_factory=list)
     arrays: list[CArrayDef] = field(default_factory=list)
+    scratch: list[CArrayDef] = field(default_factory=list)
     args: list[KernelArg] = field(default_factory=list)
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
@@ -293,7 +294,8 @@ class _Builder:
             slot, inner = self.tensor_slot(t)
             return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
-            return KernelArg("variable", c_type, not writes, symbol=self.variable(tensor).symbol)
+            # Ops read variable tensors as inputs and update them in place.
+            return KernelArg("variable", c_type, False, symbol=self.variable(tensor).symbol)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
@@ -305,6 +307,9 @@ class _Builder:
         count = tensor.num_elements
         if tensor.data is not None:
             values = np.frombuffer(tensor.data, dtype=_NUMPY_DTYPE[tensor.dtype], count=count).tolist()
+        elif mutable and tensor.dtype == "int8" and tensor.quantization and tensor.quantization.zero_points:
+            # TFLite's ResetVariableTensor: an int8 state starts at its zero point.
+            values = [tensor.quantization.zero_points[0]] * count
         else:
             values = [0] * count
         if not values:  # C has no empty arrays
@@ -397,6 +402,14 @@ class _Builder:
                 raise TypeError(f"{op.opcode} lowering gave field {field_name} a {type(value).__name__}")
         outputs = set(op.outputs)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]
+        for k, need in enumerate(call.scratch):
+            if need is None:
+                code.args.append(KernelArg("null"))
+                continue
+            c_type, count = need
+            symbol = f"op{op.index}_scratch{k}"
+            code.scratch.append(CArrayDef(symbol=symbol, c_type=c_type, count=count, lines=[], mutable=True))
+            code.args.append(KernelArg("constant", c_type, False, symbol=symbol))
 
     # -- slots and I/O
 

@@ -56,6 +56,9 @@ class KernelCall:
     # An op that only reinterprets its input's bytes (RESHAPE ...): codegen emits
     # nothing when the plan aliased output to input, else this call (a copy).
     reinterprets_input: bool = False
+    # Short-lived buffers the kernel takes after `args`, (C element type,
+    # count) each; None passes NULL.
+    scratch: tuple[tuple[str, int] | None, ...] = ()
 
 
 class NotLowerable(Exception):

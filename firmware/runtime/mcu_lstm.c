@@ -1,0 +1,474 @@
+/* UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite's interpreter computes it
+ * (kernels/lstm_eval.cc: LstmStepInteger8x8_16 and LstmStepFloat, with the
+ * portable tensor_utils the x86 build dispatches to).  Each step function
+ * below names the TFLite function it follows; the order of operations,
+ * where the 16-bit gates saturate and which buffer holds what are kept,
+ * because they decide output bits. */
+#include "mcu_lstm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "mcu_quant.h"
+
+enum { GATE_INPUT = 0, GATE_FORGET = 1, GATE_CELL = 2, GATE_OUTPUT = 3 };
+
+/* ---------------------------------------------------------------- int8 x int8 -> int16 */
+
+/* PortableMatrixBatchVectorMultiplyAccumulate (int16/int8 output): each
+ * row's product plus its effective bias, rescaled, plus output_zp, added to
+ * what `output` holds and saturated. */
+static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                   int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
+                                   int32_t n_row, int16_t *output)
+{
+    int32_t b, r, c;
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        for (r = 0; r < n_row; ++r) {
+            const int8_t *row = matrix + (size_t)r * (size_t)n_col;
+            int16_t *out = output + (size_t)b * (size_t)n_row + (size_t)r;
+            int32_t acc = bias[r];
+            for (c = 0; c < n_col; ++c) {
+                acc += (int32_t)vector[c] * (int32_t)row[c];
+            }
+            acc = mcu_mul_by_quantized_mul(acc, multiplier, (int)shift) + *out;
+            *out = (int16_t)mcu_clamp_s32(acc, INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                  int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col, int32_t n_row,
+                                  int32_t output_zp, int8_t *output)
+{
+    int32_t b, r, c;
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        for (r = 0; r < n_row; ++r) {
+            const int8_t *row = matrix + (size_t)r * (size_t)n_col;
+            int8_t *out = output + (size_t)b * (size_t)n_row + (size_t)r;
+            int32_t acc = bias[r];
+            for (c = 0; c < n_col; ++c) {
+                acc += (int32_t)vector[c] * (int32_t)row[c];
+            }
+            acc = mcu_mul_by_quantized_mul(acc, multiplier, (int)shift) + output_zp + *out;
+            *out = (int8_t)mcu_clamp_s32(acc, INT8_MIN, INT8_MAX);
+        }
+    }
+}
+
+/* PortableApplyLayerNorm. */
+static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t *bias, int32_t multiplier,
+                           int32_t shift, int32_t variance_guard, int32_t n_batch, int32_t n_cell)
+{
+    const int64_t two_to_20 = (int64_t)1 << 20;
+    int32_t b, j;
+    for (b = 0; b < n_batch; ++b) {
+        int16_t *row = gate + (size_t)b * (size_t)n_cell;
+        int64_t sum = 0, sum_sq = 0, variance;
+        int32_t mean, variance2, inv_sqrt;
+        int inv_sqrt_shift;
+        for (j = 0; j < n_cell; ++j) {
+            sum += row[j];
+            sum_sq += (int32_t)row[j] * (int32_t)row[j];
+        }
+        mean = (int32_t)(sum * 1024 / n_cell);
+        /* Exact only for a power-of-two n_cell, as in TFLite. */
+        variance = sum_sq * (int64_t)(two_to_20 / n_cell) - (int64_t)mean * (int64_t)mean;
+        variance2 = (int32_t)(variance / two_to_20);
+        if (variance2 < 1) {
+            variance2 = variance_guard;
+        }
+        mcu_inv_sqrt_quantized_multiplier_exp(variance2, -1, &inv_sqrt, &inv_sqrt_shift);
+        for (j = 0; j < n_cell; ++j) {
+            const int32_t shifted = 1024 * (int32_t)row[j] - mean;
+            const int32_t rescaled = mcu_mul_by_quantized_mul(shifted, inv_sqrt, inv_sqrt_shift);
+            /* int32 arithmetic (wrapping) before the widening, as TFLite writes it. */
+            const int64_t weighted =
+                (int32_t)((uint32_t)rescaled * (uint32_t)(int32_t)weights[j] + (uint32_t)bias[j]);
+            const int32_t rounded = (int32_t)((weighted > 0 ? weighted + 512 : weighted - 512) / 1024);
+            const int32_t value = mcu_mul_by_quantized_mul(rounded, multiplier, (int)shift + 12);
+            row[j] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+/* CalculateLstmGateInteger8x8_16. */
+static void gate_s8(const mcu_lstm_s8_params *p, int gate_index, int32_t rows, const int8_t *input,
+                    const int8_t *input_weights, const int8_t *output_state, const int8_t *recurrent_weights,
+                    const int16_t *cell_state, const int16_t *cell_weights, const int16_t *layer_norm_weights,
+                    const int32_t *gate_bias, int16_t *gate)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
+    size_t i;
+    memset(gate, 0, n * sizeof *gate);
+    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, input_weights, p->input_multiplier[gate_index],
+                           p->input_shift[gate_index], rows, p->n_input, p->n_cell, gate);
+    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, recurrent_weights,
+                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
+                           p->n_cell, gate);
+    if (cell_weights != NULL) {
+        /* PortableVectorBatchVectorCwiseProductAccumulate, called by TFLite with
+         * n_output as the vector length (lowering refuses n_output > n_cell). */
+        int32_t b, v;
+        for (b = 0; b < rows; ++b) {
+            for (v = 0; v < p->n_output; ++v) {
+                const size_t at = (size_t)b * (size_t)p->n_output + (size_t)v;
+                int32_t product = (int32_t)cell_weights[v] * (int32_t)cell_state[at];
+                product = mcu_mul_by_quantized_mul(product, p->cell_multiplier[gate_index],
+                                                   (int)p->cell_shift[gate_index]);
+                gate[at] = (int16_t)mcu_clamp_s32(product + gate[at], INT16_MIN, INT16_MAX);
+            }
+        }
+    }
+    if (layer_norm_weights != NULL) {
+        layer_norm_s16(gate, layer_norm_weights, gate_bias, p->layer_norm_multiplier[gate_index],
+                       p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
+    }
+    for (i = 0; i < n; ++i) {
+        /* The gates are Q3.12: sigmoid, or tanh for the cell gate, to Q0.15. */
+        gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
+    }
+}
+
+/* LstmStepInteger8x8_16 for `rows` batch rows. */
+static void step_s8(const mcu_lstm_s8_params *p, int32_t rows, const int8_t *input, const int8_t *const *input_weights,
+                    const int8_t *const *recurrent_weights, const int16_t *const *cell_weights,
+                    const int32_t *const *gate_bias, const int16_t *const *layer_norm_weights,
+                    const int8_t *projection_weights, int8_t *output_state, int16_t *cell_state, int8_t *output,
+                    int16_t *gate_scratch, int8_t *hidden_scratch)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    int16_t *gates[MCU_LSTM_GATES];
+    const int use_cifg = input_weights[GATE_INPUT] == NULL;
+    int g;
+    size_t i;
+    for (g = 0; g < MCU_LSTM_GATES; ++g) {
+        gates[g] = gate_scratch + (size_t)g * n;
+    }
+    for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
+        gate_s8(p, g, rows, input, input_weights[g], output_state, recurrent_weights[g], cell_state,
+                g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g]);
+    }
+
+    /* UpdateLstmCellInteger: the forget gate's buffer becomes the scratch. */
+    for (i = 0; i < n; ++i) {
+        const int16_t forget = gates[GATE_FORGET][i];
+        const int16_t input_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : gates[GATE_INPUT][i];
+        /* CwiseMul: rounded shifts, then a plain (wrapping) cast to int16. */
+        const int16_t kept = (int16_t)mcu_rounding_divide_by_pot((int32_t)forget * cell_state[i], 15);
+        const int16_t added = (int16_t)mcu_rounding_divide_by_pot((int32_t)input_gate * gates[GATE_CELL][i],
+                                                                 (int)p->cell_product_shift);
+        int32_t cell = mcu_clamp_s32((int32_t)kept + added, INT16_MIN, INT16_MAX);
+        if (p->quantized_cell_clip > 0) {
+            cell = mcu_clamp_s32(cell, -p->quantized_cell_clip, p->quantized_cell_clip);
+        }
+        cell_state[i] = (int16_t)cell;
+    }
+
+    gate_s8(p, GATE_OUTPUT, rows, input, input_weights[GATE_OUTPUT], output_state, recurrent_weights[GATE_OUTPUT],
+            cell_state, cell_weights[GATE_OUTPUT], layer_norm_weights[GATE_OUTPUT], gate_bias[GATE_OUTPUT],
+            gates[GATE_OUTPUT]);
+
+    /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
+     * buffer (allocated even under CIFG). */
+    for (i = 0; i < n; ++i) {
+        gates[GATE_INPUT][i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
+    }
+    {
+        /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
+         * a projection and with +hidden_zp without one. */
+        int8_t *hidden = projection_weights != NULL ? hidden_scratch : output_state;
+        const int32_t zero_point = projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
+        for (i = 0; i < n; ++i) {
+            int32_t value = (int32_t)gates[GATE_OUTPUT][i] * gates[GATE_INPUT][i];
+            value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + zero_point;
+            hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+        }
+    }
+    if (projection_weights != NULL) {
+        const size_t outputs = (size_t)rows * (size_t)p->n_output;
+        memset(output_state, 0, outputs);
+        mat_vec_accumulate_s8(hidden_scratch, p->projection_effective_bias, projection_weights,
+                              p->projection_multiplier, p->projection_shift, rows, p->n_cell, p->n_output,
+                              p->output_state_zero_point, output_state);
+        if (p->quantized_proj_clip > 0) {
+            for (i = 0; i < outputs; ++i) {
+                output_state[i] = (int8_t)mcu_clamp_s32(output_state[i], -p->quantized_proj_clip, p->quantized_proj_clip);
+            }
+        }
+    }
+    memcpy(output, output_state, (size_t)rows * (size_t)p->n_output);
+}
+
+void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t *input_to_input_weights,
+                 const int8_t *input_to_forget_weights, const int8_t *input_to_cell_weights,
+                 const int8_t *input_to_output_weights, const int8_t *recurrent_to_input_weights,
+                 const int8_t *recurrent_to_forget_weights, const int8_t *recurrent_to_cell_weights,
+                 const int8_t *recurrent_to_output_weights, const int16_t *cell_to_input_weights,
+                 const int16_t *cell_to_forget_weights, const int16_t *cell_to_output_weights,
+                 const int32_t *input_gate_bias, const int32_t *forget_gate_bias, const int32_t *cell_gate_bias,
+                 const int32_t *output_gate_bias, const int8_t *projection_weights, const int32_t *projection_bias,
+                 int8_t *output_state, int16_t *cell_state, const int16_t *input_layer_norm_coefficients,
+                 const int16_t *forget_layer_norm_coefficients, const int16_t *cell_layer_norm_coefficients,
+                 const int16_t *output_layer_norm_coefficients, int8_t *output, int16_t *gate_scratch,
+                 int8_t *hidden_scratch)
+{
+    const int8_t *const input_weights[MCU_LSTM_GATES] = {input_to_input_weights, input_to_forget_weights,
+                                                         input_to_cell_weights, input_to_output_weights};
+    const int8_t *const recurrent_weights[MCU_LSTM_GATES] = {recurrent_to_input_weights, recurrent_to_forget_weights,
+                                                             recurrent_to_cell_weights, recurrent_to_output_weights};
+    const int16_t *const cell_weights[MCU_LSTM_GATES] = {cell_to_input_weights, cell_to_forget_weights, NULL,
+                                                         cell_to_output_weights};
+    const int32_t *const gate_bias[MCU_LSTM_GATES] = {input_gate_bias, forget_gate_bias, cell_gate_bias,
+                                                      output_gate_bias};
+    const int16_t *const layer_norm[MCU_LSTM_GATES] = {input_layer_norm_coefficients, forget_layer_norm_coefficients,
+                                                       cell_layer_norm_coefficients, output_layer_norm_coefficients};
+    const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
+    int32_t t, b;
+    (void)projection_bias; /* folded into projection_effective_bias */
+    if (p->time_major) {
+        /* All batch rows step together. */
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)t * (size_t)p->n_batch;
+            step_s8(p, p->n_batch, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
+                    layer_norm, projection_weights, output_state, cell_state, output + row * out_row, gate_scratch,
+                    hidden_scratch);
+        }
+        return;
+    }
+    /* Batch-major: each sequence on its own, with its rows of the states. */
+    for (b = 0; b < p->n_batch; ++b) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
+            step_s8(p, 1, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
+                    projection_weights, output_state + (size_t)b * out_row, cell_state + (size_t)b * (size_t)p->n_cell,
+                    output + row * out_row, gate_scratch, hidden_scratch);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- float */
+
+/* ApplyActivationToVector: NONE leaves `out` as it was, as TFLite's does. */
+static void activate_f32(int activation, const float *in, size_t n, float *out)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        switch (activation) {
+        case MCU_LSTM_ACT_RELU:
+            out[i] = in[i] < 0.0f ? 0.0f : in[i];
+            break;
+        case MCU_LSTM_ACT_RELU_N1_TO_1:
+            out[i] = in[i] < -1.0f ? -1.0f : (1.0f < in[i] ? 1.0f : in[i]);
+            break;
+        case MCU_LSTM_ACT_RELU6:
+            out[i] = in[i] < 0.0f ? 0.0f : (6.0f < in[i] ? 6.0f : in[i]);
+            break;
+        case MCU_LSTM_ACT_TANH:
+            out[i] = tanhf(in[i]);
+            break;
+        case MCU_LSTM_ACT_SIGMOID:
+            out[i] = 1.0f / (1.0f + expf(-in[i]));
+            break;
+        default:
+            return;
+        }
+    }
+}
+
+/* The fully connected product TFLite's LSTM runs: out = matrix x vector + add. */
+static void mat_vec_add_f32(const float *matrix, const float *vectors, const float *add, int32_t n_batch,
+                            int32_t n_col, int32_t n_row, float *out)
+{
+    int32_t b, r, c;
+    for (b = 0; b < n_batch; ++b) {
+        const float *vector = vectors + (size_t)b * (size_t)n_col;
+        for (r = 0; r < n_row; ++r) {
+            const float *row = matrix + (size_t)r * (size_t)n_col;
+            const size_t at = (size_t)b * (size_t)n_row + (size_t)r;
+            float dot = 0.0f;
+            for (c = 0; c < n_col; ++c) {
+                dot += row[c] * vector[c];
+            }
+            out[at] = dot + add[at];
+        }
+    }
+}
+
+static int all_zero_f32(const float *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (v[i] != 0.0f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* CalculateLstmGateFloat; `accumulator` is TFLite's accumulation scratch. */
+static void gate_f32(const mcu_lstm_f32_params *p, int32_t rows, int activation, const float *input,
+                     int input_all_zero, const float *input_weights, const float *output_state,
+                     const float *recurrent_weights, const float *cell_state, const float *cell_weights,
+                     const float *layer_norm_weights, const float *bias, float *gate, float *accumulator)
+{
+    const size_t n_cell = (size_t)p->n_cell;
+    const size_t n = (size_t)rows * n_cell;
+    float *sum = gate, *other = accumulator;
+    int32_t b;
+    size_t i;
+    for (b = 0; b < rows; ++b) {
+        if (layer_norm_weights != NULL) {
+            memset(gate + (size_t)b * n_cell, 0, n_cell * sizeof *gate);
+        } else {
+            memcpy(gate + (size_t)b * n_cell, bias, n_cell * sizeof *gate);
+        }
+    }
+    if (!input_all_zero) {
+        mat_vec_add_f32(input_weights, input, sum, rows, p->n_input, p->n_cell, other);
+        sum = other;
+        other = gate;
+    }
+    mat_vec_add_f32(recurrent_weights, output_state, sum, rows, p->n_output, p->n_cell, other);
+    if (cell_weights != NULL) {
+        for (i = 0; i < n; ++i) {
+            other[i] += cell_weights[i % n_cell] * cell_state[i];
+        }
+    }
+    if (layer_norm_weights != NULL) {
+        /* PortableMeanStddevNormalization, then weights and bias. */
+        for (b = 0; b < rows; ++b) {
+            float *row = other + (size_t)b * n_cell;
+            float total = 0.0f, squares = 0.0f, mean, stddev_inv;
+            for (i = 0; i < n_cell; ++i) {
+                total += row[i];
+            }
+            mean = total / (float)n_cell;
+            for (i = 0; i < n_cell; ++i) {
+                const float diff = row[i] - mean;
+                squares += diff * diff;
+            }
+            stddev_inv = 1.0f / sqrtf(squares / (float)n_cell + 1e-8f);
+            for (i = 0; i < n_cell; ++i) {
+                row[i] = (row[i] - mean) * stddev_inv;
+                row[i] = layer_norm_weights[i] * row[i];
+                row[i] += bias[i];
+            }
+        }
+    }
+    activate_f32(activation, other, n, gate);
+}
+
+/* LstmStepFloat for `rows` batch rows. */
+static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, const float *input,
+                     const float *const *input_weights, const float *const *recurrent_weights,
+                     const float *const *cell_weights, const float *const *gate_bias,
+                     const float *const *layer_norm_weights, const float *projection_weights,
+                     const float *projection_bias, float *output_state, float *cell_state, float *output,
+                     float *gate_scratch, float *accumulator)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    const size_t outputs = (size_t)rows * (size_t)p->n_output;
+    const int use_cifg = input_weights[GATE_INPUT] == NULL;
+    const int input_all_zero = all_zero_f32(input, (size_t)rows * (size_t)p->n_input);
+    float *gates[MCU_LSTM_GATES];
+    int g;
+    size_t i;
+    for (g = 0; g < MCU_LSTM_GATES; ++g) {
+        gates[g] = gate_scratch + (size_t)g * n;
+    }
+    for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
+        gate_f32(p, rows, g == GATE_CELL ? (int)p->activation : MCU_LSTM_ACT_SIGMOID, input, input_all_zero,
+                 input_weights[g], output_state, recurrent_weights[g], cell_state,
+                 g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g], accumulator);
+    }
+    /* UpdateLstmCellFloat. */
+    for (i = 0; i < n; ++i) {
+        cell_state[i] = gates[GATE_FORGET][i] * cell_state[i];
+    }
+    for (i = 0; i < n; ++i) {
+        const float input_gate = use_cifg ? 1.0f - gates[GATE_FORGET][i] : gates[GATE_INPUT][i];
+        cell_state[i] += gates[GATE_CELL][i] * input_gate;
+    }
+    if (p->cell_clip > 0.0f) {
+        for (i = 0; i < n; ++i) {
+            cell_state[i] = mcu_clamp_f32(cell_state[i], -p->cell_clip, p->cell_clip);
+        }
+    }
+    gate_f32(p, rows, MCU_LSTM_ACT_SIGMOID, input, input_all_zero, input_weights[GATE_OUTPUT], output_state,
+             recurrent_weights[GATE_OUTPUT], cell_state, cell_weights[GATE_OUTPUT], layer_norm_weights[GATE_OUTPUT],
+             gate_bias[GATE_OUTPUT], gates[GATE_OUTPUT], accumulator);
+    /* CalculateLstmOutputFloat: the cell gate's buffer is the scratch. */
+    activate_f32((int)p->activation, cell_state, n, gates[GATE_CELL]);
+    for (i = 0; i < n; ++i) {
+        gates[GATE_CELL][i] = gates[GATE_OUTPUT][i] * gates[GATE_CELL][i];
+    }
+    if (projection_weights != NULL) {
+        int32_t b;
+        for (b = 0; b < rows; ++b) {
+            float *row = accumulator + (size_t)b * (size_t)p->n_output;
+            if (projection_bias != NULL) {
+                memcpy(row, projection_bias, (size_t)p->n_output * sizeof *row);
+            } else {
+                memset(row, 0, (size_t)p->n_output * sizeof *row);
+            }
+        }
+        mat_vec_add_f32(projection_weights, gates[GATE_CELL], accumulator, rows, p->n_cell, p->n_output, output_state);
+        if (p->proj_clip > 0.0f) {
+            for (i = 0; i < outputs; ++i) {
+                output_state[i] = mcu_clamp_f32(output_state[i], -p->proj_clip, p->proj_clip);
+            }
+        }
+    } else {
+        memcpy(output_state, gates[GATE_CELL], outputs * sizeof *output_state);
+    }
+    memcpy(output, output_state, outputs * sizeof *output);
+}
+
+void mcu_lstm_f32(const mcu_lstm_f32_params *p, const float *input, const float *input_to_input_weights,
+                  const float *input_to_forget_weights, const float *input_to_cell_weights,
+                  const float *input_to_output_weights, const float *recurrent_to_input_weights,
+                  const float *recurrent_to_forget_weights, const float *recurrent_to_cell_weights,
+                  const float *recurrent_to_output_weights, const float *cell_to_input_weights,
+                  const float *cell_to_forget_weights, const float *cell_to_output_weights,
+                  const float *input_gate_bias, const float *forget_gate_bias, const float *cell_gate_bias,
+                  const float *output_gate_bias, const float *projection_weights, const float *projection_bias,
+                  float *output_state, float *cell_state, const float *input_layer_norm_coefficients,
+                  const float *forget_layer_norm_coefficients, const float *cell_layer_norm_coefficients,
+                  const float *output_layer_norm_coefficients, float *output, float *gate_scratch,
+                  float *accumulator_scratch)
+{
+    const float *const input_weights[MCU_LSTM_GATES] = {input_to_input_weights, input_to_forget_weights,
+                                                        input_to_cell_weights, input_to_output_weights};
+    const float *const recurrent_weights[MCU_LSTM_GATES] = {recurrent_to_input_weights, recurrent_to_forget_weights,
+                                                            recurrent_to_cell_weights, recurrent_to_output_weights};
+    const float *const cell_weights[MCU_LSTM_GATES] = {cell_to_input_weights, cell_to_forget_weights, NULL,
+                                                       cell_to_output_weights};
+    const float *const gate_bias[MCU_LSTM_GATES] = {input_gate_bias, forget_gate_bias, cell_gate_bias,
+                                                    output_gate_bias};
+    const float *const layer_norm[MCU_LSTM_GATES] = {input_layer_norm_coefficients, forget_layer_norm_coefficients,
+                                                     cell_layer_norm_coefficients, output_layer_norm_coefficients};
+    const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
+    int32_t t, b;
+    if (p->time_major) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)t * (size_t)p->n_batch;
+            step_f32(p, p->n_batch, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
+                     layer_norm, projection_weights, projection_bias, output_state, cell_state, output + row * out_row,
+                     gate_scratch, accumulator_scratch);
+        }
+        return;
+    }
+    for (b = 0; b < p->n_batch; ++b) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
+            step_f32(p, 1, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
+                     projection_weights, projection_bias, output_state + (size_t)b * out_row,
+                     cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row, gate_scratch,
+                     accumulator_scratch);
+        }
+    }
+}
