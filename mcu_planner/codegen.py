@@ -239,7 +239,8 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
             unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
-        if graph.tensors[t].dtype not in ACTIVATION_DTYPES:
+        # A scratch tensor's dtype is its kernel's choice, not the model's.
+        if graph.tensors[t].dtype not in ACTIVATION_DTYPES and not graph.tensors[t].is_scratch:
             bad_types[graph.tensors[t].dtype] += 1
     parts = []
     if unsupported:
@@ -336,7 +337,7 @@ class _Builder:
         for t in graph.inputs:
             if t in self.lifetimes.placements:
                 produced.add(self.tensor_slot(t)[0])
-        written_by_ops = {t for op in graph.operators for t in op.outputs if t >= 0}
+        written_by_ops = {t for op in graph.operators for t in op.outputs + op.scratch if t >= 0}
         for t in self.lifetimes.placements:
             if t not in written_by_ops:  # read but produced by nobody: the application's to fill
                 produced.add(self.tensor_slot(t)[0])
@@ -350,7 +351,7 @@ class _Builder:
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
                 self._render_call(op, call, code)
-            for t in op.outputs:
+            for t in op.outputs + op.scratch:
                 if t in self.lifetimes.placements:
                     slot = self.tensor_slot(t)[0]
                     if slot not in produced:
@@ -395,7 +396,7 @@ class _Builder:
                 code.params.append((field_name, value))
             else:
                 raise TypeError(f"{op.opcode} lowering gave field {field_name} a {type(value).__name__}")
-        outputs = set(op.outputs)
+        outputs = set(op.outputs) | set(op.scratch)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]
 
     # -- slots and I/O

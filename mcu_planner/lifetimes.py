@@ -17,6 +17,10 @@ the generated code runs nothing for them.
 
 Elementwise ops may also write their output over an input that dies there
 (`Step.in_place`); whether that happens is the planner's choice.
+
+Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
+activations alive at their op's step only, written by that step; they never
+alias anything.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ def activation_tensors(graph: Graph) -> list[int]:
     for op in graph.operators:
         used.update(t for t in op.inputs if t >= 0)
         used.update(t for t in op.outputs if t >= 0)
+        used.update(op.scratch)
     return sorted(
         t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable
     )
@@ -90,6 +95,9 @@ def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], 
                 first[t] = op.index
     for t in graph.inputs:
         first[t] = 0
+    for op in graph.operators:
+        for t in op.scratch:
+            first[t] = op.index
     consumers = graph.consumers()
     for t in activations:
         first.setdefault(t, 0)  # read but produced by nobody: treat like a graph input
@@ -239,7 +247,7 @@ def _steps(
     steps = []
     for op in graph.operators:
         ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
-        outs = _unique(placements[t].buffer for t in op.outputs if t in placements)
+        outs = _unique(placements[t].buffer for t in op.outputs + op.scratch if t in placements)
         pairs: list[tuple[int, int]] = []
         if in_place and op.opcode in IN_PLACE_OPS and op.index not in elided and len(op.outputs) == 1:
             out = op.outputs[0]
