@@ -67,6 +67,9 @@ class Lifetimes:
     elided_ops: frozenset[int] = frozenset()
     variable_tensors: tuple[int, ...] = ()
     variable_bytes: int = 0
+    # Variable tensor -> byte offset in the persistent state region (each
+    # aligned like the arena's buffers); variable_bytes is the region's size.
+    variable_offsets: dict[int, int] = field(default_factory=dict)
 
     def tensor_offset(self, offsets: dict[int, int], tensor: int) -> int:
         placement = self.placements[tensor]
@@ -224,7 +227,11 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
 
     variables = tuple(t.index for t in graph.tensors if t.is_variable)
-    variable_bytes = sum(align_up(graph.tensors[t].nbytes, alignment) for t in variables)
+    variable_offsets: dict[int, int] = {}
+    variable_bytes = 0
+    for t in variables:
+        variable_offsets[t] = variable_bytes
+        variable_bytes += align_up(graph.tensors[t].nbytes, alignment)
     return Lifetimes(
         problem=problem,
         placements=placements,
@@ -234,6 +241,7 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         elided_ops=frozenset(builder.elided),
         variable_tensors=variables,
         variable_bytes=variable_bytes,
+        variable_offsets=variable_offsets,
     )
 
 
