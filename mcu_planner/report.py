@@ -9,6 +9,7 @@ from .graph import Graph, Tensor
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live
+from .scratch import scratch_op
 from .sizes import format_bytes
 
 MAP_WIDTH = 64
@@ -110,11 +111,14 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]
     columns = -(-steps // scale)
     lines = [f"memory map ({scale} op step{'s' if scale > 1 else ''} per column):"]
     lines.append(f"{'tensor':>8} {'':{columns}} {'offset':>10} {'bytes':>10}  name")
+    scratch_of = scratch_op(graph)
     rows = sorted(lifetimes.placements, key=lambda t: (lifetimes.tensor_offset(plan.offsets, t), t))
     for t in rows:
         first, last = lifetimes.first_op[t], lifetimes.last_op[t]
         bar = "".join("#" if first // scale <= c <= last // scale else "." for c in range(columns))
         alias = f" (alias of #{lifetimes.aliases[t]})" if t in lifetimes.aliases else ""
+        if t in scratch_of:
+            alias += f" (scratch of op {scratch_of[t]})"
         lines.append(
             f"{'#' + str(t):>8} {bar} {lifetimes.tensor_offset(plan.offsets, t):>10} "
             f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
@@ -151,6 +155,8 @@ def plan_json(model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, a
             "last_op": lifetimes.last_op[t],
             "offset": lifetimes.tensor_offset(plan.offsets, t),
         }
+        if graph.tensors[t].is_scratch:
+            entry["scratch"] = True
         if t in lifetimes.aliases:
             root = lifetimes.aliases[t]
             entry["alias_of"] = root

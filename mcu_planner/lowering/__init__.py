@@ -19,6 +19,16 @@ Codegen renders each KernelCall through templates/ as
     static const PARAMS_TYPE opN_params = { .field = value, ... };
     FUNCTION(&opN_params, arg0, arg1, ...);
 
+Kernels that need working memory beyond their inputs and outputs (SVDF,
+LSTM, TRANSPOSE_CONV ...) also register, next to their lowering,
+
+    @scratch_for("SVDF")
+    def svdf_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]
+
+scratch.py turns each need into a scratch tensor of the graph, listed in
+`op.scratch` in the same order, which lives in the arena at that op's step
+only; the lowering passes `op.scratch[i]` in `args` like an output.
+
 `CArray` fields become their own `static const` arrays that the struct field
 points at.  `args` are tensor indices (-1 -> NULL); codegen passes each as a
 pointer of the tensor's C element type (see graph.DTYPE_C_TYPE), `const` for
@@ -56,9 +66,16 @@ class KernelCall:
     # An op that only reinterprets its input's bytes (RESHAPE ...): codegen emits
     # nothing when the plan aliased output to input, else this call (a copy).
     reinterprets_input: bool = False
-    # Short-lived buffers the kernel takes after `args`, (C element type,
-    # count) each; None passes NULL.
-    scratch: tuple[tuple[str, int] | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScratchNeed:
+    """Working memory a kernel needs during one op: `elements` values of
+    `dtype` (a graph dtype; it gives the kernel's pointer type)."""
+
+    name: str  # what it holds, e.g. "feature_activations"
+    dtype: str
+    elements: int
 
 
 class NotLowerable(Exception):
@@ -67,6 +84,8 @@ class NotLowerable(Exception):
 
 LowerFn = Callable[[Operator, Graph], KernelCall]
 LOWERINGS: dict[str, LowerFn] = {}
+ScratchFn = Callable[[Operator, Graph], tuple[ScratchNeed, ...]]
+SCRATCH_NEEDS: dict[str, ScratchFn] = {}
 
 
 def lowers(*opcodes: str):
@@ -78,11 +97,23 @@ def lowers(*opcodes: str):
     return wrap
 
 
+def scratch_for(*opcodes: str):
+    """Registers the function saying what scratch memory `opcodes` need."""
+
+    def wrap(fn: ScratchFn) -> ScratchFn:
+        for opcode in opcodes:
+            SCRATCH_NEEDS[opcode] = fn
+        return fn
+
+    return wrap
+
+
 _loaded = False
 
 
 def load_all() -> dict[str, LowerFn]:
-    """Every registered lowering; imports the lowering modules on first use."""
+    """Every registered lowering; imports the lowering modules on first use
+    (which also fills SCRATCH_NEEDS)."""
     global _loaded
     if not _loaded:
         for info in pkgutil.iter_modules(__path__):

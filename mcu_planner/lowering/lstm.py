@@ -23,7 +23,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import f32, quantize_multiplier, wrap_int32
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
 from .common import input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_lstm",)
@@ -115,8 +115,20 @@ class LstmShape:
         }
 
 
-def _scratch_array(c_type: str, count: int) -> tuple[str, int]:
-    return (c_type, max(count, 1))
+@scratch_for("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
+    """One time step's gates (TFLite's scratch0-3) and, integer with a
+    projection, the hidden values it projects (scratch4); float: the
+    accumulation buffer of the gate products."""
+    shape = LstmShape(op, graph)
+    gates = 4 * shape.rows * shape.n_cell
+    if shape.tensor(INPUT).dtype == "float32":
+        accumulator = shape.rows * max(shape.n_cell, shape.n_output)
+        return (ScratchNeed("gates", "float32", gates), ScratchNeed("accumulator", "float32", accumulator))
+    needs = (ScratchNeed("gates", "int16", gates),)
+    if shape.projection:
+        needs += (ScratchNeed("hidden", "int8", shape.rows * shape.n_cell),)
+    return needs
 
 
 @lowers("UNIDIRECTIONAL_SEQUENCE_LSTM")
@@ -124,7 +136,11 @@ def lower_lstm(op: Operator, graph: Graph) -> KernelCall:
     shape = LstmShape(op, graph)
     inp = shape.tensor(INPUT)
     weights = shape.tensor(INPUT_WEIGHTS["output"])
-    args = tuple(op.inputs[i] if i < len(op.inputs) else -1 for i in range(NUM_INPUTS)) + (op.outputs[0],)
+    if len(op.scratch) != len(lstm_scratch(op, graph)):
+        raise NotLowerable("UNIDIRECTIONAL_SEQUENCE_LSTM without its scratch buffers (graph not read by read_model)")
+    # The hidden scratch is NULL without a projection.
+    scratch = op.scratch + (-1,) * (2 - len(op.scratch))
+    args = tuple(op.inputs[i] if i < len(op.inputs) else -1 for i in range(NUM_INPUTS)) + (op.outputs[0],) + scratch
     if inp.dtype == "float32" and weights.dtype == "float32":
         return _lower_float(op, graph, shape, args)
     if inp.dtype == "float32":
@@ -151,12 +167,7 @@ def _lower_float(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, 
         "cell_clip": f32(op.options.get("cell_clip", 0.0)),
         "proj_clip": f32(op.options.get("proj_clip", 0.0)),
     }
-    rows = shape.rows
-    scratch = (
-        _scratch_array("float", 4 * rows * shape.n_cell),
-        _scratch_array("float", rows * max(shape.n_cell, shape.n_output)),
-    )
-    return KernelCall("mcu_lstm_f32", "mcu_lstm_f32_params", params, args, SOURCES, scratch=scratch)
+    return KernelCall("mcu_lstm_f32", "mcu_lstm_f32_params", params, args, SOURCES)
 
 
 def _weight_scale(op: Operator, tensor: Tensor | None) -> float:
@@ -315,12 +326,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         "quantized_cell_clip": _quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
         "quantized_proj_clip": _quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
     }
-    rows = shape.rows
-    scratch = (
-        _scratch_array("int16_t", 4 * rows * shape.n_cell),
-        _scratch_array("int8_t", rows * shape.n_cell) if projection is not None else None,
-    )
-    return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES, scratch=scratch)
+    return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
 
 
 def _quantized_clip(clip: float, tensor_scale: float, limit: int) -> int:

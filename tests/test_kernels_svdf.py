@@ -1,0 +1,94 @@
+"""SVDF (float32; int8 with int16 state) against TFLite's reference kernels
+over several invocations in a row, with state carried from one to the next
+(check_model runs the input sets in sequence on one interpreter and on one
+generated model, then resets both and runs the first sets again)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.reader import read_model
+
+from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
+
+# (batch, input_size, units, rank, memory_size, with bias)
+SHAPES = [
+    (1, 8, 4, 1, 1, True),
+    (1, 12, 5, 1, 4, True),
+    (2, 7, 3, 2, 3, False),
+    (1, 16, 8, 2, 10, True),
+    (3, 5, 2, 3, 2, True),
+    (1, 6, 2, 5, 3, True),
+    (2, 9, 3, 4, 8, True),
+]
+
+
+def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, with_bias, dtype, activation,
+                 state_headroom=1.0, output_headroom=1.0):
+    filters = units * rank
+    if dtype == "float32":
+        x = model.input((batch, input_size), "float32")
+        wf = model.constant(rng.standard_normal((filters, input_size)).astype(np.float32) * 0.5, "float32")
+        wt = model.constant(rng.standard_normal((filters, memory)).astype(np.float32) * 0.5, "float32")
+        bias = model.constant(rng.standard_normal(units).astype(np.float32), "float32") if with_bias else -1
+        state = model.mb.add_tensor((batch, filters * memory), "float32", is_variable=True)
+        options = {"rank": rank, "fused_activation_function": activation}
+        return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "float32", None, options)
+
+    in_scale, in_zero = random_int8_quant(rng)
+    x = model.input((batch, input_size), "int8", (in_scale, in_zero))
+    wf_scale = random_scale(rng, 1e-3, 2e-2)
+    wf = model.constant(rng.integers(-127, 128, (filters, input_size)).astype(np.int8), "int8", (wf_scale, 0))
+    # The state holds feature activations: about sqrt(n) * 64 * 64 input x weight steps.
+    typical_feature = np.sqrt(input_size) * 64 * 74 * in_scale * wf_scale
+    state_scale = float(np.float32(typical_feature / 6000 * state_headroom))
+    wt_scale = random_scale(rng, 1e-4, 1e-2)
+    wt = model.constant(rng.integers(-20000, 20001, (filters, memory)).astype(np.int16), "int16", (wt_scale, 0))
+    typical_unit = np.sqrt(rank * memory) * 6000 * 11000 * state_scale * wt_scale
+    bias = -1
+    if with_bias:
+        bias_values = rng.integers(-1, 2, units) * rng.integers(0, int(6000 * 11000), units)
+        bias = model.constant(bias_values.astype(np.int32), "int32", (float(np.float32(state_scale * wt_scale)), 0))
+    state = model.mb.add_tensor((batch, filters * memory), "int16", (state_scale, 0), is_variable=True)
+    out_quant = (float(np.float32(typical_unit / 60 * output_headroom)), int(rng.integers(-128, 128)))
+    options = {"rank": rank, "fused_activation_function": activation}
+    return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "int8", out_quant, options)
+
+
+@pytest.mark.parametrize("activation", ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])
+def test_float_svdf_over_invocations(activation):
+    rng = np.random.default_rng(11)
+    model = Branches("float SVDF")
+    for shape in SHAPES:
+        _svdf_branch(model, rng, *shape, "float32", activation)
+    assert_matches_reference(model.build(), inputs=5)
+
+
+def test_int8_svdf_over_invocations():
+    rng = np.random.default_rng(12)
+    model = Branches("int8 SVDF")
+    for shape in SHAPES:
+        _svdf_branch(model, rng, *shape, "int8", "RELU")
+    # Saturation: feature activations beyond int16, unit sums beyond int8.
+    _svdf_branch(model, rng, 1, 16, 6, 2, 5, True, "int8", "RELU", state_headroom=0.05)
+    _svdf_branch(model, rng, 2, 9, 4, 1, 6, True, "int8", "RELU", output_headroom=0.02)
+    assert_matches_reference(model.build(), inputs=6)
+
+
+def test_svdf_scratch_is_planned_at_its_step_only():
+    rng = np.random.default_rng(13)
+    model = Branches("SVDF scratch")
+    _svdf_branch(model, rng, 2, 12, 5, 2, 4, True, "int8", "RELU")
+    graph = read_model(model.build())
+    (op,) = graph.operators
+    (scratch,) = op.scratch
+    assert graph.tensors[scratch].is_scratch
+    assert graph.tensors[scratch].nbytes == 4 * 2 * 10  # int32 per batch and filter
+    lifetimes = compute_lifetimes(graph)
+    assert lifetimes.first_op[scratch] == lifetimes.last_op[scratch] == 0
+    # The state is no arena buffer: it lives in its own region.
+    state = op.inputs[4]
+    assert state not in lifetimes.placements and lifetimes.variable_offsets[state] == 0
+    assert lifetimes.variable_bytes == 2 * 2 * 10 * 4 + 0  # int16 [2, 40], a multiple of 16
