@@ -252,10 +252,76 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
 
 /* ---------------------------------------------------------------- float */
 
-/* ApplyActivationToVector: NONE leaves `out` as it was, as TFLite's does. */
-static void activate_f32(int activation, const float *in, size_t n, float *out)
+/* TFLite's float LSTM applies tanh and the logistic function through Eigen
+ * (tensor_utils.h: .array().tanh() / .logistic()), not libm.  These follow
+ * Eigen's float implementations as an SSE build without FMA runs them: every
+ * multiply-add rounds twice. */
+
+/* ptanh_float: a [9/8] rational function on the input clamped to +-c. */
+static float eigen_tanh_f32(float a)
 {
-    size_t i;
+    static const float alpha[4] = {1.394553628e-8f, 2.102733560e-5f, 3.520756727e-3f, 1.340216100e-1f};
+    static const float beta[5] = {8.015776984e-7f, 3.326951409e-4f, 2.597254514e-2f, 4.673548340e-1f, 1.0f};
+    const float clamp = 7.90738964080810547f;
+    const float x = a < -clamp ? -clamp : (clamp < a ? clamp : a);
+    const float x2 = x * x;
+    const float x3 = x2 * x;
+    float p = alpha[0], q = beta[0];
+    int i;
+    for (i = 1; i < 4; ++i) {
+        p = p * x2 + alpha[i];
+    }
+    for (i = 1; i < 5; ++i) {
+        q = q * x2 + beta[i];
+    }
+    p = x3 * p + x;
+    return p / q;
+}
+
+/* scalar_logistic_op<float>::packetOp: exp(x) / (1 + exp(x)) with exp(x)
+ * computed as exp(x / 2)^2 by Cephes-style range reduction and a degree-5
+ * polynomial. */
+static float eigen_logistic_packet_f32(float in)
+{
+    float x, m, r, r2, p_even, p_odd, p, e;
+    if (in < -104.0f) {
+        return 0.0f;
+    }
+    x = (16.6355324f < in ? 16.6355324f : in) * 0.5f;
+    m = floorf(x * 1.44269504088896341f + 0.5f);
+    r = m * -0.693359375f + x;
+    r = m * 2.12194440e-4f + r;
+    r2 = r * r;
+    p_even = r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
+    p_odd = r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
+    p = r * p_odd + p_even;
+    p = r2 * p + (r + 1.0f);
+    e = ldexpf(p, (int)m);
+    e = e * e;
+    return e / (1.0f + e);
+}
+
+/* scalar_logistic_op<float>::operator(), for the elements Eigen's loop does
+ * not reach with whole packets. */
+static float eigen_logistic_scalar_f32(float x)
+{
+    const float e = expf(16.6355324f < x ? 16.6355324f : x);
+    return e / (1.0f + e);
+}
+
+/* ApplyActivationToVector: NONE leaves `out` as it was, as TFLite's does.
+ * Eigen's assignment loop takes the elements before the first 16-byte
+ * boundary of `out` and after the last whole packet of 4 one by one:
+ * `phase` is out[0]'s position in TFLite's (16-byte aligned) scratch buffer,
+ * in floats. */
+static void activate_f32(int activation, const float *in, size_t n, float *out, size_t phase)
+{
+    size_t head = (4u - phase % 4u) % 4u;
+    size_t end, i;
+    if (head > n) {
+        head = n;
+    }
+    end = head + (n - head) / 4u * 4u;
     for (i = 0; i < n; ++i) {
         switch (activation) {
         case MCU_LSTM_ACT_RELU:
@@ -268,10 +334,10 @@ static void activate_f32(int activation, const float *in, size_t n, float *out)
             out[i] = in[i] < 0.0f ? 0.0f : (6.0f < in[i] ? 6.0f : in[i]);
             break;
         case MCU_LSTM_ACT_TANH:
-            out[i] = tanhf(in[i]);
+            out[i] = eigen_tanh_f32(in[i]);
             break;
         case MCU_LSTM_ACT_SIGMOID:
-            out[i] = 1.0f / (1.0f + expf(-in[i]));
+            out[i] = i >= head && i < end ? eigen_logistic_packet_f32(in[i]) : eigen_logistic_scalar_f32(in[i]);
             break;
         default:
             return;
@@ -279,10 +345,86 @@ static void activate_f32(int activation, const float *in, size_t n, float *out)
     }
 }
 
-/* The fully connected product TFLite's LSTM runs: out = matrix x vector + add. */
+/* Row . vector as Eigen's matrix x vector product sums it in TFLite's x86
+ * build (SSE packets of 4): four running sums over the columns in groups of
+ * four, added as (0 + 2) + (1 + 3), then the leftover columns one by one.
+ * Every multiply and add rounds on its own (no fused multiply-add). */
+static float dot_in_packets_f32(const float *row, const float *vector, int32_t n_col)
+{
+    float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float sum;
+    int32_t c = 0, l;
+    for (; c + 4 <= n_col; c += 4) {
+        for (l = 0; l < 4; ++l) {
+            lane[l] += row[c + l] * vector[c + l];
+        }
+    }
+    sum = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+    for (; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
+/* Row . vector as Eigen's coefficient-wise (lazy) product sums it for small
+ * matrix products: products in packets of 4, two packet sums over pairs of
+ * packets, a last whole packet, the packet's lanes as (0 + 2) + (1 + 3),
+ * then the leftover products one by one. */
+static float dot_reduced_f32(const float *row, const float *vector, int32_t n_col)
+{
+    float sum0[4], sum1[4], sum;
+    const int32_t whole = n_col / 4 * 4, pairs = n_col / 8 * 8;
+    int32_t c, l;
+    if (whole == 0) {
+        sum = row[0] * vector[0];
+        for (c = 1; c < n_col; ++c) {
+            sum += row[c] * vector[c];
+        }
+        return sum;
+    }
+    for (l = 0; l < 4; ++l) {
+        sum0[l] = row[l] * vector[l];
+    }
+    if (whole > 4) {
+        for (l = 0; l < 4; ++l) {
+            sum1[l] = row[4 + l] * vector[4 + l];
+        }
+        for (c = 8; c < pairs; c += 8) {
+            for (l = 0; l < 4; ++l) {
+                sum0[l] += row[c + l] * vector[c + l];
+                sum1[l] += row[c + 4 + l] * vector[c + 4 + l];
+            }
+        }
+        for (l = 0; l < 4; ++l) {
+            sum0[l] += sum1[l];
+        }
+        if (whole > pairs) {
+            for (l = 0; l < 4; ++l) {
+                sum0[l] += row[pairs + l] * vector[pairs + l];
+            }
+        }
+    }
+    sum = (sum0[0] + sum0[2]) + (sum0[1] + sum0[3]);
+    for (c = whole; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
+/* Eigen's threshold (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) below which depth +
+ * rows + columns of a matrix product go through the lazy product. */
+#define EIGEN_LAZY_PRODUCT_LIMIT 20
+
+/* The fully connected product TFLite's float LSTM runs (optimized_ops::
+ * FullyConnected through Eigen): out = matrix x vector + add.  One vector is
+ * a matrix x vector product (summed in packets); several are a matrix
+ * product: the lazy product when small, else a kernel that sums each output
+ * over the depth in order.  (Eigen splits depths beyond a cache-dependent
+ * block, 504 on the machine the tests ran on; LSTM inputs are shorter.) */
 static void mat_vec_add_f32(const float *matrix, const float *vectors, const float *add, int32_t n_batch,
                             int32_t n_col, int32_t n_row, float *out)
 {
+    const int lazy = n_col + n_row + n_batch < EIGEN_LAZY_PRODUCT_LIMIT;
     int32_t b, r, c;
     for (b = 0; b < n_batch; ++b) {
         const float *vector = vectors + (size_t)b * (size_t)n_col;
@@ -290,8 +432,14 @@ static void mat_vec_add_f32(const float *matrix, const float *vectors, const flo
             const float *row = matrix + (size_t)r * (size_t)n_col;
             const size_t at = (size_t)b * (size_t)n_row + (size_t)r;
             float dot = 0.0f;
-            for (c = 0; c < n_col; ++c) {
-                dot += row[c] * vector[c];
+            if (n_batch == 1) {
+                dot = dot_in_packets_f32(row, vector, n_col);
+            } else if (lazy) {
+                dot = dot_reduced_f32(row, vector, n_col);
+            } else {
+                for (c = 0; c < n_col; ++c) {
+                    dot += row[c] * vector[c];
+                }
             }
             out[at] = dot + add[at];
         }
@@ -313,7 +461,8 @@ static int all_zero_f32(const float *v, size_t n)
 static void gate_f32(const mcu_lstm_f32_params *p, int32_t rows, int activation, const float *input,
                      int input_all_zero, const float *input_weights, const float *output_state,
                      const float *recurrent_weights, const float *cell_state, const float *cell_weights,
-                     const float *layer_norm_weights, const float *bias, float *gate, float *accumulator)
+                     const float *layer_norm_weights, const float *bias, float *gate, float *accumulator,
+                     size_t phase)
 {
     const size_t n_cell = (size_t)p->n_cell;
     const size_t n = (size_t)rows * n_cell;
@@ -359,11 +508,21 @@ static void gate_f32(const mcu_lstm_f32_params *p, int32_t rows, int activation,
             }
         }
     }
-    activate_f32(activation, other, n, gate);
+    activate_f32(activation, other, n, gate, phase);
 }
 
-/* LstmStepFloat for `rows` batch rows. */
-static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, const float *input,
+/* Where TFLite's EvalFloat puts a gate in its scratch buffer (in units of
+ * n_batch x n_cell floats): input, cell, forget, output; without the input
+ * gate (CIFG) cell, forget, output. */
+static size_t tflite_gate_slot(int gate, int use_cifg)
+{
+    static const size_t slot[MCU_LSTM_GATES] = {0, 2, 1, 3};
+    return slot[gate] - (use_cifg ? 1u : 0u);
+}
+
+/* LstmStepFloat for `rows` batch rows; `batch_offset` is the first row's
+ * offset (in floats) into TFLite's per-gate buffers. */
+static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, size_t batch_offset, const float *input,
                      const float *const *input_weights, const float *const *recurrent_weights,
                      const float *const *cell_weights, const float *const *gate_bias,
                      const float *const *layer_norm_weights, const float *projection_weights,
@@ -372,6 +531,7 @@ static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, const float *in
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
     const size_t outputs = (size_t)rows * (size_t)p->n_output;
+    const size_t gate_floats = (size_t)p->n_batch * (size_t)p->n_cell;
     const int use_cifg = input_weights[GATE_INPUT] == NULL;
     const int input_all_zero = all_zero_f32(input, (size_t)rows * (size_t)p->n_input);
     float *gates[MCU_LSTM_GATES];
@@ -383,7 +543,8 @@ static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, const float *in
     for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
         gate_f32(p, rows, g == GATE_CELL ? (int)p->activation : MCU_LSTM_ACT_SIGMOID, input, input_all_zero,
                  input_weights[g], output_state, recurrent_weights[g], cell_state,
-                 g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g], accumulator);
+                 g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g], accumulator,
+                 tflite_gate_slot(g, use_cifg) * gate_floats + batch_offset);
     }
     /* UpdateLstmCellFloat. */
     for (i = 0; i < n; ++i) {
@@ -400,9 +561,11 @@ static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, const float *in
     }
     gate_f32(p, rows, MCU_LSTM_ACT_SIGMOID, input, input_all_zero, input_weights[GATE_OUTPUT], output_state,
              recurrent_weights[GATE_OUTPUT], cell_state, cell_weights[GATE_OUTPUT], layer_norm_weights[GATE_OUTPUT],
-             gate_bias[GATE_OUTPUT], gates[GATE_OUTPUT], accumulator);
+             gate_bias[GATE_OUTPUT], gates[GATE_OUTPUT], accumulator,
+             tflite_gate_slot(GATE_OUTPUT, use_cifg) * gate_floats + batch_offset);
     /* CalculateLstmOutputFloat: the cell gate's buffer is the scratch. */
-    activate_f32((int)p->activation, cell_state, n, gates[GATE_CELL]);
+    activate_f32((int)p->activation, cell_state, n, gates[GATE_CELL],
+                 tflite_gate_slot(GATE_CELL, use_cifg) * gate_floats + batch_offset);
     for (i = 0; i < n; ++i) {
         gates[GATE_CELL][i] = gates[GATE_OUTPUT][i] * gates[GATE_CELL][i];
     }
@@ -456,7 +619,7 @@ void mcu_lstm_f32(const mcu_lstm_f32_params *p, const float *input, const float 
     if (p->time_major) {
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)t * (size_t)p->n_batch;
-            step_f32(p, p->n_batch, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
+            step_f32(p, p->n_batch, 0, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
                      layer_norm, projection_weights, projection_bias, output_state, cell_state, output + row * out_row,
                      gate_scratch, accumulator_scratch);
         }
@@ -465,7 +628,7 @@ void mcu_lstm_f32(const mcu_lstm_f32_params *p, const float *input, const float 
     for (b = 0; b < p->n_batch; ++b) {
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
-            step_f32(p, 1, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
+            step_f32(p, 1, (size_t)b * (size_t)p->n_cell, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
                      projection_weights, projection_bias, output_state + (size_t)b * out_row,
                      cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row, gate_scratch,
                      accumulator_scratch);
