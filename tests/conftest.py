@@ -39,7 +39,7 @@ def shared_model_paths() -> list[Path]:
 
 # Shared models whose operators the runtime does not implement (SVDF, int16
 # softmax, LSTM): codegen refuses them with exit 4, which tests/test_codegen.py checks.
-UNSUPPORTED_SHARED_MODELS = frozenset({"keyword_scrambled", "trained_lstm_int8"})
+UNSUPPORTED_SHARED_MODELS = frozenset({"keyword_scrambled"})
 
 
 def supported_shared_model_paths() -> list[Path]:
