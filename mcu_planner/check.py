@@ -5,6 +5,13 @@ target twice (normally and with -DMCU_PLAN_CHECK, which also checks the plan's
 memory discipline at run time), run on seeded random inputs, and every output
 byte is compared with TFLite's reference interpreter.
 
+The input sets run as one sequence of invocations, on one reference
+interpreter and in one run of the generated model, so that state kept in
+variable tensors (SVDF, LSTM) carries over exactly as in an application and
+outputs are compared after every invocation.  A model with such state then
+calls NAME_reset() and runs the first sets again: they must give the first
+outputs again, as a fresh start does.
+
 Targets register themselves in TARGETS: "host" (the machine's `cc`) lives
 here; Cortex-M targets live in their own module, listed in TARGET_MODULES,
 which calls `register_target` on import.
@@ -49,6 +56,8 @@ FLOAT_FLAGS = ("-ffp-contract=off",)
 # Float outputs may differ from the reference by summation order; the issue
 # allows 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
+# Input sets run again after NAME_reset() in a model with state.
+REPLAYED_AFTER_RESET = 2
 
 
 @dataclass
@@ -74,10 +83,13 @@ class Target:
         check_build: bool,
         workdir: Path,
         iterations: int = 0,
+        reset_at: int | None = None,
     ) -> TargetRun:
-        """`samples[s][i]` is input i of sample s.  Raise CheckMismatch when the
-        model reports a broken plan (check build), McuPlanError when the build
-        or the run fails for another reason."""
+        """`samples[s][i]` is input i of sample s; the samples run in order in
+        one instance of the model (state carried over), with NAME_reset()
+        called before sample `reset_at` when given.  Raise CheckMismatch when
+        the model reports a broken plan (check build), McuPlanError when the
+        build or the run fails for another reason."""
         raise NotImplementedError
 
     def with_ram(self, ram_bytes: int) -> "Target":
@@ -150,10 +162,13 @@ class HostTarget(Target):
             raise McuPlanError(f"host build failed: {reason}")
         return program
 
-    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+    def run(
+        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        reset_at=None,
+    ):
         program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
         stdin = b"".join(b"".join(sample) for sample in samples)
-        args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
+        args = [str(program), str(len(samples)), str(iterations), str(-1 if reset_at is None else reset_at)]
         try:
             done = run_tool(args, input=stdin, timeout=self.run_timeout)
         except subprocess.TimeoutExpired:
@@ -244,6 +259,10 @@ class CheckReport:
     float_outputs: bool = False  # some output is float32: compared within FLOAT_RELATIVE_TOLERANCE
     max_float_error: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # Models with state: the invocation before which NAME_reset() ran (the
+    # sets from there on repeat the first ones); None without state.
+    reset_at: int | None = None
+    mismatch_set: int | None = None  # invocation of first_mismatch
 
     @property
     def passed(self) -> bool:
@@ -251,7 +270,12 @@ class CheckReport:
 
     def summary(self) -> str:
         word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
-        return f"{word} {self.exact}/{self.total}"
+        if self.reset_at is None:
+            return f"{word} {self.exact}/{self.total}"
+        return (
+            f"{word} {self.exact}/{self.total} invocations in sequence (state carried over {self.reset_at} "
+            f"invocations, then NAME_reset() and the first {self.total - self.reset_at} again)"
+        )
 
     def format(self) -> list[str]:
         lines = [f"{self.model}: target {self.target}, arena {self.arena_bytes:,} B ({self.planner} plan)"]
@@ -270,8 +294,14 @@ class CheckReport:
             return ""
         output, index, expected, got = self.first_mismatch
         unit = "element" if self.float_outputs else "byte"
+        where = ""
+        if self.reset_at is not None and self.mismatch_set is not None:
+            where = f"invocation {self.mismatch_set}"
+            if self.mismatch_set >= self.reset_at:
+                where += " (after reset)"
+            where += " "
         return (
-            f"{self.model}: {self.target} output {output} {unit} {index}: expected {expected}, got {got} "
+            f"{self.model}: {self.target} {where}output {output} {unit} {index}: expected {expected}, got {got} "
             f"({self.exact}/{self.total} input sets exact)"
         )
 
@@ -394,7 +424,15 @@ def check_model(
     reference = ReferenceModel(model_bytes)
     rng = np.random.default_rng(seed)
     input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+    # One interpreter, never reset: its variable tensors carry over as the C's do.
     expected = [reference.run(arrays) for arrays in input_sets]
+    reset_at = None
+    if files.interface.variable_bytes:
+        # After NAME_reset() the first sets must give the first outputs again.
+        reset_at = inputs
+        replayed = min(REPLAYED_AFTER_RESET, inputs)
+        input_sets = input_sets + input_sets[:replayed]
+        expected = expected + expected[:replayed]
     samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
     input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
     output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
@@ -414,6 +452,7 @@ def check_model(
                 output_bytes=output_bytes,
                 check_build=check,
                 workdir=work / ("check" if check else "normal"),
+                reset_at=reset_at,
             )
 
         with ThreadPoolExecutor(max_workers=len(builds)) as pool:
@@ -427,7 +466,8 @@ def check_model(
     report = CheckReport(
         model=stem,
         target=target,
-        total=inputs,
+        total=len(samples),
+        reset_at=reset_at,
         exact=0,
         first_mismatch=None,
         ticks_per_inference=runs[0].ticks_per_inference,
@@ -437,7 +477,7 @@ def check_model(
         float_outputs=float_outputs,
         notes=list(graph.notes),
     )
-    for s in range(inputs):
+    for s in range(len(samples)):
         sample_ok = True
         for run in runs:
             for o, want in enumerate(expected[s]):
@@ -449,6 +489,7 @@ def check_model(
                     sample_ok = False
                     if report.first_mismatch is None:
                         report.first_mismatch = (o, *difference)
+                        report.mismatch_set = s
         report.exact += sample_ok
     if raise_on_mismatch and not report.passed:
         raise CheckMismatch(report.mismatch_message())

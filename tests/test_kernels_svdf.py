@@ -92,3 +92,29 @@ def test_svdf_scratch_is_planned_at_its_step_only():
     state = op.inputs[4]
     assert state not in lifetimes.placements and lifetimes.variable_offsets[state] == 0
     assert lifetimes.variable_bytes == 2 * 2 * 10 * 4 + 0  # int16 [2, 40], a multiple of 16
+
+
+def test_reset_returns_the_state_to_its_start(tmp_path):
+    """The same input after two others gives another output while the
+    state carries over, and the first output again after NAME_reset()."""
+    from mcu_planner.check import HostTarget, generate_for_model, random_inputs
+    from mcu_planner.codegen import write_output
+
+    rng = np.random.default_rng(14)
+    model = Branches("SVDF reset")
+    _svdf_branch(model, rng, 1, 12, 5, 1, 4, True, "int8", "RELU")
+    graph, _, files = generate_for_model(model.build(), name="svdf")
+    generated = write_output(files, tmp_path / "generated")
+    sets = [[a.tobytes() for a in random_inputs(graph, rng)] for _ in range(3)]
+    sizes = dict(
+        input_bytes=[graph.tensors[t].nbytes for t in graph.inputs],
+        output_bytes=[graph.tensors[t].nbytes for t in graph.outputs],
+    )
+    samples = sets + sets[:1]
+    carried = HostTarget().run(generated, "svdf", samples, check_build=False, workdir=tmp_path / "a", **sizes)
+    reset = HostTarget().run(
+        generated, "svdf", samples, check_build=False, workdir=tmp_path / "b", reset_at=3, **sizes
+    )
+    assert carried.outputs[:3] == reset.outputs[:3]
+    assert carried.outputs[3] != carried.outputs[0]
+    assert reset.outputs[3] == reset.outputs[0]
