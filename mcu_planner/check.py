@@ -249,7 +249,7 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
 class CheckReport:
     model: str
     target: str
-    total: int  # input sets run
+    total: int  # input sets run in sequence (not counting those after the reset)
     exact: int  # sets whose every output byte matched (floats: within tolerance)
     first_mismatch: tuple[int, int, object, object] | None  # (output, byte/element index, expected, got)
     ticks_per_inference: float | None = None
@@ -259,22 +259,23 @@ class CheckReport:
     float_outputs: bool = False  # some output is float32: compared within FLOAT_RELATIVE_TOLERANCE
     max_float_error: float = 0.0
     notes: list[str] = field(default_factory=list)
-    # Models with state: the invocation before which NAME_reset() ran (the
-    # sets from there on repeat the first ones); None without state.
-    reset_at: int | None = None
-    mismatch_set: int | None = None  # invocation of first_mismatch
+    # Models with state: the first sets run again after NAME_reset(), and how
+    # many of those matched the first outputs.
+    reset_total: int = 0
+    reset_exact: int = 0
+    mismatch_set: int | None = None  # invocation of first_mismatch (sets after the reset count on)
 
     @property
     def passed(self) -> bool:
-        return self.exact == self.total
+        return self.exact == self.total and self.reset_exact == self.reset_total
 
     def summary(self) -> str:
         word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
-        if self.reset_at is None:
+        if not self.reset_total:
             return f"{word} {self.exact}/{self.total}"
         return (
-            f"{word} {self.exact}/{self.total} invocations in sequence (state carried over {self.reset_at} "
-            f"invocations, then NAME_reset() and the first {self.total - self.reset_at} again)"
+            f"{word} {self.exact}/{self.total} (one sequence, state carried over); "
+            f"after reset {self.reset_exact}/{self.reset_total}"
         )
 
     def format(self) -> list[str]:
@@ -295,14 +296,15 @@ class CheckReport:
         output, index, expected, got = self.first_mismatch
         unit = "element" if self.float_outputs else "byte"
         where = ""
-        if self.reset_at is not None and self.mismatch_set is not None:
+        if self.reset_total and self.mismatch_set is not None:
             where = f"invocation {self.mismatch_set}"
-            if self.mismatch_set >= self.reset_at:
+            if self.mismatch_set >= self.total:
                 where += " (after reset)"
             where += " "
         return (
             f"{self.model}: {self.target} {where}output {output} {unit} {index}: expected {expected}, got {got} "
-            f"({self.exact}/{self.total} input sets exact)"
+            f"({self.exact}/{self.total} input sets exact"
+            + (f", {self.reset_exact}/{self.reset_total} after reset)" if self.reset_total else ")")
         )
 
 
@@ -466,8 +468,8 @@ def check_model(
     report = CheckReport(
         model=stem,
         target=target,
-        total=len(samples),
-        reset_at=reset_at,
+        total=inputs,
+        reset_total=len(samples) - inputs,
         exact=0,
         first_mismatch=None,
         ticks_per_inference=runs[0].ticks_per_inference,
@@ -490,7 +492,10 @@ def check_model(
                     if report.first_mismatch is None:
                         report.first_mismatch = (o, *difference)
                         report.mismatch_set = s
-        report.exact += sample_ok
+        if s < inputs:
+            report.exact += sample_ok
+        else:
+            report.reset_exact += sample_ok
     if raise_on_mismatch and not report.passed:
         raise CheckMismatch(report.mismatch_message())
     return report

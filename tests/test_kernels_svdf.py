@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import MODELS_DIR, needs_shared
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.reader import read_model
 
@@ -118,3 +119,25 @@ def test_reset_returns_the_state_to_its_start(tmp_path):
     assert carried.outputs[:3] == reset.outputs[:3]
     assert carried.outputs[3] != carried.outputs[0]
     assert reset.outputs[3] == reset.outputs[0]
+
+
+@needs_shared
+def test_keyword_scrambled_carries_its_state_bit_exactly():
+    """TFLM's keyword_scrambled: seven int8 SVDFs with int16 state, int16
+    input, int8 -> int16 SOFTMAX; five invocations in a row, then two after
+    reset.  Its plan holds one int32 scratch buffer per SVDF."""
+    from mcu_planner.check import check_model
+    from mcu_planner.planning import run_planner
+    from mcu_planner.report import plan_json
+
+    path = MODELS_DIR / "tflite-micro" / "keyword_scrambled.tflite"
+    report = check_model(path, inputs=5, raise_on_mismatch=False)
+    assert report.passed and (report.total, report.reset_total) == (5, 2), report.mismatch_message()
+    graph = read_model(path)
+    lifetimes = compute_lifetimes(graph)
+    plan = run_planner(lifetimes.problem, "greedy")
+    scratch = [e for e in plan_json("m", graph, lifetimes, plan, True)["tensors"] if e.get("scratch")]
+    svdfs = [op for op in graph.operators if op.opcode == "SVDF"]
+    assert len(scratch) == len(svdfs) == 7
+    assert sorted(e["bytes"] for e in scratch) == sorted(4 * graph.tensors[op.inputs[1]].shape[0] for op in svdfs)
+    assert lifetimes.variable_bytes == sum(graph.tensors[op.inputs[4]].nbytes for op in svdfs)

@@ -20,6 +20,9 @@ typedef struct {
 
 /* Output quantization is fixed by TFLite: scale 1/256, zero point -128. */
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output);
+/* int8 input, int16 output with zero point -32768 (the reference's
+ * Softmax<int8_t, int16_t>: the same fixed point, 16 output bits). */
+void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_SOFTMAX_H */

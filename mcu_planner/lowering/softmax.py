@@ -28,8 +28,13 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         params = {"outer_size": outer_size, "depth": depth, "beta": beta}
         return kernel_call(op, "mcu_softmax_f32", "mcu_softmax_f32_params", params, SOURCES)
     require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8")
-    if zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
+    require_dtype(op, out, "int8", "int16")
+    if out.dtype == "int16":
+        # TFLite fixes only the zero point of an int16 output; the kernel
+        # writes probabilities in steps of 1/65536 whatever the scale says.
+        if zero_point(out) != -32768:
+            raise NotLowerable("int8 SOFTMAX to int16 whose output zero point is not -32768")
+    elif zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
         raise NotLowerable("int8 SOFTMAX whose output is not quantized with scale 1/256, zero point -128")
     multiplier, left_shift = preprocess_softmax_scaling(beta, scale(inp), SCALED_DIFF_INTEGER_BITS)
     diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, left_shift)
@@ -40,4 +45,5 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "input_left_shift": left_shift,
         "diff_min": diff_min,
     }
-    return kernel_call(op, "mcu_softmax_s8", "mcu_softmax_s8_params", params, SOURCES)
+    function = "mcu_softmax_s8" if out.dtype == "int8" else "mcu_softmax_s8_s16"
+    return kernel_call(op, function, "mcu_softmax_s8_params", params, SOURCES)
