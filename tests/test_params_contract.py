@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
-from kernel_models import FloatNet
+from kernel_models import Branches, FloatNet
 from mcu_planner import cli
 from mcu_planner.builder import Int8Net, int8_quant
 from mcu_planner.codegen import lower_all
@@ -246,7 +246,18 @@ def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models()}
+def _svdf_models() -> dict[str, bytes]:
+    """SVDF, float32 and int8 (mcu_svdf_f32 / mcu_svdf_s8)."""
+    from test_kernels_svdf import _svdf_branch
+
+    rng = np.random.default_rng(3)
+    model = Branches("SVDF kernels")
+    _svdf_branch(model, rng, 1, 8, 4, 2, 3, True, "float32", "RELU")
+    _svdf_branch(model, rng, 2, 8, 4, 1, 3, True, "int8", "RELU")
+    return {"svdf_kernels": model.build()}
+
+
+BUILT_MODELS = {**_int8_models(), **_float_models(), **_svdf_models()}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))
