@@ -257,7 +257,17 @@ def _svdf_models() -> dict[str, bytes]:
     return {"svdf_kernels": model.build()}
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models(), **_svdf_models()}
+def _int16_softmax_models() -> dict[str, bytes]:
+    """SOFTMAX int8 -> int16 and int16 -> int16 (lookup tables)."""
+    model = Branches("int16 softmax kernels")
+    x8 = model.input((2, 5), "int8", (0.05, 3))
+    model.op("SOFTMAX", (x8,), (2, 5), "int16", (1.0 / 65536, -32768), {"beta": 1.0})
+    x16 = model.input((2, 5), "int16", (0.001, 0))
+    model.op("SOFTMAX", (x16,), (2, 5), "int16", (1.0 / 32768, 0), {"beta": 1.0})
+    return {"int16_softmax_kernels": model.build()}
+
+
+BUILT_MODELS = {**_int8_models(), **_float_models(), **_svdf_models(), **_int16_softmax_models()}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))

@@ -115,3 +115,54 @@ void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float 
         }
     }
 }
+
+/* TFLite's int16 LUT lookup: 512 segments over the int16 range, linear
+ * interpolation by the low 7 bits, rounded. */
+static int16_t lut_lookup_s16(int16_t value, const int16_t *lut)
+{
+    const int32_t index = 256 + (value >> 7);
+    const int32_t offset = value & 0x7f;
+    const int16_t slope = (int16_t)(lut[index + 1] - lut[index]);
+    return (int16_t)(lut[index] + ((slope * offset + 64) >> 7));
+}
+
+void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, int16_t *output)
+{
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const int16_t *in_row = input + (size_t)i * (size_t)p->depth;
+        int16_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t max_in_row = INT16_MIN;
+        int32_t sum_of_exps = 0; /* Q16.15 */
+        int32_t shifted_sum, right_shift;
+        int64_t round;
+        int headroom_plus_one;
+        int16_t reciprocal;
+        for (c = 0; c < p->depth; ++c) {
+            max_in_row = MCU_MAX(max_in_row, (int32_t)in_row[c]);
+        }
+        /* exp(x - max) in Q0.15, kept in the output row until rescaled (as
+         * the reference does). */
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t scaled_diff = mcu_mul_by_quantized_mul((int32_t)in_row[c] - max_in_row,
+                                                                 p->input_multiplier, (int)p->input_shift);
+            /* [-65535, 0] -> [-32768, 32767], the table's input range. */
+            const int32_t centred = mcu_clamp_s32(scaled_diff + 32767, INT16_MIN, INT16_MAX);
+            out_row[c] = lut_lookup_s16((int16_t)centred, p->exp_lut);
+            sum_of_exps += out_row[c];
+        }
+        /* 1 / sum from the 1 / (1 + x) table: the sum normalised to [1, 2)
+         * in Q1.15, less one, centred on the table's int16 range. */
+        headroom_plus_one = mcu_count_leading_zeros_u32((uint32_t)sum_of_exps);
+        shifted_sum = (int32_t)((((int64_t)sum_of_exps << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+        reciprocal = lut_lookup_s16(
+            (int16_t)mcu_clamp_s32(shifted_sum - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX),
+            p->one_over_one_plus_x_lut);
+        right_shift = 31 - headroom_plus_one;
+        round = (int64_t)1 << (right_shift - 1);
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t result = (int32_t)(((int64_t)out_row[c] * (int64_t)reciprocal + round) >> right_shift);
+            out_row[c] = (int16_t)mcu_clamp_s32(result, 0, INT16_MAX);
+        }
+    }
+}
