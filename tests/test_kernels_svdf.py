@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, needs_shared
+from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.reader import read_model
 
@@ -141,3 +141,16 @@ def test_keyword_scrambled_carries_its_state_bit_exactly():
     assert len(scratch) == len(svdfs) == 7
     assert sorted(e["bytes"] for e in scratch) == sorted(4 * graph.tensors[op.inputs[1]].shape[0] for op in svdfs)
     assert lifetimes.variable_bytes == sum(graph.tensors[op.inputs[4]].nbytes for op in svdfs)
+
+
+@needs_cortex_m
+def test_svdf_sequence_on_mps2_an386():
+    """float32 and int8 SVDF in one firmware: four invocations in one QEMU
+    run, state carried over, then two after NAME_reset()."""
+    rng = np.random.default_rng(15)
+    model = Branches("SVDF on the M4")
+    _svdf_branch(model, rng, 2, 9, 4, 2, 5, True, "float32", "RELU6")
+    _svdf_branch(model, rng, 1, 16, 8, 1, 6, True, "int8", "RELU")
+    _svdf_branch(model, rng, 2, 7, 3, 3, 2, False, "int8", "RELU")
+    report = assert_matches_reference(model.build(), inputs=4, target="mps2-an386")
+    assert (report.total, report.reset_total) == (4, 2)
