@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, generate, render, write_output
+from .codegen import c_identifier, generate, read_interface, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph
@@ -136,7 +136,11 @@ class HostTarget(Target):
     def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
         harness = workdir / "harness.c"
-        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes))
+        # NAME_reset() exists in every generated model; the harness calls it
+        # only for one with state (so hand-written stand-ins need not have it).
+        interface = read_interface(generated)
+        has_state = interface is not None and interface.variable_bytes > 0
+        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes, has_state=has_state))
         program = workdir / ("model_check" if check_build else "model")
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [

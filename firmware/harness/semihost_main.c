@@ -8,7 +8,8 @@
  * carries over), reading each set straight into the model's input tensors
  * (no copy in RAM) and appending each invocation's outputs to output0.bin,
  * ....  When reset_at.bin exists (4 bytes, little-endian), the model's
- * NAME_reset() runs before the set it names.  One line of report goes to the
+ * NAME_reset() (MODEL_RESET, defined for models with state) runs before the
+ * set it names.  One line of report goes to the
  * semihosting console, with the mean ticks of one invocation:
  *
  *   mcu-harness: status=0 ticks=123456 stack=812/4096 invocations=1
@@ -209,7 +210,11 @@ int main(void)
     for (set = 0u; set < sets && status == 0; ++set) {
         uint64_t start;
         if (set == reset_at) {
+#ifdef MODEL_RESET
             MODEL_RESET();
+#else
+            fail("the model keeps no state to reset:", "reset_at.bin", EXIT_INPUT_READ);
+#endif
         }
         read_inputs(input_handles);
         start = systick_timer_now();
