@@ -27,7 +27,7 @@ SHAPES = [
 
 
 def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, with_bias, dtype, activation,
-                 state_headroom=1.0, output_headroom=1.0):
+                 state_headroom=1.0, output_headroom=1.0, zero_points=None):
     filters = units * rank
     if dtype == "float32":
         x = model.input((batch, input_size), "float32")
@@ -39,6 +39,9 @@ def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, w
         return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "float32", None, options)
 
     in_scale, in_zero = random_int8_quant(rng)
+    out_zero = int(rng.integers(-128, 128))
+    if zero_points is not None:
+        in_zero, out_zero = zero_points
     x = model.input((batch, input_size), "int8", (in_scale, in_zero))
     wf_scale = random_scale(rng, 1e-3, 2e-2)
     wf = model.constant(rng.integers(-127, 128, (filters, input_size)).astype(np.int8), "int8", (wf_scale, 0))
@@ -53,7 +56,7 @@ def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, w
         bias_values = rng.integers(-1, 2, units) * rng.integers(0, int(6000 * 11000), units)
         bias = model.constant(bias_values.astype(np.int32), "int32", (float(np.float32(state_scale * wt_scale)), 0))
     state = model.mb.add_tensor((batch, filters * memory), "int16", (state_scale, 0), is_variable=True)
-    out_quant = (float(np.float32(typical_unit / 60 * output_headroom)), int(rng.integers(-128, 128)))
+    out_quant = (float(np.float32(typical_unit / 60 * output_headroom)), out_zero)
     options = {"rank": rank, "fused_activation_function": activation}
     return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "int8", out_quant, options)
 
@@ -75,6 +78,9 @@ def test_int8_svdf_over_invocations():
     # Saturation: feature activations beyond int16, unit sums beyond int8.
     _svdf_branch(model, rng, 1, 16, 6, 2, 5, True, "int8", "RELU", state_headroom=0.05)
     _svdf_branch(model, rng, 2, 9, 4, 1, 6, True, "int8", "RELU", output_headroom=0.02)
+    # Zero points at both ends of the int8 range.
+    _svdf_branch(model, rng, 1, 10, 4, 2, 3, True, "int8", "RELU", zero_points=(-128, 127))
+    _svdf_branch(model, rng, 1, 10, 4, 1, 3, False, "int8", "RELU", zero_points=(127, -128))
     assert_matches_reference(model.build(), inputs=6)
 
 
