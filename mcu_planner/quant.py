@@ -161,6 +161,41 @@ def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform)
     return tuple(table)
 
 
+INT16_LUT_STEPS = 512  # LUTPopulateInt16: 512 segments, 513 entries
+
+
+def lut_int16(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+    """LUTPopulateInt16<double>: 513 int16 samples of `transform` (a function
+    of a Python float, i.e. a double) over the int16 input range, each less
+    half the error its interpolated midpoint would make; every step in double
+    as TFLite computes it when the LUT is populated with double arguments."""
+    input_scale, input_zero_point = float(input_q[0]), int(input_q[1])
+    output_scale, output_zero_point = float(output_q[0]), int(output_q[1])
+    input_min = input_scale * float(-32768 - input_zero_point)
+    input_max = input_scale * float(32767 - input_zero_point)
+    output_min = output_scale * float(-32768 - output_zero_point)
+    output_max = output_scale * float(32767 - output_zero_point)
+    step = (input_max - input_min) / INT16_LUT_STEPS
+    half_step = step / 2
+    output_scaling_inv = float(32767 - -32768 + 1) / (output_max - output_min)
+
+    def clamp(value: float) -> int:
+        return int(min(max(value, -32768.0), 32767.0))
+
+    table = []
+    for i in range(INT16_LUT_STEPS):
+        value = transform(input_min + i * step)
+        midpoint = transform(input_min + i * step + half_step)
+        following = transform(input_min + (i + 1) * step)
+        sample = float(tflite_round(value * output_scaling_inv))
+        midpoint_interpolated = float(tflite_round((following * output_scaling_inv + sample) / 2))
+        midpoint_exact = float(tflite_round(midpoint * output_scaling_inv))
+        bias = float(tflite_round((midpoint_interpolated - midpoint_exact) / 2))
+        table.append(clamp(sample - bias))
+    table.append(clamp(float(tflite_round(transform(input_max) * output_scaling_inv))))
+    return tuple(table)
+
+
 def float_to_int32(value: np.float32) -> int:
     """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
     v = float(value)

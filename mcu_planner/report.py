@@ -31,10 +31,12 @@ def model_summary(graph: Graph, lifetimes: Lifetimes) -> list[str]:
     counts = Counter(op.opcode for op in graph.operators)
     ops = ", ".join(f"{name} x{n}" for name, n in sorted(counts.items()))
     weights = sum(t.nbytes for t in graph.tensors if t.is_constant)
+    scratch = sum(1 for t in lifetimes.placements if graph.tensors[t].is_scratch)
     lines = [
         f"ops: {len(graph.operators)} ({ops})",
         f"activation tensors: {len(lifetimes.placements)} in {len(lifetimes.problem.buffers)} buffers"
-        + (f" ({len(lifetimes.aliases)} aliased)" if lifetimes.aliases else ""),
+        + (f" ({len(lifetimes.aliases)} aliased)" if lifetimes.aliases else "")
+        + (f", {scratch} of them kernels' scratch" if scratch else ""),
     ]
     lines += ["input " + _tensor_line(graph.tensors[i]) for i in graph.inputs]
     lines += ["output " + _tensor_line(graph.tensors[i]) for i in graph.outputs]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.reader import read_model
 
@@ -26,7 +27,7 @@ SHAPES = [
 
 
 def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, with_bias, dtype, activation,
-                 state_headroom=1.0, output_headroom=1.0):
+                 state_headroom=1.0, output_headroom=1.0, zero_points=None):
     filters = units * rank
     if dtype == "float32":
         x = model.input((batch, input_size), "float32")
@@ -38,6 +39,9 @@ def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, w
         return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "float32", None, options)
 
     in_scale, in_zero = random_int8_quant(rng)
+    out_zero = int(rng.integers(-128, 128))
+    if zero_points is not None:
+        in_zero, out_zero = zero_points
     x = model.input((batch, input_size), "int8", (in_scale, in_zero))
     wf_scale = random_scale(rng, 1e-3, 2e-2)
     wf = model.constant(rng.integers(-127, 128, (filters, input_size)).astype(np.int8), "int8", (wf_scale, 0))
@@ -52,7 +56,7 @@ def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, w
         bias_values = rng.integers(-1, 2, units) * rng.integers(0, int(6000 * 11000), units)
         bias = model.constant(bias_values.astype(np.int32), "int32", (float(np.float32(state_scale * wt_scale)), 0))
     state = model.mb.add_tensor((batch, filters * memory), "int16", (state_scale, 0), is_variable=True)
-    out_quant = (float(np.float32(typical_unit / 60 * output_headroom)), int(rng.integers(-128, 128)))
+    out_quant = (float(np.float32(typical_unit / 60 * output_headroom)), out_zero)
     options = {"rank": rank, "fused_activation_function": activation}
     return model.op("SVDF", (x, wf, wt, bias, state), (batch, units), "int8", out_quant, options)
 
@@ -74,6 +78,9 @@ def test_int8_svdf_over_invocations():
     # Saturation: feature activations beyond int16, unit sums beyond int8.
     _svdf_branch(model, rng, 1, 16, 6, 2, 5, True, "int8", "RELU", state_headroom=0.05)
     _svdf_branch(model, rng, 2, 9, 4, 1, 6, True, "int8", "RELU", output_headroom=0.02)
+    # Zero points at both ends of the int8 range.
+    _svdf_branch(model, rng, 1, 10, 4, 2, 3, True, "int8", "RELU", zero_points=(-128, 127))
+    _svdf_branch(model, rng, 1, 10, 4, 1, 3, False, "int8", "RELU", zero_points=(127, -128))
     assert_matches_reference(model.build(), inputs=6)
 
 
@@ -92,3 +99,64 @@ def test_svdf_scratch_is_planned_at_its_step_only():
     state = op.inputs[4]
     assert state not in lifetimes.placements and lifetimes.variable_offsets[state] == 0
     assert lifetimes.variable_bytes == 2 * 2 * 10 * 4 + 0  # int16 [2, 40], a multiple of 16
+
+
+def test_reset_returns_the_state_to_its_start(tmp_path):
+    """The same input after two others gives another output while the
+    state carries over, and the first output again after NAME_reset()."""
+    from mcu_planner.check import HostTarget, generate_for_model, random_inputs
+    from mcu_planner.codegen import write_output
+
+    rng = np.random.default_rng(14)
+    model = Branches("SVDF reset")
+    _svdf_branch(model, rng, 1, 12, 5, 1, 4, True, "int8", "RELU")
+    graph, _, files = generate_for_model(model.build(), name="svdf")
+    generated = write_output(files, tmp_path / "generated")
+    sets = [[a.tobytes() for a in random_inputs(graph, rng)] for _ in range(3)]
+    sizes = dict(
+        input_bytes=[graph.tensors[t].nbytes for t in graph.inputs],
+        output_bytes=[graph.tensors[t].nbytes for t in graph.outputs],
+    )
+    samples = sets + sets[:1]
+    carried = HostTarget().run(generated, "svdf", samples, check_build=False, workdir=tmp_path / "a", **sizes)
+    reset = HostTarget().run(
+        generated, "svdf", samples, check_build=False, workdir=tmp_path / "b", reset_at=3, **sizes
+    )
+    assert carried.outputs[:3] == reset.outputs[:3]
+    assert carried.outputs[3] != carried.outputs[0]
+    assert reset.outputs[3] == reset.outputs[0]
+
+
+@needs_shared
+def test_keyword_scrambled_carries_its_state_bit_exactly():
+    """TFLM's keyword_scrambled: seven int8 SVDFs with int16 state, int16
+    input, int8 -> int16 SOFTMAX; five invocations in a row, then two after
+    reset.  Its plan holds one int32 scratch buffer per SVDF."""
+    from mcu_planner.check import check_model
+    from mcu_planner.planning import run_planner
+    from mcu_planner.report import plan_json
+
+    path = MODELS_DIR / "tflite-micro" / "keyword_scrambled.tflite"
+    report = check_model(path, inputs=5, raise_on_mismatch=False)
+    assert report.passed and (report.total, report.reset_total) == (5, 2), report.mismatch_message()
+    graph = read_model(path)
+    lifetimes = compute_lifetimes(graph)
+    plan = run_planner(lifetimes.problem, "greedy")
+    scratch = [e for e in plan_json("m", graph, lifetimes, plan, True)["tensors"] if e.get("scratch")]
+    svdfs = [op for op in graph.operators if op.opcode == "SVDF"]
+    assert len(scratch) == len(svdfs) == 7
+    assert sorted(e["bytes"] for e in scratch) == sorted(4 * graph.tensors[op.inputs[1]].shape[0] for op in svdfs)
+    assert lifetimes.variable_bytes == sum(graph.tensors[op.inputs[4]].nbytes for op in svdfs)
+
+
+@needs_cortex_m
+def test_svdf_sequence_on_mps2_an386():
+    """float32 and int8 SVDF in one firmware: four invocations in one QEMU
+    run, state carried over, then two after NAME_reset()."""
+    rng = np.random.default_rng(15)
+    model = Branches("SVDF on the M4")
+    _svdf_branch(model, rng, 2, 9, 4, 2, 5, True, "float32", "RELU6")
+    _svdf_branch(model, rng, 1, 16, 8, 1, 6, True, "int8", "RELU")
+    _svdf_branch(model, rng, 2, 7, 3, 3, 2, False, "int8", "RELU")
+    report = assert_matches_reference(model.build(), inputs=4, target="mps2-an386")
+    assert (report.total, report.reset_total) == (4, 2)
