@@ -267,7 +267,22 @@ def _int16_softmax_models() -> dict[str, bytes]:
     return {"int16_softmax_kernels": model.build()}
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models(), **_svdf_models(), **_int16_softmax_models()}
+def _lstm_models() -> dict[str, bytes]:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with every optional part and float32
+    (mcu_lstm_s8 / mcu_lstm_f32)."""
+    from mcu_planner.builder import lstm_model
+
+    full = dict(n_cell=4, n_output=3, projection=True, projection_bias=True, peephole=True, layer_norm=True)
+    return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}
+
+
+BUILT_MODELS = {
+    **_int8_models(),
+    **_float_models(),
+    **_svdf_models(),
+    **_int16_softmax_models(),
+    **_lstm_models(),
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))
