@@ -15,7 +15,7 @@ from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.lstm import lstm_scratch
 from mcu_planner.reader import read_model
 
-from conftest import MODELS_DIR, needs_shared
+from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 from kernel_models import assert_matches_reference
 
 INT8_CASES = {
@@ -117,6 +117,22 @@ def test_variants_without_a_kernel_are_not_lowerable(model, reason):
 @needs_shared
 def test_trained_lstm_int8_bit_exact_over_invocations():
     """The TFLM MNIST LSTM: 28 steps of a 20-cell int8 LSTM, five invocations
-    in a row (the state carries over), every output byte as LiteRT's."""
-    report = assert_matches_reference(MODELS_DIR / "tflite-micro" / "trained_lstm_int8.tflite", inputs=5, seed=1)
-    assert report.total == 5
+    in a row (the state carries over) and two after reset, every output byte
+    as LiteRT's; its plan holds the 4 gates x 20 cells of int16 scratch."""
+    path = MODELS_DIR / "tflite-micro" / "trained_lstm_int8.tflite"
+    report = assert_matches_reference(path, inputs=5, seed=1)
+    assert (report.total, report.reset_total) == (5, 2)
+    graph = read_model(path)
+    assert [graph.tensors[t].nbytes for t in graph.operators[0].scratch] == [4 * 20 * 2]
+
+
+@needs_cortex_m
+def test_int8_lstm_sequence_on_mps2_an386():
+    """Every optional part of the integer LSTM in one firmware: four
+    invocations in one QEMU run with the state carried over, two after reset."""
+    model = lstm_model(
+        "int8", batch=2, time=3, n_input=5, n_cell=8, n_output=6, layer_norm=True, peephole=True, projection=True,
+        projection_bias=True, time_major=True, cell_clip=0.5,
+    )
+    report = assert_matches_reference(model, inputs=4, target="mps2-an386")
+    assert (report.total, report.reset_total) == (4, 2)
