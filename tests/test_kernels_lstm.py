@@ -52,6 +52,10 @@ FLOAT_CASES = {
     "projection": dict(batch=2, time=3, n_input=4, n_cell=5, n_output=3, projection=True, projection_bias=True,
                        proj_clip=0.1, time_major=True),
     "projection_batch_major": dict(batch=2, time=2, n_input=9, n_cell=6, n_output=8, projection=True),
+    # Time-major products large enough for Eigen's gebp kernel: rows in pairs
+    # of packets, a last packet, leftover rows; columns in and outside blocks of 4.
+    "gebp_rows_and_columns": dict(batch=6, time=2, n_input=30, n_cell=7, time_major=True),
+    "gebp_projection": dict(batch=5, time=2, n_input=37, n_cell=16, n_output=11, projection=True, time_major=True),
 }
 
 

@@ -411,6 +411,46 @@ static float dot_reduced_f32(const float *row, const float *vector, int32_t n_co
     return sum;
 }
 
+/* Row . vector as Eigen's matrix product kernel (gebp, SSE: packets of 4,
+ * blocks of 4 columns) sums it, which depends on where the element falls:
+ * rows in pairs of packets, and any row outside the blocks of 4 columns,
+ * sum the depth in order; a last packet of rows accumulates even and odd
+ * depth in two sums over groups of 8 (added, then the rest in order); the
+ * leftover rows keep four sums by depth modulo 4, added as (0 + 1) + (2 + 3),
+ * then the rest in order.  (Eigen splits depths beyond a cache-dependent
+ * block, 504 on the machine the tests ran on; LSTM inputs are shorter.) */
+static float dot_in_gebp_order_f32(const float *row, const float *vector, int32_t n_col, int32_t r, int32_t n_row,
+                                   int32_t b, int32_t n_batch)
+{
+    const int32_t rows_in_pairs = n_row / 8 * 8;
+    const int32_t rows_in_packets = rows_in_pairs + (n_row - rows_in_pairs) / 4 * 4;
+    float sum = 0.0f;
+    int32_t c = 0;
+    if (b >= n_batch / 4 * 4 || r < rows_in_pairs) {
+        /* in order */
+    } else if (r < rows_in_packets) {
+        float odd = 0.0f;
+        for (; c < n_col / 8 * 8; c += 2) {
+            sum += row[c] * vector[c];
+            odd += row[c + 1] * vector[c + 1];
+        }
+        sum += odd;
+    } else {
+        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        int32_t l;
+        for (; c < n_col / 4 * 4; c += 4) {
+            for (l = 0; l < 4; ++l) {
+                lane[l] += row[c + l] * vector[c + l];
+            }
+        }
+        sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    }
+    for (; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
 /* Eigen's threshold (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) below which depth +
  * rows + columns of a matrix product go through the lazy product. */
 #define EIGEN_LAZY_PRODUCT_LIMIT 20
@@ -418,28 +458,24 @@ static float dot_reduced_f32(const float *row, const float *vector, int32_t n_co
 /* The fully connected product TFLite's float LSTM runs (optimized_ops::
  * FullyConnected through Eigen): out = matrix x vector + add.  One vector is
  * a matrix x vector product (summed in packets); several are a matrix
- * product: the lazy product when small, else a kernel that sums each output
- * over the depth in order.  (Eigen splits depths beyond a cache-dependent
- * block, 504 on the machine the tests ran on; LSTM inputs are shorter.) */
+ * product: the lazy product when small, else the gebp kernel. */
 static void mat_vec_add_f32(const float *matrix, const float *vectors, const float *add, int32_t n_batch,
                             int32_t n_col, int32_t n_row, float *out)
 {
     const int lazy = n_col + n_row + n_batch < EIGEN_LAZY_PRODUCT_LIMIT;
-    int32_t b, r, c;
+    int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const float *vector = vectors + (size_t)b * (size_t)n_col;
         for (r = 0; r < n_row; ++r) {
             const float *row = matrix + (size_t)r * (size_t)n_col;
             const size_t at = (size_t)b * (size_t)n_row + (size_t)r;
-            float dot = 0.0f;
+            float dot;
             if (n_batch == 1) {
                 dot = dot_in_packets_f32(row, vector, n_col);
             } else if (lazy) {
                 dot = dot_reduced_f32(row, vector, n_col);
             } else {
-                for (c = 0; c < n_col; ++c) {
-                    dot += row[c] * vector[c];
-                }
+                dot = dot_in_gebp_order_f32(row, vector, n_col, r, n_row, b, n_batch);
             }
             out[at] = dot + add[at];
         }
