@@ -196,6 +196,32 @@ def lut_int16(input_q: tuple[float, int], output_q: tuple[float, int], transform
     return tuple(table)
 
 
+def checked_log2(value: float) -> int | None:
+    """CheckedLog2: log2 of a float32 scale in float32 (log(x) * (1 / log 2)),
+    rounded; None when it is not within 1e-3 of an integer (TFLite refuses
+    the model then)."""
+    x = np.float32(value)
+    if not x > 0:
+        return None
+    with np.errstate(all="ignore"):
+        exponent = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    if not math.isfinite(float(exponent)):
+        return None
+    rounded = tflite_round(float(exponent))
+    return rounded if abs(float(np.float32(exponent - np.float32(rounded)))) < 1e-3 else None
+
+
+def quantized_clip(clip: float, scale: float, limit: int) -> int:
+    """A clipping bound in a tensor's quantized domain as TFLite's LSTM Prepare
+    computes it: static_cast<intN_t>(clamp(clip / scale, -limit - 1, limit))
+    in float32, truncating; 0 (no clipping) unless clip > 0."""
+    clip = np.float32(clip)
+    if not clip > 0:
+        return 0
+    value = float(clip / np.float32(scale))
+    return int(min(max(value, -float(limit) - 1), float(limit)))
+
+
 def float_to_int32(value: np.float32) -> int:
     """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
     v = float(value)

@@ -17,14 +17,19 @@ cells (LiteRT's kernel reads past the peephole weights there).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import f32, quantize_multiplier, wrap_int32
+from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip, wrap_int32
 from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
-from .common import input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    input_tensor,
+    int32_array,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+)
 
 SOURCES = ("mcu_lstm",)
 
@@ -203,15 +208,6 @@ def _constant(tensor: Tensor, dtype: str) -> np.ndarray:
     return np.frombuffer(tensor.data, dtype=dtype, count=tensor.num_elements)
 
 
-def _log2_exponent(value: float) -> int | None:
-    """CheckedLog2: the exponent when `value` is a power of two (to 1e-3)."""
-    if value <= 0:
-        return None
-    exponent = math.log2(value)
-    rounded = round(exponent)
-    return rounded if abs(exponent - rounded) < 1e-3 else None
-
-
 def _intermediate(op: Operator, graph: Graph, index: int) -> tuple[float, int]:
     if index >= len(op.intermediates) or op.intermediates[index] < 0:
         raise NotLowerable("int8 UNIDIRECTIONAL_SEQUENCE_LSTM without its 5 intermediate tensors")
@@ -246,7 +242,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
     if projection_bias is not None:
         require_dtype(op, projection_bias, "int32")
 
-    cell_exponent = _log2_exponent(scale(cell_state))
+    cell_exponent = checked_log2(scale(cell_state))
     if cell_exponent is None:
         raise NotLowerable("int8 UNIDIRECTIONAL_SEQUENCE_LSTM whose cell state scale is not a power of two")
     if not 0 <= 15 + cell_exponent <= 6:
@@ -323,17 +319,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         "output_state_zero_point": zero_point(output_state),
         "cell_integer_bits": 15 + cell_exponent,
         "cell_product_shift": 30 + cell_exponent,
-        "quantized_cell_clip": _quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
-        "quantized_proj_clip": _quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
+        "quantized_cell_clip": quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
+        "quantized_proj_clip": quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
     }
     return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
-
-
-def _quantized_clip(clip: float, tensor_scale: float, limit: int) -> int:
-    """static_cast<intN_t>(clamp(clip / scale)) in float32, as TFLite's Prepare."""
-    clip = np.float32(clip)
-    if not clip > 0:
-        return 0
-    value = float(clip / np.float32(tensor_scale))
-    return int(min(max(value, -float(limit) - 1), float(limit)))
-
