@@ -9,57 +9,84 @@
 #include <math.h>
 #include <string.h>
 
+#include "mcu_fully_connected.h"
 #include "mcu_quant.h"
 
 enum { GATE_INPUT = 0, GATE_FORGET = 1, GATE_CELL = 2, GATE_OUTPUT = 3 };
 
 /* ---------------------------------------------------------------- int8 x int8 -> int16 */
 
-/* PortableMatrixBatchVectorMultiplyAccumulate (int16/int8 output): each
- * row's product plus its effective bias, rescaled, plus output_zp, added to
- * what `output` holds and saturated. */
+/* Rows [r, r + count) of matrix . vector plus their effective biases: the
+ * accumulators of TFLite's PortableMatrixBatchVectorMultiplyAccumulate (the
+ * zero points are folded into the biases at generation time).  Integer sums
+ * are exact in any order; four rows go through mcu_dot4_s8 together. */
+static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *matrix, int32_t n_col,
+                       int32_t n_row, int32_t r, int32_t sums[4])
+{
+    int k;
+    if (r + 4 <= n_row) {
+        mcu_dot4_s8(vector, matrix + (size_t)r * (size_t)n_col, n_col, sums);
+        for (k = 0; k < 4; ++k) {
+            sums[k] += bias[r + k];
+        }
+        return 4;
+    }
+    {
+        const int8_t *row = matrix + (size_t)r * (size_t)n_col;
+        int32_t c, sum = bias[r];
+        for (c = 0; c < n_col; ++c) {
+            sum += (int32_t)vector[c] * (int32_t)row[c];
+        }
+        sums[0] = sum;
+    }
+    return 1;
+}
+
+/* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
+ * accumulator rescaled, added to what `output` holds and saturated. */
 static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
                                    int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
                                    int32_t n_row, int16_t *output)
 {
-    int32_t b, r, c;
+    int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
-        for (r = 0; r < n_row; ++r) {
-            const int8_t *row = matrix + (size_t)r * (size_t)n_col;
-            int16_t *out = output + (size_t)b * (size_t)n_row + (size_t)r;
-            int32_t acc = bias[r];
-            for (c = 0; c < n_col; ++c) {
-                acc += (int32_t)vector[c] * (int32_t)row[c];
+        int16_t *out = output + (size_t)b * (size_t)n_row;
+        for (r = 0; r < n_row;) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + out[r];
+                out[r] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
             }
-            acc = mcu_mul_by_quantized_mul(acc, multiplier, (int)shift) + *out;
-            *out = (int16_t)mcu_clamp_s32(acc, INT16_MIN, INT16_MAX);
         }
     }
 }
 
+/* The same with int8 output and an output zero point (the projection). */
 static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
                                   int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col, int32_t n_row,
                                   int32_t output_zp, int8_t *output)
 {
-    int32_t b, r, c;
+    int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
-        for (r = 0; r < n_row; ++r) {
-            const int8_t *row = matrix + (size_t)r * (size_t)n_col;
-            int8_t *out = output + (size_t)b * (size_t)n_row + (size_t)r;
-            int32_t acc = bias[r];
-            for (c = 0; c < n_col; ++c) {
-                acc += (int32_t)vector[c] * (int32_t)row[c];
+        int8_t *out = output + (size_t)b * (size_t)n_row;
+        for (r = 0; r < n_row;) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + output_zp + out[r];
+                out[r] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
             }
-            acc = mcu_mul_by_quantized_mul(acc, multiplier, (int)shift) + output_zp + *out;
-            *out = (int8_t)mcu_clamp_s32(acc, INT8_MIN, INT8_MAX);
         }
     }
 }
 
 /* PortableApplyLayerNorm. */
-static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t *bias, int32_t multiplier,
+MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t *bias, int32_t multiplier,
                            int32_t shift, int32_t variance_guard, int32_t n_batch, int32_t n_cell)
 {
     const int64_t two_to_20 = (int64_t)1 << 20;
@@ -94,73 +121,99 @@ static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t 
     }
 }
 
-/* CalculateLstmGateInteger8x8_16. */
-static void gate_s8(const mcu_lstm_s8_params *p, int gate_index, int32_t rows, const int8_t *input,
-                    const int8_t *input_weights, const int8_t *output_state, const int8_t *recurrent_weights,
-                    const int16_t *cell_state, const int16_t *cell_weights, const int16_t *layer_norm_weights,
-                    const int32_t *gate_bias, int16_t *gate)
+/* The op's tensors other than the sequence and the states, by gate (NULL
+ * where absent), gathered once per call; steps take them by pointer, which
+ * keeps the stack of the call chain within a small firmware's reserve. */
+typedef struct {
+    const int8_t *input_weights[MCU_LSTM_GATES];
+    const int8_t *recurrent_weights[MCU_LSTM_GATES];
+    const int16_t *cell_weights[MCU_LSTM_GATES]; /* none for the cell gate */
+    const int32_t *gate_bias[MCU_LSTM_GATES];
+    const int16_t *layer_norm[MCU_LSTM_GATES];
+    const int8_t *projection_weights;
+    int16_t *gate_scratch;
+    int8_t *hidden_scratch;
+} lstm_s8_tensors;
+
+/* The gate's accumulated products: Q3.12 sigmoid, or tanh for the cell
+ * gate, to Q0.15 (a function of its own: its fixed-point temporaries stay
+ * off the stack of the matrix products). */
+MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_index)
 {
-    const size_t n = (size_t)rows * (size_t)p->n_cell;
-    const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
     size_t i;
-    memset(gate, 0, n * sizeof *gate);
-    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, input_weights, p->input_multiplier[gate_index],
-                           p->input_shift[gate_index], rows, p->n_input, p->n_cell, gate);
-    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, recurrent_weights,
-                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
-                           p->n_cell, gate);
-    if (cell_weights != NULL) {
-        /* PortableVectorBatchVectorCwiseProductAccumulate, called by TFLite with
-         * n_output as the vector length (lowering refuses n_output > n_cell). */
-        int32_t b, v;
-        for (b = 0; b < rows; ++b) {
-            for (v = 0; v < p->n_output; ++v) {
-                const size_t at = (size_t)b * (size_t)p->n_output + (size_t)v;
-                int32_t product = (int32_t)cell_weights[v] * (int32_t)cell_state[at];
-                product = mcu_mul_by_quantized_mul(product, p->cell_multiplier[gate_index],
-                                                   (int)p->cell_shift[gate_index]);
-                gate[at] = (int16_t)mcu_clamp_s32(product + gate[at], INT16_MIN, INT16_MAX);
-            }
-        }
-    }
-    if (layer_norm_weights != NULL) {
-        layer_norm_s16(gate, layer_norm_weights, gate_bias, p->layer_norm_multiplier[gate_index],
-                       p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
-    }
     for (i = 0; i < n; ++i) {
-        /* The gates are Q3.12: sigmoid, or tanh for the cell gate, to Q0.15. */
         gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
     }
 }
 
-/* LstmStepInteger8x8_16 for `rows` batch rows. */
-static void step_s8(const mcu_lstm_s8_params *p, int32_t rows, const int8_t *input, const int8_t *const *input_weights,
-                    const int8_t *const *recurrent_weights, const int16_t *const *cell_weights,
-                    const int32_t *const *gate_bias, const int16_t *const *layer_norm_weights,
-                    const int8_t *projection_weights, int8_t *output_state, int16_t *cell_state, int8_t *output,
-                    int16_t *gate_scratch, int8_t *hidden_scratch)
+/* PortableVectorBatchVectorCwiseProductAccumulate for the peephole, called
+ * by TFLite with n_output as the vector length (lowering refuses n_output >
+ * n_cell). */
+MCU_NOINLINE static void peephole_s16(const mcu_lstm_s8_params *p, int gate_index, int32_t rows,
+                                      const int16_t *cell_weights, const int16_t *cell_state, int16_t *gate)
+{
+    int32_t b, v;
+    for (b = 0; b < rows; ++b) {
+        for (v = 0; v < p->n_output; ++v) {
+            const size_t at = (size_t)b * (size_t)p->n_output + (size_t)v;
+            int32_t product = (int32_t)cell_weights[v] * (int32_t)cell_state[at];
+            product = mcu_mul_by_quantized_mul(product, p->cell_multiplier[gate_index], (int)p->cell_shift[gate_index]);
+            gate[at] = (int16_t)mcu_clamp_s32(product + gate[at], INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+/* CalculateLstmGateInteger8x8_16. */
+static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int gate_index, int32_t rows,
+                    const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
-    int16_t *gates[MCU_LSTM_GATES];
-    const int use_cifg = input_weights[GATE_INPUT] == NULL;
+    const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
+    memset(gate, 0, n * sizeof *gate);
+    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
+                           p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input, p->n_cell,
+                           gate);
+    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
+                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
+                           p->n_cell, gate);
+    if (w->cell_weights[gate_index] != NULL) {
+        peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
+    }
+    if (w->layer_norm[gate_index] != NULL) {
+        layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
+                       p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
+    }
+    activate_gate_s16(gate, n, gate_index);
+}
+
+/* LstmStepInteger8x8_16 for `rows` batch rows. */
+static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32_t rows, const int8_t *input,
+                    int8_t *output_state, int16_t *cell_state, int8_t *output)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    int16_t *const input_gate = w->gate_scratch;
+    int16_t *const forget_gate = input_gate + n;
+    int16_t *const cell_gate = forget_gate + n;
+    int16_t *const output_gate = cell_gate + n;
+    const int use_cifg = w->input_weights[GATE_INPUT] == NULL;
+    int8_t *const hidden = w->projection_weights != NULL ? w->hidden_scratch : output_state;
+    /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
+     * a projection and with +hidden_zp without one. */
+    const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
     int g;
     size_t i;
-    for (g = 0; g < MCU_LSTM_GATES; ++g) {
-        gates[g] = gate_scratch + (size_t)g * n;
-    }
     for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
-        gate_s8(p, g, rows, input, input_weights[g], output_state, recurrent_weights[g], cell_state,
-                g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g]);
+        gate_s8(p, w, g, rows, input, output_state, cell_state, w->gate_scratch + (size_t)g * n);
     }
 
     /* UpdateLstmCellInteger: the forget gate's buffer becomes the scratch. */
     for (i = 0; i < n; ++i) {
-        const int16_t forget = gates[GATE_FORGET][i];
-        const int16_t input_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : gates[GATE_INPUT][i];
+        const int16_t forget = forget_gate[i];
+        const int16_t in_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : input_gate[i];
         /* CwiseMul: rounded shifts, then a plain (wrapping) cast to int16. */
         const int16_t kept = (int16_t)mcu_rounding_divide_by_pot((int32_t)forget * cell_state[i], 15);
-        const int16_t added = (int16_t)mcu_rounding_divide_by_pot((int32_t)input_gate * gates[GATE_CELL][i],
-                                                                 (int)p->cell_product_shift);
+        const int16_t added =
+            (int16_t)mcu_rounding_divide_by_pot((int32_t)in_gate * cell_gate[i], (int)p->cell_product_shift);
         int32_t cell = mcu_clamp_s32((int32_t)kept + added, INT16_MIN, INT16_MAX);
         if (p->quantized_cell_clip > 0) {
             cell = mcu_clamp_s32(cell, -p->quantized_cell_clip, p->quantized_cell_clip);
@@ -168,30 +221,22 @@ static void step_s8(const mcu_lstm_s8_params *p, int32_t rows, const int8_t *inp
         cell_state[i] = (int16_t)cell;
     }
 
-    gate_s8(p, GATE_OUTPUT, rows, input, input_weights[GATE_OUTPUT], output_state, recurrent_weights[GATE_OUTPUT],
-            cell_state, cell_weights[GATE_OUTPUT], layer_norm_weights[GATE_OUTPUT], gate_bias[GATE_OUTPUT],
-            gates[GATE_OUTPUT]);
+    gate_s8(p, w, GATE_OUTPUT, rows, input, output_state, cell_state, output_gate);
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
     for (i = 0; i < n; ++i) {
-        gates[GATE_INPUT][i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
+        input_gate[i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
     }
-    {
-        /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
-         * a projection and with +hidden_zp without one. */
-        int8_t *hidden = projection_weights != NULL ? hidden_scratch : output_state;
-        const int32_t zero_point = projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
-        for (i = 0; i < n; ++i) {
-            int32_t value = (int32_t)gates[GATE_OUTPUT][i] * gates[GATE_INPUT][i];
-            value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + zero_point;
-            hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
-        }
+    for (i = 0; i < n; ++i) {
+        int32_t value = (int32_t)output_gate[i] * input_gate[i];
+        value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;
+        hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
     }
-    if (projection_weights != NULL) {
+    if (w->projection_weights != NULL) {
         const size_t outputs = (size_t)rows * (size_t)p->n_output;
         memset(output_state, 0, outputs);
-        mat_vec_accumulate_s8(hidden_scratch, p->projection_effective_bias, projection_weights,
+        mat_vec_accumulate_s8(w->hidden_scratch, p->projection_effective_bias, w->projection_weights,
                               p->projection_multiplier, p->projection_shift, rows, p->n_cell, p->n_output,
                               p->output_state_zero_point, output_state);
         if (p->quantized_proj_clip > 0) {
@@ -216,16 +261,18 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
                  const int16_t *output_layer_norm_coefficients, int8_t *output, int16_t *gate_scratch,
                  int8_t *hidden_scratch)
 {
-    const int8_t *const input_weights[MCU_LSTM_GATES] = {input_to_input_weights, input_to_forget_weights,
-                                                         input_to_cell_weights, input_to_output_weights};
-    const int8_t *const recurrent_weights[MCU_LSTM_GATES] = {recurrent_to_input_weights, recurrent_to_forget_weights,
-                                                             recurrent_to_cell_weights, recurrent_to_output_weights};
-    const int16_t *const cell_weights[MCU_LSTM_GATES] = {cell_to_input_weights, cell_to_forget_weights, NULL,
-                                                         cell_to_output_weights};
-    const int32_t *const gate_bias[MCU_LSTM_GATES] = {input_gate_bias, forget_gate_bias, cell_gate_bias,
-                                                      output_gate_bias};
-    const int16_t *const layer_norm[MCU_LSTM_GATES] = {input_layer_norm_coefficients, forget_layer_norm_coefficients,
-                                                       cell_layer_norm_coefficients, output_layer_norm_coefficients};
+    const lstm_s8_tensors w = {
+        {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
+        {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
+         recurrent_to_output_weights},
+        {cell_to_input_weights, cell_to_forget_weights, NULL, cell_to_output_weights},
+        {input_gate_bias, forget_gate_bias, cell_gate_bias, output_gate_bias},
+        {input_layer_norm_coefficients, forget_layer_norm_coefficients, cell_layer_norm_coefficients,
+         output_layer_norm_coefficients},
+        projection_weights,
+        gate_scratch,
+        hidden_scratch,
+    };
     const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
     int32_t t, b;
     (void)projection_bias; /* folded into projection_effective_bias */
@@ -233,9 +280,7 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
         /* All batch rows step together. */
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)t * (size_t)p->n_batch;
-            step_s8(p, p->n_batch, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
-                    layer_norm, projection_weights, output_state, cell_state, output + row * out_row, gate_scratch,
-                    hidden_scratch);
+            step_s8(p, &w, p->n_batch, input + row * in_row, output_state, cell_state, output + row * out_row);
         }
         return;
     }
@@ -243,9 +288,8 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
     for (b = 0; b < p->n_batch; ++b) {
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
-            step_s8(p, 1, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
-                    projection_weights, output_state + (size_t)b * out_row, cell_state + (size_t)b * (size_t)p->n_cell,
-                    output + row * out_row, gate_scratch, hidden_scratch);
+            step_s8(p, &w, 1, input + row * in_row, output_state + (size_t)b * out_row,
+                    cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row);
         }
     }
 }
@@ -349,7 +393,7 @@ static void activate_f32(int activation, const float *in, size_t n, float *out, 
  * build (SSE packets of 4): four running sums over the columns in groups of
  * four, added as (0 + 2) + (1 + 3), then the leftover columns one by one.
  * Every multiply and add rounds on its own (no fused multiply-add). */
-static float dot_in_packets_f32(const float *row, const float *vector, int32_t n_col)
+MCU_NOINLINE static float dot_in_packets_f32(const float *row, const float *vector, int32_t n_col)
 {
     float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float sum;
@@ -370,7 +414,7 @@ static float dot_in_packets_f32(const float *row, const float *vector, int32_t n
  * matrix products: products in packets of 4, two packet sums over pairs of
  * packets, a last whole packet, the packet's lanes as (0 + 2) + (1 + 3),
  * then the leftover products one by one. */
-static float dot_reduced_f32(const float *row, const float *vector, int32_t n_col)
+MCU_NOINLINE static float dot_reduced_f32(const float *row, const float *vector, int32_t n_col)
 {
     float sum0[4], sum1[4], sum;
     const int32_t whole = n_col / 4 * 4, pairs = n_col / 8 * 8;
@@ -419,7 +463,7 @@ static float dot_reduced_f32(const float *row, const float *vector, int32_t n_co
  * leftover rows keep four sums by depth modulo 4, added as (0 + 1) + (2 + 3),
  * then the rest in order.  (Eigen splits depths beyond a cache-dependent
  * block, 504 on the machine the tests ran on; LSTM inputs are shorter.) */
-static float dot_in_gebp_order_f32(const float *row, const float *vector, int32_t n_col, int32_t r, int32_t n_row,
+MCU_NOINLINE static float dot_in_gebp_order_f32(const float *row, const float *vector, int32_t n_col, int32_t r, int32_t n_row,
                                    int32_t b, int32_t n_batch)
 {
     const int32_t rows_in_pairs = n_row / 8 * 8;
@@ -493,58 +537,80 @@ static int all_zero_f32(const float *v, size_t n)
     return 1;
 }
 
-/* CalculateLstmGateFloat; `accumulator` is TFLite's accumulation scratch. */
-static void gate_f32(const mcu_lstm_f32_params *p, int32_t rows, int activation, const float *input,
-                     int input_all_zero, const float *input_weights, const float *output_state,
-                     const float *recurrent_weights, const float *cell_state, const float *cell_weights,
-                     const float *layer_norm_weights, const float *bias, float *gate, float *accumulator,
-                     size_t phase)
+/* The float op's tensors by gate, gathered once per call (see lstm_s8_tensors). */
+typedef struct {
+    const float *input_weights[MCU_LSTM_GATES];
+    const float *recurrent_weights[MCU_LSTM_GATES];
+    const float *cell_weights[MCU_LSTM_GATES];
+    const float *gate_bias[MCU_LSTM_GATES];
+    const float *layer_norm[MCU_LSTM_GATES];
+    const float *projection_weights;
+    const float *projection_bias;
+    float *gate_scratch;
+    float *accumulator; /* TFLite's accumulation scratch */
+} lstm_f32_tensors;
+
+/* PortableMeanStddevNormalization, then the layer norm weights and the bias. */
+MCU_NOINLINE static void layer_norm_f32(float *gate, const float *weights, const float *bias, int32_t rows,
+                                        size_t n_cell)
 {
-    const size_t n_cell = (size_t)p->n_cell;
-    const size_t n = (size_t)rows * n_cell;
-    float *sum = gate, *other = accumulator;
     int32_t b;
     size_t i;
     for (b = 0; b < rows; ++b) {
-        if (layer_norm_weights != NULL) {
+        float *row = gate + (size_t)b * n_cell;
+        float total = 0.0f, squares = 0.0f, mean, stddev_inv;
+        for (i = 0; i < n_cell; ++i) {
+            total += row[i];
+        }
+        mean = total / (float)n_cell;
+        for (i = 0; i < n_cell; ++i) {
+            const float diff = row[i] - mean;
+            squares += diff * diff;
+        }
+        stddev_inv = 1.0f / sqrtf(squares / (float)n_cell + 1e-8f);
+        for (i = 0; i < n_cell; ++i) {
+            row[i] = (row[i] - mean) * stddev_inv;
+            row[i] = weights[i] * row[i];
+            row[i] += bias[i];
+        }
+    }
+}
+
+/* CalculateLstmGateFloat, the gate's activation applied at `phase` (see
+ * activate_f32). */
+static void gate_f32(const mcu_lstm_f32_params *p, const lstm_f32_tensors *w, int gate_index, int32_t rows,
+                     const float *input, int input_all_zero, const float *output_state, const float *cell_state,
+                     float *gate, size_t phase)
+{
+    const size_t n_cell = (size_t)p->n_cell;
+    const size_t n = (size_t)rows * n_cell;
+    const float *const cell_weights = w->cell_weights[gate_index];
+    const float *const layer_norm = w->layer_norm[gate_index];
+    float *sum = gate, *other = w->accumulator;
+    int32_t b;
+    size_t i;
+    for (b = 0; b < rows; ++b) {
+        if (layer_norm != NULL) {
             memset(gate + (size_t)b * n_cell, 0, n_cell * sizeof *gate);
         } else {
-            memcpy(gate + (size_t)b * n_cell, bias, n_cell * sizeof *gate);
+            memcpy(gate + (size_t)b * n_cell, w->gate_bias[gate_index], n_cell * sizeof *gate);
         }
     }
     if (!input_all_zero) {
-        mat_vec_add_f32(input_weights, input, sum, rows, p->n_input, p->n_cell, other);
+        mat_vec_add_f32(w->input_weights[gate_index], input, sum, rows, p->n_input, p->n_cell, other);
         sum = other;
         other = gate;
     }
-    mat_vec_add_f32(recurrent_weights, output_state, sum, rows, p->n_output, p->n_cell, other);
+    mat_vec_add_f32(w->recurrent_weights[gate_index], output_state, sum, rows, p->n_output, p->n_cell, other);
     if (cell_weights != NULL) {
         for (i = 0; i < n; ++i) {
             other[i] += cell_weights[i % n_cell] * cell_state[i];
         }
     }
-    if (layer_norm_weights != NULL) {
-        /* PortableMeanStddevNormalization, then weights and bias. */
-        for (b = 0; b < rows; ++b) {
-            float *row = other + (size_t)b * n_cell;
-            float total = 0.0f, squares = 0.0f, mean, stddev_inv;
-            for (i = 0; i < n_cell; ++i) {
-                total += row[i];
-            }
-            mean = total / (float)n_cell;
-            for (i = 0; i < n_cell; ++i) {
-                const float diff = row[i] - mean;
-                squares += diff * diff;
-            }
-            stddev_inv = 1.0f / sqrtf(squares / (float)n_cell + 1e-8f);
-            for (i = 0; i < n_cell; ++i) {
-                row[i] = (row[i] - mean) * stddev_inv;
-                row[i] = layer_norm_weights[i] * row[i];
-                row[i] += bias[i];
-            }
-        }
+    if (layer_norm != NULL) {
+        layer_norm_f32(other, layer_norm, w->gate_bias[gate_index], rows, n_cell);
     }
-    activate_f32(activation, other, n, gate, phase);
+    activate_f32(gate_index == GATE_CELL ? (int)p->activation : MCU_LSTM_ACT_SIGMOID, other, n, gate, phase);
 }
 
 /* Where TFLite's EvalFloat puts a gate in its scratch buffer (in units of
@@ -558,71 +624,62 @@ static size_t tflite_gate_slot(int gate, int use_cifg)
 
 /* LstmStepFloat for `rows` batch rows; `batch_offset` is the first row's
  * offset (in floats) into TFLite's per-gate buffers. */
-static void step_f32(const mcu_lstm_f32_params *p, int32_t rows, size_t batch_offset, const float *input,
-                     const float *const *input_weights, const float *const *recurrent_weights,
-                     const float *const *cell_weights, const float *const *gate_bias,
-                     const float *const *layer_norm_weights, const float *projection_weights,
-                     const float *projection_bias, float *output_state, float *cell_state, float *output,
-                     float *gate_scratch, float *accumulator)
+static void step_f32(const mcu_lstm_f32_params *p, const lstm_f32_tensors *w, int32_t rows, size_t batch_offset,
+                     const float *input, float *output_state, float *cell_state, float *output)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
     const size_t outputs = (size_t)rows * (size_t)p->n_output;
     const size_t gate_floats = (size_t)p->n_batch * (size_t)p->n_cell;
-    const int use_cifg = input_weights[GATE_INPUT] == NULL;
+    const int use_cifg = w->input_weights[GATE_INPUT] == NULL;
     const int input_all_zero = all_zero_f32(input, (size_t)rows * (size_t)p->n_input);
-    float *gates[MCU_LSTM_GATES];
+    float *const input_gate = w->gate_scratch;
+    float *const forget_gate = input_gate + n;
+    float *const cell_gate = forget_gate + n;
+    float *const output_gate = cell_gate + n;
     int g;
     size_t i;
-    for (g = 0; g < MCU_LSTM_GATES; ++g) {
-        gates[g] = gate_scratch + (size_t)g * n;
-    }
     for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
-        gate_f32(p, rows, g == GATE_CELL ? (int)p->activation : MCU_LSTM_ACT_SIGMOID, input, input_all_zero,
-                 input_weights[g], output_state, recurrent_weights[g], cell_state,
-                 g == GATE_CELL ? NULL : cell_weights[g], layer_norm_weights[g], gate_bias[g], gates[g], accumulator,
+        gate_f32(p, w, g, rows, input, input_all_zero, output_state, cell_state, w->gate_scratch + (size_t)g * n,
                  tflite_gate_slot(g, use_cifg) * gate_floats + batch_offset);
     }
     /* UpdateLstmCellFloat. */
     for (i = 0; i < n; ++i) {
-        cell_state[i] = gates[GATE_FORGET][i] * cell_state[i];
+        cell_state[i] = forget_gate[i] * cell_state[i];
     }
     for (i = 0; i < n; ++i) {
-        const float input_gate = use_cifg ? 1.0f - gates[GATE_FORGET][i] : gates[GATE_INPUT][i];
-        cell_state[i] += gates[GATE_CELL][i] * input_gate;
+        cell_state[i] += cell_gate[i] * (use_cifg ? 1.0f - forget_gate[i] : input_gate[i]);
     }
     if (p->cell_clip > 0.0f) {
         for (i = 0; i < n; ++i) {
             cell_state[i] = mcu_clamp_f32(cell_state[i], -p->cell_clip, p->cell_clip);
         }
     }
-    gate_f32(p, rows, MCU_LSTM_ACT_SIGMOID, input, input_all_zero, input_weights[GATE_OUTPUT], output_state,
-             recurrent_weights[GATE_OUTPUT], cell_state, cell_weights[GATE_OUTPUT], layer_norm_weights[GATE_OUTPUT],
-             gate_bias[GATE_OUTPUT], gates[GATE_OUTPUT], accumulator,
+    gate_f32(p, w, GATE_OUTPUT, rows, input, input_all_zero, output_state, cell_state, output_gate,
              tflite_gate_slot(GATE_OUTPUT, use_cifg) * gate_floats + batch_offset);
     /* CalculateLstmOutputFloat: the cell gate's buffer is the scratch. */
-    activate_f32((int)p->activation, cell_state, n, gates[GATE_CELL],
+    activate_f32((int)p->activation, cell_state, n, cell_gate,
                  tflite_gate_slot(GATE_CELL, use_cifg) * gate_floats + batch_offset);
     for (i = 0; i < n; ++i) {
-        gates[GATE_CELL][i] = gates[GATE_OUTPUT][i] * gates[GATE_CELL][i];
+        cell_gate[i] = output_gate[i] * cell_gate[i];
     }
-    if (projection_weights != NULL) {
+    if (w->projection_weights != NULL) {
         int32_t b;
         for (b = 0; b < rows; ++b) {
-            float *row = accumulator + (size_t)b * (size_t)p->n_output;
-            if (projection_bias != NULL) {
-                memcpy(row, projection_bias, (size_t)p->n_output * sizeof *row);
+            float *row = w->accumulator + (size_t)b * (size_t)p->n_output;
+            if (w->projection_bias != NULL) {
+                memcpy(row, w->projection_bias, (size_t)p->n_output * sizeof *row);
             } else {
                 memset(row, 0, (size_t)p->n_output * sizeof *row);
             }
         }
-        mat_vec_add_f32(projection_weights, gates[GATE_CELL], accumulator, rows, p->n_cell, p->n_output, output_state);
+        mat_vec_add_f32(w->projection_weights, cell_gate, w->accumulator, rows, p->n_cell, p->n_output, output_state);
         if (p->proj_clip > 0.0f) {
             for (i = 0; i < outputs; ++i) {
                 output_state[i] = mcu_clamp_f32(output_state[i], -p->proj_clip, p->proj_clip);
             }
         }
     } else {
-        memcpy(output_state, gates[GATE_CELL], outputs * sizeof *output_state);
+        memcpy(output_state, cell_gate, outputs * sizeof *output_state);
     }
     memcpy(output, output_state, outputs * sizeof *output);
 }
@@ -640,34 +697,33 @@ void mcu_lstm_f32(const mcu_lstm_f32_params *p, const float *input, const float 
                   const float *output_layer_norm_coefficients, float *output, float *gate_scratch,
                   float *accumulator_scratch)
 {
-    const float *const input_weights[MCU_LSTM_GATES] = {input_to_input_weights, input_to_forget_weights,
-                                                        input_to_cell_weights, input_to_output_weights};
-    const float *const recurrent_weights[MCU_LSTM_GATES] = {recurrent_to_input_weights, recurrent_to_forget_weights,
-                                                            recurrent_to_cell_weights, recurrent_to_output_weights};
-    const float *const cell_weights[MCU_LSTM_GATES] = {cell_to_input_weights, cell_to_forget_weights, NULL,
-                                                       cell_to_output_weights};
-    const float *const gate_bias[MCU_LSTM_GATES] = {input_gate_bias, forget_gate_bias, cell_gate_bias,
-                                                    output_gate_bias};
-    const float *const layer_norm[MCU_LSTM_GATES] = {input_layer_norm_coefficients, forget_layer_norm_coefficients,
-                                                     cell_layer_norm_coefficients, output_layer_norm_coefficients};
+    const lstm_f32_tensors w = {
+        {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
+        {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
+         recurrent_to_output_weights},
+        {cell_to_input_weights, cell_to_forget_weights, NULL, cell_to_output_weights},
+        {input_gate_bias, forget_gate_bias, cell_gate_bias, output_gate_bias},
+        {input_layer_norm_coefficients, forget_layer_norm_coefficients, cell_layer_norm_coefficients,
+         output_layer_norm_coefficients},
+        projection_weights,
+        projection_bias,
+        gate_scratch,
+        accumulator_scratch,
+    };
     const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
     int32_t t, b;
     if (p->time_major) {
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)t * (size_t)p->n_batch;
-            step_f32(p, p->n_batch, 0, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias,
-                     layer_norm, projection_weights, projection_bias, output_state, cell_state, output + row * out_row,
-                     gate_scratch, accumulator_scratch);
+            step_f32(p, &w, p->n_batch, 0, input + row * in_row, output_state, cell_state, output + row * out_row);
         }
         return;
     }
     for (b = 0; b < p->n_batch; ++b) {
         for (t = 0; t < p->n_time; ++t) {
             const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
-            step_f32(p, 1, (size_t)b * (size_t)p->n_cell, input + row * in_row, input_weights, recurrent_weights, cell_weights, gate_bias, layer_norm,
-                     projection_weights, projection_bias, output_state + (size_t)b * out_row,
-                     cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row, gate_scratch,
-                     accumulator_scratch);
+            step_f32(p, &w, 1, (size_t)b * (size_t)p->n_cell, input + row * in_row, output_state + (size_t)b * out_row,
+                     cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row);
         }
     }
 }
