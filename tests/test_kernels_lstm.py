@@ -28,14 +28,24 @@ INT8_CASES = {
     "layer_norm_cifg_peephole": dict(batch=1, time=4, n_input=3, n_cell=4, layer_norm=True, cifg=True, peephole=True),
     "projection": dict(batch=2, time=3, n_input=4, n_cell=6, n_output=3, projection=True),
     "projection_bias_clips": dict(
-        batch=2, time=4, n_input=4, n_cell=5, n_output=7, projection=True, projection_bias=True, cell_clip=0.25,
-        proj_clip=0.3, time_major=True,
+        batch=2,
+        time=4,
+        n_input=4,
+        n_cell=5,
+        n_output=7,
+        projection=True,
+        projection_bias=True,
+        cell_clip=0.25,
+        proj_clip=0.3,
+        time_major=True,
     ),
     "peephole_projection": dict(batch=1, time=3, n_input=4, n_cell=6, n_output=4, projection=True, peephole=True),
     # The gates saturate: large weights on a wide input range.
     "saturating": dict(batch=2, time=3, n_input=6, n_cell=5, weight_std=8.0, input_range=(-6.0, 6.0)),
     # Asymmetric ranges: zero points far from 0 on input and output state.
-    "extreme_zero_points": dict(batch=1, time=4, n_input=5, n_cell=5, input_range=(-0.05, 3.0), output_range=(-2.0, 0.02)),
+    "extreme_zero_points": dict(
+        batch=1, time=4, n_input=5, n_cell=5, input_range=(-0.05, 3.0), output_range=(-2.0, 0.02)
+    ),
     # The cell state's power-of-two scale sets the integer bits of tanh(cell): 0 and 6.
     "cell_scale_2^-15": dict(batch=1, time=3, n_input=4, n_cell=3, cell_scale_exponent=-15),
     "cell_scale_2^-9": dict(batch=1, time=3, n_input=4, n_cell=3, cell_scale_exponent=-9, weight_std=2.0),
@@ -48,8 +58,17 @@ FLOAT_CASES = {
     "cifg_peephole_clip": dict(batch=2, time=3, n_input=4, n_cell=6, cifg=True, peephole=True, cell_clip=0.2),
     "layer_norm_peephole": dict(batch=2, time=3, n_input=5, n_cell=7, layer_norm=True, peephole=True),
     "layer_norm_time_major": dict(batch=2, time=3, n_input=4, n_cell=7, layer_norm=True, time_major=True),
-    "projection": dict(batch=2, time=3, n_input=4, n_cell=5, n_output=3, projection=True, projection_bias=True,
-                       proj_clip=0.1, time_major=True),
+    "projection": dict(
+        batch=2,
+        time=3,
+        n_input=4,
+        n_cell=5,
+        n_output=3,
+        projection=True,
+        projection_bias=True,
+        proj_clip=0.1,
+        time_major=True,
+    ),
     "projection_batch_major": dict(batch=2, time=2, n_input=9, n_cell=6, n_output=8, projection=True),
     # Time-major products large enough for Eigen's gebp kernel: rows in pairs
     # of packets, a last packet, leftover rows; columns in and outside blocks of 4.
@@ -134,8 +153,18 @@ def test_int8_lstm_sequence_on_mps2_an386():
     """Every optional part of the integer LSTM in one firmware: four
     invocations in one QEMU run with the state carried over, two after reset."""
     model = lstm_model(
-        "int8", batch=2, time=3, n_input=5, n_cell=8, n_output=6, layer_norm=True, peephole=True, projection=True,
-        projection_bias=True, time_major=True, cell_clip=0.5,
+        "int8",
+        batch=2,
+        time=3,
+        n_input=5,
+        n_cell=8,
+        n_output=6,
+        layer_norm=True,
+        peephole=True,
+        projection=True,
+        projection_bias=True,
+        time_major=True,
+        cell_clip=0.5,
     )
     report = assert_matches_reference(model, inputs=4, target="mps2-an386")
     assert (report.total, report.reset_total) == (4, 2)

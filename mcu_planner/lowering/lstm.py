@@ -66,12 +66,16 @@ class LstmShape:
         if op.options.get("diagonal_recurrent_tensors", False):
             raise NotLowerable("UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal recurrent weights")
         if len(inp.shape) == 3:
-            self.n_time, self.n_batch = (inp.shape[0], inp.shape[1]) if self.time_major else (inp.shape[1], inp.shape[0])
+            self.n_time, self.n_batch = (
+                (inp.shape[0], inp.shape[1]) if self.time_major else (inp.shape[1], inp.shape[0])
+            )
         elif len(inp.shape) == 2 and not self.time_major:
             self.n_time, self.n_batch = 1, inp.shape[0]
         else:
-            raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM with a {'time-major ' if self.time_major else ''}"
-                               f"rank-{len(inp.shape)} input")
+            raise NotLowerable(
+                f"UNIDIRECTIONAL_SEQUENCE_LSTM with a {'time-major ' if self.time_major else ''}"
+                f"rank-{len(inp.shape)} input"
+            )
         self.n_input = inp.shape[-1]
         to_output = self.tensor(INPUT_WEIGHTS["output"])
         recurrent = self.tensor(RECURRENT_WEIGHTS["output"])
@@ -87,14 +91,19 @@ class LstmShape:
         for slots, shape in expected:
             for gate in self.gates:
                 if self.tensor(slots[gate]).shape != shape:
-                    raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM {gate} weights of shape "
-                                       f"{self.tensor(slots[gate]).shape}, expected {shape}")
+                    raise NotLowerable(
+                        f"UNIDIRECTIONAL_SEQUENCE_LSTM {gate} weights of shape "
+                        f"{self.tensor(slots[gate]).shape}, expected {shape}"
+                    )
         if self.cifg and self.tensor(RECURRENT_WEIGHTS["input"], optional=True) is not None:
             raise NotLowerable("UNIDIRECTIONAL_SEQUENCE_LSTM with recurrent but no input weights for the input gate")
         out = output_tensor(op, graph)
         if out.shape != inp.shape[:-1] + (self.n_output,):
             raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM output shape {out.shape} for input {inp.shape}")
-        for slot, size, what in ((OUTPUT_STATE, self.n_output, "output state"), (CELL_STATE, self.n_cell, "cell state")):
+        for slot, size, what in (
+            (OUTPUT_STATE, self.n_output, "output state"),
+            (CELL_STATE, self.n_cell, "cell state"),
+        ):
             state = self.tensor(slot)
             if not state.is_variable:
                 raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM whose {what} is not a variable tensor")
@@ -292,9 +301,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
     hidden = f32(2.0**-15 / float(np.float32(hidden_scale)) * 2.0**-15)
     hidden_multiplier, hidden_shift = quantize_multiplier(hidden)
     projection_scale = np.float32(_weight_scale(op, projection))
-    proj_multiplier, proj_shift = quantize_multiplier(
-        float(projection_scale * np.float32(hidden_scale) / state_scale)
-    )
+    proj_multiplier, proj_shift = quantize_multiplier(float(projection_scale * np.float32(hidden_scale) / state_scale))
     params = {
         **shape.sizes(),
         "input_multiplier": int32_array(multipliers["input"]),
