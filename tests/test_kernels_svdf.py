@@ -160,3 +160,55 @@ def test_svdf_sequence_on_mps2_an386():
     _svdf_branch(model, rng, 2, 7, 3, 3, 2, False, "int8", "RELU")
     report = assert_matches_reference(model.build(), inputs=4, target="mps2-an386")
     assert (report.total, report.reset_total) == (4, 2)
+
+
+def test_int8_variable_tensors_start_at_their_zero_point():
+    """TFLite's ResetVariableTensor fills an int8 variable with its zero
+    point (0 for other types): ADD reads such a state, so an all-zero start
+    would shift every output."""
+    from mcu_planner.builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 16), "int8", (0.1, -3), name="x")
+    state = mb.add_tensor((1, 16), "int8", (0.05, 37), name="state", is_variable=True)
+    y = mb.add_tensor((1, 16), "int8", (0.2, 5), name="y")
+    mb.add_op("ADD", (x, state), (y,))
+    mb.set_io([x], [y])
+    assert_matches_reference(mb.build(), inputs=3)
+
+
+def test_stored_initial_values_are_restored_by_reset(tmp_path):
+    """A variable tensor that carries values in the model (TFLite's own
+    interpreter refuses those) starts from them, and NAME_reset() copies
+    them back from flash."""
+    from mcu_planner.builder import ModelBuilder
+    from mcu_planner.check import generate_for_model
+
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "float32", name="x")
+    initial = np.array([[1.5, -2.0, 0.25, 8.0]], np.float32)
+    state = mb.add_tensor((1, 4), "float32", data=initial, name="state", is_variable=True)
+    y = mb.add_tensor((1, 4), "float32", name="y")
+    mb.add_op("ADD", (x, state), (y,), {"fused_activation_function": "NONE"})
+    mb.set_io([x], [y])
+    graph, _, files = generate_for_model(mb.build(), name="init")
+    source = files["init.c"].decode()
+    assert "1.5f, -2.0f, 0.25f, 8.0f" in source
+    program = tmp_path / "main.c"
+    program.write_text(
+        '#include <stdio.h>\n#include <string.h>\n#include "init.h"\n'
+        "int main(void) { float zero[4] = {0}; int k;\n"
+        "  memcpy(init_input(0), zero, sizeof zero); init_invoke(); init_reset();\n"
+        "  memcpy(init_input(0), zero, sizeof zero); init_invoke();\n"
+        '  for (k = 0; k < 4; ++k) { printf("%g ", (double)((float *)init_output(0))[k]); }\n'
+        "  return 0;\n}\n"
+    )
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    import subprocess
+
+    sources = [str(p) for p in tmp_path.glob("*.c")]
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(tmp_path), *sources,
+                    "-lm", "-o", str(tmp_path / "main")], check=True)
+    done = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True)
+    assert [float(v) for v in done.stdout.split()] == initial.reshape(-1).tolist()
