@@ -24,7 +24,8 @@ INT8_CASES = {
     "wide": dict(batch=1, time=5, n_input=33, n_cell=17, seed=3),
     "cifg_peephole": dict(batch=2, time=3, n_input=4, n_cell=5, cifg=True, peephole=True),
     "peephole_time_major": dict(batch=2, time=3, n_input=6, n_cell=5, peephole=True, time_major=True),
-    "layer_norm": dict(batch=2, time=3, n_input=5, n_cell=8, layer_norm=True),
+    # n_cell 7: TFLite's integer variance is exact only for powers of two; the same integer steps here.
+    "layer_norm": dict(batch=2, time=3, n_input=5, n_cell=7, layer_norm=True),
     "layer_norm_cifg_peephole": dict(batch=1, time=4, n_input=3, n_cell=4, layer_norm=True, cifg=True, peephole=True),
     "projection": dict(batch=2, time=3, n_input=4, n_cell=6, n_output=3, projection=True),
     "projection_bias_clips": dict(
