@@ -64,7 +64,6 @@ def test_int16_softmax_lookup_tables(seed):
     tables, populated in double at generation time.  Input scales from
     narrow (differences within one table segment) to wide (most differences
     beyond exp(-10)), one-element rows and long ones."""
-    rng = np.random.default_rng(seed)
     model = Branches("int16 softmax")
     for shape, real_range, beta in [
         ((1, 1), 4.0, 1.0),

@@ -26,8 +26,21 @@ SHAPES = [
 ]
 
 
-def _svdf_branch(model: Branches, rng, batch, input_size, units, rank, memory, with_bias, dtype, activation,
-                 state_headroom=1.0, output_headroom=1.0, zero_points=None):
+def _svdf_branch(
+    model: Branches,
+    rng,
+    batch,
+    input_size,
+    units,
+    rank,
+    memory,
+    with_bias,
+    dtype,
+    activation,
+    state_headroom=1.0,
+    output_headroom=1.0,
+    zero_points=None,
+):
     filters = units * rank
     if dtype == "float32":
         x = model.input((batch, input_size), "float32")
@@ -119,9 +132,7 @@ def test_reset_returns_the_state_to_its_start(tmp_path):
     )
     samples = sets + sets[:1]
     carried = HostTarget().run(generated, "svdf", samples, check_build=False, workdir=tmp_path / "a", **sizes)
-    reset = HostTarget().run(
-        generated, "svdf", samples, check_build=False, workdir=tmp_path / "b", reset_at=3, **sizes
-    )
+    reset = HostTarget().run(generated, "svdf", samples, check_build=False, workdir=tmp_path / "b", reset_at=3, **sizes)
     assert carried.outputs[:3] == reset.outputs[:3]
     assert carried.outputs[3] != carried.outputs[0]
     assert reset.outputs[3] == reset.outputs[0]
@@ -208,7 +219,22 @@ def test_stored_initial_values_are_restored_by_reset(tmp_path):
     import subprocess
 
     sources = [str(p) for p in tmp_path.glob("*.c")]
-    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(tmp_path), *sources,
-                    "-lm", "-o", str(tmp_path / "main")], check=True)
+    subprocess.run(
+        [
+            "cc",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-I",
+            str(tmp_path),
+            *sources,
+            "-lm",
+            "-o",
+            str(tmp_path / "main"),
+        ],
+        check=True,
+    )
     done = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, check=True)
     assert [float(v) for v in done.stdout.split()] == initial.reshape(-1).tolist()

@@ -87,7 +87,8 @@ LowerFn = Callable[[Operator, Graph], KernelCall]
 _REGISTRY: Registry[LowerFn] = Registry("lowering", package_modules(__name__, __path__))
 LOWERINGS = _REGISTRY.entries
 ScratchFn = Callable[[Operator, Graph], tuple[ScratchNeed, ...]]
-SCRATCH_NEEDS: dict[str, ScratchFn] = {}
+_SCRATCH: Registry[ScratchFn] = Registry("scratch need", package_modules(__name__, __path__))
+SCRATCH_NEEDS = _SCRATCH.entries
 
 
 def lowers(*opcodes: str) -> Callable[[LowerFn], LowerFn]:
@@ -104,7 +105,7 @@ def scratch_for(*opcodes: str) -> Callable[[ScratchFn], ScratchFn]:
 
     def wrap(fn: ScratchFn) -> ScratchFn:
         for opcode in opcodes:
-            SCRATCH_NEEDS[opcode] = fn
+            _SCRATCH.add(opcode, fn)
         return fn
 
     return wrap

@@ -82,7 +82,13 @@ def _is_float(op: Operator, graph: Graph) -> bool:
         for t in (weights_time, state, out) + ((bias,) if bias is not None else ()):
             require_dtype(op, t, "float32")
         return True
-    for t, dtype in ((inp, "int8"), (weights_feature, "int8"), (weights_time, "int16"), (state, "int16"), (out, "int8")):
+    for t, dtype in (
+        (inp, "int8"),
+        (weights_feature, "int8"),
+        (weights_time, "int16"),
+        (state, "int16"),
+        (out, "int8"),
+    ):
         require_dtype(op, t, dtype)
     if bias is not None:
         require_dtype(op, bias, "int32")
