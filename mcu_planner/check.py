@@ -348,6 +348,56 @@ def generate_for_model(
     return graph, plan, files
 
 
+def run_generated(
+    graph: Graph,
+    files,
+    name: str,
+    input_sets: list[list[np.ndarray]],
+    *,
+    target: str = "host",
+    ram: int | None = None,
+    check_build: bool = True,
+    keep_dir: str | os.PathLike | None = None,
+) -> list[TargetRun]:
+    """Build the generated `files` for `target` and run them on `input_sets`
+    (one array per graph input each): one TargetRun per build, the normal one
+    first, then (check_build) the -DMCU_PLAN_CHECK one."""
+    targets = load_targets()
+    if target not in targets:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
+    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
+    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
+    for arrays in samples:
+        sizes = [len(a) for a in arrays]
+        if sizes != input_bytes:
+            raise InputError(f"input sizes {sizes} B do not match the model's {input_bytes} B")
+    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
+    try:
+        generated = write_output(files, work / "generated")
+        builds = [False, True] if check_build else [False]
+        runner = targets[target] if ram is None else targets[target].with_ram(ram)
+
+        def run(check: bool) -> TargetRun:
+            return runner.run(
+                generated,
+                name,
+                samples,
+                input_bytes=input_bytes,
+                output_bytes=output_bytes,
+                check_build=check,
+                workdir=work / ("check" if check else "normal"),
+            )
+
+        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+            runs = list(pool.map(run, builds))
+        if keep_dir is not None:
+            write_output(files, keep_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return runs
+
+
 def check_model(
     model,
     *,
@@ -395,33 +445,9 @@ def check_model(
     rng = np.random.default_rng(seed)
     input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
     expected = [reference.run(arrays) for arrays in input_sets]
-    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
-    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
-    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
-
-    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
-    try:
-        generated = write_output(files, work / "generated")
-        builds = [False, True] if check_build else [False]
-        runner = targets[target] if ram is None else targets[target].with_ram(ram)
-
-        def run(check: bool) -> TargetRun:
-            return runner.run(
-                generated,
-                name,
-                samples,
-                input_bytes=input_bytes,
-                output_bytes=output_bytes,
-                check_build=check,
-                workdir=work / ("check" if check else "normal"),
-            )
-
-        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
-            runs = list(pool.map(run, builds))
-        if keep_dir is not None:
-            write_output(files, keep_dir)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    runs = run_generated(
+        graph, files, name, input_sets, target=target, ram=ram, check_build=check_build, keep_dir=keep_dir
+    )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])
     report = CheckReport(
