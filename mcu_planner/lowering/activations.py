@@ -23,6 +23,7 @@ from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_activations",)
+SOURCES_S16 = ("mcu_elementwise_s16",)  # the 16x8 kernels
 
 
 @lru_cache(maxsize=None)
@@ -136,15 +137,16 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     if inp.dtype == "float32":
         params = {"size": inp.num_elements, "alpha": alpha}
         return kernel_call(op, "mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", params, SOURCES)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "int16")
+    kernel, sources = ("mcu_leaky_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_leaky_relu_s16", SOURCES_S16)
     input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
     # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
     alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
     identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
     return kernel_call(
         op,
-        "mcu_leaky_relu_s8",
-        "mcu_leaky_relu_s8_params",
+        kernel,
+        f"{kernel}_params",
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
@@ -154,7 +156,7 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
             "alpha_multiplier": alpha_multiplier,
             "alpha_shift": alpha_shift,
         },
-        SOURCES,
+        sources,
     )
 
 

@@ -24,6 +24,8 @@ REQUANTIZE_PAIRS = {
     ("int16", "int8"),
     ("int16", "int16"),
     ("int16", "int32"),
+    ("int32", "int8"),
+    ("int32", "int16"),
 }
 
 
