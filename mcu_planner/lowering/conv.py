@@ -1,4 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_*."""
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c;
+16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .common import (
     is_float_weighted_op,
     kernel_call,
     output_tensor,
+    require_16x8_weighted_op,
     scale,
     sliding_window,
     zero_point,
@@ -71,6 +73,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
             raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
     params = _geometry(op, inp, filt, out, per_filter)
+    if inp.dtype == "int16":
+        return _lower_16x8(op, stem, params, inp, filt, bias, out, depthwise)
     if is_float_weighted_op(op, inp, filt, bias, out):
         return kernel_call(
             op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3
@@ -91,6 +95,28 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+
+
+def _lower_16x8(
+    op: Operator, stem: str, params: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, depthwise: bool
+) -> KernelCall:
+    """int16 activations, int8 weights: the accumulator follows the bias type
+    as TFLite's conv.cc picks it (int64 bias -> int64, int32 or none -> int32);
+    int16 DEPTHWISE_CONV_2D always accumulates in int64."""
+    bias_dtypes = ("int64",) if depthwise else ("int64", "int32")
+    accumulator = require_16x8_weighted_op(op, inp, filt, bias, out, bias_dtypes)
+    if depthwise:
+        function = f"{stem}_s16"
+    else:
+        function = f"{stem}_s16" if accumulator == "int64" else f"{stem}_s16_acc32"
+    multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
+    s16_params = {
+        **params,
+        "output_multiplier": int32_array(multipliers),
+        "output_shift": int32_array(shifts),
+        **activation_params(op, out),
+    }
+    return kernel_call(op, function, "mcu_conv_s16_params", s16_params, ("mcu_conv_s16",), inputs=3)
 
 
 def _window_offset_terms(filt: Tensor, input_offset: int, depthwise: bool) -> CArray | str:

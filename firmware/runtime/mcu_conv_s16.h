@@ -1,0 +1,31 @@
+/* 16x8 CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0),
+ * int8 per-channel weights (zero point 0), NHWC, filters laid out as in
+ * mcu_conv.h.
+ *
+ * TFLite picks the accumulator from the bias type: an int64 bias (what the
+ * converter writes for 16x8) accumulates in int64 and requantizes with the
+ * int64 MultiplyByQuantizedMultiplier; an int32 bias, or none, accumulates in
+ * int32 (wrapping) and requantizes with the int32 one (CONV_2D only;
+ * TFLite's int16 DEPTHWISE_CONV_2D always takes the int64 path). */
+#ifndef MCU_CONV_S16_H
+#define MCU_CONV_S16_H
+
+#include "mcu_conv.h"
+
+typedef struct {
+    MCU_CONV_GEOMETRY_FIELDS
+    const int32_t *output_multiplier; /* one per output channel */
+    const int32_t *output_shift;
+    int32_t act_min;
+    int32_t act_max;
+} mcu_conv_s16_params;
+
+/* bias may be NULL in each. */
+void mcu_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, const int64_t *bias,
+                     int16_t *output);
+void mcu_conv_2d_s16_acc32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                           const int32_t *bias, int16_t *output);
+void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                               const int64_t *bias, int16_t *output);
+
+#endif /* MCU_CONV_S16_H */
