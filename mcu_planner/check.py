@@ -205,9 +205,24 @@ def _float_input_range(graph: Graph, tensor: int) -> tuple[float, float]:
     return -1.0, 1.0
 
 
+# Operators whose input `position` is the shape of their output.
+_OUTPUT_SHAPE_OPERANDS = {"TRANSPOSE_CONV": 0}
+
+
+def _static_shape_fed_by(graph: Graph, tensor: int) -> tuple[int, ...] | None:
+    """The output shape a graph input must hold when it is an op's output
+    shape operand (any other value would resize the reference's output)."""
+    for op in graph.operators:
+        position = _OUTPUT_SHAPE_OPERANDS.get(op.opcode)
+        if position is not None and position < len(op.inputs) and op.inputs[position] == tensor:
+            return graph.tensors[op.outputs[0]].shape
+    return None
+
+
 def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
     """One set of inputs: integers uniform over their whole range, floats over
-    the range the model quantizes them to (or [-1, 1])."""
+    the range the model quantizes them to (or [-1, 1]), output-shape operands
+    the output's static shape."""
     arrays = []
     for t in graph.inputs:
         tensor = graph.tensors[t]
@@ -220,6 +235,8 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
             arrays.append(rng.uniform(lo, hi, size=shape).astype(np.float32))
         elif tensor.dtype == "bool":
             arrays.append(rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_))
+        elif tensor.dtype in ("int32", "int64") and (static := _static_shape_fed_by(graph, t)) is not None:
+            arrays.append(np.array(static, dtype=tensor.dtype).reshape(shape))
         elif tensor.dtype in ("int32", "int64"):
             arrays.append(rng.integers(-100, 100, size=shape, endpoint=True, dtype=tensor.dtype))
         else:

@@ -1,6 +1,7 @@
 /* 16x8 CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0),
  * int8 per-channel weights (zero point 0), NHWC, filters laid out as in
- * mcu_conv.h.
+ * mcu_conv.h (CONV_2D [out_c][fh][fw][in_c per group], DEPTHWISE_CONV_2D
+ * [1][fh][fw][in_c * depth_multiplier]).
  *
  * TFLite picks the accumulator from the bias type: an int64 bias (what the
  * converter writes for 16x8) accumulates in int64 and requantizes with the
@@ -10,7 +11,7 @@
 #ifndef MCU_CONV_S16_H
 #define MCU_CONV_S16_H
 
-#include "mcu_conv.h"
+#include "mcu_conv_geometry.h"
 
 typedef struct {
     MCU_CONV_GEOMETRY_FIELDS
