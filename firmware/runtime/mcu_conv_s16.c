@@ -2,9 +2,10 @@
  * DepthwiseConvPerChannel for int16 input (conv.h / depthwise_conv.h).
  *
  * The sum of a window is computed exactly in int64 (each product of an int16
- * and an int8 is below 2^22 in magnitude).  The int64 path adds the bias to
- * it; the int32 path wraps it to 32 bits first, which is what the reference's
- * int32 accumulator holds after the same additions in any order. */
+ * and an int8 is below 2^22 in magnitude), the bias added, and the int64
+ * MultiplyByQuantizedMultiplier applied, whatever the bias type (conv.h's
+ * int16 ConvPerChannel is a template on the bias type only; TFLM passes an
+ * int32 bias to it as such). */
 #include "mcu_conv_s16.h"
 
 #include "mcu_quant.h"
@@ -33,32 +34,21 @@ static int64_t conv_window_sum(const mcu_conv_s16_params *p, const int16_t *inpu
     return acc;
 }
 
-static int16_t requantize_acc64(const mcu_conv_s16_params *p, int64_t acc, const int64_t *bias, int32_t out_c)
+/* int64 bias, int32 bias (widened) or none: the sum stays in int64 either way. */
+static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const int64_t *bias64, const int32_t *bias32,
+                              int32_t out_c)
 {
     int32_t scaled;
-    if (bias != NULL) {
-        acc += bias[out_c];
+    if (bias64 != NULL) {
+        acc += bias64[out_c];
+    } else if (bias32 != NULL) {
+        acc += bias32[out_c];
     }
     scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
     return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
 }
 
-static int16_t requantize_acc32(const mcu_conv_s16_params *p, int64_t sum, const int32_t *bias, int32_t out_c)
-{
-    /* Wrapping as the reference's int32 accumulator does (through uint32_t:
-     * signed overflow would be undefined in C). */
-    uint32_t acc = (uint32_t)(uint64_t)sum;
-    int32_t scaled;
-    if (bias != NULL) {
-        acc += (uint32_t)bias[out_c];
-    }
-    scaled = mcu_mul_by_quantized_mul((int32_t)acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
-    return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
-}
-
-/* CONV_2D with either accumulator: bias64 or bias32 is used (both may be NULL:
- * then `wide` says which requantization applies). */
-static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, int wide,
+static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
                         const int64_t *bias64, const int32_t *bias32, int16_t *output)
 {
     int32_t b, out_y, out_x, out_c;
@@ -72,8 +62,7 @@ static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, cons
                 int16_t *out_px = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, 0);
                 for (out_c = 0; out_c < p->output_c; ++out_c) {
                     const int64_t sum = conv_window_sum(p, input, filter, b, &wy, &wx, out_c);
-                    out_px[out_c] = wide ? requantize_acc64(p, sum, bias64, out_c)
-                                         : requantize_acc32(p, sum, bias32, out_c);
+                    out_px[out_c] = requantize_s16(p, sum, bias64, bias32, out_c);
                 }
             }
         }
@@ -83,13 +72,13 @@ static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, cons
 void mcu_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, const int64_t *bias,
                      int16_t *output)
 {
-    conv_2d_s16(p, input, filter, 1, bias, NULL, output);
+    conv_2d_s16(p, input, filter, bias, NULL, output);
 }
 
-void mcu_conv_2d_s16_acc32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
-                           const int32_t *bias, int16_t *output)
+void mcu_conv_2d_s16_bias32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                            const int32_t *bias, int16_t *output)
 {
-    conv_2d_s16(p, input, filter, 0, NULL, bias, output);
+    conv_2d_s16(p, input, filter, NULL, bias, output);
 }
 
 void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
@@ -119,7 +108,7 @@ void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *inpu
                             }
                         }
                         output[mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, out_c)] =
-                            requantize_acc64(p, acc, bias, out_c);
+                            requantize_s16(p, acc, bias, NULL, out_c);
                     }
                 }
             }

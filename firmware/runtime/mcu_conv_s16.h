@@ -3,11 +3,9 @@
  * mcu_conv.h (CONV_2D [out_c][fh][fw][in_c per group], DEPTHWISE_CONV_2D
  * [1][fh][fw][in_c * depth_multiplier]).
  *
- * TFLite picks the accumulator from the bias type: an int64 bias (what the
- * converter writes for 16x8) accumulates in int64 and requantizes with the
- * int64 MultiplyByQuantizedMultiplier; an int32 bias, or none, accumulates in
- * int32 (wrapping) and requantizes with the int32 one (CONV_2D only;
- * TFLite's int16 DEPTHWISE_CONV_2D always takes the int64 path). */
+ * Sums accumulate in int64 and are requantized with the int64
+ * MultiplyByQuantizedMultiplier.  The bias is int64 as the converter writes
+ * it for 16x8; CONV_2D also takes an int32 one (TFLM does). */
 #ifndef MCU_CONV_S16_H
 #define MCU_CONV_S16_H
 
@@ -24,8 +22,8 @@ typedef struct {
 /* bias may be NULL in each. */
 void mcu_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, const int64_t *bias,
                      int16_t *output);
-void mcu_conv_2d_s16_acc32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
-                           const int32_t *bias, int16_t *output);
+void mcu_conv_2d_s16_bias32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                            const int32_t *bias, int16_t *output);
 void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
                                const int64_t *bias, int16_t *output);
 

@@ -170,11 +170,10 @@ def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor |
 
 def require_16x8_weighted_op(
     op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, bias_dtypes: tuple[str, ...]
-) -> str:
-    """Checks an op with weights for TFLite's 16x8 scheme (int16 activations
-    with zero point 0, symmetric int8 weights, a bias of one of `bias_dtypes`)
-    and returns the accumulator type TFLite's kernel uses: "int64" with an
-    int64 bias, else "int32" (an int32 bias, or none)."""
+) -> None:
+    """Checks an op with weights for TFLite's 16x8 scheme: int16 activations
+    with zero point 0, symmetric int8 weights, a bias of one of `bias_dtypes`
+    (or none)."""
     for t, dtype in ((inp, "int16"), (out, "int16"), (filt, "int8")):
         require_dtype(op, t, dtype)
     if bias is not None:
@@ -186,4 +185,3 @@ def require_16x8_weighted_op(
     if zero_point(inp) or zero_point(out):
         # TFLite's int16 kernels take symmetric activations only.
         raise NotLowerable(f"16x8 {op.opcode} with a non-zero activation zero point")
-    return "int64" if bias is not None and bias.dtype == "int64" else "int32"

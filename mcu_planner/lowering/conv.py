@@ -100,15 +100,10 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
 def _lower_16x8(
     op: Operator, stem: str, params: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, depthwise: bool
 ) -> KernelCall:
-    """int16 activations, int8 weights: the accumulator follows the bias type
-    as TFLite's conv.cc picks it (int64 bias -> int64, int32 or none -> int32);
-    int16 DEPTHWISE_CONV_2D always accumulates in int64."""
-    bias_dtypes = ("int64",) if depthwise else ("int64", "int32")
-    accumulator = require_16x8_weighted_op(op, inp, filt, bias, out, bias_dtypes)
-    if depthwise:
-        function = f"{stem}_s16"
-    else:
-        function = f"{stem}_s16" if accumulator == "int64" else f"{stem}_s16_acc32"
+    """int16 activations, int8 weights, an int64 bias (CONV_2D: or int32, as
+    TFLM takes it); the sums accumulate in int64 either way."""
+    require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",) if depthwise else ("int64", "int32"))
+    function = f"{stem}_s16_bias32" if bias is not None and bias.dtype == "int32" else f"{stem}_s16"
     multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
     s16_params = {
         **params,

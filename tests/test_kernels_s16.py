@@ -1,0 +1,243 @@
+"""16x8 kernels (int16 activations, int8 weights, int64 biases) and
+TRANSPOSE_CONV in every dtype, against LiteRT's reference kernels.
+
+Each model holds several independent branches so one build checks many
+shapes; the builder is mcu_planner.builder.Int16x8Net."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernel_models import Branches, FloatNet, assert_matches_reference, random_scale
+from mcu_planner.builder import Int8Net, Int16x8Net, ModelBuilder, int16_quant
+from mcu_planner.check import generate_for_model, random_inputs, run_generated
+from mcu_planner.graph import Graph, Operator, Quantization, Tensor
+from mcu_planner.lowering import NotLowerable, lower
+from mcu_planner.reference import ReferenceModel
+
+# (kernel, strides, padding, dilation, activation)
+CONV_VARIANTS = [
+    ((3, 3), (1, 1), "SAME", (1, 1), "NONE"),
+    ((3, 4), (1, 2), "VALID", (1, 1), "NONE"),
+    ((2, 3), (2, 1), "SAME", (2, 1), "RELU"),
+    ((1, 1), (2, 2), "VALID", (1, 1), "RELU6"),
+    ((4, 2), (3, 3), "SAME", (1, 2), "RELU_N1_TO_1"),
+]
+
+
+def _conv_variants_model(seed: int, bias_dtype: str) -> bytes:
+    net = Int16x8Net(seed=seed)
+    net.bias_dtype = bias_dtype
+    x = net.input((1, 9, 11, 5), -3.0, 2.0)
+    outputs = [
+        net.conv2d(x, 3 + i, kernel=k, strides=s, padding=p, dilation=d, activation=a)
+        for i, (k, s, p, d, a) in enumerate(CONV_VARIANTS)
+    ]
+    return net.build(*outputs)
+
+
+def test_16x8_conv_2d():
+    assert_matches_reference(_conv_variants_model(1, "int64"), inputs=2)
+
+
+def assert_matches_reference_of(model: bytes, reference_model: bytes, inputs: int = 2) -> None:
+    """The generated C of `model` gives, byte for byte, what LiteRT computes
+    for `reference_model` (the same graph written the way LiteRT takes it)."""
+    graph, _plan, files = generate_for_model(model, name="model")
+    rng = np.random.default_rng(0)
+    input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+    runs = run_generated(graph, files, "model", input_sets)
+    reference = ReferenceModel(reference_model)
+    for s, arrays in enumerate(input_sets):
+        for o, want in enumerate(reference.run(arrays)):
+            for run in runs:
+                got = np.frombuffer(run.outputs[s][o], dtype=want.dtype).reshape(want.shape)
+                differing = np.argwhere(got != want)
+                assert differing.size == 0, f"input set {s} output {o}: {len(differing)} values differ"
+
+
+def test_16x8_conv_2d_with_int32_bias():
+    # TFLM takes an int32 bias for 16x8 CONV_2D and accumulates in int64 as
+    # with an int64 one; LiteRT 2.3's reference misreads an int32 bias as
+    # int64 (saturated garbage), so the target is LiteRT on the same values
+    # stored as int64.
+    assert_matches_reference_of(_conv_variants_model(2, "int32"), _conv_variants_model(2, "int64"))
+
+
+@pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
+def test_16x8_convolutions_without_bias_and_saturating(depthwise):
+    # LiteRT refuses a 16x8 convolution without a bias; TFLM runs it as one
+    # with a zero bias, which is what LiteRT computes for that model.
+    assert_matches_reference_of(
+        _conv_16x8(24, (3, 3), depthwise, seed=5, zero_bias=False),
+        _conv_16x8(24, (3, 3), depthwise, seed=5, zero_bias=True),
+    )
+
+
+def _conv_16x8(channels_in: int, kernel: tuple[int, int], depthwise: bool, seed: int, zero_bias: bool) -> bytes:
+    """One 16x8 convolution whose small output scale saturates many outputs
+    at +-32767, without a bias or with an all-zero int64 one."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder("16x8 without bias")
+    x = mb.add_tensor((1, 6, 7, channels_in), "int16", int16_quant(-4.0, 4.0))
+    if depthwise:
+        shape, out_c = (1, *kernel, channels_in * 2), channels_in * 2
+    else:
+        shape, out_c = (4, *kernel, channels_in), 4
+    weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+    scales = tuple(float(np.float32(s)) for s in rng.uniform(0.001, 0.02, size=out_c))
+    w = mb.add_tensor(shape, "int8", Quantization(scales, (0,) * out_c, 3 if depthwise else 0), data=weights)
+    b = -1
+    if zero_bias:
+        bias_scales = tuple(float(np.float32(s * mb.tensors[x].quant.scales[0])) for s in scales)
+        b = mb.add_tensor((out_c,), "int64", Quantization(bias_scales, (0,) * out_c, 0), data=np.zeros(out_c, np.int64))
+    y = mb.add_tensor((1, 6, 7, out_c), "int16", Quantization((float(np.float32(2e-3)),), (0,)))
+    options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
+    if depthwise:
+        options["depth_multiplier"] = 2
+    mb.add_op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", (x, w, b), (y,), options)
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+def test_16x8_depthwise_conv_2d():
+    net = Int16x8Net(seed=3)
+    x = net.input((2, 8, 7, 4), -1.0, 1.5)
+    outputs = [
+        net.depthwise_conv2d(x, kernel=k, strides=s, padding=p, dilation=d, activation=a, depth_multiplier=1 + i % 3)
+        for i, (k, s, p, d, a) in enumerate(CONV_VARIANTS)
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2)
+
+
+# (kernel, strides, padding, activation, bias): kernels smaller than, equal
+# to and larger than the stride, both paddings.
+TRANSPOSE_CONV_VARIANTS = [
+    ((3, 3), (2, 2), "SAME", "NONE", True),
+    ((3, 4), (1, 2), "VALID", "NONE", True),
+    ((2, 2), (2, 2), "VALID", "RELU", False),
+    ((1, 3), (3, 1), "SAME", "NONE", False),
+    ((4, 4), (2, 3), "SAME", "RELU6", True),
+    ((5, 2), (1, 1), "VALID", "NONE", True),
+]
+
+
+@pytest.mark.parametrize("net_class", [Int8Net, Int16x8Net], ids=["int8", "int16x8"])
+def test_quantized_transpose_conv(net_class):
+    net = net_class(seed=4)
+    x = net.input((1, 4, 5, 6), -2.0, 2.0)
+    outputs = [
+        net.transpose_conv(x, 3 + i, kernel=k, strides=s, padding=p, activation=a, use_bias=bias)
+        for i, (k, s, p, a, bias) in enumerate(TRANSPOSE_CONV_VARIANTS)
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2)
+
+
+def test_int8_transpose_conv_batches_and_zero_points():
+    net = Int8Net(seed=8)
+    x = net.input((3, 3, 3, 5), -0.5, 3.0)  # zero point far from 0
+    assert_matches_reference(net.build(net.transpose_conv(x, 4, kernel=(3, 2), strides=(2, 2))), inputs=2)
+
+
+def test_float_transpose_conv():
+    net = FloatNet(seed=6)
+    outputs = []
+    for i, (kernel, strides, padding, activation, bias) in enumerate(TRANSPOSE_CONV_VARIANTS):
+        x = net.input((2, 3, 4, 3))
+        n, h, w, _ = net.shape(x)
+        grow = (lambda size, k, s: size * s) if padding == "SAME" else (lambda size, k, s: (size - 1) * s + k)
+        out_shape = (n, grow(h, kernel[0], strides[0]), grow(w, kernel[1], strides[1]), 2 + i)
+        inputs = [net.int32_const(out_shape), net.const((2 + i, *kernel, 3)), x]
+        inputs.append(net.const((2 + i,)) if bias else -1)
+        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+                   "fused_activation_function": activation}
+        outputs.append(net.op("TRANSPOSE_CONV", inputs, out_shape, options))
+    assert_matches_reference(net.build(*outputs), inputs=2)
+
+
+def test_transpose_conv_output_shape_must_match():
+    # A constant output_shape that disagrees with the output tensor's shape.
+    tensors = (
+        Tensor(0, "shape", (4,), "int32", None, data=np.array([1, 9, 9, 2], "<i4").tobytes()),
+        Tensor(1, "w", (2, 3, 3, 1), "float32", None, data=bytes(2 * 9 * 4)),
+        Tensor(2, "x", (1, 4, 4, 1), "float32", None),
+        Tensor(3, "y", (1, 8, 8, 2), "float32", None),
+    )
+    op = Operator(0, "TRANSPOSE_CONV", 1, (0, 1, 2), (3,), options={"padding": "SAME", "stride_h": 2, "stride_w": 2})
+    with pytest.raises(NotLowerable, match="output_shape"):
+        lower(op, Graph(tensors, (op,), (2,), (3,)))
+
+
+def test_16x8_add_sub_with_broadcasting_and_activations():
+    net = Int16x8Net(seed=9)
+    a = net.input((2, 3, 4, 5), -2.0, 2.0)
+    b = net.input((1, 3, 1, 5), -0.01, 0.01)  # very different scales
+    c = net.input((5,), -6.0, 6.0)
+    outputs = [
+        net.add(a, b),
+        net.sub(a, b, activation="RELU"),
+        net.add(c, a, activation="RELU6"),
+        net.sub(c, a),
+        net.add(a, a),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+def test_16x8_add_sub_saturate():
+    # Output scales far below the inputs': most sums clamp at +-32767.
+    model = Branches("int16 add saturating")
+    for opcode in ("ADD", "SUB"):
+        x = model.input((64,), "int16", (0.5, 0))
+        y = model.input((64,), "int16", (0.25, 0))
+        model.op(opcode, (x, y), (64,), "int16", (0.01, 0), {"pot_scale_int16": False})
+    assert_matches_reference(model.build(), inputs=2)
+
+
+@pytest.mark.parametrize("pot", [True, False], ids=["pot_scale_int16", "general"])
+def test_16x8_add_sub_with_power_of_two_scales(pot):
+    # pot_scale_int16 with power-of-two scales takes TFLite's shift-only path
+    # (LSTM-era models); without the flag the same scales take the general one.
+    model = Branches("int16 add power of two")
+    for opcode in ("ADD", "SUB"):
+        for in1, in2, out in ((2**-10, 2**-12, 2**-10), (2**-13, 2**-11, 2**-11), (2**-8, 2**-8, 2**-8)):
+            x = model.input((3, 40), "int16", (in1, 0))
+            y = model.input((3, 40), "int16", (in2, 0))
+            model.op(opcode, (x, y), (3, 40), "int16", (out, 0), {"pot_scale_int16": pot})
+    model_bytes = model.build()
+    assert_matches_reference(model_bytes, inputs=3)
+    from mcu_planner.codegen import lower_all
+    from mcu_planner.reader import read_model
+
+    functions = {call.function for call in lower_all(read_model(model_bytes)).values()}
+    assert functions == ({"mcu_add_s16_pot", "mcu_sub_s16_pot"} if pot else {"mcu_add_s16"})
+
+
+def test_16x8_leaky_relu_and_requantization():
+    rng = np.random.default_rng(12)
+    model = Branches("int16 leaky relu and quantize")
+    for alpha in (0.3, 0.01, 1.5):
+        x = model.input((2, 50), "int16", (random_scale(rng, 1e-4, 0.01), 0))
+        model.op("LEAKY_RELU", (x,), (2, 50), "int16", (random_scale(rng, 1e-4, 0.01), 0), {"alpha": alpha})
+    # QUANTIZE to and from int16: every pair LiteRT takes.
+    pairs = [("int32", "int16"), ("int32", "int8"), ("int16", "int16"), ("int16", "int8"), ("int16", "int32"),
+             ("int8", "int16"), ("uint8", "int16"), ("float32", "int16")]
+    for in_dtype, out_dtype in pairs:
+        in_q = None if in_dtype == "float32" else (random_scale(rng, 1e-5, 0.05), 0 if in_dtype != "uint8" else 128)
+        out_zp = int(rng.integers(-20, 20)) if out_dtype == "int8" else 0
+        x = model.input((3, 33), in_dtype, in_q)
+        model.op("QUANTIZE", (x,), (3, 33), out_dtype, (random_scale(rng, 1e-5, 0.05), out_zp))
+    x = model.input((3, 33), "int16", (random_scale(rng, 1e-4, 0.01), 0))
+    model.op("DEQUANTIZE", (x,), (3, 33), "float32")
+    assert_matches_reference(model.build(), inputs=3)
+
+
+def test_16x8_data_movement():
+    net = Int16x8Net(seed=13)
+    x = net.input((1, 4, 6, 3), -1.0, 1.0)
+    outputs = [
+        net.pad(x, [(0, 0), (1, 2), (3, 0), (0, 1)]),
+        net.strided_slice(x, (0, 1, 0, 0), (1, 4, 6, 3), (1, 2, 3, 1), begin_mask=0b1101, end_mask=0b1111),
+        net.strided_slice(x, (0, 3, 5, 2), (1, 0, 0, 0), (1, -1, -2, -1), end_mask=0b0001),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2)
