@@ -9,7 +9,7 @@
 static void add_row_s16(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
                         int32_t stride2, int32_t out_offset, int32_t n)
 {
-    const mcu_add_s16_params *p = (const mcu_add_s16_params *)ctx->params;
+    const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
     const int16_t *a = (const int16_t *)ctx->input1 + offset1;
     const int16_t *b = (const int16_t *)ctx->input2 + offset2;
     int16_t *out = (int16_t *)ctx->output + out_offset;
@@ -29,7 +29,7 @@ static void add_row_s16(const mcu_broadcast_context *ctx, int32_t offset1, int32
     }
 }
 
-void mcu_add_s16(const mcu_add_s16_params *p, const int16_t *input1, const int16_t *input2, int16_t *output)
+void mcu_add_s16(const mcu_add_s8_params *p, const int16_t *input1, const int16_t *input2, int16_t *output)
 {
     mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s16, p, input1, input2,
                                output);
@@ -71,7 +71,7 @@ void mcu_sub_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, con
     pot_s16(p, input1, input2, output, 1);
 }
 
-void mcu_leaky_relu_s16(const mcu_leaky_relu_s16_params *p, const int16_t *input, int16_t *output)
+void mcu_leaky_relu_s16(const mcu_leaky_relu_s8_params *p, const int16_t *input, int16_t *output)
 {
     int32_t i;
     for (i = 0; i < p->size; ++i) {

@@ -2,8 +2,8 @@
  * (symmetric, zero point 0 as TFLite requires for int16).
  *
  * The general ADD/SUB and LEAKY_RELU take the int8 kernels' parameter blocks
- * field for field: TFLite prepares both dtypes with the same formulas, only
- * ADD/SUB's left_shift is 15 instead of 20.  Like the int8 kernels, each
+ * (mcu_add_s8_params, mcu_leaky_relu_s8_params): TFLite prepares both dtypes
+ * with the same formulas, only ADD/SUB's left_shift is 15 instead of 20.  Like the int8 kernels, each
  * reads element i before writing it, so the output may share the input's
  * bytes. */
 #ifndef MCU_ELEMENTWISE_S16_H
@@ -11,9 +11,6 @@
 
 #include "mcu_activations.h"
 #include "mcu_elementwise.h"
-
-typedef mcu_add_s8_params mcu_add_s16_params;
-typedef mcu_leaky_relu_s8_params mcu_leaky_relu_s16_params;
 
 /* ADD/SUB with power-of-two scales (TFLite's pot_scale_int16 path, same
  * shapes only): the input whose scale differs from the output's is divided
@@ -29,9 +26,9 @@ typedef struct {
 
 /* General rescaling ADD, and SUB as ADD with input2_multiplier negated (as
  * TFLite's sub.cc prepares int16 SUB), with broadcasting. */
-void mcu_add_s16(const mcu_add_s16_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+void mcu_add_s16(const mcu_add_s8_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 void mcu_add_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 void mcu_sub_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
-void mcu_leaky_relu_s16(const mcu_leaky_relu_s16_params *p, const int16_t *input, int16_t *output);
+void mcu_leaky_relu_s16(const mcu_leaky_relu_s8_params *p, const int16_t *input, int16_t *output);
 
 #endif /* MCU_ELEMENTWISE_S16_H */

@@ -146,7 +146,7 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(
         op,
         kernel,
-        f"{kernel}_params",
+        "mcu_leaky_relu_s8_params",  # both dtypes: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),

@@ -151,7 +151,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     return _call(
         op,
         kernel,
-        f"{kernel}_params",
+        "mcu_add_s8_params",  # both dtypes: the same fields
         operands,
         **_int8_offsets(a, b, out),
         left_shift=left_shift,
