@@ -246,3 +246,4 @@ def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) 
     reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     total_shift = 15 - shift
     return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
+

@@ -241,3 +241,32 @@ def test_16x8_data_movement():
         net.strided_slice(x, (0, 3, 5, 2), (1, 0, 0, 0), (1, -1, -2, -1), end_mask=0b0001),
     ]
     assert_matches_reference(net.build(*outputs), inputs=2)
+
+
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_16x8_fully_connected(per_channel):
+    # LiteRT rescales the int64 sum in double and rounds half away from zero
+    # (TFLM applies the Q15-reduced multiplier); long rows of large inputs
+    # give sums beyond int32, the +-2^40 biases results beyond int32.
+    rng = np.random.default_rng(14)
+    model = Branches("16x8 fully connected")
+    for depth, units, bias, activation in ((9, 5, True, "NONE"), (3000, 4, True, "RELU"), (40, 6, False, "RELU6")):
+        x = model.input((3, depth), "int16", (0.001, 0))
+        weights = rng.integers(-127, 128, size=(units, depth)).astype(np.int8)
+        weights[0] = 127  # a row that sums large
+        scales = tuple(float(np.float32(s)) for s in rng.uniform(0.01, 0.03, units if per_channel else 1))
+        w = model.constant(weights, "int8", Quantization(scales, (0,) * len(scales), 0))
+        b = -1
+        if bias:
+            bias_scales = tuple(float(np.float32(0.001 * s)) for s in scales)
+            b = model.constant(rng.integers(-(1 << 40), 1 << 40, size=units).astype(np.int64), "int64",
+                               Quantization(bias_scales, (0,) * len(bias_scales), 0))
+        out_scale = 0.0005 if depth < 100 else 40.0
+        model.op("FULLY_CONNECTED", (x, w, b), (3, units), "int16", (out_scale, 0),
+                 {"fused_activation_function": activation})
+    # Exact ties: x * 0.5 * 0.5 / 1.0 is k + 0.5 for every x = 2 mod 4; LiteRT
+    # rounds them away from zero.
+    x = model.input((4, 1), "int16", (0.5, 0))
+    w = model.constant(np.ones((3, 1), np.int8), "int8", Quantization((0.5,), (0,), 0))
+    model.op("FULLY_CONNECTED", (x, w, -1), (4, 3), "int16", (1.0, 0), {"fused_activation_function": "NONE"})
+    assert_matches_reference(model.build(), inputs=3)

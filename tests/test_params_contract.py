@@ -251,6 +251,7 @@ def _int16x8_models() -> dict[str, bytes]:
         net.add(x, x),
         net.sub(x, net.input((3,), -2.0, 2.0)),
         net.leaky_relu(x, 0.3),
+        net.fully_connected(net.reshape(x, (1, 90)), 3),
     ]
     net.bias_dtype = "int32"
     outputs.append(net.conv2d(x, 2))

@@ -154,3 +154,4 @@ def test_c_int64_multiplier_matches_python(quant_harness):
         reduced = min((m + (1 << 15)) >> 16, 0x7FFF)
         exact = Fraction(x * reduced, 1 << (15 - s))
         assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
+

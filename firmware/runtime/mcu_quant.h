@@ -118,6 +118,17 @@ static inline int32_t mcu_round_to_int32(double q)
     return truncated;
 }
 
+/* static_cast<int32_t>(std::round(q)) as the reference interpreter computes
+ * it on x86-64: rounding half away from zero, and where the C++ cast is
+ * undefined (NaN, out of range) the value x86's conversion gives, INT32_MIN. */
+static inline int32_t mcu_round_to_int32_x86(double q)
+{
+    if (q != q || q >= 2147483647.5 || q <= -2147483648.5) {
+        return INT32_MIN;
+    }
+    return mcu_round_to_int32(q);
+}
+
 /* ---- gemmlowp fixed point, int16 overloads ---- */
 
 static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
