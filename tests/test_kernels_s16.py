@@ -14,6 +14,7 @@ from mcu_planner.builder import Int8Net, Int16x8Net, ModelBuilder, int16_quant
 from mcu_planner.check import generate_for_model, random_inputs, run_generated
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
+from mcu_planner.reader import read_model
 from mcu_planner.reference import ReferenceModel
 
 # (kernel, strides, padding, dilation, activation)
@@ -270,3 +271,61 @@ def test_16x8_fully_connected(per_channel):
     w = model.constant(np.ones((3, 1), np.int8), "int8", Quantization((0.5,), (0,), 0))
     model.op("FULLY_CONNECTED", (x, w, -1), (4, 3), "int16", (1.0, 0), {"fused_activation_function": "NONE"})
     assert_matches_reference(model.build(), inputs=3)
+
+
+def test_16x8_mul_relu_and_pooling():
+    net = Int16x8Net(seed=15)
+    a = net.input((2, 5, 6, 3), -4.0, 4.0)
+    b = net.input((1, 1, 6, 1), -8.0, 8.0)
+    outputs = [
+        net.mul(a, b),
+        net.mul(a, a, activation="RELU6"),
+        net.relu(a),
+        net.relu6(a),
+        net.average_pool2d(a, pool=(2, 3), strides=(1, 2), padding="SAME"),
+        net.average_pool2d(a, pool=(5, 6), strides=(1, 1), padding="VALID", activation="RELU"),
+        net.max_pool2d(a, pool=(3, 2), strides=(2, 1), padding="SAME"),
+        net.max_pool2d(a, pool=(2, 2), strides=(2, 2), padding="VALID", activation="RELU6"),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+def test_16x8_mul_saturates():
+    # An output scale far below the product's: most products clamp.
+    model = Branches("int16 mul saturating")
+    x = model.input((3, 64), "int16", (0.01, 0))
+    y = model.input((64,), "int16", (0.02, 0))
+    model.op("MUL", (x, y), (3, 64), "int16", (1e-4, 0), {"fused_activation_function": "NONE"})
+    assert_matches_reference(model.build(), inputs=2)
+
+
+def test_16x8_shape_ops_and_dequantize():
+    net = Int16x8Net(seed=16)
+    x = net.input((1, 4, 6, 3), -2.0, 2.0)
+    outputs = [
+        net.concatenation(x, x, axis=2),
+        net.transpose(x, (0, 3, 1, 2)),
+        net.reshape(x, (4, 18)),
+        net.squeeze(net.expand_dims(x, 0), (0,)),
+        net.resize_nearest_neighbor(x, (8, 12)),
+        net.dequantize(x),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2)
+
+
+@pytest.mark.parametrize("opcode", ["LOGISTIC", "TANH", "HARD_SWISH", "SOFTMAX", "MEAN", "RELU_N1_TO_1"])
+def test_16x8_operators_not_implemented_say_int16(opcode):
+    # What the runtime lacks for int16 is refused naming the dtype.
+    net = Int16x8Net(seed=17)
+    x = net.input((1, 8), -2.0, 2.0)
+    y = {
+        "LOGISTIC": lambda: net.logistic(x),
+        "TANH": lambda: net.tanh(x),
+        "HARD_SWISH": lambda: net.hard_swish(x),
+        "SOFTMAX": lambda: net.softmax(x),
+        "MEAN": lambda: net.mean(x, (1,)),
+        "RELU_N1_TO_1": lambda: net._unary("RELU_N1_TO_1", x, int16_quant(-1.0, 1.0)),  # LiteRT has no int16 one
+    }[opcode]()
+    graph = read_model(net.build(y))
+    with pytest.raises(NotLowerable, match="int16"):
+        lower(graph.operators[0], graph)

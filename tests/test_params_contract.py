@@ -252,6 +252,10 @@ def _int16x8_models() -> dict[str, bytes]:
         net.sub(x, net.input((3,), -2.0, 2.0)),
         net.leaky_relu(x, 0.3),
         net.fully_connected(net.reshape(x, (1, 90)), 3),
+        net.mul(x, x),
+        net.relu6(x),
+        net.average_pool2d(x),
+        net.max_pool2d(x),
     ]
     net.bias_dtype = "int32"
     outputs.append(net.conv2d(x, 2))

@@ -1,5 +1,6 @@
 /* Follows TensorFlow Lite's reference_ops::Add / BroadcastAdd6DSlow for
- * int16 (AddGeneralParamScale and the power-of-two Add), Sub16, and
+ * int16 (AddGeneralParamScale and the power-of-two Add), Sub16,
+ * reference_integer_ops::Mul / BroadcastMul6DSlow for int16, ReluX and
  * QuantizeLeakyRelu<int16_t>. */
 #include "mcu_elementwise_s16.h"
 
@@ -33,6 +34,40 @@ void mcu_add_s16(const mcu_add_s8_params *p, const int16_t *input1, const int16_
 {
     mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s16, p, input1, input2,
                                output);
+}
+
+static void mul_row_s16(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                        int32_t stride2, int32_t out_offset, int32_t n)
+{
+    const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
+    const int16_t *a = (const int16_t *)ctx->input1 + offset1;
+    const int16_t *b = (const int16_t *)ctx->input2 + offset2;
+    int16_t *out = (int16_t *)ctx->output + out_offset;
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        /* Zero points are 0 for int16, so the product stays within 2^30. */
+        const int32_t product = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)b[i * stride2] + p->input2_offset);
+        const int32_t raw =
+            mcu_mul_by_quantized_mul(product, p->output_multiplier, (int)p->output_shift) + p->output_offset;
+        out[i] = (int16_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
+    }
+}
+
+void mcu_mul_s16(const mcu_mul_s8_params *p, const int16_t *input1, const int16_t *input2, int16_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s16, p, input1, input2,
+                               output);
+}
+
+void mcu_relu_s16(const mcu_relu_s8_params *p, const int16_t *input, int16_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const int32_t rescaled =
+            p->output_zero_point +
+            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
+        output[i] = (int16_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+    }
 }
 
 /* The power-of-two path: `shifted` is the operand whose scale differs from

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
+from ..quant import FLOAT32_MAX, INT_RANGES, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
@@ -104,7 +104,10 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             {"size": inp.num_elements, "act_min": low, "act_max": FLOAT32_MAX if high is None else high},
             SOURCES,
         )
-    require_dtype(op, inp, "int8")
+    # TFLite's RELU_N1_TO_1 has no int16 kernel.
+    require_dtype(op, inp, "int8", *(("int16",) if op.opcode != "RELU_N1_TO_1" else ()))
+    q_min, q_max = INT_RANGES[inp.dtype]
+    kernel, sources = ("mcu_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_relu_s16", SOURCES_S16)
     output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
 
     def quantized(bound: float) -> int:
@@ -115,18 +118,18 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
     return kernel_call(
         op,
-        "mcu_relu_s8",
-        "mcu_relu_s8_params",
+        kernel,
+        "mcu_relu_s8_params",  # both dtypes: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
             "output_zero_point": output_zero_point,
             "output_multiplier": multiplier,
             "output_shift": shift,
-            "act_min": max(-128, quantized(low)),
-            "act_max": 127 if high is None else min(127, quantized(high)),
+            "act_min": max(q_min, quantized(low)),
+            "act_max": q_max if high is None else min(q_max, quantized(high)),
         },
-        SOURCES,
+        sources,
     )
 
 

@@ -1,5 +1,5 @@
 """ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_f32 (firmware/runtime/mcu_elementwise.c),
-int16 ADD/SUB -> mcu_add_s16 / mcu_{add,sub}_s16_pot (mcu_elementwise_s16.c).
+int16 ADD/SUB/MUL -> mcu_add_s16 / mcu_{add,sub}_s16_pot / mcu_mul_s16 (mcu_elementwise_s16.c).
 
 The constants follow TFLite's add.cc / sub.cc / mul.cc Prepare: for int8 ADD
 and SUB both inputs are rescaled to twice the larger input scale with 20 bits
@@ -169,13 +169,13 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8")
+    require_dtype(op, out, "int8", "int16")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
     return _call(
         op,
-        "mcu_mul_s8",
-        "mcu_mul_s8_params",
+        "mcu_mul_s8" if out.dtype == "int8" else "mcu_mul_s16",
+        "mcu_mul_s8_params",  # both dtypes: the same fields
         operands,
         **_int8_offsets(a, b, out),
         output_multiplier=output_multiplier,
