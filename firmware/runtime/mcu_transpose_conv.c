@@ -58,53 +58,67 @@ static gather_axis gather_axis_at(int32_t out_pos, int32_t stride, int32_t pad, 
 MCU_TRANSPOSE_CONV_SUM(int8_t)
 MCU_TRANSPOSE_CONV_SUM(int16_t)
 
-void mcu_transpose_conv_s8(const mcu_transpose_conv_params *p, const int8_t *input, const int8_t *filter,
-                           const int32_t *bias, int8_t *output)
+/* Calls `element` for every output element in order, with the input pixels
+ * whose windows cover it. */
+typedef void (*element_fn)(const mcu_transpose_conv_params *p, const void *input, const int8_t *filter,
+                           const void *bias, void *output, size_t out_index, int32_t b, const gather_axis *gy,
+                           const gather_axis *gx, int32_t out_c);
+
+static void for_each_output(const mcu_transpose_conv_params *p, const void *input, const int8_t *filter,
+                            const void *bias, void *output, element_fn element)
 {
     int32_t b, oy, ox, oc;
+    size_t out_index = 0;
     for (b = 0; b < p->batches; ++b) {
         for (oy = 0; oy < p->output_h; ++oy) {
             const gather_axis gy = gather_axis_at(oy, p->stride_h, p->pad_h, p->filter_h, p->input_h);
             for (ox = 0; ox < p->output_w; ++ox) {
                 const gather_axis gx = gather_axis_at(ox, p->stride_w, p->pad_w, p->filter_w, p->input_w);
-                int8_t *out_px = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, oy, ox, 0);
                 for (oc = 0; oc < p->output_c; ++oc) {
-                    /* The reference's int32 scratch wraps; so does this (unsigned, defined in C). */
-                    uint32_t acc = (uint32_t)(uint64_t)transpose_conv_sum_int8_t(p, input, filter, b, &gy, &gx, oc);
-                    int32_t scaled;
-                    if (bias != NULL) {
-                        acc += (uint32_t)bias[oc];
-                    }
-                    scaled = mcu_mul_by_quantized_mul((int32_t)acc, p->output_multiplier[oc], (int)p->output_shift[oc]);
-                    out_px[oc] = (int8_t)mcu_clamp_s32(scaled + p->output_offset, p->act_min, p->act_max);
+                    element(p, input, filter, bias, output, out_index++, b, &gy, &gx, oc);
                 }
             }
         }
     }
 }
 
+static void element_s8(const mcu_transpose_conv_params *p, const void *input, const int8_t *filter,
+                       const void *bias, void *output, size_t out_index, int32_t b, const gather_axis *gy,
+                       const gather_axis *gx, int32_t out_c)
+{
+    /* The reference's int32 scratch wraps; so does this (unsigned, defined in C). */
+    uint32_t acc = (uint32_t)(uint64_t)transpose_conv_sum_int8_t(p, (const int8_t *)input, filter, b, gy, gx, out_c);
+    int32_t scaled;
+    if (bias != NULL) {
+        acc += (uint32_t)((const int32_t *)bias)[out_c];
+    }
+    scaled = mcu_mul_by_quantized_mul((int32_t)acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    ((int8_t *)output)[out_index] = (int8_t)mcu_clamp_s32(scaled + p->output_offset, p->act_min, p->act_max);
+}
+
+static void element_s16(const mcu_transpose_conv_params *p, const void *input, const int8_t *filter,
+                        const void *bias, void *output, size_t out_index, int32_t b, const gather_axis *gy,
+                        const gather_axis *gx, int32_t out_c)
+{
+    int64_t acc = transpose_conv_sum_int16_t(p, (const int16_t *)input, filter, b, gy, gx, out_c);
+    int32_t scaled;
+    if (bias != NULL) {
+        acc += ((const int64_t *)bias)[out_c];
+    }
+    scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    ((int16_t *)output)[out_index] = (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
+}
+
+void mcu_transpose_conv_s8(const mcu_transpose_conv_params *p, const int8_t *input, const int8_t *filter,
+                           const int32_t *bias, int8_t *output)
+{
+    for_each_output(p, input, filter, bias, output, element_s8);
+}
+
 void mcu_transpose_conv_s16(const mcu_transpose_conv_params *p, const int16_t *input, const int8_t *filter,
                             const int64_t *bias, int16_t *output)
 {
-    int32_t b, oy, ox, oc;
-    for (b = 0; b < p->batches; ++b) {
-        for (oy = 0; oy < p->output_h; ++oy) {
-            const gather_axis gy = gather_axis_at(oy, p->stride_h, p->pad_h, p->filter_h, p->input_h);
-            for (ox = 0; ox < p->output_w; ++ox) {
-                const gather_axis gx = gather_axis_at(ox, p->stride_w, p->pad_w, p->filter_w, p->input_w);
-                int16_t *out_px = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, oy, ox, 0);
-                for (oc = 0; oc < p->output_c; ++oc) {
-                    int64_t acc = transpose_conv_sum_int16_t(p, input, filter, b, &gy, &gx, oc);
-                    int32_t scaled;
-                    if (bias != NULL) {
-                        acc += bias[oc];
-                    }
-                    scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[oc], (int)p->output_shift[oc]);
-                    out_px[oc] = (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
-                }
-            }
-        }
-    }
+    for_each_output(p, input, filter, bias, output, element_s16);
 }
 
 void mcu_transpose_conv_f32(const mcu_transpose_conv_f32_params *p, const float *input, const float *filter,

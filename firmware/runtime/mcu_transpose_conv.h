@@ -10,26 +10,15 @@
 #ifndef MCU_TRANSPOSE_CONV_H
 #define MCU_TRANSPOSE_CONV_H
 
-#include "mcu_runtime.h"
+#include "mcu_conv_geometry.h"
 
-#define MCU_TRANSPOSE_CONV_GEOMETRY_FIELDS                                        \
-    int32_t batches;                                                              \
-    int32_t input_h;                                                              \
-    int32_t input_w;                                                              \
-    int32_t input_c;                                                              \
-    int32_t filter_h;                                                             \
-    int32_t filter_w;                                                             \
-    int32_t output_h;                                                             \
-    int32_t output_w;                                                             \
-    int32_t output_c;                                                             \
-    int32_t stride_h;                                                             \
-    int32_t stride_w;                                                             \
-    /* Output rows/columns cut off before the first one kept. */                  \
-    int32_t pad_h;                                                                \
-    int32_t pad_w;
-
+/* The convolution geometry fields (mcu_conv_geometry.h) with the roles of
+ * input and output swapped as TFLite's Prepare computes them: stride and
+ * padding are those of the convolution that maps the output back to the
+ * input (pad_h/pad_w: output rows/columns cut off before the first one
+ * kept); dilation is 1 and filter_in_c_or_multiplier is input_c. */
 typedef struct {
-    MCU_TRANSPOSE_CONV_GEOMETRY_FIELDS
+    MCU_CONV_GEOMETRY_FIELDS
     int32_t input_offset;  /* -input zero point (0 for int16) */
     int32_t output_offset; /* output zero point (0 for int16) */
     const int32_t *output_multiplier; /* one per output channel */
@@ -39,7 +28,7 @@ typedef struct {
 } mcu_transpose_conv_params;
 
 typedef struct {
-    MCU_TRANSPOSE_CONV_GEOMETRY_FIELDS
+    MCU_CONV_GEOMETRY_FIELDS
     float act_min;
     float act_max;
 } mcu_transpose_conv_f32_params;

@@ -66,8 +66,11 @@ def lower_transpose_conv(op: Operator, graph: Graph) -> KernelCall:
         "output_c": out_c,
         "stride_h": stride_h,
         "stride_w": stride_w,
+        "dilation_h": 1,
+        "dilation_w": 1,
         "pad_h": compute_padding(stride_h, 1, out_h, filter_h, in_h),
         "pad_w": compute_padding(stride_w, 1, out_w, filter_w, in_w),
+        "filter_in_c_or_multiplier": in_c,
     }
     args = (op.inputs[2], op.inputs[1], op.inputs[3] if bias is not None else -1, op.outputs[0])
     if inp.dtype == "float32":
