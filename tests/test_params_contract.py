@@ -256,6 +256,7 @@ def _int16x8_models() -> dict[str, bytes]:
         net.relu6(x),
         net.average_pool2d(x),
         net.max_pool2d(x),
+        net.mean(x, (1, 2)),
     ]
     net.bias_dtype = "int32"
     outputs.append(net.conv2d(x, 2))
