@@ -257,6 +257,8 @@ def _int16x8_models() -> dict[str, bytes]:
         net.average_pool2d(x),
         net.max_pool2d(x),
         net.mean(x, (1, 2)),
+        net.logistic(x),
+        net.tanh(x),
     ]
     net.bias_dtype = "int32"
     outputs.append(net.conv2d(x, 2))

@@ -1,7 +1,6 @@
 /* Follows TensorFlow Lite's reference_ops::Add / BroadcastAdd6DSlow for
  * int16 (AddGeneralParamScale and the power-of-two Add), Sub16,
- * reference_integer_ops::Mul / BroadcastMul6DSlow for int16, ReluX and
- * QuantizeLeakyRelu<int16_t>. */
+ * and reference_integer_ops::Mul / BroadcastMul6DSlow for int16. */
 #include "mcu_elementwise_s16.h"
 
 #include "mcu_broadcast.h"
@@ -59,17 +58,6 @@ void mcu_mul_s16(const mcu_mul_s8_params *p, const int16_t *input1, const int16_
                                output);
 }
 
-void mcu_relu_s16(const mcu_relu_s8_params *p, const int16_t *input, int16_t *output)
-{
-    int32_t i;
-    for (i = 0; i < p->size; ++i) {
-        const int32_t rescaled =
-            p->output_zero_point +
-            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
-        output[i] = (int16_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
-    }
-}
-
 /* The power-of-two path: `shifted` is the operand whose scale differs from
  * the output's (the other one's equals it); SUB keeps input1 - input2
  * whichever of the two was shifted. */
@@ -104,16 +92,4 @@ void mcu_add_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, con
 void mcu_sub_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, const int16_t *input2, int16_t *output)
 {
     pot_s16(p, input1, input2, output, 1);
-}
-
-void mcu_leaky_relu_s16(const mcu_leaky_relu_s8_params *p, const int16_t *input, int16_t *output)
-{
-    int32_t i;
-    for (i = 0; i < p->size; ++i) {
-        const int32_t centered = (int32_t)input[i] - p->input_zero_point;
-        const int32_t rescaled =
-            centered >= 0 ? mcu_mul_by_quantized_mul(centered, p->identity_multiplier, (int)p->identity_shift)
-                          : mcu_mul_by_quantized_mul(centered, p->alpha_multiplier, (int)p->alpha_shift);
-        output[i] = (int16_t)mcu_clamp_s32(p->output_zero_point + rescaled, INT16_MIN, INT16_MAX);
-    }
 }

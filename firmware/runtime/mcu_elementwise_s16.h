@@ -1,16 +1,14 @@
-/* 16x8 elementwise kernels: ADD, SUB, MUL, RELU family and LEAKY_RELU on
- * int16 activations
+/* 16x8 elementwise kernels: ADD, SUB and MUL on int16 activations
  * (symmetric, zero point 0 as TFLite requires for int16).
  *
- * The general ADD/SUB, MUL, RELU and LEAKY_RELU take the int8 kernels'
- * parameter blocks (mcu_add_s8_params ...): TFLite prepares both dtypes with
- * the same formulas, only ADD/SUB's left_shift is 15 instead of 20.  Like the int8 kernels, each
- * reads element i before writing it, so the output may share the input's
- * bytes. */
+ * The general ADD/SUB and MUL take the int8 kernels' parameter blocks
+ * (mcu_add_s8_params, mcu_mul_s8_params): TFLite prepares both dtypes with
+ * the same formulas, only ADD/SUB's left_shift is 15 instead of 20.  Like the
+ * int8 kernels, each reads element i before writing it, so the output may
+ * share the input's bytes. */
 #ifndef MCU_ELEMENTWISE_S16_H
 #define MCU_ELEMENTWISE_S16_H
 
-#include "mcu_activations.h"
 #include "mcu_elementwise.h"
 
 /* ADD/SUB with power-of-two scales (TFLite's pot_scale_int16 path, same
@@ -31,7 +29,5 @@ void mcu_add_s16(const mcu_add_s8_params *p, const int16_t *input1, const int16_
 void mcu_add_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 void mcu_sub_s16_pot(const mcu_add_s16_pot_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 void mcu_mul_s16(const mcu_mul_s8_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
-void mcu_relu_s16(const mcu_relu_s8_params *p, const int16_t *input, int16_t *output);
-void mcu_leaky_relu_s16(const mcu_leaky_relu_s8_params *p, const int16_t *input, int16_t *output);
 
 #endif /* MCU_ELEMENTWISE_S16_H */
