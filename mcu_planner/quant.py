@@ -239,7 +239,6 @@ def multiply_by_quantized_multiplier_single_round(x: int, multiplier: int, shift
     return (x * multiplier + (1 << (total_shift - 1))) >> total_shift
 
 
-
 def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) -> int:
     """The int64 overload of MultiplyByQuantizedMultiplier (16x8 kernels):
     the multiplier rounded to Q15, one rounding; wraps to int32 as the cast."""

@@ -9,6 +9,7 @@ and the two agree on every case here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 
 from conftest import SHARED, needs_cortex_m
 from mcu_planner.check import check_model, generate_for_model, run_generated
+from mcu_planner.codegen import c_identifier
 
 SEANET = SHARED / "peer-tests" / "tflm-seanet"
 
@@ -43,20 +45,21 @@ def read_csv(path: Path) -> np.ndarray:
 
 
 def case_inputs(model: Path) -> list[np.ndarray]:
-    """input0, input1 ... in graph-input order."""
-    found = {int(p.stem[len(model.stem) + len("_input") :].split("_")[0]): p for p in
-             model.parent.glob(f"{model.stem}_input*_*.csv")}
+    """The case's OPk_inputN_TYPE.csv files, in graph-input order N."""
+    pattern = re.compile(rf"{re.escape(model.stem)}_input(\d+)_\w+")
+    found = {int(m.group(1)): p for p in model.parent.glob("*.csv") if (m := pattern.fullmatch(p.stem))}
     return [read_csv(found[i]) for i in range(len(found))]
 
 
 def run_case(model: Path, target: str = "host", check_build: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(generated C's output, TFLM's golden output) as flat arrays."""
-    graph, _plan, files = generate_for_model(model.read_bytes(), name=model.stem, label=str(model))
+    name = c_identifier(model.stem)
+    graph, _plan, files = generate_for_model(model.read_bytes(), name=name, label=str(model))
     inputs = case_inputs(model)
     assert len(inputs) == len(graph.inputs), f"{model.stem}: {len(inputs)} csv inputs for {len(graph.inputs)}"
     arrays = [a.reshape(graph.tensors[t].shape) for a, t in zip(inputs, graph.inputs)]
     golden = read_csv(model.parent / f"{model.stem}_golden_int16.csv")
-    runs = run_generated(graph, files, model.stem, [arrays], target=target, check_build=check_build)
+    runs = run_generated(graph, files, name, [arrays], target=target, check_build=check_build)
     (out,) = graph.outputs
     assert graph.tensors[out].dtype == "int16"
     got = np.frombuffer(runs[0].outputs[0][0], dtype="<i2")
