@@ -97,6 +97,18 @@ def conv_output_multipliers(
     return multipliers, shifts
 
 
+def int64_rescale_multipliers(
+    input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
+) -> tuple[list[int], list[int]]:
+    """conv_output_multipliers for the 16x8 kernels, which apply them to int64
+    sums through the Q15-reduced multiplier: 15 - shift must stay >= 1 (a
+    larger rescale factor, 2^14 and up, has no defined result there)."""
+    multipliers, shifts = conv_output_multipliers(input_scale, filter_scales, output_scale, channels)
+    if shifts and max(shifts) > 14:
+        raise UnsupportedQuantization(f"16x8 rescale factor 2^{max(shifts)} too large for the int64 requantization")
+    return multipliers, shifts
+
+
 def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, int]:
     """CalculateActivationRangeQuantized: the fused activation's bounds in the
     output's quantized domain, f / scale computed in float32."""

@@ -353,3 +353,40 @@ def test_16x8_operators_not_implemented_say_int16(opcode):
     graph = read_model(net.build(y))
     with pytest.raises(NotLowerable, match="int16"):
         lower(graph.operators[0], graph)
+
+
+@pytest.mark.parametrize("transpose", [False, True], ids=["conv", "transpose_conv"])
+def test_16x8_convolutions_at_extreme_rescales(transpose):
+    # Rescale factors from about 2^-30 (outputs near 0) to 2^13 (nearly all
+    # saturated) with per-channel filter scales, through the int64
+    # requantization's whole shift range.
+    rng = np.random.default_rng(19)
+    model = Branches("16x8 extreme rescales")
+    for out_scale in (2e5, 3.0, 0.01, 1e-6, 4e-8):
+        x = model.input((1, 4, 5, 6), "int16", (0.02, 0))
+        shape = (3, 3, 2, 6)
+        weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+        scales = tuple(float(np.float32(s)) for s in (0.01, 0.004, 0.02))
+        w = model.constant(weights, "int8", Quantization(scales, (0, 0, 0), 0))
+        bias_scales = tuple(float(np.float32(0.02 * s)) for s in scales)
+        b = model.constant(rng.integers(-5000, 5000, size=3).astype(np.int64), "int64",
+                           Quantization(bias_scales, (0, 0, 0), 0))
+        if transpose:
+            shape_tensor = model.constant(np.array([1, 8, 10, 3], np.int32), "int32")
+            model.op("TRANSPOSE_CONV", (shape_tensor, w, x, b), (1, 8, 10, 3), "int16", (out_scale, 0),
+                     {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"})
+        else:
+            model.op("CONV_2D", (x, w, b), (1, 4, 5, 3), "int16", (out_scale, 0),
+                     {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "NONE"})
+    assert_matches_reference(model.build(), inputs=2)
+
+
+def test_16x8_rescale_beyond_the_int64_requantization_is_not_lowerable():
+    model = Branches("16x8 rescale 2^16")
+    x = model.input((1, 2, 2, 1), "int16", (1.0, 0))
+    w = model.constant(np.ones((1, 1, 1, 1), np.int8), "int8", Quantization((1.0,), (0,), 0))
+    model.op("CONV_2D", (x, w, -1), (1, 2, 2, 1), "int16", (2.0**-16, 0),
+             {"padding": "VALID", "stride_h": 1, "stride_w": 1})
+    graph = read_model(model.build())
+    with pytest.raises(NotLowerable, match="rescale factor"):
+        lower(graph.operators[0], graph)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import conv_output_multipliers
+from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -104,7 +104,7 @@ def _lower_16x8(
     TFLM takes it); the sums accumulate in int64 either way."""
     require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",) if depthwise else ("int64", "int32"))
     function = f"{stem}_s16_bias32" if bias is not None and bias.dtype == "int32" else f"{stem}_s16"
-    multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
+    multipliers, shifts = int64_rescale_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
     s16_params = {
         **params,
         "output_multiplier": int32_array(multipliers),

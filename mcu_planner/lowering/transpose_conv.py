@@ -11,7 +11,7 @@ and dilation 1; multipliers follow PopulateConvolutionQuantizationParams.
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from ..quant import conv_output_multipliers
+from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -95,7 +95,8 @@ def lower_transpose_conv(op: Operator, graph: Graph) -> KernelCall:
         if filt.quantization is None or any(filt.quantization.zero_points):
             raise NotLowerable("TRANSPOSE_CONV with an unquantized or asymmetric int8 filter")
         function = "mcu_transpose_conv_s8"
-    multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out_c)
+    rescale = int64_rescale_multipliers if inp.dtype == "int16" else conv_output_multipliers
+    multipliers, shifts = rescale(scale(inp), filt.quantization.scales, scale(out), out_c)
     quantized = {
         **params,
         "input_offset": -zero_point(inp),
