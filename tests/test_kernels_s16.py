@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs_cortex_m
 from kernel_models import Branches, FloatNet, assert_matches_reference, random_scale
 from mcu_planner.builder import Int8Net, Int16x8Net, ModelBuilder, int16_quant
 from mcu_planner.check import generate_for_model, random_inputs, run_generated
@@ -390,3 +391,25 @@ def test_16x8_rescale_beyond_the_int64_requantization_is_not_lowerable():
     graph = read_model(model.build())
     with pytest.raises(NotLowerable, match="rescale factor"):
         lower(graph.operators[0], graph)
+
+
+@needs_cortex_m
+def test_16x8_kernels_on_cortex_m4():
+    # The same C on mps2-an386: FULLY_CONNECTED's double rescale is software
+    # double arithmetic there, the int64 sums and shifts library calls.
+    net = Int16x8Net(seed=20)
+    x = net.input((1, 5, 6, 4), -3.0, 3.0)
+    flat = net.reshape(x, (2, 60))
+    outputs = [
+        net.conv2d(x, 3, strides=(2, 1)),
+        net.depthwise_conv2d(x, depth_multiplier=2),
+        net.transpose_conv(x, 2, kernel=(3, 2), strides=(2, 2)),
+        net.fully_connected(flat, 5),
+        net.add(x, x),
+        net.mul(x, x),
+        net.logistic(x),
+        net.tanh(x),
+        net.mean(x, (1, 2)),
+        net.average_pool2d(x),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2, target="mps2-an386")
