@@ -6,8 +6,8 @@
 #include "mcu_broadcast.h"
 #include "mcu_quant.h"
 
-static void add_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void add_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                       int32_t stride2, int32_t out_offset, int32_t n)
 {
     const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
     const int8_t *a = (const int8_t *)ctx->input1 + offset1;
@@ -29,8 +29,8 @@ static void add_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_
     }
 }
 
-static void mul_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void mul_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                       int32_t stride2, int32_t out_offset, int32_t n)
 {
     const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
     const int8_t *a = (const int8_t *)ctx->input1 + offset1;
@@ -46,8 +46,8 @@ static void mul_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_
 }
 
 #define MCU_BINARY_ROW_F32(name, expr)                                                                          \
-    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
-                     int32_t out_offset, int32_t n)                                                             \
+    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,      \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
     {                                                                                                           \
         const mcu_binary_f32_params *p = (const mcu_binary_f32_params *)ctx->params;                            \
         const float *a = (const float *)ctx->input1 + offset1;                                                  \
@@ -67,25 +67,30 @@ MCU_BINARY_ROW_F32(mul_row_f32, x * y)
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2,
+                               output);
 }
 
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2,
+                               output);
 }
