@@ -182,7 +182,7 @@ class HostTarget(Target):
         if len(done.stdout) != per_sample * len(samples):
             raise McuPlanError(f"harness wrote {len(done.stdout)} bytes, expected {per_sample * len(samples)}")
         outputs = []
-        for s in range(len(input_sets)):
+        for s in range(len(samples)):
             at = s * per_sample
             sample_outputs = []
             for size in output_bytes:
