@@ -17,6 +17,7 @@ problem allows.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -543,7 +544,11 @@ def _runtime_files(stems: list[str]) -> dict[str, bytes]:
     return files
 
 
+@functools.lru_cache(maxsize=None)
 def _environment() -> Environment:
+    """One environment per process: it caches the compiled templates (and
+    reloads one whose file changed), which otherwise cost most of a small
+    model's generation time."""
     return Environment(
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,
