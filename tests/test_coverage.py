@@ -71,7 +71,10 @@ def test_a_refused_variant_is_refused_with_exit_4_naming_the_op(measured):
     assert refused
     for (opcode, variant), cell in refused.items():
         assert cell["ours_why"].startswith("unsupported operators:") and opcode in cell["ours_why"], (
-            opcode, variant, cell["ours_why"])
+            opcode,
+            variant,
+            cell["ours_why"],
+        )
 
 
 def test_every_lowered_opcode_has_a_recipe():
