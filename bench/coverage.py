@@ -41,7 +41,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.builder import ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
+from mcu_planner.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
 from mcu_planner.errors import McuPlanError, UnsupportedModel  # noqa: E402
 from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
 
@@ -68,8 +68,10 @@ class OneOp:
     """A model of one operator (sometimes with a helper op, named in `note`)
     in dtype variant `variant`: graph inputs are activations of that dtype."""
 
-    def __init__(self, opcode: str, variant: str):
+    def __init__(self, opcode: str, variant: str, constant_inputs: bool = False):
         self.opcode, self.variant = opcode, variant
+        # Every would-be graph input a constant: the op can be computed at generation time.
+        self.constant_inputs = constant_inputs
         self.mb = ModelBuilder(f"coverage: {opcode} {variant}")
         self.rng = np.random.default_rng(0)
         self.inputs: list[int] = []
@@ -94,6 +96,12 @@ class OneOp:
 
     def input(self, shape, dtype: str | None = None) -> int:
         dtype = dtype or self.dtype
+        if self.constant_inputs:
+            # Ones (as real values): valid indices, divisors and logarithms alike.
+            if dtype in ACTIVATION_QUANT:
+                scale, zero = self.act_quant(dtype)
+                return self.const(np.full(shape, round(1 / scale) + zero, dtype), dtype, (scale, zero))
+            return self.const(np.ones(shape, NUMPY_DTYPES[dtype]), dtype)
         t = self.mb.add_tensor(shape, dtype, self.act_quant(dtype))
         self.inputs.append(t)
         return t
@@ -478,6 +486,17 @@ def _shape(m: OneOp) -> None:
     m.op((x, s), X, opcode="RESHAPE")
 
 
+@recipe("RANK")
+def _rank(m: OneOp) -> None:
+    m.op((m.input(X),), (), out_dtype="int32")
+
+
+@recipe("RANGE", variants=("int32/bool",))
+def _range(m: OneOp) -> None:
+    """0 .. limit (the input; 1 when it is a constant)."""
+    m.op((m.ints(0), m.input((), "int32"), m.ints(1)), (1,), out_dtype="int32")
+
+
 @recipe("FILL")
 def _fill(m: OneOp) -> None:
     m.op((m.ints([1, 4, 4, 2]), m.input(())), X)
@@ -532,6 +551,17 @@ NOT_MEASURED_VARIANTS = {
 # -- TFLM's builtins ------------------------------------------------------------------------
 
 
+def ours_opcodes() -> set[str]:
+    """Every opcode we lower, or compute at generation time (folding)."""
+    from mcu_planner.lowering import load_all
+
+    try:
+        from mcu_planner.folding import FOLDERS
+    except ImportError:  # before generation-time folding
+        FOLDERS = {}
+    return (set(load_all()) | set(FOLDERS)) - {"CUSTOM"}
+
+
 def tflm_runtime_library() -> Path:
     import tflite_micro
 
@@ -555,11 +585,12 @@ def tflm_builtins() -> tuple[list[str], list[str], str]:
 # -- measuring ------------------------------------------------------------------------------
 
 
-def build_variant(opcode: str, variant: str) -> bytes | None:
-    """The model of `opcode` in `variant`, or None when the op has no such variant."""
+def build_variant(opcode: str, variant: str, constant_inputs: bool = False) -> bytes | None:
+    """The model of `opcode` in `variant`, or None when the op has no such
+    variant (with constant_inputs: every input a constant)."""
     if variant not in VARIANTS.get(opcode, ()):
         return None
-    m = OneOp(opcode, variant)
+    m = OneOp(opcode, variant, constant_inputs)
     try:
         RECIPES[opcode](m)
     except NoSuchVariant:
@@ -668,6 +699,10 @@ def measure(
                 continue
             ours, why = ours_runs(model)
             cells[(opcode, variant)] = {"ours": ours, "ours_why": why, "tflm": None, "reference": None}
+            if not ours and opcode != "UNIDIRECTIONAL_SEQUENCE_LSTM":
+                # Computed at generation time when its inputs are constants (or shapes)?
+                folded_model = build_variant(opcode, variant, constant_inputs=True)
+                cells[(opcode, variant)]["folded"] = folded_model is not None and ours_runs(folded_model)[0]
             if ours and check_inputs:
                 cells[(opcode, variant)]["exact"], cells[(opcode, variant)]["exact_why"] = ours_bit_exact(
                     model, check_inputs
@@ -687,14 +722,19 @@ def measure(
 # -- writing --------------------------------------------------------------------------------
 
 
+def supported(cell: dict) -> bool:
+    """Ours runs the variant: as a kernel, or computed at generation time from constant inputs."""
+    return bool(cell["ours"] or cell.get("folded"))
+
+
 def cell_text(cell: dict | None) -> str:
     if cell is None:
         return ""
-    ours, tflm, reference = cell["ours"], cell["tflm"], cell["reference"]
+    ours, tflm, reference = supported(cell), cell["tflm"], cell["reference"]
     if reference is False and not ours and not tflm:
         return "n/a"
-    ours_text = "yes" if ours else "-"
-    if ours and cell.get("exact") is False:
+    ours_text = "yes" if cell["ours"] else "folded" if cell.get("folded") else "-"
+    if cell["ours"] and cell.get("exact") is False:
         ours_text = "differs"
     text = f"{ours_text} / {'yes' if tflm else '-'}"
     return text + (" (no ref)" if reference is False else "")
@@ -708,21 +748,23 @@ def totals(cells: dict, opcodes: list[str]) -> list[str]:
         return len({op for op, _ in pairs}), len(pairs)
 
     for label, predicate in (
-        ("ours", lambda c: c["ours"]),
+        ("ours", supported),
+        ("ours, only folded (constant inputs)", lambda c: supported(c) and not c["ours"]),
         ("TFLM", lambda c: c["tflm"]),
-        ("both", lambda c: c["ours"] and c["tflm"]),
-        ("ours only", lambda c: c["ours"] and not c["tflm"]),
-        ("TFLM only", lambda c: c["tflm"] and not c["ours"]),
+        ("both", lambda c: supported(c) and c["tflm"]),
+        ("ours only", lambda c: supported(c) and not c["tflm"]),
+        ("TFLM only", lambda c: c["tflm"] and not supported(c)),
     ):
         ops, pairs = count(predicate)
         rows.append(f"| {label} | {ops} | {pairs} |")
     rows += ["", "| dtype | ours | TFLM | both | ours only | TFLM only |", "|---|---:|---:|---:|---:|---:|"]
     for variant in DTYPES:
         of = [c for (op, v), c in cells.items() if v == variant]
+        ours = [supported(c) for c in of]
+        tflm = [bool(c["tflm"]) for c in of]
         rows.append(
-            f"| {variant} | {sum(bool(c['ours']) for c in of)} | {sum(bool(c['tflm']) for c in of)} | "
-            f"{sum(bool(c['ours'] and c['tflm']) for c in of)} | {sum(bool(c['ours'] and not c['tflm']) for c in of)} | "
-            f"{sum(bool(c['tflm'] and not c['ours']) for c in of)} |"
+            f"| {variant} | {sum(ours)} | {sum(tflm)} | {sum(o and t for o, t in zip(ours, tflm))} | "
+            f"{sum(o and not t for o, t in zip(ours, tflm))} | {sum(t and not o for o, t in zip(ours, tflm))} |"
         )
     return rows
 
@@ -771,10 +813,15 @@ def coverage_markdown(
         ]
         lines.append(f"| {opcode} | {registered} | " + " | ".join(texts) + " |")
     lines += ["", "## Totals", ""] + totals(cells, opcodes)
-    missing = sorted({op for (op, _), c in cells.items() if c["tflm"] and not c["ours"]})
+    lines += [
+        "",
+        '"folded": we exit 4 when the op reads a real activation but compute it at generation time when '
+        "its inputs are constants (a model with every input made a constant generates).",
+    ]
+    missing = sorted({op for (op, _), c in cells.items() if c["tflm"] and not supported(c)})
     lines += ["", "## Where TFLM runs a variant and we exit 4", ""]
     for op in missing:
-        variants = [v for v in DTYPES if (c := cells.get((op, v))) and c["tflm"] and not c["ours"]]
+        variants = [v for v in DTYPES if (c := cells.get((op, v))) and c["tflm"] and not supported(c)]
         lines.append(f"- {op}: {', '.join(variants)}")
     unmeasured = [op for op in opcodes if op not in RECIPES]
     if unmeasured:
@@ -784,14 +831,21 @@ def coverage_markdown(
     return "\n".join(lines) + "\n"
 
 
+def readme_cell(cell: dict | None) -> str:
+    if cell is None:
+        return ""
+    return "yes" if cell["ours"] else "folded" if cell.get("folded") else ""
+
+
 def readme_table(cells: dict, opcodes: list[str]) -> str:
-    """README's operator x dtype table: the variants our lowering accepts."""
+    """README's operator x dtype table: "yes" where we run the variant as a
+    kernel, "folded" where only its constant-input form generates."""
     columns = DTYPES
     lines = [README_BEGIN, "", "| operator | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for opcode in opcodes:
-        ours = {v for v in columns if (c := cells.get((opcode, v))) and c["ours"]}
-        if ours:
-            lines.append(f"| {opcode} | " + " | ".join("yes" if v in ours else "" for v in columns) + " |")
+        texts = [readme_cell(cells.get((opcode, v))) for v in columns]
+        if any(texts):
+            lines.append(f"| {opcode} | " + " | ".join(texts) + " |")
     lines += [
         "",
         "(Generated by `bench/coverage.py --readme` from one-operator models; TFLM alongside: "
@@ -826,10 +880,8 @@ def main(argv: list[str] | None = None) -> int:
         worker(args.worker[0], Path(args.worker[1]), int(args.worker[2]))
         return 0
 
-    from mcu_planner.lowering import load_all
-
     tflm, _, how = tflm_builtins()
-    ours_registered = set(load_all())
+    ours_registered = ours_opcodes()
     opcodes = args.ops.split(",") if args.ops else sorted((set(tflm) | ours_registered) - {"CUSTOM"})
     cells = measure(opcodes, check_inputs=args.bit_exact)
     command = (

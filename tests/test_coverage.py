@@ -27,8 +27,8 @@ def _load_coverage():
 coverage = _load_coverage()
 
 
-def readme_rows() -> dict[str, set[str]]:
-    """{operator: dtype variants marked yes} from README.md's generated table."""
+def readme_rows() -> dict[str, dict[str, str]]:
+    """{operator: {dtype variant: "yes" or "folded"}} from README.md's generated table."""
     text = (REPO / "README.md").read_text()
     block = text[text.index(coverage.README_BEGIN) : text.index(coverage.README_END)]
     lines = [line for line in block.splitlines() if line.startswith("|")]
@@ -37,29 +37,27 @@ def readme_rows() -> dict[str, set[str]]:
     rows = {}
     for line in lines[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        assert set(cells[1:]) <= {"yes", ""}, line
-        rows[cells[0]] = {dtype for dtype, cell in zip(coverage.DTYPES, cells[1:]) if cell == "yes"}
+        assert set(cells[1:]) <= {"yes", "folded", ""}, line
+        rows[cells[0]] = {dtype: cell for dtype, cell in zip(coverage.DTYPES, cells[1:]) if cell}
     return rows
 
 
 @pytest.fixture(scope="module")
 def measured():
-    from mcu_planner.lowering import load_all
-
-    opcodes = sorted((set(coverage.RECIPES) | set(load_all())) - {"CUSTOM"})
+    opcodes = sorted(set(coverage.RECIPES) | coverage.ours_opcodes())
     return coverage.measure(opcodes, with_tflm=False)
 
 
 def test_readme_table_is_what_the_lowering_accepts(measured):
     rows = readme_rows()
-    accepted: dict[str, set[str]] = {}
+    accepted: dict[str, dict[str, str]] = {}
     for (opcode, variant), cell in measured.items():
-        if cell["ours"]:
-            accepted.setdefault(opcode, set()).add(variant)
+        if coverage.readme_cell(cell):
+            accepted.setdefault(opcode, {})[variant] = coverage.readme_cell(cell)
     stale = {
-        opcode: {"README": sorted(rows.get(opcode, ())), "measured": sorted(accepted.get(opcode, ()))}
+        opcode: {"README": rows.get(opcode, {}), "measured": accepted.get(opcode, {})}
         for opcode in sorted(set(rows) | set(accepted))
-        if rows.get(opcode, set()) != accepted.get(opcode, set())
+        if rows.get(opcode, {}) != accepted.get(opcode, {})
     }
     assert not stale, f"README's operator table is stale (run python bench/coverage.py --readme): {stale}"
 
@@ -78,17 +76,20 @@ def test_a_refused_variant_is_refused_with_exit_4_naming_the_op(measured):
 
 
 def test_every_lowered_opcode_has_a_recipe():
-    """An op the lowering registers but no recipe builds would be missing from the table."""
-    from mcu_planner.lowering import load_all
-
-    assert sorted(set(load_all()) - set(coverage.RECIPES) - {"CUSTOM"}) == []
+    """An op we lower or fold but no recipe builds would be missing from the table."""
+    assert sorted(coverage.ours_opcodes() - set(coverage.RECIPES)) == []
 
 
 def test_readme_rewrite_replaces_only_the_marked_block(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text(f"before\n{coverage.README_BEGIN}\nold\n{coverage.README_END}\nafter\n")
-    cells = {("ADD", "int8"): {"ours": True}, ("ADD", "uint8"): {"ours": False}, ("DIV", "int8"): {"ours": False}}
-    coverage.rewrite_readme(coverage.readme_table(cells, ["ADD", "DIV"]), readme)
+    readme.write_text(f"before\n{coverage.README_BEGIN}\nSTALE ROW\n{coverage.README_END}\nafter\n")
+    cells = {
+        ("ADD", "int8"): {"ours": True},
+        ("ADD", "uint8"): {"ours": False, "folded": False},
+        ("DIV", "int8"): {"ours": False, "folded": False},
+        ("SHAPE", "int16"): {"ours": False, "folded": True},
+    }
+    coverage.rewrite_readme(coverage.readme_table(cells, ["ADD", "DIV", "SHAPE"]), readme)
     text = readme.read_text()
-    assert text.startswith("before\n") and text.endswith("\nafter\n") and "old" not in text
-    assert "| ADD |  | yes |  |  |  |  |" in text and "DIV" not in text
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "STALE ROW" not in text
+    assert "| ADD |  | yes |  |  |  |  |" in text and "| SHAPE |  |  |  | folded |  |  |" in text and "DIV" not in text
