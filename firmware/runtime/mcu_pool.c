@@ -1,5 +1,5 @@
-/* Follows reference_integer_ops::AveragePool / MaxPool and reference_ops'
- * float versions of TensorFlow Lite: windows are clipped to the input, and
+/* Follows reference_integer_ops::AveragePool / MaxPool (int8), reference_ops'
+ * uint8 versions (the same sums and maxima over uint8 values) and the float versions of TensorFlow Lite: windows are clipped to the input, and
  * the average divides by the number of elements actually inside. */
 #include "mcu_pool.h"
 
@@ -41,6 +41,37 @@ void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, in
                     acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
                     output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
+                }
+            }
+        }
+    }
+}
+
+void mcu_average_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t b, out_y, out_x, c, fy, fx;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                /* TFLite reports an error for an empty window; SAME and VALID
+                 * padding never make one, and dividing by 1 keeps it defined. */
+                const int32_t count = MCU_MAX(1, taps_inside(&wy, &wx));
+                for (c = 0; c < p->channels; ++c) {
+                    int32_t acc = 0;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            acc += input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                         mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)];
+                        }
+                    }
+                    /* The sum is never negative: reference_ops' uint8 rounding. */
+                    acc = (acc + count / 2) / count;
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                        (uint8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
                 }
             }
         }
@@ -96,6 +127,34 @@ void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t
                     }
                     output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         (int8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
+                }
+            }
+        }
+    }
+}
+
+void mcu_max_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t b, out_y, out_x, c, fy, fx;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                for (c = 0; c < p->channels; ++c) {
+                    int32_t max = 0;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            const int32_t v = input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                    mcu_window_input(&wy, fy),
+                                                                    mcu_window_input(&wx, fx), c)];
+                            max = MCU_MAX(max, v);
+                        }
+                    }
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                        (uint8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
                 }
             }
         }

@@ -20,6 +20,8 @@ typedef struct {
 
 /* Output quantization is fixed by TFLite: scale 1/256, zero point -128. */
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output);
+/* uint8 takes the same parameters; output scale 1/256, zero point 0. */
+void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_SOFTMAX_H */

@@ -150,6 +150,21 @@ def kernel_call(
     )
 
 
+def uint8_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor) -> None:
+    """Checks the tensors of a uint8 op with weights (the legacy TF1 / Coral
+    quantization): uint8 filter and output, int32 bias, and one scale for the
+    whole filter -- TFLite's uint8 kernels take filter->params.scale, the
+    first scale, and would silently ignore any others."""
+    for t in (filt, out):
+        require_dtype(op, t, "uint8")
+    if bias is not None:
+        require_dtype(op, bias, "int32")
+    if filt.quantization is None or not filt.quantization.scales:
+        raise NotLowerable(f"{op.opcode} with an unquantized uint8 filter")
+    if filt.quantization.per_channel:
+        raise NotLowerable(f"{op.opcode} with a per-channel quantized uint8 filter")
+
+
 def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> bool:
     """Whether an op with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED)
     takes the float32 kernel rather than the int8 one, after checking its

@@ -16,6 +16,7 @@ from .common import (
     output_tensor,
     scale,
     sliding_window,
+    uint8_weighted_operands,
     zero_point,
 )
 
@@ -71,6 +72,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
             raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
     params = _geometry(op, inp, filt, out, per_filter)
+    if inp.dtype == "uint8":
+        return _lower_u8(op, inp, filt, bias, out, stem, params)
     if is_float_weighted_op(op, inp, filt, bias, out):
         return kernel_call(
             op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3
@@ -91,6 +94,26 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+
+
+def _lower_u8(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict
+) -> KernelCall:
+    """reference_ops::Conv / DepthwiseConv for uint8: input, filter and output
+    offsets, one multiplier for all channels (PopulateConvolutionQuantizationParams
+    computes it from the same double product as the per-channel ones)."""
+    uint8_weighted_operands(op, filt, bias, out)
+    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
+    params = {
+        **geometry,
+        "input_offset": -zero_point(inp),
+        "filter_offset": -zero_point(filt),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
+    return kernel_call(op, f"{stem}_u8", "mcu_conv_u8_params", params, ("mcu_conv_u8",), inputs=3)
 
 
 def _window_offset_terms(filt: Tensor, input_offset: int, depthwise: bool) -> CArray | str:

@@ -27,7 +27,11 @@ from .common import (
 )
 
 
-# Headroom bits TFLite gives int8 operands of ADD/SUB before adding them.
+# Kernel name suffix per quantized type; uint8 (legacy quantization) follows
+# reference_ops' uint8 kernels, which compute as the int8 ones.
+QUANTIZED_SUFFIX = {"int8": "s8", "uint8": "u8"}
+
+# Headroom bits TFLite gives int8 and uint8 operands of ADD/SUB before adding them.
 ADD_LEFT_SHIFT = 20
 
 
@@ -102,7 +106,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     if out.dtype == "float32":
         function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
         return _call(op, function, "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8")
+    require_dtype(op, out, "int8", "uint8")
     scale1, scale2, out_scale = scale(a), scale(b), scale(out)
     # 2 * std::max(float, float) stays float32; every division after it is in
     # double, the float operands widened.
@@ -117,7 +121,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
         multiplier2 = -multiplier2
     return _call(
         op,
-        "mcu_add_s8",
+        f"mcu_add_{QUANTIZED_SUFFIX[out.dtype]}",
         "mcu_add_s8_params",
         operands,
         **_int8_offsets(a, b, out),
@@ -136,12 +140,12 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8")
+    require_dtype(op, out, "int8", "uint8")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
     return _call(
         op,
-        "mcu_mul_s8",
+        f"mcu_mul_{QUANTIZED_SUFFIX[out.dtype]}",
         "mcu_mul_s8_params",
         operands,
         **_int8_offsets(a, b, out),

@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,f32}."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,u8,f32}."""
 
 from __future__ import annotations
 
@@ -46,14 +46,14 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
         require_dtype(op, out, "float32")
         suffix, params_type = "f32", "mcu_pool_f32_params"
     else:
-        require_dtype(op, inp, "int8")
-        require_dtype(op, out, "int8")
+        require_dtype(op, inp, "int8", "uint8")
+        require_dtype(op, out, inp.dtype)
         # The int8 kernels copy quantized values through unchanged, so they
         # are only right when input and output share scale and zero point
         # (TFLite enforces the same in Prepare).
         if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
             raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
-        suffix, params_type = "s8", "mcu_pool_s8_params"
+        suffix, params_type = ("s8" if inp.dtype == "int8" else "u8"), "mcu_pool_s8_params"
     params = {**params, **activation_params(op, out)}
     return kernel_call(op, f"{stem}_{suffix}", params_type, params, ("mcu_pool",))
 

@@ -1,4 +1,4 @@
-"""SOFTMAX -> mcu_softmax_{s8,f32}."""
+"""SOFTMAX -> mcu_softmax_{s8,u8,f32}."""
 
 from __future__ import annotations
 
@@ -27,10 +27,15 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         params = {"outer_size": outer_size, "depth": depth, "beta": beta}
         return kernel_call(op, "mcu_softmax_f32", "mcu_softmax_f32_params", params, SOURCES)
-    require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8")
-    if zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
-        raise NotLowerable("int8 SOFTMAX whose output is not quantized with scale 1/256, zero point -128")
+    require_dtype(op, inp, "int8", "uint8")
+    require_dtype(op, out, inp.dtype)
+    # The kernels' output is fixed at scale 1/256 and the type's lowest value
+    # as zero point, as TFLite requires of quantized SOFTMAX.
+    out_zero_point = -128 if out.dtype == "int8" else 0
+    if zero_point(out) != out_zero_point or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
+        raise NotLowerable(
+            f"{out.dtype} SOFTMAX whose output is not quantized with scale 1/256, zero point {out_zero_point}"
+        )
     multiplier, left_shift = preprocess_softmax_scaling(beta, scale(inp), SCALED_DIFF_INTEGER_BITS)
     diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, left_shift)
     params = {
@@ -40,4 +45,5 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "input_left_shift": left_shift,
         "diff_min": diff_min,
     }
-    return kernel_call(op, "mcu_softmax_s8", "mcu_softmax_s8_params", params, SOURCES)
+    suffix = "s8" if inp.dtype == "int8" else "u8"
+    return kernel_call(op, f"mcu_softmax_{suffix}", "mcu_softmax_s8_params", params, SOURCES)
