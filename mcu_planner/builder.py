@@ -441,10 +441,29 @@ def int8_quant(low: float, high: float) -> Quantization:
     return Quantization((scale,), (zero_point,))
 
 
-def quant_range(q: Quantization) -> tuple[float, float]:
-    """The real values an int8 tensor with per-tensor quantization `q` can hold."""
+def uint8_quant(low: float, high: float) -> Quantization:
+    """Asymmetric uint8 quantization covering [low, high]: int8_quant's scale
+    with the zero point moved up by 128 (the legacy TF1 / Coral scheme)."""
+    q = int8_quant(low, high)
+    return Quantization(q.scales, (q.zero_points[0] + 128,))
+
+
+def quant_range(q: Quantization, dtype: str = "int8") -> tuple[float, float]:
+    """The real values an int8 (uint8) tensor with per-tensor quantization `q` can hold."""
     scale, zero_point = q.scales[0], q.zero_points[0]
-    return (-128 - zero_point) * scale, (127 - zero_point) * scale
+    low, high = (-128, 127) if dtype == "int8" else (0, 255)
+    return (low - zero_point) * scale, (high - zero_point) * scale
+
+
+def asymmetric_uint8_weights(rng: np.random.Generator, shape: Sequence[int], std: float) -> tuple[np.ndarray, Quantization]:
+    """Random normal weights quantized asymmetrically per tensor to uint8 over
+    their own [min, max] (widened to hold 0), as TF1's quantization-aware
+    training exports them: the filter zero point is rarely 0 or 128."""
+    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+    q = uint8_quant(float(weights.min()), float(weights.max()))
+    scale, zero_point = q.scales[0], q.zero_points[0]
+    quantized = np.clip(np.round(weights / np.float32(scale)) + zero_point, 0, 255).astype(np.uint8)
+    return quantized, q
 
 
 def per_channel_int8_weights(
@@ -520,9 +539,22 @@ class Int8Net:
         assert q is not None, f"tensor {t} is not quantized"
         return q
 
+    # The quantized activation type; Uint8Net changes these four.
+    DTYPE = "int8"
+
+    def _range_quant(self, low: float, high: float) -> Quantization:
+        return int8_quant(low, high)
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        """Quantized weights, one scale per channel along `axis`."""
+        return per_channel_int8_weights(self.rng, shape, axis, std)
+
+    # Output quantization TFLite fixes for SOFTMAX and LOGISTIC, and TANH's.
+    UNIT_OUTPUT_QUANT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0)}
+
     def _rms(self, t: int) -> float:
         if t not in self.rms:
-            low, high = quant_range(self.quant(t))
+            low, high = quant_range(self.quant(t), self.DTYPE)
             self.rms[t] = (high - low) / 4.0
         return self.rms[t]
 
@@ -538,13 +570,13 @@ class Int8Net:
         int8 range covers three standard deviations, cut by the activation."""
         clamp_low, clamp_high = _ACTIVATION_RANGES[activation]
         low, high = max(-3.0 * std, clamp_low), min(3.0 * std, clamp_high)
-        y = self._activation(name, shape, "int8", int8_quant(low, high))
+        y = self._activation(name, shape, self.DTYPE, self._range_quant(low, high))
         self.rms[y] = std if low < 0 else std / math.sqrt(2.0)  # a rectifier keeps half the energy
         return y
 
     # graph ends
     def input(self, shape: Sequence[int], low: float = -1.0, high: float = 1.0, name: str | None = None) -> int:
-        t = self.mb.add_tensor(shape, "int8", int8_quant(low, high), name=name or self._name("input"))
+        t = self.mb.add_tensor(shape, self.DTYPE, self._range_quant(low, high), name=name or self._name("input"))
         self.inputs.append(t)
         self.rms[t] = math.sqrt((low * low + low * high + high * high) / 3.0)  # uniform on [low, high]
         return t
@@ -562,7 +594,7 @@ class Int8Net:
     def conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1)) -> int:
         n, h, w, c = self.shape(x)
         name = self._name("conv2d")
-        weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
+        weights, wq = self._weights((filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
         return self._weighted(
             "CONV_2D", name, x, weights, wq, filters,
             (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
@@ -577,7 +609,7 @@ class Int8Net:
         n, h, w, c = self.shape(x)
         channels = c * depth_multiplier
         name = self._name("depthwise_conv2d")
-        weights, wq = per_channel_int8_weights(self.rng, (1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
+        weights, wq = self._weights((1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
         return self._weighted(
             "DEPTHWISE_CONV_2D", name, x, weights, wq, channels,
             (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
@@ -594,7 +626,7 @@ class Int8Net:
         rows = int(np.prod(shape[:-1]))
         out_shape = tuple(shape[:-1]) + (units,) if keep_num_dims else (rows, units)
         name = self._name("fully_connected")
-        weights, wq = per_channel_int8_weights(self.rng, (units, depth), 0, 1 / math.sqrt(depth))
+        weights, wq = self._weights((units, depth), 0, 1 / math.sqrt(depth))
         return self._weighted(
             "FULLY_CONNECTED", name, x, weights, wq, units, out_shape,
             {"fused_activation_function": activation, "keep_num_dims": keep_num_dims},
@@ -605,8 +637,11 @@ class Int8Net:
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
         std = self._rms(x)
-        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
-        bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales, std=0.1 * std)
+        w = self.mb.add_tensor(weights.shape, self.DTYPE, wq, data=weights, name=f"{name}/weights")
+        per_tensor = len(wq.scales) == 1
+        bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales * (channels if per_tensor else 1), std=0.1 * std)
+        if per_tensor:
+            bq = Quantization(bq.scales[:1], bq.zero_points[:1])
         b = self.mb.add_tensor((channels,), "int32", bq, data=bias, name=f"{name}/bias")
         y = self._zero_mean_output(name, out_shape, std, activation)
         self.mb.add_op(opcode, (x, w, b), (y,), options)
@@ -690,6 +725,29 @@ class Int8Net:
         options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
         return self._same_quant("RESIZE_NEAREST_NEIGHBOR", self._name("resize_nearest_neighbor"), x, (n, *size, c), options, (s,))
 
+    def resize_bilinear(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
+        n, _, _, c = self.shape(x)
+        s = self._int32_const(size, f"resize_bilinear_{self._count.get('resize_bilinear', 0) + 1}/size")
+        options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
+        return self._same_quant("RESIZE_BILINEAR", self._name("resize_bilinear"), x, (n, *size, c), options, (s,))
+
+    def _arg_min_max(self, opcode: str, x, axis: int, output_type: str, axis_type: str) -> int:
+        shape = self.shape(x)
+        out = tuple(d for i, d in enumerate(shape) if i != axis % len(shape))
+        name = self._name(opcode.lower())
+        values = np.array([axis], dtype=NUMPY_DTYPES[axis_type])
+        a = self.mb.add_tensor((1,), axis_type, data=values, name=f"{name}/axis")
+        y = self.mb.add_tensor(out, output_type, name=name)
+        self.mb.add_op(opcode, (x, a), (y,), {"output_type": output_type.upper()})
+        return y
+
+    def arg_max(self, x, axis: int = -1, output_type: str = "int32", axis_type: str = "int32") -> int:
+        """Index of the largest value along `axis` (int32 or int64 output)."""
+        return self._arg_min_max("ARG_MAX", x, axis, output_type, axis_type)
+
+    def arg_min(self, x, axis: int = -1, output_type: str = "int32", axis_type: str = "int32") -> int:
+        return self._arg_min_max("ARG_MIN", x, axis, output_type, axis_type)
+
     def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
         first = self.quant(xs[0])
         if any(self.quant(x) != first for x in xs):
@@ -698,7 +756,7 @@ class Int8Net:
         axis_index = axis % len(shapes[0])
         out = list(shapes[0])
         out[axis_index] = sum(s[axis_index] for s in shapes)
-        y = self._activation(self._name("concatenation"), out, "int8", first)
+        y = self._activation(self._name("concatenation"), out, self.DTYPE, first)
         self.rms[y] = max(self._rms(x) for x in xs)
         self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
@@ -721,41 +779,78 @@ class Int8Net:
         return self._binary("MUL", a, b, activation, self._rms(a) * self._rms(b))
 
     def _unary(self, opcode, x, quant: Quantization, options=None) -> int:
-        y = self._activation(self._name(opcode.lower()), self.shape(x), "int8", quant)
+        y = self._activation(self._name(opcode.lower()), self.shape(x), self.DTYPE, quant)
         self.mb.add_op(opcode, (x,), (y,), options)
         return y
 
+    def _unit_output(self, opcode, x, options=None) -> int:
+        scale, zero_point = self.UNIT_OUTPUT_QUANT[opcode]
+        return self._unary(opcode, x, Quantization((scale,), (zero_point,)), options)
+
     def softmax(self, x, beta: float = 1.0) -> int:
-        # TFLite requires int8 softmax output at scale 1/256, zero point -128.
-        return self._unary("SOFTMAX", x, Quantization((1 / 256,), (-128,)), {"beta": beta})
+        # TFLite requires quantized softmax output at scale 1/256.
+        return self._unit_output("SOFTMAX", x, {"beta": beta})
 
     def logistic(self, x) -> int:
-        return self._unary("LOGISTIC", x, Quantization((1 / 256,), (-128,)))
+        return self._unit_output("LOGISTIC", x)
 
     def tanh(self, x) -> int:
-        return self._unary("TANH", x, Quantization((1 / 128,), (0,)))
+        return self._unit_output("TANH", x)
 
     def relu(self, x) -> int:
-        return self._unary("RELU", x, int8_quant(0.0, quant_range(self.quant(x))[1]))
+        return self._unary("RELU", x, self._range_quant(0.0, quant_range(self.quant(x), self.DTYPE)[1]))
 
     def relu6(self, x) -> int:
-        return self._unary("RELU6", x, int8_quant(0.0, min(6.0, quant_range(self.quant(x))[1])))
+        return self._unary("RELU6", x, self._range_quant(0.0, min(6.0, quant_range(self.quant(x), self.DTYPE)[1])))
 
     def leaky_relu(self, x, alpha: float = 0.2) -> int:
-        low, high = quant_range(self.quant(x))
-        return self._unary("LEAKY_RELU", x, int8_quant(alpha * low, high), {"alpha": alpha})
+        low, high = quant_range(self.quant(x), self.DTYPE)
+        return self._unary("LEAKY_RELU", x, self._range_quant(alpha * low, high), {"alpha": alpha})
 
     def hard_swish(self, x) -> int:
-        high = quant_range(self.quant(x))[1]
-        return self._unary("HARD_SWISH", x, int8_quant(-0.375, max(high, 0.5)))
+        high = quant_range(self.quant(x), self.DTYPE)[1]
+        return self._unary("HARD_SWISH", x, self._range_quant(-0.375, max(high, 0.5)))
 
     def quantize(self, x, low: float = -1.0, high: float = 1.0) -> int:
-        """float32 -> int8, or int8 -> int8 with new parameters."""
-        return self._unary("QUANTIZE", x, int8_quant(low, high))
+        """float32 -> int8, or int8 -> int8 with new parameters (uint8 in a Uint8Net)."""
+        return self._unary("QUANTIZE", x, self._range_quant(low, high))
 
     def dequantize(self, x) -> int:
         y = self.mb.add_tensor(self.shape(x), "float32", name=self._name("dequantize"))
         self.mb.add_op("DEQUANTIZE", (x,), (y,))
+        return y
+
+
+class Uint8Net(Int8Net):
+    """Int8Net's layers on the legacy TF1 / Coral quantization: uint8
+    activations (int8_quant's ranges, zero points + 128) and uint8 weights
+    quantized asymmetrically per tensor, so filters have non-zero zero points.
+    CONCATENATION may mix input quantizations (TFLite rescales uint8 inputs)."""
+
+    DTYPE = "uint8"
+    UNIT_OUTPUT_QUANT = {"SOFTMAX": (1 / 256, 0), "LOGISTIC": (1 / 256, 0), "TANH": (1 / 128, 128)}
+
+    def __init__(self, seed: int = 0, description: str = "uint8 network built by mcu_planner.builder"):
+        super().__init__(seed, description)
+
+    def _range_quant(self, low: float, high: float) -> Quantization:
+        return uint8_quant(low, high)
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        return asymmetric_uint8_weights(self.rng, shape, std)
+
+    def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
+        ranges = [quant_range(self.quant(x), self.DTYPE) for x in xs]
+        shapes = [self.shape(x) for x in xs]
+        axis_index = axis % len(shapes[0])
+        out = list(shapes[0])
+        out[axis_index] = sum(s[axis_index] for s in shapes)
+        quant = self._range_quant(min(r[0] for r in ranges), max(r[1] for r in ranges))
+        if all(self.quant(x) == self.quant(xs[0]) for x in xs):
+            quant = self.quant(xs[0])
+        y = self._activation(self._name("concatenation"), out, self.DTYPE, quant)
+        self.rms[y] = max(self._rms(x) for x in xs)
+        self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
 
 

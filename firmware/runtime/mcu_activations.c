@@ -1,5 +1,6 @@
 /* Follows TensorFlow Lite's activations.cc for the reference op resolver:
- * EvalUsingLookupTable (int8 LOGISTIC, TANH), ReluX (int8 RELU family),
+ * EvalUsingLookupTable (int8 and uint8 LOGISTIC, TANH), ReluX (int8 and
+ * uint8 RELU family),
  * reference_ops::QuantizeLeakyRelu, reference_ops::HardSwish (int8 and
  * float) and the float RELU / LEAKY_RELU loops. */
 #include "mcu_activations.h"
@@ -22,6 +23,25 @@ void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *outpu
             p->output_zero_point +
             mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
         output[i] = (int8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+    }
+}
+
+void mcu_lut_u8(const mcu_lut_u8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        output[i] = p->table[input[i]];
+    }
+}
+
+void mcu_relu_u8(const mcu_relu_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        const int32_t rescaled =
+            p->output_zero_point +
+            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
+        output[i] = (uint8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
     }
 }
 

@@ -4,6 +4,8 @@
  * every output is the reference's float. */
 #include "mcu_resize_bilinear.h"
 
+#include "mcu_quant.h"
+
 #define FRACTION_ONE ((int32_t)1 << 10)
 
 /* The blend of reference_ops::ResizeBilinear<T> for one value. */
@@ -64,9 +66,10 @@ void mcu_resize_bilinear_u8(const mcu_resize_bilinear_float_params *p, const uin
                     const float v = blend_float((float)input[k.p00 + c], (float)input[k.p10 + c],
                                                 (float)input[k.p01 + c], (float)input[k.p11 + c], p->row_fraction[y],
                                                 p->column_fraction[x]);
-                    /* static_cast<uint8_t>(float): truncation; the blend of
-                     * values in [0, 255] with weights summing to 1 stays there. */
-                    *output++ = (uint8_t)(int32_t)v;
+                    /* Rounded half away from zero, as the reference does for
+                     * integer types; a blend of values in [0, 255] with
+                     * weights summing to 1 stays in range. */
+                    *output++ = (uint8_t)mcu_round_to_int32((double)v);
                 }
             }
         }

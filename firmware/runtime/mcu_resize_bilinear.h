@@ -5,7 +5,7 @@
  * and stored as tables: the two input rows (columns) it blends and the
  * distance past the first of them.  The kernels only blend:
  *  - float32 and uint8 as reference_ops::ResizeBilinear<T>: float weights,
- *    the uint8 result truncated toward zero;
+ *    the uint8 result rounded half away from zero;
  *  - int8 as the integer reference (ResizeBilinearInteger): distances in
  *    1/1024ths, the blend in 64 bits rounded half away from zero. */
 #ifndef MCU_RESIZE_BILINEAR_H

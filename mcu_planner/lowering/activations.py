@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
+from ..quant import FLOAT32_MAX, INT_RANGES, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
@@ -72,17 +72,18 @@ def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
 @lowers("LOGISTIC", "TANH")
 def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.
-        raise NotLowerable(f"int8 LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
+        raise NotLowerable(f"{inp.dtype} LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
     transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
-    table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform)
+    table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform, inp.dtype)
+    suffix, c_type = ("s8", "int8_t") if inp.dtype == "int8" else ("u8", "uint8_t")
     return kernel_call(
         op,
-        "mcu_lut_s8",
-        "mcu_lut_s8_params",
-        {"size": inp.num_elements, "table": CArray("int8_t", table)},
+        f"mcu_lut_{suffix}",
+        f"mcu_lut_{suffix}_params",
+        {"size": inp.num_elements, "table": CArray(c_type, table)},
         SOURCES,
     )
 
@@ -103,7 +104,8 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             {"size": inp.num_elements, "act_min": low, "act_max": FLOAT32_MAX if high is None else high},
             SOURCES,
         )
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
+    q_min, q_max = INT_RANGES[inp.dtype]
     output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
 
     def quantized(bound: float) -> int:
@@ -114,7 +116,7 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
     return kernel_call(
         op,
-        "mcu_relu_s8",
+        "mcu_relu_s8" if inp.dtype == "int8" else "mcu_relu_u8",
         "mcu_relu_s8_params",
         {
             "size": inp.num_elements,
@@ -122,8 +124,8 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             "output_zero_point": output_zero_point,
             "output_multiplier": multiplier,
             "output_shift": shift,
-            "act_min": max(-128, quantized(low)),
-            "act_max": 127 if high is None else min(127, quantized(high)),
+            "act_min": max(q_min, quantized(low)),
+            "act_max": q_max if high is None else min(q_max, quantized(high)),
         },
         SOURCES,
     )

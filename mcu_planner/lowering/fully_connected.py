@@ -1,4 +1,4 @@
-"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32}."""
+"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32} and mcu_fully_connected_u8."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .common import (
     kernel_call,
     output_tensor,
     scale,
+    uint8_weighted_operands,
     zero_point,
 )
 
@@ -36,6 +37,25 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
     return int32_array(terms)
 
 
+def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+    """reference_ops::FullyConnected for uint8: three offsets, one multiplier
+    (GetQuantizedConvolutionMultipler's double product)."""
+    uint8_weighted_operands(op, filt, bias, out)
+    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
+    params = {
+        **sizes,
+        "input_offset": -zero_point(inp),
+        "filter_offset": -zero_point(filt),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
+    return kernel_call(
+        op, "mcu_fully_connected_u8", "mcu_fully_connected_u8_params", params, ("mcu_fully_connected_u8",), inputs=3
+    )
+
+
 @lowers("FULLY_CONNECTED")
 def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     inp = input_tensor(op, graph, 0)
@@ -53,6 +73,8 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     if out.num_elements != batches * output_depth:
         raise NotLowerable(f"FULLY_CONNECTED output shape {out.shape} does not match {batches}x{output_depth}")
     sizes = {"batches": batches, "output_depth": output_depth, "accum_depth": accum_depth}
+    if inp.dtype == "uint8":
+        return _lower_u8(op, inp, filt, bias, out, sizes)
     if is_float_weighted_op(op, inp, filt, bias, out):
         params = {**sizes, **activation_params(op, out)}
         return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)
