@@ -63,9 +63,13 @@ def integer_samples(
             scaled += scale_10 // 2 - (one >> 1)
         lower = max(_c_divide(scaled, one), 0)
         upper = min(_c_divide(scaled + one - 1, one), in_size - 1)
-        lowers_.append(lower)
-        uppers.append(upper)
         fractions.append(scaled - one * lower)
+        # Upscaling a short axis by a large factor can round scale_10 up so
+        # far that the last sample starts one row past the input, where the
+        # reference reads out of bounds (with weight 1024 on that row, 0 on the
+        # next).  Here the last row stands in for it: no read leaves the input.
+        lowers_.append(min(lower, in_size - 1))
+        uppers.append(upper)
     return lowers_, uppers, fractions
 
 
