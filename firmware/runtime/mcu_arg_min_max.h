@@ -17,19 +17,21 @@ typedef struct {
     int32_t inner_size;
 } mcu_arg_min_max_params;
 
-#define MCU_ARG_MIN_MAX_DECLARE(input_name, input_type, index_name, index_type)                                    \
-    void mcu_arg_max_##input_name##_##index_name(const mcu_arg_min_max_params *p, const input_type *input,        \
-                                                 index_type *output);                                             \
-    void mcu_arg_min_##input_name##_##index_name(const mcu_arg_min_max_params *p, const input_type *input,        \
-                                                 index_type *output);
-
-MCU_ARG_MIN_MAX_DECLARE(f32, float, s32, int32_t)
-MCU_ARG_MIN_MAX_DECLARE(f32, float, s64, int64_t)
-MCU_ARG_MIN_MAX_DECLARE(s8, int8_t, s32, int32_t)
-MCU_ARG_MIN_MAX_DECLARE(s8, int8_t, s64, int64_t)
-MCU_ARG_MIN_MAX_DECLARE(u8, uint8_t, s32, int32_t)
-MCU_ARG_MIN_MAX_DECLARE(u8, uint8_t, s64, int64_t)
-MCU_ARG_MIN_MAX_DECLARE(s32, int32_t, s32, int32_t)
-MCU_ARG_MIN_MAX_DECLARE(s32, int32_t, s64, int64_t)
+void mcu_arg_max_f32_s32(const mcu_arg_min_max_params *p, const float *input, int32_t *output);
+void mcu_arg_max_f32_s64(const mcu_arg_min_max_params *p, const float *input, int64_t *output);
+void mcu_arg_max_s8_s32(const mcu_arg_min_max_params *p, const int8_t *input, int32_t *output);
+void mcu_arg_max_s8_s64(const mcu_arg_min_max_params *p, const int8_t *input, int64_t *output);
+void mcu_arg_max_u8_s32(const mcu_arg_min_max_params *p, const uint8_t *input, int32_t *output);
+void mcu_arg_max_u8_s64(const mcu_arg_min_max_params *p, const uint8_t *input, int64_t *output);
+void mcu_arg_max_s32_s32(const mcu_arg_min_max_params *p, const int32_t *input, int32_t *output);
+void mcu_arg_max_s32_s64(const mcu_arg_min_max_params *p, const int32_t *input, int64_t *output);
+void mcu_arg_min_f32_s32(const mcu_arg_min_max_params *p, const float *input, int32_t *output);
+void mcu_arg_min_f32_s64(const mcu_arg_min_max_params *p, const float *input, int64_t *output);
+void mcu_arg_min_s8_s32(const mcu_arg_min_max_params *p, const int8_t *input, int32_t *output);
+void mcu_arg_min_s8_s64(const mcu_arg_min_max_params *p, const int8_t *input, int64_t *output);
+void mcu_arg_min_u8_s32(const mcu_arg_min_max_params *p, const uint8_t *input, int32_t *output);
+void mcu_arg_min_u8_s64(const mcu_arg_min_max_params *p, const uint8_t *input, int64_t *output);
+void mcu_arg_min_s32_s32(const mcu_arg_min_max_params *p, const int32_t *input, int32_t *output);
+void mcu_arg_min_s32_s64(const mcu_arg_min_max_params *p, const int32_t *input, int64_t *output);
 
 #endif /* MCU_ARG_MIN_MAX_H */
