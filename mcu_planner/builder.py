@@ -633,6 +633,27 @@ class Int8Net:
             activation,
         )
 
+    def hybrid_fully_connected(self, x, units, activation="NONE", per_channel=True,
+                               asymmetric_quantize_inputs=False) -> int:
+        """FULLY_CONNECTED of a hybrid (dynamic-range) model: float32 input
+        `x`, output and bias, int8 weights (per output channel or one scale)."""
+        shape = self.shape(x)
+        depth = shape[-1]
+        name = self._name("hybrid_fully_connected")
+        weights, wq = per_channel_int8_weights(self.rng, (units, depth), 0, 1 / math.sqrt(depth))
+        if not per_channel:
+            scale = float32(max(wq.scales) / 2)
+            real = weights.astype(np.float32) * np.asarray(wq.scales, np.float32)[:, None]
+            weights = np.clip(np.round(real / np.float32(scale)), -127, 127).astype(np.int8)
+            wq = Quantization((scale,), (0,))
+        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
+        bias = self.rng.normal(0.0, 0.1, size=units).astype(np.float32)
+        b = self.mb.add_tensor((units,), "float32", data=bias, name=f"{name}/bias")
+        y = self.mb.add_tensor((int(np.prod(shape[:-1])), units), "float32", name=name)
+        self.mb.add_op("FULLY_CONNECTED", (x, w, b), (y,), {
+            "fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs})
+        return y
+
     def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation) -> int:
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.

@@ -241,8 +241,8 @@ def _float_models() -> dict[str, bytes]:
 
 
 def _uint8_models() -> dict[str, bytes]:
-    """Every uint8 kernel in one Uint8Net, and the RESIZE_BILINEAR / ARG_MAX /
-    ARG_MIN kernels of the other types."""
+    """Every uint8 kernel in one Uint8Net, the RESIZE_BILINEAR / ARG_MAX /
+    ARG_MIN kernels of the other types, and the hybrid FULLY_CONNECTED."""
     net = Uint8Net(seed=5)
     x = net.input((1, 6, 5, 3))
     y = net.conv2d(x, 4, kernel=(3, 3), activation="RELU")
@@ -264,6 +264,9 @@ def _uint8_models() -> dict[str, bytes]:
     arg = net.mb.add_tensor((1, 6, 5), "int32")
     net.mb.add_op("ARG_MIN", (x, net.int32_const([3])), (arg,), {"output_type": "INT32"})
     models["float32_resize_bilinear_arg_min"] = net.build(resized, arg)
+    net = Int8Net(seed=8)
+    x = net.float_input((2, 12))
+    models["hybrid_fully_connected"] = net.build(net.hybrid_fully_connected(x, 5, asymmetric_quantize_inputs=True))
     return models
 
 

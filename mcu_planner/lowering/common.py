@@ -165,6 +165,27 @@ def uint8_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out
         raise NotLowerable(f"{op.opcode} with a per-channel quantized uint8 filter")
 
 
+def is_hybrid_weighted_op(inp: Tensor, filt: Tensor) -> bool:
+    """A hybrid (dynamic-range) op: float32 activations with int8 weights,
+    which TFLite quantizes the input for when the op runs."""
+    return inp.dtype == "float32" and filt.dtype == "int8"
+
+
+def hybrid_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor) -> None:
+    """Checks a hybrid op's other tensors: float32 output and bias, and
+    constant symmetric int8 weights (the reference ignores a zero point)."""
+    require_dtype(op, out, "float32")
+    if bias is not None:
+        require_dtype(op, bias, "float32")
+    q = filt.quantization
+    if q is None or not q.scales:
+        raise NotLowerable(f"hybrid {op.opcode} with an unquantized int8 filter")
+    if any(q.zero_points):
+        raise NotLowerable(f"hybrid {op.opcode} with a non-zero filter zero point")
+    if not filt.is_constant or filt.data is None:
+        raise NotLowerable(f"hybrid {op.opcode} whose filter is not a constant")
+
+
 def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> bool:
     """Whether an op with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED)
     takes the float32 kernel rather than the int8 one, after checking its

@@ -12,6 +12,7 @@ from .common import (
     input_tensor,
     int32_array,
     is_float_weighted_op,
+    is_hybrid_weighted_op,
     kernel_call,
     output_tensor,
     scale,
@@ -74,6 +75,13 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
     params = _geometry(op, inp, filt, out, per_filter)
     if inp.dtype == "uint8":
         return _lower_u8(op, inp, filt, bias, out, stem, params)
+    if is_hybrid_weighted_op(inp, filt):
+        # TFLite's hybrid convolutions go through im2col and optimized_ops
+        # even in the reference resolver; the runtime does not reproduce them.
+        raise NotLowerable(
+            f"{op.opcode} of a hybrid (dynamic-range) model (float32 activations, int8 weights): "
+            "convert with full-integer quantization (int8 activations) or keep float32 weights"
+        )
     if is_float_weighted_op(op, inp, filt, bias, out):
         return kernel_call(
             op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3

@@ -1,4 +1,5 @@
-"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32} and mcu_fully_connected_u8."""
+"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32}, mcu_fully_connected_u8 and
+mcu_fully_connected_hybrid (float activations, int8 weights)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from ..quant import conv_output_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
+    fused_activation,
+    hybrid_weighted_operands,
+    is_hybrid_weighted_op,
     input_tensor,
     int32_array,
     is_float_weighted_op,
@@ -56,6 +60,40 @@ def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out:
     )
 
 
+# tensor_utils::ApplyActivationToVector's fused activations, as the kernel numbers them.
+HYBRID_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+def _lower_hybrid(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+    """EvalHybrid: the float input quantized per batch row when the op runs,
+    symmetric or (asymmetric_quantize_inputs) with a zero point."""
+    hybrid_weighted_operands(op, filt, bias, out)
+    activation = fused_activation(op)
+    if activation not in HYBRID_ACTIVATIONS:
+        raise NotLowerable(f"hybrid FULLY_CONNECTED with fused activation {activation}")
+    output_depth = sizes["output_depth"]
+    scales = filt.quantization.scales
+    if len(scales) not in (1, output_depth) or (len(scales) > 1 and filt.quantization.axis != 0):
+        raise NotLowerable(f"hybrid FULLY_CONNECTED filter with {len(scales)} scales for {output_depth} outputs")
+    asymmetric = bool(op.options.get("asymmetric_quantize_inputs", False))
+    row_sums: CArray | str = "NULL"
+    if asymmetric:
+        weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+        row_sums = int32_array(weights.sum(axis=1))
+    params = {
+        **sizes,
+        "asymmetric": int(asymmetric),
+        "per_channel": int(len(scales) > 1),
+        "filter_scales": CArray("float", tuple(scales)),
+        "row_sums": row_sums,
+        "activation": HYBRID_ACTIVATIONS[activation],
+    }
+    return kernel_call(
+        op, "mcu_fully_connected_hybrid", "mcu_fully_connected_hybrid_params", params,
+        ("mcu_fully_connected_hybrid",), inputs=3,
+    )
+
+
 @lowers("FULLY_CONNECTED")
 def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     inp = input_tensor(op, graph, 0)
@@ -75,6 +113,8 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     sizes = {"batches": batches, "output_depth": output_depth, "accum_depth": accum_depth}
     if inp.dtype == "uint8":
         return _lower_u8(op, inp, filt, bias, out, sizes)
+    if is_hybrid_weighted_op(inp, filt):
+        return _lower_hybrid(op, inp, filt, bias, out, sizes)
     if is_float_weighted_op(op, inp, filt, bias, out):
         params = {**sizes, **activation_params(op, out)}
         return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)
