@@ -44,6 +44,16 @@ def test_uint8_layers(seed):
     f = net.fully_connected(net.reshape(y, (1, 9 * 11 * 6)), 10, activation="RELU")
     g = net.fully_connected(net.reshape(z, (9, 11 * 6)), 7)  # 9 batches
     outputs += [net.softmax(f), net.softmax(g, beta=0.5), net.logistic(g), net.tanh(g), net.relu(g), net.relu6(g)]
+    # Ops that move uint8 bytes or convert them.
+    outputs += [
+        net.pad(y, [(0, 0), (1, 2), (0, 1), (0, 0)]),
+        net.transpose(y, (0, 3, 1, 2)),
+        net.strided_slice(y, (0, 1, 0, 0), (1, 9, 11, 6), (1, 2, 3, 1)),
+        net.resize_nearest_neighbor(y, (5, 20)),
+        net.expand_dims(net.squeeze(f, (0,)), 0),
+        net.quantize(g, -3.0, 1.0),
+        net.dequantize(g),
+    ]
     assert_matches_reference(net.build(*outputs), seed=seed)
 
 
