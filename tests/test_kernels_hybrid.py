@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_models import assert_matches_reference
 
 from mcu_planner.builder import Int8Net
 from mcu_planner.codegen import lower_all
 from mcu_planner.errors import UnsupportedModel
 from mcu_planner.graph import Quantization
 from mcu_planner.reader import read_model
-
-from kernel_models import assert_matches_reference
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 

@@ -15,15 +15,25 @@ void mcu_lut_s8(const mcu_lut_s8_params *p, const int8_t *input, int8_t *output)
     }
 }
 
-void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output)
+static void relu_8bit(const mcu_relu_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
     int32_t i;
     for (i = 0; i < p->size; ++i) {
+        const int32_t centered = mcu_widen_8bit(input[i], is_signed) - p->input_zero_point;
         const int32_t rescaled =
-            p->output_zero_point +
-            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
-        output[i] = (int8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+            p->output_zero_point + mcu_mul_by_quantized_mul(centered, p->output_multiplier, (int)p->output_shift);
+        output[i] = (uint8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
     }
+}
+
+void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output)
+{
+    relu_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_relu_u8(const mcu_relu_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    relu_8bit(p, input, 0, output);
 }
 
 void mcu_lut_u8(const mcu_lut_u8_params *p, const uint8_t *input, uint8_t *output)
@@ -31,17 +41,6 @@ void mcu_lut_u8(const mcu_lut_u8_params *p, const uint8_t *input, uint8_t *outpu
     int32_t i;
     for (i = 0; i < p->size; ++i) {
         output[i] = p->table[input[i]];
-    }
-}
-
-void mcu_relu_u8(const mcu_relu_s8_params *p, const uint8_t *input, uint8_t *output)
-{
-    int32_t i;
-    for (i = 0; i < p->size; ++i) {
-        const int32_t rescaled =
-            p->output_zero_point +
-            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
-        output[i] = (uint8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
     }
 }
 

@@ -48,31 +48,9 @@ static void for_each_row(int32_t rank, const int32_t *dims, const int32_t *strid
     }
 }
 
-static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
-{
-    const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
-    const int8_t *a = (const int8_t *)ctx->input1 + offset1;
-    const int8_t *b = (const int8_t *)ctx->input2 + offset2;
-    int8_t *out = (int8_t *)ctx->output + out_offset;
-    int32_t i;
-    for (i = 0; i < n; ++i) {
-        /* |value + offset| <= 255, so shifting left by 20 cannot overflow. */
-        const int32_t shifted1 = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)1 << p->left_shift);
-        const int32_t shifted2 = ((int32_t)b[i * stride2] + p->input2_offset) * ((int32_t)1 << p->left_shift);
-        const int32_t scaled1 =
-            mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted1, p->input1_multiplier, (int)p->input1_shift);
-        const int32_t scaled2 =
-            mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted2, p->input2_multiplier, (int)p->input2_shift);
-        const int32_t raw = mcu_mul_by_quantized_mul_smaller_than_one_exp(scaled1 + scaled2, p->output_multiplier,
-                                                                          (int)p->output_shift) +
-                            p->output_offset;
-        out[i] = (int8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
-    }
-}
-
-static void add_row_u8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+/* int8 and uint8 (is_signed 0) rows compute alike. */
+static void add_row_8bit(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
+                         int32_t out_offset, int32_t n, int is_signed)
 {
     const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
     const uint8_t *a = (const uint8_t *)ctx->input1 + offset1;
@@ -81,8 +59,10 @@ static void add_row_u8(const call_context *ctx, int32_t offset1, int32_t stride1
     int32_t i;
     for (i = 0; i < n; ++i) {
         /* |value + offset| <= 255, so shifting left by 20 cannot overflow. */
-        const int32_t shifted1 = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)1 << p->left_shift);
-        const int32_t shifted2 = ((int32_t)b[i * stride2] + p->input2_offset) * ((int32_t)1 << p->left_shift);
+        const int32_t value1 = mcu_widen_8bit(a[i * stride1], is_signed) + p->input1_offset;
+        const int32_t value2 = mcu_widen_8bit(b[i * stride2], is_signed) + p->input2_offset;
+        const int32_t shifted1 = value1 * ((int32_t)1 << p->left_shift);
+        const int32_t shifted2 = value2 * ((int32_t)1 << p->left_shift);
         const int32_t scaled1 =
             mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted1, p->input1_multiplier, (int)p->input1_shift);
         const int32_t scaled2 =
@@ -94,24 +74,8 @@ static void add_row_u8(const call_context *ctx, int32_t offset1, int32_t stride1
     }
 }
 
-static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
-{
-    const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
-    const int8_t *a = (const int8_t *)ctx->input1 + offset1;
-    const int8_t *b = (const int8_t *)ctx->input2 + offset2;
-    int8_t *out = (int8_t *)ctx->output + out_offset;
-    int32_t i;
-    for (i = 0; i < n; ++i) {
-        const int32_t product = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)b[i * stride2] + p->input2_offset);
-        const int32_t raw =
-            mcu_mul_by_quantized_mul(product, p->output_multiplier, (int)p->output_shift) + p->output_offset;
-        out[i] = (int8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
-    }
-}
-
-static void mul_row_u8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void mul_row_8bit(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
+                         int32_t out_offset, int32_t n, int is_signed)
 {
     const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
     const uint8_t *a = (const uint8_t *)ctx->input1 + offset1;
@@ -119,12 +83,25 @@ static void mul_row_u8(const call_context *ctx, int32_t offset1, int32_t stride1
     uint8_t *out = (uint8_t *)ctx->output + out_offset;
     int32_t i;
     for (i = 0; i < n; ++i) {
-        const int32_t product = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)b[i * stride2] + p->input2_offset);
+        const int32_t product = (mcu_widen_8bit(a[i * stride1], is_signed) + p->input1_offset) *
+                                (mcu_widen_8bit(b[i * stride2], is_signed) + p->input2_offset);
         const int32_t raw =
             mcu_mul_by_quantized_mul(product, p->output_multiplier, (int)p->output_shift) + p->output_offset;
         out[i] = (uint8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
     }
 }
+
+#define MCU_ROW_8BIT(name, row_8bit, is_signed)                                                                      \
+    static void name(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
+                     int32_t out_offset, int32_t n)                                                             \
+    {                                                                                                           \
+        row_8bit(ctx, offset1, stride1, offset2, stride2, out_offset, n, is_signed);                             \
+    }
+
+MCU_ROW_8BIT(add_row_s8, add_row_8bit, 1)
+MCU_ROW_8BIT(add_row_u8, add_row_8bit, 0)
+MCU_ROW_8BIT(mul_row_s8, mul_row_8bit, 1)
+MCU_ROW_8BIT(mul_row_u8, mul_row_8bit, 0)
 
 #define MCU_BINARY_ROW_F32(name, expr)                                                                          \
     static void name(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \

@@ -41,12 +41,13 @@ static corners corners_at(int32_t input_height, int32_t input_width, int32_t dep
 
 void mcu_resize_bilinear_f32(const mcu_resize_bilinear_float_params *p, const float *input, float *output)
 {
-    int32_t b, y, x, c;
+    int32_t b, y, x;
+    size_t c;
     for (b = 0; b < p->batches; ++b) {
         for (y = 0; y < p->output_height; ++y) {
             for (x = 0; x < p->output_width; ++x) {
                 const corners k = CORNERS_AT(p, b, y, x);
-                for (c = 0; c < p->depth; ++c) {
+                for (c = 0; c < (size_t)p->depth; ++c) {
                     *output++ = blend_float(input[k.p00 + c], input[k.p10 + c], input[k.p01 + c], input[k.p11 + c],
                                             p->row_fraction[y], p->column_fraction[x]);
                 }
@@ -57,12 +58,13 @@ void mcu_resize_bilinear_f32(const mcu_resize_bilinear_float_params *p, const fl
 
 void mcu_resize_bilinear_u8(const mcu_resize_bilinear_float_params *p, const uint8_t *input, uint8_t *output)
 {
-    int32_t b, y, x, c;
+    int32_t b, y, x;
+    size_t c;
     for (b = 0; b < p->batches; ++b) {
         for (y = 0; y < p->output_height; ++y) {
             for (x = 0; x < p->output_width; ++x) {
                 const corners k = CORNERS_AT(p, b, y, x);
-                for (c = 0; c < p->depth; ++c) {
+                for (c = 0; c < (size_t)p->depth; ++c) {
                     const float v = blend_float((float)input[k.p00 + c], (float)input[k.p10 + c],
                                                 (float)input[k.p01 + c], (float)input[k.p11 + c], p->row_fraction[y],
                                                 p->column_fraction[x]);
@@ -78,14 +80,15 @@ void mcu_resize_bilinear_u8(const mcu_resize_bilinear_float_params *p, const uin
 
 void mcu_resize_bilinear_s8(const mcu_resize_bilinear_int_params *p, const int8_t *input, int8_t *output)
 {
-    int32_t b, y, x, c;
+    int32_t b, y, x;
+    size_t c;
     for (b = 0; b < p->batches; ++b) {
         for (y = 0; y < p->output_height; ++y) {
             const int32_t dy = p->row_fraction[y];
             for (x = 0; x < p->output_width; ++x) {
                 const int32_t dx = p->column_fraction[x];
                 const corners k = CORNERS_AT(p, b, y, x);
-                for (c = 0; c < p->depth; ++c) {
+                for (c = 0; c < (size_t)p->depth; ++c) {
                     const int64_t sum = (int64_t)input[k.p00 + c] * (FRACTION_ONE - dy) * (FRACTION_ONE - dx) +
                                         (int64_t)input[k.p10 + c] * dy * (FRACTION_ONE - dx) +
                                         (int64_t)input[k.p01 + c] * (FRACTION_ONE - dy) * dx +

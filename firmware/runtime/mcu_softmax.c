@@ -21,21 +21,24 @@ static int32_t exp_of_diff(const mcu_softmax_s8_params *p, int32_t diff)
     return mcu_fp_exp_on_negative_values(scaled_diff, MCU_SOFTMAX_DIFF_INTEGER_BITS);
 }
 
-void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
+/* int8 and uint8 (is_signed 0): the output is the reference's
+ * shifted_output, unsat + the type's lowest value, clamped to the type. */
+static void softmax_8bit(const mcu_softmax_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
+    const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
     int32_t i, c;
     for (i = 0; i < p->outer_size; ++i) {
-        const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
-        int8_t *out_row = output + (size_t)i * (size_t)p->depth;
-        int32_t max_in_row = INT8_MIN;
+        const uint8_t *in_row = input + (size_t)i * (size_t)p->depth;
+        uint8_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t max_in_row = lowest;
         int32_t sum_of_exps = 0;
         int32_t reciprocal;
         int num_bits_over_unit;
         for (c = 0; c < p->depth; ++c) {
-            max_in_row = MCU_MAX(max_in_row, (int32_t)in_row[c]);
+            max_in_row = MCU_MAX(max_in_row, mcu_widen_8bit(in_row[c], is_signed));
         }
         for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
+            const int32_t diff = mcu_widen_8bit(in_row[c], is_signed) - max_in_row;
             if (diff >= p->diff_min) {
                 const int32_t exp_q0 = exp_of_diff(p, diff);
                 sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
@@ -45,54 +48,27 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
         /* The input row may be the output row (in place): each element is
          * read before it is written. */
         for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
+            const int32_t diff = mcu_widen_8bit(in_row[c], is_signed) - max_in_row;
             if (diff >= p->diff_min) {
                 const int32_t exp_q0 = exp_of_diff(p, diff);
                 const int32_t unsat = mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(reciprocal, exp_q0),
                                                                  num_bits_over_unit + 31 - 8);
-                out_row[c] = (int8_t)mcu_clamp_s32(unsat + INT8_MIN, INT8_MIN, INT8_MAX);
+                out_row[c] = (uint8_t)mcu_clamp_s32(unsat + lowest, lowest, highest);
             } else {
-                out_row[c] = INT8_MIN;
+                out_row[c] = (uint8_t)lowest;
             }
         }
     }
 }
 
+void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
+{
+    softmax_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
 void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output)
 {
-    int32_t i, c;
-    for (i = 0; i < p->outer_size; ++i) {
-        const uint8_t *in_row = input + (size_t)i * (size_t)p->depth;
-        uint8_t *out_row = output + (size_t)i * (size_t)p->depth;
-        int32_t max_in_row = 0;
-        int32_t sum_of_exps = 0;
-        int32_t reciprocal;
-        int num_bits_over_unit;
-        for (c = 0; c < p->depth; ++c) {
-            max_in_row = MCU_MAX(max_in_row, (int32_t)in_row[c]);
-        }
-        for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            if (diff >= p->diff_min) {
-                const int32_t exp_q0 = exp_of_diff(p, diff);
-                sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
-            }
-        }
-        reciprocal = mcu_fp_reciprocal(sum_of_exps, MCU_SOFTMAX_ACCUM_INTEGER_BITS, &num_bits_over_unit);
-        /* The input row may be the output row (in place): each element is
-         * read before it is written. */
-        for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            if (diff >= p->diff_min) {
-                const int32_t exp_q0 = exp_of_diff(p, diff);
-                const int32_t unsat = mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(reciprocal, exp_q0),
-                                                                 num_bits_over_unit + 31 - 8);
-                out_row[c] = (uint8_t)mcu_clamp_s32(unsat, 0, UINT8_MAX);
-            } else {
-                out_row[c] = 0;
-            }
-        }
-    }
+    softmax_8bit(p, input, 0, output);
 }
 
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output)

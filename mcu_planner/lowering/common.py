@@ -7,7 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import DTYPE_BITS, Graph, Operator, Tensor
-from ..quant import activation_range_float, activation_range_quantized
+from ..quant import (
+    activation_range_float,
+    activation_range_quantized,
+    conv_output_multipliers,
+)
 from . import CArray, KernelCall, NotLowerable
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
@@ -150,11 +154,15 @@ def kernel_call(
     )
 
 
-def uint8_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor) -> None:
-    """Checks the tensors of a uint8 op with weights (the legacy TF1 / Coral
-    quantization): uint8 filter and output, int32 bias, and one scale for the
-    whole filter -- TFLite's uint8 kernels take filter->params.scale, the
-    first scale, and would silently ignore any others."""
+def uint8_weighted_params(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> dict:
+    """The quantization fields of a uint8 op with weights (the legacy TF1 /
+    Coral scheme, reference_ops' uint8 Conv / DepthwiseConv / FullyConnected):
+    three offsets and one multiplier, which PopulateConvolutionQuantizationParams
+    computes from the same double product as the per-channel ones.
+
+    Checks the tensors first: uint8 filter and output, int32 bias, and one
+    scale for the whole filter -- TFLite's uint8 kernels take
+    filter->params.scale, the first scale, and would silently ignore others."""
     for t in (filt, out):
         require_dtype(op, t, "uint8")
     if bias is not None:
@@ -163,6 +171,15 @@ def uint8_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out
         raise NotLowerable(f"{op.opcode} with an unquantized uint8 filter")
     if filt.quantization.per_channel:
         raise NotLowerable(f"{op.opcode} with a per-channel quantized uint8 filter")
+    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
+    return {
+        "input_offset": -zero_point(inp),
+        "filter_offset": -zero_point(filt),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
 
 
 def is_hybrid_weighted_op(inp: Tensor, filt: Tensor) -> bool:

@@ -17,7 +17,7 @@ from .common import (
     output_tensor,
     scale,
     sliding_window,
-    uint8_weighted_operands,
+    uint8_weighted_params,
     zero_point,
 )
 
@@ -107,20 +107,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
 def _lower_u8(
     op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict
 ) -> KernelCall:
-    """reference_ops::Conv / DepthwiseConv for uint8: input, filter and output
-    offsets, one multiplier for all channels (PopulateConvolutionQuantizationParams
-    computes it from the same double product as the per-channel ones)."""
-    uint8_weighted_operands(op, filt, bias, out)
-    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
-    params = {
-        **geometry,
-        "input_offset": -zero_point(inp),
-        "filter_offset": -zero_point(filt),
-        "output_offset": zero_point(out),
-        "output_multiplier": multiplier,
-        "output_shift": shift,
-        **activation_params(op, out),
-    }
+    """reference_ops::Conv / DepthwiseConv for uint8."""
+    params = {**geometry, **uint8_weighted_params(op, inp, filt, bias, out)}
     return kernel_call(op, f"{stem}_u8", "mcu_conv_u8_params", params, ("mcu_conv_u8",), inputs=3)
 
 

@@ -19,7 +19,7 @@ from .common import (
     kernel_call,
     output_tensor,
     scale,
-    uint8_weighted_operands,
+    uint8_weighted_params,
     zero_point,
 )
 
@@ -42,19 +42,8 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
 
 
 def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
-    """reference_ops::FullyConnected for uint8: three offsets, one multiplier
-    (GetQuantizedConvolutionMultipler's double product)."""
-    uint8_weighted_operands(op, filt, bias, out)
-    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
-    params = {
-        **sizes,
-        "input_offset": -zero_point(inp),
-        "filter_offset": -zero_point(filt),
-        "output_offset": zero_point(out),
-        "output_multiplier": multiplier,
-        "output_shift": shift,
-        **activation_params(op, out),
-    }
+    """reference_ops::FullyConnected for uint8."""
+    params = {**sizes, **uint8_weighted_params(op, inp, filt, bias, out)}
     return kernel_call(
         op, "mcu_fully_connected_u8", "mcu_fully_connected_u8_params", params, ("mcu_fully_connected_u8",), inputs=3
     )
