@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from kernel_models import FloatNet, assert_matches_reference
 
+from mcu_planner import codegen
 from mcu_planner.builder import Int8Net, ModelBuilder, Uint8Net
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.resize_bilinear import float_samples, integer_samples
@@ -138,3 +139,21 @@ def test_arg_max_over_a_computed_axis_is_not_lowerable():
     graph = read_model(mb.build())
     with pytest.raises(NotLowerable, match="not a constant"):
         lower(graph.operators[0], graph)
+
+
+def test_int16_resize_bilinear(monkeypatch):
+    # int16 activations are refused up front until the int16 kernels land in
+    # codegen's ACTIVATION_DTYPES; this model has no other op, so allowing the
+    # type here checks the int16 blend against the reference already.
+    monkeypatch.setattr(codegen, "ACTIVATION_DTYPES", codegen.ACTIVATION_DTYPES | {"int16"})
+    mb = ModelBuilder("int16 resize")
+    inputs, outputs = [], []
+    for in_hw, size, ac, hp in RESIZE_CASES[:6]:
+        x = mb.add_tensor((1, *in_hw, 2), "int16", (0.001, 0))
+        s = mb.add_tensor((2,), "int32", data=np.array(size, np.int32))
+        y = mb.add_tensor((1, *size, 2), "int16", (0.001, 0))
+        mb.add_op("RESIZE_BILINEAR", (x, s), (y,), {"align_corners": ac, "half_pixel_centers": hp})
+        inputs.append(x)
+        outputs.append(y)
+    mb.set_io(inputs, outputs)
+    assert_matches_reference(mb.build(), inputs=3)

@@ -78,26 +78,49 @@ void mcu_resize_bilinear_u8(const mcu_resize_bilinear_float_params *p, const uin
     }
 }
 
-void mcu_resize_bilinear_s8(const mcu_resize_bilinear_int_params *p, const int8_t *input, int8_t *output)
+/* The integer blend of one value, in 1/2^20ths, rounded half away from zero. */
+static int32_t blend_integer(int32_t v00, int32_t v10, int32_t v01, int32_t v11, int32_t dy, int32_t dx)
+{
+    const int64_t sum = (int64_t)v00 * (FRACTION_ONE - dy) * (FRACTION_ONE - dx) +
+                        (int64_t)v10 * dy * (FRACTION_ONE - dx) + (int64_t)v01 * (FRACTION_ONE - dy) * dx +
+                        (int64_t)v11 * dy * dx;
+    const int64_t round = sum > 0 ? ((int64_t)1 << 19) : -((int64_t)1 << 19);
+    /* C division truncates toward zero, as C++'s. */
+    return (int32_t)((sum + round) / ((int64_t)1 << 20));
+}
+
+/* int8 and int16 (ResizeBilinearInteger<T>): the same arithmetic. */
+static void resize_bilinear_integer(const mcu_resize_bilinear_int_params *p, const int8_t *input8,
+                                    const int16_t *input16, int8_t *output8, int16_t *output16)
 {
     int32_t b, y, x;
-    size_t c;
+    size_t c, out = 0;
     for (b = 0; b < p->batches; ++b) {
         for (y = 0; y < p->output_height; ++y) {
             const int32_t dy = p->row_fraction[y];
             for (x = 0; x < p->output_width; ++x) {
                 const int32_t dx = p->column_fraction[x];
                 const corners k = CORNERS_AT(p, b, y, x);
-                for (c = 0; c < (size_t)p->depth; ++c) {
-                    const int64_t sum = (int64_t)input[k.p00 + c] * (FRACTION_ONE - dy) * (FRACTION_ONE - dx) +
-                                        (int64_t)input[k.p10 + c] * dy * (FRACTION_ONE - dx) +
-                                        (int64_t)input[k.p01 + c] * (FRACTION_ONE - dy) * dx +
-                                        (int64_t)input[k.p11 + c] * dy * dx;
-                    const int64_t round = sum > 0 ? ((int64_t)1 << 19) : -((int64_t)1 << 19);
-                    /* C division truncates toward zero, as C++'s. */
-                    *output++ = (int8_t)((sum + round) / ((int64_t)1 << 20));
+                for (c = 0; c < (size_t)p->depth; ++c, ++out) {
+                    if (input16) {
+                        output16[out] = (int16_t)blend_integer(input16[k.p00 + c], input16[k.p10 + c],
+                                                               input16[k.p01 + c], input16[k.p11 + c], dy, dx);
+                    } else {
+                        output8[out] = (int8_t)blend_integer(input8[k.p00 + c], input8[k.p10 + c], input8[k.p01 + c],
+                                                             input8[k.p11 + c], dy, dx);
+                    }
                 }
             }
         }
     }
+}
+
+void mcu_resize_bilinear_s8(const mcu_resize_bilinear_int_params *p, const int8_t *input, int8_t *output)
+{
+    resize_bilinear_integer(p, input, NULL, output, NULL);
+}
+
+void mcu_resize_bilinear_s16(const mcu_resize_bilinear_int_params *p, const int16_t *input, int16_t *output)
+{
+    resize_bilinear_integer(p, NULL, input, NULL, output);
 }

@@ -1,4 +1,4 @@
-/* RESIZE_BILINEAR on NHWC tensors.
+/* RESIZE_BILINEAR on NHWC tensors: float32, uint8, int8, int16.
  *
  * Where each output row and column samples the input is computed at
  * generation time, as TensorFlow Lite's ComputeInterpolationValues does it,
@@ -6,7 +6,7 @@
  * distance past the first of them.  The kernels only blend:
  *  - float32 and uint8 as reference_ops::ResizeBilinear<T>: float weights,
  *    the uint8 result rounded half away from zero;
- *  - int8 as the integer reference (ResizeBilinearInteger): distances in
+ *  - int8 and int16 as the integer reference (ResizeBilinearInteger): distances in
  *    1/1024ths, the blend in 64 bits rounded half away from zero. */
 #ifndef MCU_RESIZE_BILINEAR_H
 #define MCU_RESIZE_BILINEAR_H
@@ -40,5 +40,6 @@ typedef struct {
 void mcu_resize_bilinear_f32(const mcu_resize_bilinear_float_params *p, const float *input, float *output);
 void mcu_resize_bilinear_u8(const mcu_resize_bilinear_float_params *p, const uint8_t *input, uint8_t *output);
 void mcu_resize_bilinear_s8(const mcu_resize_bilinear_int_params *p, const int8_t *input, int8_t *output);
+void mcu_resize_bilinear_s16(const mcu_resize_bilinear_int_params *p, const int16_t *input, int16_t *output);
 
 #endif /* MCU_RESIZE_BILINEAR_H */

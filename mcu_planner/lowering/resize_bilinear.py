@@ -1,9 +1,9 @@
-"""RESIZE_BILINEAR -> mcu_resize_bilinear_{f32,u8,s8} (firmware/runtime/mcu_resize_bilinear.c).
+"""RESIZE_BILINEAR -> mcu_resize_bilinear_{f32,u8,s8,s16} (firmware/runtime/mcu_resize_bilinear.c).
 
 The sampling positions are resolved here, per output row and column, as
 TFLite's reference ComputeInterpolationValues computes them: in float32 for
 float32 and uint8 tensors (reference_ops::ResizeBilinear<T>), in 1/1024ths
-for int8 (the integer ResizeBilinear).  The kernel blends with the tables.
+for int8 and int16 (ResizeBilinearInteger).  The kernel blends with the tables.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def integer_samples(
 @lowers("RESIZE_BILINEAR")
 def lower_resize_bilinear(op: Operator, graph: Graph) -> KernelCall:
     inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
-    if inp.dtype != out.dtype or inp.dtype not in ("float32", "uint8", "int8"):
+    if inp.dtype != out.dtype or inp.dtype not in ("float32", "uint8", "int8", "int16"):
         raise NotLowerable(f"RESIZE_BILINEAR from {inp.dtype} to {out.dtype}")
     if len(inp.shape) != 4 or len(out.shape) != 4:
         raise NotLowerable("RESIZE_BILINEAR on a tensor that is not 4-D")
@@ -92,9 +92,10 @@ def lower_resize_bilinear(op: Operator, graph: Graph) -> KernelCall:
     half_pixel_centers = bool(op.options.get("half_pixel_centers", False))
     if align_corners and half_pixel_centers:
         raise NotLowerable("RESIZE_BILINEAR with both align_corners and half_pixel_centers (TFLite rejects it)")
-    if inp.dtype == "int8":
+    if inp.dtype in ("int8", "int16"):
         samples, fraction_type = integer_samples, "int32_t"
-        function, params_type = "mcu_resize_bilinear_s8", "mcu_resize_bilinear_int_params"
+        suffix = "s8" if inp.dtype == "int8" else "s16"
+        function, params_type = f"mcu_resize_bilinear_{suffix}", "mcu_resize_bilinear_int_params"
     else:
         samples, fraction_type = float_samples, "float"
         suffix = "f32" if inp.dtype == "float32" else "u8"
