@@ -143,3 +143,19 @@ def test_coral_uint8_models_match_the_reference(name, inputs):
     report = check_model(CORAL / f"{name}.tflite", inputs=inputs, seed=0, raise_on_mismatch=False)
     assert report.total == inputs
     assert report.passed, report.mismatch_message()
+
+
+def test_uint8_concatenation_rescales_ties_and_saturates_as_the_reference():
+    # Scale ratios 1/2 and 1/4 put every odd input exactly on .5 (and .25 /
+    # .75) after rescaling, on both sides of zero; zero points 0 and 255 and
+    # an output range narrower than the inputs' make both ends saturate.
+    mb = ModelBuilder("uint8 concat ties")
+    a = mb.add_tensor((1, 4, 4, 3), "uint8", (0.5, 0))
+    b = mb.add_tensor((1, 4, 4, 2), "uint8", (0.25, 255))
+    c = mb.add_tensor((1, 4, 4, 1), "uint8", (1.0, 10))  # the output's own quantization: copied
+    y = mb.add_tensor((1, 4, 4, 6), "uint8", (1.0, 10))
+    mb.add_op("CONCATENATION", (a, b, c), (y,), {"axis": 3, "fused_activation_function": "NONE"})
+    mb.set_io([a, b, c], [y])
+    graph = read_model(mb.build())
+    assert lower(graph.operators[0], graph).params["rescale"].values == (1, 1, 0)
+    assert_matches_reference(mb.build(), inputs=4)
