@@ -27,7 +27,13 @@ import numpy as np
 import tflite
 
 from .graph import Quantization
-from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
+from .reader import (
+    BUILTIN_CODES,
+    OFFLINE_PLAN_METADATA,
+    TFLITE_IDENTIFIER,
+    enum_for,
+    option_fields,
+)
 
 NUMPY_DTYPES = {
     "float32": np.float32,
@@ -633,26 +639,58 @@ class Int8Net:
             activation,
         )
 
+    # hybrid (dynamic-range) layers: float32 activations and bias, int8 weights
+    def _hybrid_weighted(self, opcode, name, x, shape, axis, filter_scales, out_shape, options) -> int:
+        """`filter_scales`: "per_channel", "equal" (one per channel, all the
+        same) or "one" (a single scale for the tensor)."""
+        weights, wq = per_channel_int8_weights(self.rng, shape, axis, 1 / math.sqrt(np.prod(shape) / shape[axis]))
+        if filter_scales != "per_channel":
+            scale = float32(max(wq.scales) / 2)
+            broadcast = [1] * len(shape)
+            broadcast[axis] = shape[axis]
+            real = weights.astype(np.float32) * np.asarray(wq.scales, np.float32).reshape(broadcast)
+            weights = np.clip(np.round(real / np.float32(scale)), -127, 127).astype(np.int8)
+            count = 1 if filter_scales == "one" else shape[axis]
+            wq = Quantization((scale,) * count, (0,) * count, axis)
+        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
+        channels = out_shape[-1]
+        bias = self.rng.normal(0.0, 0.1, size=channels).astype(np.float32)
+        b = self.mb.add_tensor((channels,), "float32", data=bias, name=f"{name}/bias")
+        y = self.mb.add_tensor(out_shape, "float32", name=name)
+        self.mb.add_op(opcode, (x, w, b), (y,), options)
+        return y
+
     def hybrid_fully_connected(self, x, units, activation="NONE", per_channel=True,
                                asymmetric_quantize_inputs=False) -> int:
-        """FULLY_CONNECTED of a hybrid (dynamic-range) model: float32 input
-        `x`, output and bias, int8 weights (per output channel or one scale)."""
+        """FULLY_CONNECTED of a hybrid model (per output channel or one weight scale)."""
         shape = self.shape(x)
-        depth = shape[-1]
-        name = self._name("hybrid_fully_connected")
-        weights, wq = per_channel_int8_weights(self.rng, (units, depth), 0, 1 / math.sqrt(depth))
-        if not per_channel:
-            scale = float32(max(wq.scales) / 2)
-            real = weights.astype(np.float32) * np.asarray(wq.scales, np.float32)[:, None]
-            weights = np.clip(np.round(real / np.float32(scale)), -127, 127).astype(np.int8)
-            wq = Quantization((scale,), (0,))
-        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
-        bias = self.rng.normal(0.0, 0.1, size=units).astype(np.float32)
-        b = self.mb.add_tensor((units,), "float32", data=bias, name=f"{name}/bias")
-        y = self.mb.add_tensor((int(np.prod(shape[:-1])), units), "float32", name=name)
-        self.mb.add_op("FULLY_CONNECTED", (x, w, b), (y,), {
-            "fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs})
-        return y
+        return self._hybrid_weighted(
+            "FULLY_CONNECTED", self._name("hybrid_fully_connected"), x, (units, shape[-1]), 0,
+            "per_channel" if per_channel else "one", (int(np.prod(shape[:-1])), units),
+            {"fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs})
+
+    def hybrid_conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
+                      dilation=(1, 1), filter_scales="per_channel") -> int:
+        n, h, w, c = self.shape(x)
+        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), filters)
+        return self._hybrid_weighted(
+            "CONV_2D", self._name("hybrid_conv2d"), x, (filters, *kernel, c), 0, filter_scales, out,
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "dilation_h_factor": dilation[0],
+             "dilation_w_factor": dilation[1], "fused_activation_function": activation})
+
+    def hybrid_depthwise_conv2d(self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
+                                depth_multiplier=1, dilation=(1, 1), filter_scales="per_channel") -> int:
+        n, h, w, c = self.shape(x)
+        channels = c * depth_multiplier
+        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), channels)
+        return self._hybrid_weighted(
+            "DEPTHWISE_CONV_2D", self._name("hybrid_depthwise_conv2d"), x, (1, *kernel, channels), 3,
+            filter_scales, out,
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "depth_multiplier": depth_multiplier,
+             "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
+             "fused_activation_function": activation})
 
     def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation) -> int:
         in_q = self.quant(x)

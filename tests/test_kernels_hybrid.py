@@ -2,19 +2,20 @@
 
 FULLY_CONNECTED runs as TFLite's EvalHybrid does (the input quantized per
 batch row when the op runs) and must give the reference's floats exactly;
-hybrid convolutions are refused with a message that says what to do."""
+so do CONV_2D and DEPTHWISE_CONV_2D, except the variants TFLite computes
+wrongly, which exit 4 saying what to do instead."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernel_models import assert_matches_reference
 
 from mcu_planner.builder import Int8Net
 from mcu_planner.codegen import lower_all
 from mcu_planner.errors import UnsupportedModel
-from mcu_planner.graph import Quantization
 from mcu_planner.reader import read_model
+
+from kernel_models import assert_matches_reference
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -65,13 +66,39 @@ def test_hybrid_fully_connected_of_an_all_zero_input_gives_the_bias():
     assert_matches_reference(net.build(*outputs), inputs=2)
 
 
-def test_hybrid_convolution_exits_4_saying_what_to_do():
+def test_hybrid_convolutions_match_the_reference_exactly():
+    # CONV_2D with one filter scale, per-channel scales that are all equal
+    # (both quantize the input symmetrically) and distinct per-channel scales
+    # (asymmetrically); DEPTHWISE_CONV_2D (always per channel, asymmetric)
+    # with depth multipliers and dilation; two batch images, each quantized
+    # with its own factor; windows reaching into the padding.
+    net = Int8Net(6)
+    x = net.float_input((2, 7, 8, 3))
+    positive = _float_op(net, "ADD", x, _constant(net, np.full((2, 7, 8, 3), 1.0)))
+    outputs = []
+    for i, filter_scales in enumerate(("one", "equal", "per_channel")):
+        source = positive if i == 1 else x
+        outputs.append(net.hybrid_conv2d(source, 4, filter_scales=filter_scales, activation=ACTIVATIONS[i]))
+        outputs.append(net.hybrid_conv2d(x, 5, kernel=(2, 3), strides=(2, 1), padding="VALID",
+                                         activation="RELU", filter_scales=filter_scales))
+    outputs += [
+        net.hybrid_depthwise_conv2d(x, depth_multiplier=2),
+        net.hybrid_depthwise_conv2d(positive, kernel=(3, 2), strides=(2, 2), dilation=(2, 2), activation="RELU6"),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+@pytest.mark.parametrize(
+    "layer, kwargs, why",
+    [
+        ("hybrid_conv2d", dict(filters=4, dilation=(2, 1)), "ignores its dilation"),
+        ("hybrid_depthwise_conv2d", dict(filter_scales="one"), "reads one per channel"),
+    ],
+)
+def test_hybrid_convolutions_the_reference_gets_wrong_exit_4_saying_what_to_do(layer, kwargs, why):
     net = Int8Net(5)
     x = net.float_input((1, 6, 6, 3))
-    weights = np.ones((4, 3, 3, 3), np.int8)
-    w = net.mb.add_tensor(weights.shape, "int8", Quantization((0.01,), (0,)), data=weights)
-    b = net.mb.add_tensor((4,), "float32", data=np.zeros(4, np.float32))
-    y = net.mb.add_tensor((1, 6, 6, 4), "float32")
-    net.mb.add_op("CONV_2D", (x, w, b), (y,), {"padding": "SAME", "stride_h": 1, "stride_w": 1})
-    with pytest.raises(UnsupportedModel, match=r"hybrid \(dynamic-range\) model.*full-integer quantization"):
+    y = getattr(net, layer)(x, **kwargs)
+    message = rf"hybrid \(dynamic-range\) model.*{why}.*full-integer quantization"
+    with pytest.raises(UnsupportedModel, match=message):
         lower_all(read_model(net.build(y)))

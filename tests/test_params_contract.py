@@ -266,7 +266,12 @@ def _uint8_models() -> dict[str, bytes]:
     models["float32_resize_bilinear_arg_min"] = net.build(resized, arg)
     net = Int8Net(seed=8)
     x = net.float_input((2, 12))
-    models["hybrid_fully_connected"] = net.build(net.hybrid_fully_connected(x, 5, asymmetric_quantize_inputs=True))
+    image = net.float_input((1, 4, 4, 2))
+    models["hybrid_fully_connected_conv"] = net.build(
+        net.hybrid_fully_connected(x, 5, asymmetric_quantize_inputs=True),
+        net.hybrid_conv2d(image, 3),
+        net.hybrid_depthwise_conv2d(image),
+    )
     return models
 
 

@@ -11,80 +11,9 @@
 
 #include <string.h>
 
-#include "mcu_quant.h"
+#include "mcu_hybrid.h"
 
 #define QUANT_CHUNK 64
-
-typedef struct {
-    float scale;        /* input scaling factor */
-    float inverse;      /* the multiplier that quantizes */
-    int32_t zero_point; /* 0 for symmetric quantization */
-    int32_t q_min;
-} row_quantization;
-
-static float abs_f32(float x)
-{
-    return x < 0.0f ? -x : x;
-}
-
-/* SymmetricQuantizeFloats / AsymmetricQuantizeFloats: the parameters. */
-static row_quantization quantization_of_row(const float *row, int32_t n, int asymmetric)
-{
-    row_quantization q;
-    float lo = row[0], hi = row[0];
-    int32_t i;
-    for (i = 1; i < n; ++i) {
-        lo = row[i] < lo ? row[i] : lo;
-        hi = hi < row[i] ? row[i] : hi;
-    }
-    q.zero_point = 0;
-    if (!asymmetric) {
-        const float range = abs_f32(lo) < abs_f32(hi) ? abs_f32(hi) : abs_f32(lo);
-        q.q_min = -127;
-        if (range == 0.0f) {
-            q.scale = 1.0f;
-            q.inverse = 0.0f;
-        } else {
-            q.scale = range / 127.0f;
-            q.inverse = 127.0f / range;
-        }
-        return q;
-    }
-    q.q_min = -128;
-    {
-        const float rmin = lo < 0.0f ? lo : 0.0f;
-        const float rmax = 0.0f < hi ? hi : 0.0f;
-        double scale, zero_point_from_min, zero_point_from_max, zero_point;
-        if (rmin == rmax) {
-            q.scale = 1.0f;
-            q.inverse = 0.0f;
-            return q;
-        }
-        /* The range is a float difference, the scale a double quotient. */
-        scale = (double)(rmax - rmin) / 255.0;
-        zero_point_from_min = -128.0 - (double)rmin / scale;
-        zero_point_from_max = 127.0 - (double)rmax / scale;
-        /* |qmin| + |rmin / scale| against |qmax| + |rmax / scale|. */
-        zero_point = 128.0 + (-(double)rmin / scale) < 127.0 + ((double)rmax / scale) ? zero_point_from_min
-                                                                                        : zero_point_from_max;
-        if (zero_point <= -128.0) {
-            q.zero_point = -128;
-        } else if (zero_point >= 127.0) {
-            q.zero_point = 127;
-        } else {
-            q.zero_point = mcu_round_to_int32(zero_point);
-        }
-        q.scale = (float)scale;
-        q.inverse = (float)(1.0 / (double)q.scale);
-    }
-    return q;
-}
-
-static int8_t quantize_value(const row_quantization *q, float x)
-{
-    const float real = (float)q->zero_point + x * q->inverse;
-    return (int8_t)mcu_clamp_s32(mcu_round_to_int32((double)real), q->q_min, 127);
-}
 
 static float activate(int32_t activation, float x)
 {
@@ -138,14 +67,14 @@ void mcu_fully_connected_hybrid(const mcu_fully_connected_hybrid_params *p, cons
     for (b = 0; b < p->batches; ++b) {
         const float *row = input + (size_t)b * depth;
         float *out = output + (size_t)b * units;
-        const row_quantization q = quantization_of_row(row, p->accum_depth, p->asymmetric);
+        const mcu_hybrid_quantization q = mcu_hybrid_quantization_of(row, p->accum_depth, p->asymmetric);
         for (o = 0; o < units; ++o) {
             store_sum(&out[o], 0);
         }
         for (start = 0; start < depth; start += n) {
             n = depth - start < QUANT_CHUNK ? depth - start : QUANT_CHUNK;
             for (i = 0; i < n; ++i) {
-                chunk[i] = quantize_value(&q, row[start + i]);
+                chunk[i] = mcu_hybrid_quantize(&q, row[start + i]);
             }
             for (o = 0; o < units; ++o) {
                 const int8_t *w = filter + o * depth + start;
