@@ -35,7 +35,11 @@ def test_hybrid_and_int8_resize_arg_on_cortex_m4():
     net = Int8Net(12)
     f = net.float_input((3, 50))
     x = net.input((1, 5, 6, 4))
+    image = net.float_input((1, 5, 5, 3))
     outputs = [
+        net.hybrid_conv2d(image, 4, filter_scales="one"),
+        net.hybrid_conv2d(image, 3, kernel=(2, 2), activation="RELU"),
+        net.hybrid_depthwise_conv2d(image, depth_multiplier=2),
         net.hybrid_fully_connected(f, 6, asymmetric_quantize_inputs=True),
         net.hybrid_fully_connected(f, 5, per_channel=False, activation="RELU"),
         net.resize_bilinear(x, (9, 4), half_pixel_centers=True),
