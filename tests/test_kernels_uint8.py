@@ -40,6 +40,8 @@ def test_uint8_layers(seed):
         net.add(y, net.input((1, 1, 11, 6), -0.5, 2.0)),  # broadcast
         net.concatenation(y, z, x, axis=3),  # three quantizations: rescaled in float
         net.concatenation(y, y, axis=1),  # alike: copied
+        net.mean(y, (1, 2)),
+        net.mean(z, (3,), keep_dims=False),
     ]
     f = net.fully_connected(net.reshape(y, (1, 9 * 11 * 6)), 10, activation="RELU")
     g = net.fully_connected(net.reshape(z, (9, 11 * 6)), 7)  # 9 batches

@@ -1,4 +1,4 @@
-"""MEAN -> mcu_mean_{s8,f32}."""
+"""MEAN -> mcu_mean_{s8,u8,f32}."""
 
 from __future__ import annotations
 
@@ -47,11 +47,11 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         return KernelCall("mcu_mean_f32", "mcu_mean_f32_params", shape, args, ("mcu_mean",))
 
-    require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8")
+    require_dtype(op, inp, "int8", "uint8")
+    require_dtype(op, out, inp.dtype)
     multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
     return KernelCall(
-        "mcu_mean_s8",
+        "mcu_mean_s8" if inp.dtype == "int8" else "mcu_mean_u8",
         "mcu_mean_s8_params",
         {
             **shape,
