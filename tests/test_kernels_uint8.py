@@ -45,7 +45,8 @@ def test_uint8_layers(seed):
     ]
     f = net.fully_connected(net.reshape(y, (1, 9 * 11 * 6)), 10, activation="RELU")
     g = net.fully_connected(net.reshape(z, (9, 11 * 6)), 7)  # 9 batches
-    outputs += [net.softmax(f), net.softmax(g, beta=0.5), net.logistic(g), net.tanh(g), net.relu(g), net.relu6(g)]
+    outputs += [net.softmax(f), net.softmax(g, beta=0.5), net.logistic(g), net.tanh(g), net.relu(g), net.relu6(g),
+                net.leaky_relu(g, 0.3), net.hard_swish(g)]
     # Ops that move uint8 bytes or convert them.
     outputs += [
         net.pad(y, [(0, 0), (1, 2), (0, 1), (0, 0)]),

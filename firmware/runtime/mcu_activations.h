@@ -1,6 +1,6 @@
 /* Elementwise activations: LOGISTIC and TANH (int8 and uint8, by table),
- * RELU, RELU6, RELU_N1_TO_1 (int8, uint8 and float32), LEAKY_RELU and
- * HARD_SWISH (int8 and float32).
+ * RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU and HARD_SWISH (int8, uint8 --
+ * with the int8 parameters -- and float32).
  *
  * Every kernel reads element i before writing element i, so the output may
  * share bytes with the input.
@@ -80,6 +80,8 @@ void mcu_relu_f32(const mcu_relu_f32_params *p, const float *input, float *outpu
 void mcu_leaky_relu_s8(const mcu_leaky_relu_s8_params *p, const int8_t *input, int8_t *output);
 void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, float *output);
 void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_leaky_relu_u8(const mcu_leaky_relu_s8_params *p, const uint8_t *input, uint8_t *output);
+void mcu_hard_swish_u8(const mcu_hard_swish_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_hard_swish_f32(const mcu_hard_swish_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_ACTIVATIONS_H */

@@ -17,10 +17,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..graph import Graph, Operator, Tensor
+from ..graph import DTYPE_C_TYPE, Graph, Operator, Tensor
 from ..quant import FLOAT32_MAX, INT_RANGES, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
-from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
+from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_activations",)
 
@@ -78,12 +78,12 @@ def lower_lut(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"{inp.dtype} LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
     transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
     table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform, inp.dtype)
-    suffix, c_type = ("s8", "int8_t") if inp.dtype == "int8" else ("u8", "uint8_t")
+    suffix = TYPE_SUFFIX[inp.dtype]
     return kernel_call(
         op,
         f"mcu_lut_{suffix}",
         f"mcu_lut_{suffix}_params",
-        {"size": inp.num_elements, "table": CArray(c_type, table)},
+        {"size": inp.num_elements, "table": CArray(DTYPE_C_TYPE[inp.dtype], table)},
         SOURCES,
     )
 
@@ -116,7 +116,7 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
     return kernel_call(
         op,
-        "mcu_relu_s8" if inp.dtype == "int8" else "mcu_relu_u8",
+        f"mcu_relu_{TYPE_SUFFIX[inp.dtype]}",
         "mcu_relu_s8_params",
         {
             "size": inp.num_elements,
@@ -138,14 +138,14 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     if inp.dtype == "float32":
         params = {"size": inp.num_elements, "alpha": alpha}
         return kernel_call(op, "mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", params, SOURCES)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
     input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
     # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
     alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
     identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
     return kernel_call(
         op,
-        "mcu_leaky_relu_s8",
+        f"mcu_leaky_relu_{TYPE_SUFFIX[inp.dtype]}",
         "mcu_leaky_relu_s8_params",
         {
             "size": inp.num_elements,
@@ -165,7 +165,7 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     if inp.dtype == "float32":
         return kernel_call(op, "mcu_hard_swish_f32", "mcu_hard_swish_f32_params", {"size": inp.num_elements}, SOURCES)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
     # HardSwishPrepare computes these ratios in float32.
     hires_input_scale = np.float32(1.0 / 128.0) * np.float32(scale(inp))
     reluish_scale = np.float32(3.0) / np.float32(32768.0)
@@ -177,7 +177,7 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable("HARD_SWISH with a rescale below 2^-15")
     return kernel_call(
         op,
-        "mcu_hard_swish_s8",
+        f"mcu_hard_swish_{TYPE_SUFFIX[inp.dtype]}",
         "mcu_hard_swish_s8_params",
         {
             "size": inp.num_elements,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator
 from . import KernelCall, NotLowerable, lowers
-from .common import constant_ints, input_tensor, kernel_call, output_tensor
+from .common import TYPE_SUFFIX, constant_ints, input_tensor, kernel_call, output_tensor
 
-INPUT_SUFFIX = {"float32": "f32", "int8": "s8", "uint8": "u8", "int32": "s32"}
-INDEX_SUFFIX = {"int32": "s32", "int64": "s64"}
+INPUT_TYPES = ("float32", "int8", "uint8", "int32")
+INDEX_TYPES = ("int32", "int64")
 
 
 def _product(values) -> int:
@@ -24,7 +24,7 @@ def _product(values) -> int:
 @lowers("ARG_MAX", "ARG_MIN")
 def lower_arg_min_max(op: Operator, graph: Graph) -> KernelCall:
     inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
-    if inp.dtype not in INPUT_SUFFIX or out.dtype not in INDEX_SUFFIX:
+    if inp.dtype not in INPUT_TYPES or out.dtype not in INDEX_TYPES:
         raise NotLowerable(f"{op.opcode} from {inp.dtype} to {out.dtype}")
     axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
     rank = len(inp.shape)
@@ -42,5 +42,5 @@ def lower_arg_min_max(op: Operator, graph: Graph) -> KernelCall:
         "inner_size": _product(inp.shape[axis + 1 :]),
     }
     stem = "mcu_arg_max" if op.opcode == "ARG_MAX" else "mcu_arg_min"
-    function = f"{stem}_{INPUT_SUFFIX[inp.dtype]}_{INDEX_SUFFIX[out.dtype]}"
+    function = f"{stem}_{TYPE_SUFFIX[inp.dtype]}_{TYPE_SUFFIX[out.dtype]}"
     return kernel_call(op, function, "mcu_arg_min_max_params", params, ("mcu_arg_min_max",))

@@ -16,6 +16,9 @@ from . import CArray, KernelCall, NotLowerable
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 
+# How kernel names spell a tensor type: mcu_softmax_u8, mcu_arg_max_f32_s64 ...
+TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "int64": "s64", "float32": "f32"}
+
 
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
     if position >= len(op.inputs) or op.inputs[position] < 0:

@@ -16,6 +16,7 @@ from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_ex
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     MAX_RANK,
+    TYPE_SUFFIX,
     activation_params,
     input_tensor,
     int32_array,
@@ -26,10 +27,6 @@ from .common import (
     zero_point,
 )
 
-
-# Kernel name suffix per quantized type; uint8 (legacy quantization) follows
-# reference_ops' uint8 kernels, which compute as the int8 ones.
-QUANTIZED_SUFFIX = {"int8": "s8", "uint8": "u8"}
 
 # Headroom bits TFLite gives int8 and uint8 operands of ADD/SUB before adding them.
 ADD_LEFT_SHIFT = 20
@@ -121,7 +118,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
         multiplier2 = -multiplier2
     return _call(
         op,
-        f"mcu_add_{QUANTIZED_SUFFIX[out.dtype]}",
+        f"mcu_add_{TYPE_SUFFIX[out.dtype]}",
         "mcu_add_s8_params",
         operands,
         **_int8_offsets(a, b, out),
@@ -145,7 +142,7 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
     return _call(
         op,
-        f"mcu_mul_{QUANTIZED_SUFFIX[out.dtype]}",
+        f"mcu_mul_{TYPE_SUFFIX[out.dtype]}",
         "mcu_mul_s8_params",
         operands,
         **_int8_offsets(a, b, out),

@@ -7,7 +7,17 @@ import numpy as np
 from ..graph import Graph, Operator
 from ..quant import mean_multiplier
 from . import KernelCall, NotLowerable, lowers
-from .common import MAX_RANK, constant_ints, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    MAX_RANK,
+    TYPE_SUFFIX,
+    constant_ints,
+    input_tensor,
+    int32_array,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+)
 from .shape_ops import padded, strides
 
 
@@ -51,7 +61,7 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     require_dtype(op, out, inp.dtype)
     multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
     return KernelCall(
-        "mcu_mean_s8" if inp.dtype == "int8" else "mcu_mean_u8",
+        f"mcu_mean_{TYPE_SUFFIX[inp.dtype]}",
         "mcu_mean_s8_params",
         {
             **shape,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from . import KernelCall, NotLowerable, lowers
 from .common import (
+    TYPE_SUFFIX,
     activation_params,
     input_tensor,
     kernel_call,
@@ -53,7 +54,7 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
         # (TFLite enforces the same in Prepare).
         if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
             raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
-        suffix, params_type = ("s8" if inp.dtype == "int8" else "u8"), "mcu_pool_s8_params"
+        suffix, params_type = TYPE_SUFFIX[inp.dtype], "mcu_pool_s8_params"
     params = {**params, **activation_params(op, out)}
     return kernel_call(op, f"{stem}_{suffix}", params_type, params, ("mcu_pool",))
 

@@ -14,7 +14,15 @@ import numpy as np
 
 from ..graph import Graph, Operator
 from . import CArray, KernelCall, NotLowerable, lowers
-from .common import constant_ints, input_tensor, int32_array, output_tensor, zero_point, scale
+from .common import (
+    TYPE_SUFFIX,
+    constant_ints,
+    input_tensor,
+    int32_array,
+    output_tensor,
+    scale,
+    zero_point,
+)
 
 FRACTION_BITS = 10  # the integer kernel's distances are in 1/1024ths
 
@@ -94,12 +102,10 @@ def lower_resize_bilinear(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable("RESIZE_BILINEAR with both align_corners and half_pixel_centers (TFLite rejects it)")
     if inp.dtype in ("int8", "int16"):
         samples, fraction_type = integer_samples, "int32_t"
-        suffix = "s8" if inp.dtype == "int8" else "s16"
-        function, params_type = f"mcu_resize_bilinear_{suffix}", "mcu_resize_bilinear_int_params"
+        function, params_type = f"mcu_resize_bilinear_{TYPE_SUFFIX[inp.dtype]}", "mcu_resize_bilinear_int_params"
     else:
         samples, fraction_type = float_samples, "float"
-        suffix = "f32" if inp.dtype == "float32" else "u8"
-        function, params_type = f"mcu_resize_bilinear_{suffix}", "mcu_resize_bilinear_float_params"
+        function, params_type = f"mcu_resize_bilinear_{TYPE_SUFFIX[inp.dtype]}", "mcu_resize_bilinear_float_params"
     rows = samples(out_h, in_h, align_corners, half_pixel_centers)
     columns = samples(out_w, in_w, align_corners, half_pixel_centers)
     return KernelCall(

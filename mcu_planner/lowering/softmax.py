@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from ..quant import calculate_input_radius, f32, preprocess_softmax_scaling
 from . import KernelCall, NotLowerable, lowers
-from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
+from .common import TYPE_SUFFIX, input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_softmax",)
 
@@ -45,5 +45,4 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "input_left_shift": left_shift,
         "diff_min": diff_min,
     }
-    suffix = "s8" if inp.dtype == "int8" else "u8"
-    return kernel_call(op, f"mcu_softmax_{suffix}", "mcu_softmax_s8_params", params, SOURCES)
+    return kernel_call(op, f"mcu_softmax_{TYPE_SUFFIX[inp.dtype]}", "mcu_softmax_s8_params", params, SOURCES)
