@@ -80,15 +80,14 @@ void mcu_depthwise_conv_2d_u8(const mcu_conv_u8_params *p, const uint8_t *input,
                  * out_c / multiplier, as the reference's (ic, m) loops. */
                 for (out_c = 0; out_c < p->output_c; ++out_c) {
                     int32_t acc = 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        const uint8_t *x = input;
-                        const uint8_t *w = filter + ((size_t)fy * (size_t)p->filter_w + (size_t)wx.first) * filter_tap +
-                                           (size_t)out_c;
-                        if (wx.end <= wx.first) {
-                            break;
-                        }
-                        x += mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, mcu_window_input(&wy, fy),
-                                             mcu_window_input(&wx, wx.first), out_c / multiplier);
+                    /* A window with no column inside the input sums nothing
+                     * (and must not form a pointer to its first column). */
+                    for (fy = wy.first; fy < wy.end && wx.first < wx.end; ++fy) {
+                        const uint8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                                   mcu_window_input(&wy, fy),
+                                                                   mcu_window_input(&wx, wx.first), out_c / multiplier);
+                        const uint8_t *w =
+                            filter + ((size_t)fy * (size_t)p->filter_w + (size_t)wx.first) * filter_tap + (size_t)out_c;
                         for (fx = wx.first; fx < wx.end; ++fx, x += input_tap, w += filter_tap) {
                             acc += ((int32_t)*w + p->filter_offset) * ((int32_t)*x + p->input_offset);
                         }
