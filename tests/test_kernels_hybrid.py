@@ -45,9 +45,15 @@ def test_hybrid_fully_connected_matches_the_reference_exactly(asymmetric):
     outputs = []
     for i, source in enumerate(variants):
         for j, activation in enumerate(ACTIVATIONS):
-            outputs.append(net.hybrid_fully_connected(
-                source, 7 + j, activation=activation, per_channel=(i + j) % 2 == 0,
-                asymmetric_quantize_inputs=asymmetric))
+            outputs.append(
+                net.hybrid_fully_connected(
+                    source,
+                    7 + j,
+                    activation=activation,
+                    per_channel=(i + j) % 2 == 0,
+                    asymmetric_quantize_inputs=asymmetric,
+                )
+            )
     assert_matches_reference(net.build(*outputs), inputs=4, seed=int(asymmetric))
 
 
@@ -79,8 +85,11 @@ def test_hybrid_convolutions_match_the_reference_exactly():
     for i, filter_scales in enumerate(("one", "equal", "per_channel")):
         source = positive if i == 1 else x
         outputs.append(net.hybrid_conv2d(source, 4, filter_scales=filter_scales, activation=ACTIVATIONS[i]))
-        outputs.append(net.hybrid_conv2d(x, 5, kernel=(2, 3), strides=(2, 1), padding="VALID",
-                                         activation="RELU", filter_scales=filter_scales))
+        outputs.append(
+            net.hybrid_conv2d(
+                x, 5, kernel=(2, 3), strides=(2, 1), padding="VALID", activation="RELU", filter_scales=filter_scales
+            )
+        )
     outputs += [
         net.hybrid_depthwise_conv2d(x, depth_multiplier=2),
         net.hybrid_depthwise_conv2d(positive, kernel=(3, 2), strides=(2, 2), dilation=(2, 2), activation="RELU6"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner import codegen
 from mcu_planner.builder import Int8Net, ModelBuilder, Uint8Net
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.resize_bilinear import float_samples, integer_samples
@@ -32,10 +31,7 @@ RESIZE_CASES = [
 
 
 def _resize_outputs(net, x):
-    return [
-        net.resize_bilinear(x, size, align_corners=ac, half_pixel_centers=hp)
-        for (_, size, ac, hp) in RESIZE_CASES
-    ]
+    return [net.resize_bilinear(x, size, align_corners=ac, half_pixel_centers=hp) for (_, size, ac, hp) in RESIZE_CASES]
 
 
 @pytest.mark.parametrize("net_class", [Int8Net, Uint8Net], ids=["int8", "uint8"])
@@ -55,8 +51,9 @@ def test_float_resize_bilinear():
         batches = 2 if i % 3 == 0 else 1
         x = net.input((batches, *in_hw, 2))
         s = net.int32_const(size)
-        outputs.append(net.op("RESIZE_BILINEAR", (x, s), (batches, *size, 2),
-                              {"align_corners": ac, "half_pixel_centers": hp}))
+        outputs.append(
+            net.op("RESIZE_BILINEAR", (x, s), (batches, *size, 2), {"align_corners": ac, "half_pixel_centers": hp})
+        )
     assert_matches_reference(net.build(*outputs), inputs=3)
 
 
@@ -142,11 +139,7 @@ def test_arg_max_over_a_computed_axis_is_not_lowerable():
         lower(graph.operators[0], graph)
 
 
-def test_int16_resize_bilinear(monkeypatch):
-    # int16 activations are refused up front until the int16 kernels land in
-    # codegen's ACTIVATION_DTYPES; this model has no other op, so allowing the
-    # type here checks the int16 blend against the reference already.
-    monkeypatch.setattr(codegen, "ACTIVATION_DTYPES", codegen.ACTIVATION_DTYPES | {"int16"})
+def test_int16_resize_bilinear():
     mb = ModelBuilder("int16 resize")
     inputs, outputs = [], []
     for in_hw, size, ac, hp in RESIZE_CASES[:6]:

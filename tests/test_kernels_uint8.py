@@ -45,8 +45,16 @@ def test_uint8_layers(seed):
     ]
     f = net.fully_connected(net.reshape(y, (1, 9 * 11 * 6)), 10, activation="RELU")
     g = net.fully_connected(net.reshape(z, (9, 11 * 6)), 7)  # 9 batches
-    outputs += [net.softmax(f), net.softmax(g, beta=0.5), net.logistic(g), net.tanh(g), net.relu(g), net.relu6(g),
-                net.leaky_relu(g, 0.3), net.hard_swish(g)]
+    outputs += [
+        net.softmax(f),
+        net.softmax(g, beta=0.5),
+        net.logistic(g),
+        net.tanh(g),
+        net.relu(g),
+        net.relu6(g),
+        net.leaky_relu(g, 0.3),
+        net.hard_swish(g),
+    ]
     # Ops that move uint8 bytes or convert them.
     outputs += [
         net.pad(y, [(0, 0), (1, 2), (0, 1), (0, 0)]),
@@ -60,8 +68,18 @@ def test_uint8_layers(seed):
     assert_matches_reference(net.build(*outputs), seed=seed)
 
 
-def _add_conv(mb: ModelBuilder, inputs: list, outputs: list, input_q, filter_q, output_q, weights, bias,
-              activation="NONE", depthwise=False) -> None:
+def _add_conv(
+    mb: ModelBuilder,
+    inputs: list,
+    outputs: list,
+    input_q,
+    filter_q,
+    output_q,
+    weights,
+    bias,
+    activation="NONE",
+    depthwise=False,
+) -> None:
     """One uint8 CONV_2D / DEPTHWISE_CONV_2D on a 5x5 input of its own, SAME padding."""
     in_channels = weights.shape[3]
     channels = in_channels if depthwise else weights.shape[0]
@@ -92,13 +110,32 @@ def test_uint8_convolution_extreme_zero_points():
             shape = (1, 3, 3, 4) if depthwise else (3, 3, 3, 4)
             weights = rng.integers(0, 256, size=shape).astype(np.uint8)
             bias = rng.integers(-5000, 5000, size=shape[3] if depthwise else shape[0]).astype(np.int32)
-            _add_conv(mb, inputs, outputs, (0.02, input_zp), (0.01, filter_zp), (0.05, output_zp), weights, bias,
-                      depthwise=depthwise)
+            _add_conv(
+                mb,
+                inputs,
+                outputs,
+                (0.02, input_zp),
+                (0.01, filter_zp),
+                (0.05, output_zp),
+                weights,
+                bias,
+                depthwise=depthwise,
+            )
     # Power-of-two scales make acc * multiplier land exactly on .5 for odd
     # sums: the rounding of the single per-tensor multiplier decides.
     weights = (np.arange(36, dtype=np.uint8).reshape(1, 3, 3, 4) * 7).astype(np.uint8)
-    _add_conv(mb, inputs, outputs, (0.5, 128), (0.25, 100), (4.0, 10), weights, np.arange(4, dtype=np.int32),
-              "RELU6", depthwise=True)
+    _add_conv(
+        mb,
+        inputs,
+        outputs,
+        (0.5, 128),
+        (0.25, 100),
+        (4.0, 10),
+        weights,
+        np.arange(4, dtype=np.int32),
+        "RELU6",
+        depthwise=True,
+    )
     mb.set_io(inputs, outputs)
     assert_matches_reference(mb.build(), inputs=4)
 
@@ -108,8 +145,9 @@ def test_uint8_per_channel_filter_is_not_lowerable():
     # would silently compute something else, so it is refused.
     mb = ModelBuilder()
     x = mb.add_tensor((1, 3, 3, 1), "uint8", (0.1, 128))
-    w = mb.add_tensor((2, 1, 1, 1), "uint8", {"scales": [0.1, 0.2], "zero_points": [128, 128]},
-                      data=np.ones((2, 1, 1, 1), np.uint8))
+    w = mb.add_tensor(
+        (2, 1, 1, 1), "uint8", {"scales": [0.1, 0.2], "zero_points": [128, 128]}, data=np.ones((2, 1, 1, 1), np.uint8)
+    )
     y = mb.add_tensor((1, 3, 3, 2), "uint8", (0.1, 128))
     mb.add_op("CONV_2D", (x, w, -1), (y,), {"padding": "VALID", "stride_h": 1, "stride_w": 1})
     mb.set_io([x], [y])
@@ -135,6 +173,7 @@ needs_coral = pytest.mark.skipif(
 
 
 @needs_coral
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "name, inputs",
     [

@@ -18,7 +18,15 @@ from typing import Callable
 import numpy as np
 
 from ..graph import DTYPE_C_TYPE, Graph, Operator, Tensor
-from ..quant import FLOAT32_MAX, INT_RANGES, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
+from ..quant import (
+    FLOAT32_MAX,
+    INT_RANGES,
+    downscale_multiplier_to_int16,
+    f32,
+    lut_int8,
+    quantize_multiplier,
+    tflite_round,
+)
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 

@@ -78,8 +78,12 @@ def _lower_hybrid(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, 
         "activation": HYBRID_ACTIVATIONS[activation],
     }
     return kernel_call(
-        op, "mcu_fully_connected_hybrid", "mcu_fully_connected_hybrid_params", params,
-        ("mcu_fully_connected_hybrid",), inputs=3,
+        op,
+        "mcu_fully_connected_hybrid",
+        "mcu_fully_connected_hybrid_params",
+        params,
+        ("mcu_fully_connected_hybrid",),
+        inputs=3,
     )
 
 
