@@ -8,7 +8,8 @@ Two layers:
   back what went in.  Every options table of the installed schema works; the
   table an opcode uses is found by name (see `options_table_for`).
 * `Int8Net`: sequential int8 networks layer by layer, with seeded random
-  per-channel weights and plausible activation ranges, plus `single_op_model`
+  per-channel weights and plausible activation ranges (`Int16x8Net`: the same
+  with int16 activations and int64 biases), plus `single_op_model`
   for one-operator models and `tiny_kws_int8` for the bundled example.
 
 `run_reference` runs a model in TFLite's reference kernels (ai-edge-litert,
@@ -27,13 +28,7 @@ import numpy as np
 import tflite
 
 from .graph import Quantization
-from .reader import (
-    BUILTIN_CODES,
-    OFFLINE_PLAN_METADATA,
-    TFLITE_IDENTIFIER,
-    enum_for,
-    option_fields,
-)
+from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
 
 NUMPY_DTYPES = {
     "float32": np.float32,
@@ -447,6 +442,15 @@ def int8_quant(low: float, high: float) -> Quantization:
     return Quantization((scale,), (zero_point,))
 
 
+def int16_quant(low: float, high: float) -> Quantization:
+    """Symmetric int16 quantization covering [low, high], as TFLite's 16x8
+    scheme requires: zero point 0, scale max(|low|, |high|) / 32767."""
+    bound = max(abs(float(low)), abs(float(high)))
+    if bound <= 0:
+        bound = 1.0
+    return Quantization((float32(bound / 32767.0),), (0,))
+
+
 def uint8_quant(low: float, high: float) -> Quantization:
     """Asymmetric uint8 quantization covering [low, high]: int8_quant's scale
     with the zero point moved up by 128 (the legacy TF1 / Coral scheme)."""
@@ -454,22 +458,19 @@ def uint8_quant(low: float, high: float) -> Quantization:
     return Quantization(q.scales, (q.zero_points[0] + 128,))
 
 
+def activation_quant(dtype: str, low: float, high: float) -> Quantization:
+    """Quantization of an activation of `dtype` ("int8", "uint8" or "int16") covering [low, high]."""
+    return {"int16": int16_quant, "uint8": uint8_quant}.get(dtype, int8_quant)(low, high)
+
+
+_QUANTIZED_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
+
+
 def quant_range(q: Quantization, dtype: str = "int8") -> tuple[float, float]:
-    """The real values an int8 (uint8) tensor with per-tensor quantization `q` can hold."""
+    """The real values a `dtype` tensor with per-tensor quantization `q` can hold."""
     scale, zero_point = q.scales[0], q.zero_points[0]
-    low, high = (-128, 127) if dtype == "int8" else (0, 255)
-    return (low - zero_point) * scale, (high - zero_point) * scale
-
-
-def asymmetric_uint8_weights(rng: np.random.Generator, shape: Sequence[int], std: float) -> tuple[np.ndarray, Quantization]:
-    """Random normal weights quantized asymmetrically per tensor to uint8 over
-    their own [min, max] (widened to hold 0), as TF1's quantization-aware
-    training exports them: the filter zero point is rarely 0 or 128."""
-    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
-    q = uint8_quant(float(weights.min()), float(weights.max()))
-    scale, zero_point = q.scales[0], q.zero_points[0]
-    quantized = np.clip(np.round(weights / np.float32(scale)) + zero_point, 0, 255).astype(np.uint8)
-    return quantized, q
+    q_min, q_max = _QUANTIZED_RANGES[dtype]
+    return (q_min - zero_point) * scale, (q_max - zero_point) * scale
 
 
 def per_channel_int8_weights(
@@ -487,14 +488,27 @@ def per_channel_int8_weights(
     return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
 
 
+def asymmetric_uint8_weights(rng: np.random.Generator, shape: Sequence[int], std: float) -> tuple[np.ndarray, Quantization]:
+    """Random normal weights quantized asymmetrically per tensor to uint8 over
+    their own [min, max] (widened to hold 0), as TF1's quantization-aware
+    training exports them: the filter zero point is rarely 0 or 128."""
+    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+    q = uint8_quant(float(weights.min()), float(weights.max()))
+    scale, zero_point = q.scales[0], q.zero_points[0]
+    quantized = np.clip(np.round(weights / np.float32(scale)) + zero_point, 0, 255).astype(np.uint8)
+    return quantized, q
+
+
 def int32_bias(
-    rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float
+    rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float, dtype: str = "int32"
 ) -> tuple[np.ndarray, Quantization]:
-    """Random bias as int32 with scale input_scale * weight_scale[c], zero point 0
-    (the relation TFLite checks for int8 convolutions and fully connected)."""
+    """Random bias with scale input_scale * weight_scale[c], zero point 0 (the
+    relation TFLite checks for quantized convolutions and fully connected):
+    int32, or int64 as the 16x8 scheme stores it (dtype="int64")."""
     scales = np.float32(input_scale) * np.asarray(weight_scales, dtype=np.float32)
     real = rng.normal(0.0, std, size=len(scales)).astype(np.float32)
-    quantized = np.round(real / scales).astype(np.int64).clip(-(2**31), 2**31 - 1).astype(np.int32)
+    info = np.iinfo(dtype)
+    quantized = np.round(real / scales).astype(np.int64).clip(info.min, info.max).astype(NUMPY_DTYPES[dtype])
     return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), 0)
 
 
@@ -521,7 +535,12 @@ class Int8Net:
     Weights are seeded random normals scaled 1/sqrt(fan_in), so activations keep
     roughly the spread of the layer input; each output's int8 range is chosen
     from that spread (no float model is run) so values neither vanish into one
-    code nor all saturate."""
+    code nor all saturate.  `Int16x8Net` builds the same layers with int16
+    activations."""
+
+    activation_dtype = "int8"
+    # Bias type of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV.
+    bias_dtype = "int32"
 
     def __init__(self, seed: int = 0, description: str = "int8 network built by mcu_planner.builder"):
         self.rng = np.random.default_rng(seed)
@@ -545,22 +564,9 @@ class Int8Net:
         assert q is not None, f"tensor {t} is not quantized"
         return q
 
-    # The quantized activation type; Uint8Net changes these four.
-    DTYPE = "int8"
-
-    def _range_quant(self, low: float, high: float) -> Quantization:
-        return int8_quant(low, high)
-
-    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
-        """Quantized weights, one scale per channel along `axis`."""
-        return per_channel_int8_weights(self.rng, shape, axis, std)
-
-    # Output quantization TFLite fixes for SOFTMAX and LOGISTIC, and TANH's.
-    UNIT_OUTPUT_QUANT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128), "TANH": (1 / 128, 0)}
-
     def _rms(self, t: int) -> float:
         if t not in self.rms:
-            low, high = quant_range(self.quant(t), self.DTYPE)
+            low, high = quant_range(self.quant(t), self.mb.tensors[t].dtype)
             self.rms[t] = (high - low) / 4.0
         return self.rms[t]
 
@@ -576,13 +582,23 @@ class Int8Net:
         int8 range covers three standard deviations, cut by the activation."""
         clamp_low, clamp_high = _ACTIVATION_RANGES[activation]
         low, high = max(-3.0 * std, clamp_low), min(3.0 * std, clamp_high)
-        y = self._activation(name, shape, self.DTYPE, self._range_quant(low, high))
+        y = self._activation(name, shape, self.activation_dtype, self._quant(low, high))
         self.rms[y] = std if low < 0 else std / math.sqrt(2.0)  # a rectifier keeps half the energy
         return y
 
+    def _quant(self, low: float, high: float) -> Quantization:
+        return activation_quant(self.activation_dtype, low, high)
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        """Quantized weights, one scale per channel along `axis` (Uint8Net: uint8, one scale)."""
+        return per_channel_int8_weights(self.rng, shape, axis, std)
+
+    def _range(self, t: int) -> tuple[float, float]:
+        return quant_range(self.quant(t), self.mb.tensors[t].dtype)
+
     # graph ends
     def input(self, shape: Sequence[int], low: float = -1.0, high: float = 1.0, name: str | None = None) -> int:
-        t = self.mb.add_tensor(shape, self.DTYPE, self._range_quant(low, high), name=name or self._name("input"))
+        t = self.mb.add_tensor(shape, self.activation_dtype, self._quant(low, high), name=name or self._name("input"))
         self.inputs.append(t)
         self.rms[t] = math.sqrt((low * low + low * high + high * high) / 3.0)  # uniform on [low, high]
         return t
@@ -639,6 +655,26 @@ class Int8Net:
             activation,
         )
 
+    def transpose_conv(self, x, filters, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="NONE",
+                       use_bias=True) -> int:
+        """TRANSPOSE_CONV with a constant output_shape: output size
+        in * stride (SAME) or (in - 1) * stride + kernel (VALID)."""
+        n, h, w, c = self.shape(x)
+
+        def grown(size, k, s):
+            return size * s if padding == "SAME" else (size - 1) * s + k
+
+        out_shape = (n, grown(h, kernel[0], strides[0]), grown(w, kernel[1], strides[1]), filters)
+        name = self._name("transpose_conv")
+        # Each output sums about kernel_area / stride_area taps of c channels.
+        fan_in = max(kernel[0] * kernel[1] * c // (strides[0] * strides[1]), 1)
+        weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(fan_in))
+        shape_tensor = self._int32_const(out_shape, f"{name}/output_shape")
+        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+                   "fused_activation_function": activation}
+        return self._weighted("TRANSPOSE_CONV", name, x, weights, wq, filters, out_shape, options, activation,
+                              leading=(shape_tensor,), use_bias=use_bias)
+
     # hybrid (dynamic-range) layers: float32 activations and bias, int8 weights
     def _hybrid_weighted(self, opcode, name, x, shape, axis, filter_scales, out_shape, options) -> int:
         """`filter_scales`: "per_channel", "equal" (one per channel, all the
@@ -692,18 +728,25 @@ class Int8Net:
              "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
              "fused_activation_function": activation})
 
-    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation) -> int:
+    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation,
+                  leading=(), use_bias=True) -> int:
+        """An op with weights: inputs leading..., x, weights, bias (CONV_2D &c.
+        take x first; TRANSPOSE_CONV takes (output_shape, weights, x, bias))."""
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
         std = self._rms(x)
-        w = self.mb.add_tensor(weights.shape, self.DTYPE, wq, data=weights, name=f"{name}/weights")
-        per_tensor = len(wq.scales) == 1
-        bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales * (channels if per_tensor else 1), std=0.1 * std)
-        if per_tensor:
-            bq = Quantization(bq.scales[:1], bq.zero_points[:1])
-        b = self.mb.add_tensor((channels,), "int32", bq, data=bias, name=f"{name}/bias")
+        w = self.mb.add_tensor(weights.shape, str(weights.dtype), wq, data=weights, name=f"{name}/weights")
+        b = -1
+        if use_bias:
+            per_tensor = len(wq.scales) == 1
+            bias_scales = wq.scales * (channels if per_tensor else 1)
+            bias, bq = int32_bias(self.rng, in_q.scales[0], bias_scales, std=0.1 * std, dtype=self.bias_dtype)
+            if per_tensor:
+                bq = Quantization(bq.scales[:1], bq.zero_points[:1])
+            b = self.mb.add_tensor((channels,), self.bias_dtype, bq, data=bias, name=f"{name}/bias")
         y = self._zero_mean_output(name, out_shape, std, activation)
-        self.mb.add_op(opcode, (x, w, b), (y,), options)
+        inputs = (*leading, w, x, b) if leading else (x, w, b)
+        self.mb.add_op(opcode, inputs, (y,), options)
         return y
 
     # layers that keep their input's quantization
@@ -810,12 +853,12 @@ class Int8Net:
     def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
         first = self.quant(xs[0])
         if any(self.quant(x) != first for x in xs):
-            raise ValueError("TFLite's int8 CONCATENATION needs all inputs quantized alike")
+            raise ValueError("TFLite's quantized CONCATENATION needs all inputs quantized alike")
         shapes = [self.shape(x) for x in xs]
         axis_index = axis % len(shapes[0])
         out = list(shapes[0])
         out[axis_index] = sum(s[axis_index] for s in shapes)
-        y = self._activation(self._name("concatenation"), out, self.DTYPE, first)
+        y = self._activation(self._name("concatenation"), out, self.activation_dtype, first)
         self.rms[y] = max(self._rms(x) for x in xs)
         self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
@@ -824,7 +867,10 @@ class Int8Net:
     def _binary(self, opcode, a, b, activation, std) -> int:
         shape = np.broadcast_shapes(self.shape(a), self.shape(b))
         y = self._zero_mean_output(self._name(opcode.lower()), shape, std, activation)
-        self.mb.add_op(opcode, (a, b), (y,), {"fused_activation_function": activation})
+        options = {"fused_activation_function": activation}
+        if opcode in ("ADD", "SUB") and self.activation_dtype == "int16":
+            options["pot_scale_int16"] = False  # as the converter writes 16x8 models
+        self.mb.add_op(opcode, (a, b), (y,), options)
         return y
 
     # Operands are treated as independent, so their spreads add in quadrature.
@@ -838,46 +884,62 @@ class Int8Net:
         return self._binary("MUL", a, b, activation, self._rms(a) * self._rms(b))
 
     def _unary(self, opcode, x, quant: Quantization, options=None) -> int:
-        y = self._activation(self._name(opcode.lower()), self.shape(x), self.DTYPE, quant)
+        y = self._activation(self._name(opcode.lower()), self.shape(x), self.activation_dtype, quant)
         self.mb.add_op(opcode, (x,), (y,), options)
         return y
 
-    def _unit_output(self, opcode, x, options=None) -> int:
-        scale, zero_point = self.UNIT_OUTPUT_QUANT[opcode]
-        return self._unary(opcode, x, Quantization((scale,), (zero_point,)), options)
+    # The output quantization TFLite requires of SOFTMAX / LOGISTIC (and
+    # expects of TANH): int8 1/256 at zero point -128 (TANH 1/128 at 0), uint8
+    # the same scales at 0 (128); int16 1/32768 at 0 for all three.
+    def _fixed_output_quant(self, int8_scale: float, int8_zero_point: int) -> Quantization:
+        if self.activation_dtype == "int16":
+            return Quantization((1 / 32768,), (0,))
+        # uint8: the same scale, the zero point 128 higher.
+        return Quantization((int8_scale,), (int8_zero_point + (128 if self.activation_dtype == "uint8" else 0),))
 
     def softmax(self, x, beta: float = 1.0) -> int:
-        # TFLite requires quantized softmax output at scale 1/256.
-        return self._unit_output("SOFTMAX", x, {"beta": beta})
+        return self._unary("SOFTMAX", x, self._fixed_output_quant(1 / 256, -128), {"beta": beta})
 
     def logistic(self, x) -> int:
-        return self._unit_output("LOGISTIC", x)
+        return self._unary("LOGISTIC", x, self._fixed_output_quant(1 / 256, -128))
 
     def tanh(self, x) -> int:
-        return self._unit_output("TANH", x)
+        return self._unary("TANH", x, self._fixed_output_quant(1 / 128, 0))
 
     def relu(self, x) -> int:
-        return self._unary("RELU", x, self._range_quant(0.0, quant_range(self.quant(x), self.DTYPE)[1]))
+        return self._unary("RELU", x, self._quant(0.0, self._range(x)[1]))
 
     def relu6(self, x) -> int:
-        return self._unary("RELU6", x, self._range_quant(0.0, min(6.0, quant_range(self.quant(x), self.DTYPE)[1])))
+        return self._unary("RELU6", x, self._quant(0.0, min(6.0, self._range(x)[1])))
 
     def leaky_relu(self, x, alpha: float = 0.2) -> int:
-        low, high = quant_range(self.quant(x), self.DTYPE)
-        return self._unary("LEAKY_RELU", x, self._range_quant(alpha * low, high), {"alpha": alpha})
+        low, high = self._range(x)
+        return self._unary("LEAKY_RELU", x, self._quant(alpha * low, high), {"alpha": alpha})
 
     def hard_swish(self, x) -> int:
-        high = quant_range(self.quant(x), self.DTYPE)[1]
-        return self._unary("HARD_SWISH", x, self._range_quant(-0.375, max(high, 0.5)))
+        high = self._range(x)[1]
+        return self._unary("HARD_SWISH", x, self._quant(-0.375, max(high, 0.5)))
 
-    def quantize(self, x, low: float = -1.0, high: float = 1.0) -> int:
-        """float32 -> int8, or int8 -> int8 with new parameters (uint8 in a Uint8Net)."""
-        return self._unary("QUANTIZE", x, self._range_quant(low, high))
+    def quantize(self, x, low: float = -1.0, high: float = 1.0, dtype: str | None = None) -> int:
+        """float32 -> the activation type, or a requantization to new
+        parameters (and to `dtype`, when given: int8 <-> int16 ...)."""
+        dtype = dtype or self.activation_dtype
+        y = self._activation(self._name("quantize"), self.shape(x), dtype, activation_quant(dtype, low, high))
+        self.mb.add_op("QUANTIZE", (x,), (y,))
+        return y
 
     def dequantize(self, x) -> int:
         y = self.mb.add_tensor(self.shape(x), "float32", name=self._name("dequantize"))
         self.mb.add_op("DEQUANTIZE", (x,), (y,))
         return y
+
+
+class Int16x8Net(Int8Net):
+    """Int8Net's layers in TFLite's 16x8 scheme: int16 activations quantized
+    symmetrically (zero point 0), int8 per-channel weights, int64 biases."""
+
+    activation_dtype = "int16"
+    bias_dtype = "int64"
 
 
 class Uint8Net(Int8Net):
@@ -886,38 +948,36 @@ class Uint8Net(Int8Net):
     quantized asymmetrically per tensor, so filters have non-zero zero points.
     CONCATENATION may mix input quantizations (TFLite rescales uint8 inputs)."""
 
-    DTYPE = "uint8"
-    UNIT_OUTPUT_QUANT = {"SOFTMAX": (1 / 256, 0), "LOGISTIC": (1 / 256, 0), "TANH": (1 / 128, 128)}
+    activation_dtype = "uint8"
 
     def __init__(self, seed: int = 0, description: str = "uint8 network built by mcu_planner.builder"):
         super().__init__(seed, description)
-
-    def _range_quant(self, low: float, high: float) -> Quantization:
-        return uint8_quant(low, high)
 
     def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
         return asymmetric_uint8_weights(self.rng, shape, std)
 
     def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
-        ranges = [quant_range(self.quant(x), self.DTYPE) for x in xs]
+        ranges = [self._range(x) for x in xs]
         shapes = [self.shape(x) for x in xs]
         axis_index = axis % len(shapes[0])
         out = list(shapes[0])
         out[axis_index] = sum(s[axis_index] for s in shapes)
-        quant = self._range_quant(min(r[0] for r in ranges), max(r[1] for r in ranges))
+        quant = self._quant(min(r[0] for r in ranges), max(r[1] for r in ranges))
         if all(self.quant(x) == self.quant(xs[0]) for x in xs):
             quant = self.quant(xs[0])
-        y = self._activation(self._name("concatenation"), out, self.DTYPE, quant)
+        y = self._activation(self._name("concatenation"), out, self.activation_dtype, quant)
         self.rms[y] = max(self._rms(x) for x in xs)
         self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
 
 
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
-                    input_ranges: Sequence[tuple[float, float]] | None = None, **kwargs) -> bytes:
+                    input_ranges: Sequence[tuple[float, float]] | None = None, activations: str = "int8",
+                    **kwargs) -> bytes:
     """A model of one Int8Net layer, e.g. single_op_model("conv2d", (1, 8, 8, 3),
-    filters=4, strides=(2, 2)); each input is an int8 graph input."""
-    net = Int8Net(seed, description=f"single {layer}")
+    filters=4, strides=(2, 2)); each input is a graph input of the
+    `activations` type ("int8", or "int16" for the 16x8 scheme)."""
+    net = (Int16x8Net if activations == "int16" else Int8Net)(seed, description=f"single {layer}")
     ranges = input_ranges or [(-1.0, 1.0)] * len(input_shapes)
     xs = [net.input(shape, low, high) for shape, (low, high) in zip(input_shapes, ranges)]
     return net.build(getattr(net, layer)(*xs, **kwargs))

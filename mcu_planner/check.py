@@ -215,9 +215,24 @@ def _float_input_range(graph: Graph, tensor: int) -> tuple[float, float]:
     return -1.0, 1.0
 
 
+# Operators whose input `position` is the shape of their output.
+_OUTPUT_SHAPE_OPERANDS = {"TRANSPOSE_CONV": 0}
+
+
+def _static_shape_fed_by(graph: Graph, tensor: int) -> tuple[int, ...] | None:
+    """The output shape a graph input must hold when it is an op's output
+    shape operand (any other value would resize the reference's output)."""
+    for op in graph.operators:
+        position = _OUTPUT_SHAPE_OPERANDS.get(op.opcode)
+        if position is not None and position < len(op.inputs) and op.inputs[position] == tensor:
+            return graph.tensors[op.outputs[0]].shape
+    return None
+
+
 def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
     """One set of inputs: integers uniform over their whole range, floats over
-    the range the model quantizes them to (or [-1, 1])."""
+    the range the model quantizes them to (or [-1, 1]), output-shape operands
+    the output's static shape."""
     arrays = []
     for t in graph.inputs:
         tensor = graph.tensors[t]
@@ -230,6 +245,8 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
             arrays.append(rng.uniform(lo, hi, size=shape).astype(np.float32))
         elif tensor.dtype == "bool":
             arrays.append(rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_))
+        elif tensor.dtype in ("int32", "int64") and (static := _static_shape_fed_by(graph, t)) is not None:
+            arrays.append(np.array(static, dtype=tensor.dtype).reshape(shape))
         elif tensor.dtype in ("int32", "int64"):
             arrays.append(rng.integers(-100, 100, size=shape, endpoint=True, dtype=tensor.dtype))
         else:
@@ -351,6 +368,59 @@ def _load(model) -> tuple[bytes, str]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def run_generated(
+    graph: Graph,
+    files,
+    name: str,
+    input_sets: list[list[np.ndarray]],
+    *,
+    target: str = "host",
+    ram: int | None = None,
+    check_build: bool = True,
+    keep_dir: str | os.PathLike | None = None,
+    reset_at: int | None = None,
+) -> list[TargetRun]:
+    """Build the generated `files` for `target` and run them on `input_sets`
+    (one array per graph input each) in one sequence of invocations, calling
+    NAME_reset() before set `reset_at` when given: one TargetRun per build,
+    the normal one first, then (check_build) the -DMCU_PLAN_CHECK one."""
+    targets = load_targets()
+    if target not in targets:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
+    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
+    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
+    for arrays in samples:
+        sizes = [len(a) for a in arrays]
+        if sizes != input_bytes:
+            raise InputError(f"input sizes {sizes} B do not match the model's {input_bytes} B")
+    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
+    try:
+        generated = write_output(files, work / "generated")
+        builds = [False, True] if check_build else [False]
+        runner = targets[target] if ram is None else targets[target].with_ram(ram)
+
+        def run(check: bool) -> TargetRun:
+            return runner.run(
+                generated,
+                name,
+                samples,
+                input_bytes=input_bytes,
+                output_bytes=output_bytes,
+                check_build=check,
+                workdir=work / ("check" if check else "normal"),
+                reset_at=reset_at,
+            )
+
+        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+            runs = list(pool.map(run, builds))
+        if keep_dir is not None:
+            write_output(files, keep_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return runs
+
+
 def check_model(
     model,
     *,
@@ -405,41 +475,17 @@ def check_model(
         replayed = min(REPLAYED_AFTER_RESET, inputs)
         input_sets = input_sets + input_sets[:replayed]
         expected = expected + expected[:replayed]
-    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
-    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
-    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
-
-    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
-    try:
-        generated = write_output(files, work / "generated")
-        builds = [False, True] if check_build else [False]
-        runner = targets[target] if ram is None else targets[target].with_ram(ram)
-
-        def run(check: bool) -> TargetRun:
-            return runner.run(
-                generated,
-                name,
-                samples,
-                input_bytes=input_bytes,
-                output_bytes=output_bytes,
-                check_build=check,
-                workdir=work / ("check" if check else "normal"),
-                reset_at=reset_at,
-            )
-
-        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
-            runs = list(pool.map(run, builds))
-        if keep_dir is not None:
-            write_output(files, keep_dir)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    runs = run_generated(
+        graph, files, name, input_sets, target=target, ram=ram, check_build=check_build, keep_dir=keep_dir,
+        reset_at=reset_at,
+    )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])
     report = CheckReport(
         model=stem,
         target=target,
         total=inputs,
-        reset_total=len(samples) - inputs,
+        reset_total=len(input_sets) - inputs,
         exact=0,
         first_mismatch=None,
         ticks_per_inference=runs[0].ticks_per_inference,
@@ -449,7 +495,7 @@ def check_model(
         float_outputs=float_outputs,
         notes=list(graph.notes),
     )
-    for s in range(len(samples)):
+    for s in range(len(input_sets)):
         sample_ok = True
         for run in runs:
             for o, want in enumerate(expected[s]):

@@ -117,6 +117,17 @@ def c_float(value: float) -> str:
     return text + "f"
 
 
+def c_double(value: float) -> str:
+    """A double value as a literal that reads back to the same double."""
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return c_float(value)
+    text = repr(value)
+    if not any(c in text for c in ".en"):
+        text += ".0"
+    return text
+
+
 def c_string(text: str) -> str:
     """A C string literal with only printable ASCII inside."""
     out = []
@@ -141,8 +152,10 @@ def _value_lines(values: list[str], per_line: int) -> list[str]:
 
 
 def _format_values(values, c_type: str) -> list[str]:
-    if c_type in ("float", "double"):
+    if c_type == "float":
         return [c_float(v) for v in values]
+    if c_type == "double":
+        return [c_double(v) for v in values]
     if c_type in ("int32_t", "uint32_t", "int64_t", "uint64_t", "int", "long"):
         return [c_int(v) for v in values]
     return [str(int(v)) for v in values]

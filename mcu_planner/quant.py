@@ -68,6 +68,18 @@ def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[in
     return multiplier, shift
 
 
+def log2_if_power_of_two(value: float) -> int | None:
+    """CheckedLog2: round(log2(value)) when value is within 1e-3 (in the
+    exponent) of a power of two, else None; float32 arithmetic throughout."""
+    x = np.float32(value)
+    if not x > 0:
+        return None
+    with np.errstate(all="ignore"):
+        x_log2 = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    rounded = tflite_round(float(x_log2))
+    return rounded if abs(float(np.float32(x_log2 - np.float32(rounded)))) < float(np.float32(1e-3)) else None
+
+
 def conv_output_multipliers(
     input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
 ) -> tuple[list[int], list[int]]:
@@ -82,6 +94,18 @@ def conv_output_multipliers(
         m, s = quantize_multiplier(input_scale * filter_scale / output_scale)
         multipliers.append(m)
         shifts.append(s)
+    return multipliers, shifts
+
+
+def int64_rescale_multipliers(
+    input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
+) -> tuple[list[int], list[int]]:
+    """conv_output_multipliers for the 16x8 kernels, which apply them to int64
+    sums through the Q15-reduced multiplier: 15 - shift must stay >= 1 (a
+    larger rescale factor, 2^14 and up, has no defined result there)."""
+    multipliers, shifts = conv_output_multipliers(input_scale, filter_scales, output_scale, channels)
+    if shifts and max(shifts) > 14:
+        raise UnsupportedQuantization(f"16x8 rescale factor 2^{max(shifts)} too large for the int64 requantization")
     return multipliers, shifts
 
 
@@ -290,4 +314,12 @@ def multiply_by_quantized_multiplier_single_round(x: int, multiplier: int, shift
     """ruy's (and TFLITE_SINGLE_ROUNDING's) MultiplyByQuantizedMultiplier."""
     total_shift = 31 - shift
     return (x * multiplier + (1 << (total_shift - 1))) >> total_shift
+
+
+def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) -> int:
+    """The int64 overload of MultiplyByQuantizedMultiplier (16x8 kernels):
+    the multiplier rounded to Q15, one rounding; wraps to int32 as the cast."""
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    total_shift = 15 - shift
+    return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import model_param, needs_shared, supported_shared_model_paths
 from kernel_models import Branches, FloatNet
 from mcu_planner import cli
-from mcu_planner.builder import Int8Net, Uint8Net, int8_quant
+from mcu_planner.builder import Int8Net, Int16x8Net, Uint8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
@@ -300,6 +300,52 @@ def _uint8_models() -> dict[str, bytes]:
     return models
 
 
+def _int16x8_models() -> dict[str, bytes]:
+    """The 16x8 kernels and TRANSPOSE_CONV (int8, 16x8, float32)."""
+    net = Int16x8Net(seed=7)
+    x = net.input((1, 6, 5, 3), -1.0, 1.0)
+    outputs = [
+        net.conv2d(x, 4, activation="RELU"),
+        net.depthwise_conv2d(x, depth_multiplier=2),
+        net.transpose_conv(x, 2, use_bias=False),
+        net.add(x, x),
+        net.sub(x, net.input((3,), -2.0, 2.0)),
+        net.leaky_relu(x, 0.3),
+        net.fully_connected(net.reshape(x, (1, 90)), 3),
+        net.mul(x, x),
+        net.relu6(x),
+        net.average_pool2d(x),
+        net.max_pool2d(x),
+        net.mean(x, (1, 2)),
+        net.logistic(x),
+        net.tanh(x),
+    ]
+    net.bias_dtype = "int32"
+    outputs.append(net.conv2d(x, 2))
+    a = net.mb.add_tensor((8,), "int16", (2.0**-10, 0))
+    b = net.mb.add_tensor((8,), "int16", (2.0**-12, 0))
+    net.inputs += [a, b]
+    for opcode in ("ADD", "SUB"):
+        y = net.mb.add_tensor((8,), "int16", (2.0**-10, 0))
+        net.mb.add_op(opcode, (a, b), (y,), {"pot_scale_int16": True, "fused_activation_function": "NONE"})
+        outputs.append(y)
+    wide = net.mb.add_tensor((8,), "int32", (2.0**-20, 0))
+    net.inputs.append(wide)
+    outputs.append(net.quantize(wide, -1.0, 1.0))
+    models = {"int16x8_kernels": net.build(*outputs)}
+
+    net = Int8Net(seed=8)
+    models["int8_transpose_conv"] = net.build(net.transpose_conv(net.input((1, 3, 3, 2)), 3, padding="VALID"))
+
+    floats = FloatNet(seed=9)
+    x = floats.input((1, 3, 3, 2))
+    y = floats.op("TRANSPOSE_CONV", (floats.int32_const([1, 6, 6, 4]), floats.const((4, 3, 3, 2)), x,
+                                     floats.const((4,))), (1, 6, 6, 4),
+                  {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"})
+    models["float32_transpose_conv"] = floats.build(y)
+    return models
+
+
 def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     graph = read_model(model)
     calls = lower_all(graph)
@@ -343,6 +389,7 @@ BUILT_MODELS = {
     **_int16_softmax_models(),
     **_lstm_models(),
     **_uint8_models(),
+    **_int16x8_models(),
 }
 
 

@@ -71,6 +71,7 @@ int main(void) {
         switch (op) {
         case 'd': printf("%ld\n", (long)mcu_mul_by_quantized_mul((int32_t)x, (int32_t)m, s)); break;
         case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
+        case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
         case 'r': {
             const int32_t r = mcu_fp_reciprocal((int32_t)x, s, &n);
@@ -174,3 +175,24 @@ def test_c_inverse_square_root_multiplier(quant_harness):
         assert abs(multiplier * 2.0 ** (shift - 31) * math.sqrt(v) - 1) < 2e-6, v
     assert out[len(values)].split() == [str((1 << 31) - 1), "0"]
     assert out[len(values) + 1].split() == [str((1 << 31) - 1), "0"]
+
+
+def test_c_int64_multiplier_matches_python(quant_harness):
+    # The 16x8 kernels' requantization of int64 accumulators: random values
+    # over the whole +-2^47 input range, ties (x * reduced multiplier exactly
+    # halfway), multipliers at and above the Q15 saturation point 0x7FFF0000.
+    rng = np.random.default_rng(9)
+    cases = [(int(x), int(m), int(s)) for x, m, s in zip(
+        rng.integers(-(1 << 47), 1 << 47, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, 8, 300))]
+    cases += [(int(x), int(m), int(s)) for x, m, s in zip(
+        rng.integers(-(1 << 30), 1 << 30, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, -10, 300))]
+    half = 1 << 14  # reduced multiplier 0x4000 = 0.5: x = odd -> a tie at shift 0 becomes +0.5
+    cases += [(3, half << 16, 0), (-3, half << 16, 0), (1, half << 16, -1), (-1, half << 16, -1),
+              (5, 0x7FFF0000, 0), (-5, 0x7FFFFFFF, 0), (-(1 << 47), 0x7FFFFFFF, -31), ((1 << 47) - 1, 1 << 30, -31)]
+    out = quant_harness([f"w {x} {m} {s}" for x, m, s in cases])
+    for line, (x, m, s) in zip(out, cases):
+        assert int(line) == quant.multiply_by_quantized_multiplier_int64(x, m, s), (x, m, s)
+        reduced = min((m + (1 << 15)) >> 16, 0x7FFF)
+        exact = Fraction(x * reduced, 1 << (15 - s))
+        assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
+

@@ -57,6 +57,18 @@ static inline int32_t mcu_mul_by_quantized_mul_single_round(int32_t x, int32_t m
     return (int32_t)(((int64_t)x * (int64_t)multiplier + round) >> total_shift);
 }
 
+/* The int64 overload of MultiplyByQuantizedMultiplier, which the 16x8 kernels
+ * (int64 accumulators) use: the Q31 multiplier rounded to Q15, one product,
+ * one rounding (ties toward +infinity).  x must lie in [-2^47, 2^47); a
+ * result outside int32 wraps as TFLite's static_cast does. */
+static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier, int shift)
+{
+    const int32_t reduced_multiplier = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
+    const int total_shift = 15 - shift;
+    const int64_t round = (int64_t)1 << (total_shift - 1);
+    return (int32_t)(uint32_t)(uint64_t)((x * (int64_t)reduced_multiplier + round) >> total_shift);
+}
+
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
 {
     return mcu_sat_round_doubling_high_mul((int32_t)((uint32_t)x << left_shift), multiplier);
@@ -104,6 +116,17 @@ static inline int32_t mcu_round_to_int32(double q)
         return truncated - 1;
     }
     return truncated;
+}
+
+/* static_cast<int32_t>(std::round(q)) as the reference interpreter computes
+ * it on x86-64: rounding half away from zero, and where the C++ cast is
+ * undefined (NaN, out of range) the value x86's conversion gives, INT32_MIN. */
+static inline int32_t mcu_round_to_int32_x86(double q)
+{
+    if (q != q || q >= 2147483647.5 || q <= -2147483648.5) {
+        return INT32_MIN;
+    }
+    return mcu_round_to_int32(q);
 }
 
 /* ---- gemmlowp fixed point, int16 overloads ---- */

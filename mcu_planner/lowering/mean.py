@@ -57,12 +57,12 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         return KernelCall("mcu_mean_f32", "mcu_mean_f32_params", shape, args, ("mcu_mean",))
 
-    require_dtype(op, inp, "int8", "uint8")
+    require_dtype(op, inp, "int8", "uint8", "int16")
     require_dtype(op, out, inp.dtype)
     multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
     return KernelCall(
         f"mcu_mean_{TYPE_SUFFIX[inp.dtype]}",
-        "mcu_mean_s8_params",
+        "mcu_mean_s8_params",  # every dtype: the same fields
         {
             **shape,
             "input_zero_point": zero_point(inp),
@@ -71,5 +71,5 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
             "shift": shift,
         },
         args,
-        ("mcu_mean",),
+        ("mcu_mean_s16",) if inp.dtype == "int16" else ("mcu_mean",),
     )

@@ -18,11 +18,15 @@ SOURCES = ("mcu_quantize",)
 REQUANTIZE_PAIRS = {
     ("int8", "int8"),
     ("int8", "uint8"),
+    ("int8", "int16"),
     ("uint8", "int8"),
     ("uint8", "uint8"),
+    ("uint8", "int16"),
     ("int16", "int8"),
     ("int16", "int16"),
     ("int16", "int32"),
+    ("int32", "int8"),
+    ("int32", "int16"),
 }
 
 
