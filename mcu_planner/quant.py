@@ -68,18 +68,6 @@ def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[in
     return multiplier, shift
 
 
-def log2_if_power_of_two(value: float) -> int | None:
-    """CheckedLog2: round(log2(value)) when value is within 1e-3 (in the
-    exponent) of a power of two, else None; float32 arithmetic throughout."""
-    x = np.float32(value)
-    if not x > 0:
-        return None
-    with np.errstate(all="ignore"):
-        x_log2 = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
-    rounded = tflite_round(float(x_log2))
-    return rounded if abs(float(np.float32(x_log2 - np.float32(rounded)))) < float(np.float32(1e-3)) else None
-
-
 def conv_output_multipliers(
     input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
 ) -> tuple[list[int], list[int]]:
@@ -161,7 +149,10 @@ def preprocess_softmax_scaling(beta: float, input_scale: float, input_integer_bi
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total_signed_bits: int = 31) -> int:
     """CalculateInputRadius."""
     max_input_rescaled = (
-        1.0 * ((1 << input_integer_bits) - 1) * (1 << (total_signed_bits - input_integer_bits)) / (1 << input_left_shift)
+        1.0
+        * ((1 << input_integer_bits) - 1)
+        * (1 << (total_signed_bits - input_integer_bits))
+        / (1 << input_left_shift)
     )
     return math.floor(max_input_rescaled)
 
@@ -318,4 +309,3 @@ def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) 
     reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     total_shift = 15 - shift
     return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
-

@@ -21,9 +21,9 @@ from ..graph import Graph, Operator, Tensor
 from ..quant import (
     FLOAT32_MAX,
     INT_RANGES,
+    checked_log2,
     downscale_multiplier_to_int16,
     f32,
-    log2_if_power_of_two,
     lut_int8,
     quantize_multiplier,
     tflite_round,
@@ -83,10 +83,10 @@ def _lower_sigmoid_s16(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     """int16 LOGISTIC / TANH: the input rescaling of SigmoidPrepare /
     TanhPrepare (the table's domain is 3 * 4096 units per 1.0 of a 1/4-scaled
     input); output scale 1/32768, zero points 0, as TFLite requires."""
-    if zero_point(inp) or zero_point(out) or log2_if_power_of_two(scale(out)) != -15:
+    if zero_point(inp) or zero_point(out) or checked_log2(scale(out)) != -15:
         raise NotLowerable(f"int16 {op.opcode} needs zero points 0 and output scale 1/32768")
     input_integer_bits = 3
-    log2 = log2_if_power_of_two(scale(inp))
+    log2 = checked_log2(scale(inp))
     left_shift = (15 - input_integer_bits) + (log2 if log2 is not None else 0)
     if log2 is not None and left_shift == 0:
         multiplier = 3  # the power-of-two case: 3 << 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import log2_if_power_of_two, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from ..quant import checked_log2, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     MAX_RANK,
@@ -108,8 +108,8 @@ def _lower_add_sub_s16_pot(op: Operator, operands: tuple[Tensor, Tensor, Tensor]
         raise NotLowerable(f"int16 {op.opcode} with power-of-two scales on shapes {a.shape}, {b.shape}")
     if any(zero_point(t) for t in operands):
         raise NotLowerable(f"int16 {op.opcode} with a non-zero zero point")
-    out_log2 = log2_if_power_of_two(scale(out))
-    shift1, shift2 = log2_if_power_of_two(scale(a)) - out_log2, log2_if_power_of_two(scale(b)) - out_log2
+    out_log2 = checked_log2(scale(out))
+    shift1, shift2 = checked_log2(scale(a)) - out_log2, checked_log2(scale(b)) - out_log2
     if (shift1 and shift2) or shift1 > 0 or shift2 > 0:
         # Prepare refuses these.
         raise NotLowerable(f"int16 {op.opcode} with power-of-two input shifts {shift1}, {shift2}")
@@ -130,7 +130,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
         return _call(op, function, "mcu_binary_f32_params", operands)
     require_dtype(op, out, "int8", "int16")
     if out.dtype == "int16":
-        if op.options.get("pot_scale_int16", False) and all(log2_if_power_of_two(scale(t)) is not None for t in operands):
+        if op.options.get("pot_scale_int16", False) and all(checked_log2(scale(t)) is not None for t in operands):
             return _lower_add_sub_s16_pot(op, operands)
         kernel, left_shift = "mcu_add_s16", ADD_LEFT_SHIFT_INT16
     else:
