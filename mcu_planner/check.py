@@ -337,10 +337,11 @@ def generate_for_model(
 ):
     """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
     files); `files.interface` describes the generated model."""
+    from .folding import fold_constants
     from .lifetimes import compute_lifetimes
     from .reader import read_model
 
-    graph = read_model(model_bytes, label=label or name)
+    graph = fold_constants(read_model(model_bytes, label=label or name))
     lifetimes = compute_lifetimes(graph, alignment=alignment, alias=alias)
     capacity = ram - lifetimes.variable_bytes if ram is not None else None
     plan = plan_within(lifetimes.problem, planner, time_limit, capacity)

@@ -157,11 +157,12 @@ def _run_plan(args: argparse.Namespace) -> int:
     if not args.model:
         raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
 
+    from .folding import fold_constants
     from .lifetimes import compute_lifetimes
     from .reader import read_model
     from . import report
 
-    graph = read_model(args.model)
+    graph = fold_constants(read_model(args.model))
     lifetimes = compute_lifetimes(graph, alignment=args.align, alias=args.alias == "on")
     out = sys.stdout
     print(f"model: {args.model}", file=out)
