@@ -9,9 +9,13 @@ With aliasing on, two graph rewrites shrink the problem before any planner
 sees it (seed 001's in-place reuse):
 - an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS)
   gives its output the input's bytes when the input dies there;
-- a CONCATENATION whose inputs are contiguous slices of its output (every
-  dimension before the axis is 1), with identical quantization and no fused
-  activation, has its producers write straight into those slices.
+- a CONCATENATION (or PACK, a concatenation along a new axis) whose inputs
+  are contiguous slices of its output (every dimension before the axis is 1),
+  with identical quantization and no fused activation, has its producers
+  write straight into those slices;
+- a SPLIT, SPLIT_V, UNPACK or SLICE whose every output is a contiguous run of
+  its input's bytes (slicing.contiguous_pieces) gives each output those bytes
+  when the input dies there.
 Ops whose whole work is done by such aliasing are listed in `elided_ops`:
 the generated code runs nothing for them.
 
@@ -25,8 +29,11 @@ from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
 from .problem import Buffer, Problem, Step, align_up
+from .slicing import contiguous_pieces
 
 REINTERPRETING_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+CONCATENATING_OPS = frozenset({"CONCATENATION", "PACK"})
+PIECE_OPS = frozenset({"SPLIT", "SPLIT_V", "UNPACK", "SLICE"})
 
 # Kernels that read element i of the named inputs before writing element i of
 # the output, so the output may take an input's bytes when that input dies.
@@ -134,6 +141,24 @@ class _AliasBuilder:
         self.aliases[dst] = src
         self.elided.add(op.index)
 
+    def try_share_pieces(self, op: Operator) -> None:
+        """Outputs that are contiguous runs of the dying input take its bytes."""
+        offsets = contiguous_pieces(op, self.graph)
+        if offsets is None or len(offsets) != len(op.outputs):
+            return
+        src = op.inputs[1] if op.opcode == "SPLIT" else op.inputs[0]
+        if src not in self.activation_set or not self._dies_at(src, op):
+            return
+        for dst in op.outputs:
+            if dst not in self.activation_set or dst in self.graph.inputs or dst == src:
+                return
+            if self.graph.tensors[dst].dtype != self.graph.tensors[src].dtype:
+                return
+        for dst, offset in zip(op.outputs, offsets):
+            self._merge(dst, into=src, offset=offset)
+            self.aliases[dst] = src
+        self.elided.add(op.index)
+
     def try_concatenate_in_place(self, op: Operator) -> None:
         if len(op.outputs) != 1 or op.options.get("fused_activation_function", "NONE") != "NONE":
             return
@@ -192,8 +217,10 @@ class _AliasBuilder:
         for op in self.graph.operators:
             if op.opcode in REINTERPRETING_OPS:
                 self.try_reinterpret(op)
-            elif op.opcode == "CONCATENATION":
+            elif op.opcode in CONCATENATING_OPS:
                 self.try_concatenate_in_place(op)
+            elif op.opcode in PIECE_OPS:
+                self.try_share_pieces(op)
 
 
 def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 class SliceRefused(ValueError):
     """TFLite refuses this slice spec."""
@@ -151,3 +153,85 @@ def resolve_slice(begin: list[int], size: list[int], shape: tuple[int, ...]) -> 
             raise SliceRefused(f"SLICE begin {b} size {n} of axis length {d}")
         counts.append(n)
     return list(begin), counts
+
+
+# ------------------------------------------------------------------ pieces of one input
+
+
+def _constant_ints(tensor) -> list[int] | None:
+    if tensor is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
+        return None
+    return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
+
+
+def split_layout(op, graph) -> tuple[int, int, list[int]]:
+    """(input position of the data, axis, length of each output along it) of
+    a SPLIT, SPLIT_V or UNPACK, as TFLite's Prepare resolves them."""
+    def tensor(position):
+        t = op.inputs[position] if position < len(op.inputs) else -1
+        return graph.tensors[t] if t >= 0 else None
+
+    if op.opcode == "UNPACK":
+        data = tensor(0)
+        axis = op.options.get("axis", 0)
+        count = len(op.outputs)
+        rank = len(data.shape)
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank or data.shape[axis] != count:
+            raise SliceRefused(f"UNPACK of {count} along axis {op.options.get('axis', 0)} of {data.shape}")
+        return 0, axis, [1] * count
+    position, axis_position = (1, 0) if op.opcode == "SPLIT" else (0, 2)
+    data, axis_values = tensor(position), _constant_ints(tensor(axis_position))
+    if data is None or axis_values is None or len(axis_values) != 1:
+        raise SliceRefused(f"{op.opcode} whose axis is not a constant")
+    rank = len(data.shape)
+    axis = axis_values[0] + rank if axis_values[0] < 0 else axis_values[0]
+    if not 0 <= axis < rank:
+        raise SliceRefused(f"{op.opcode} axis {axis_values[0]} of a rank-{rank} input")
+    count = len(op.outputs)
+    if op.opcode == "SPLIT":
+        if count == 0 or data.shape[axis] % count:
+            raise SliceRefused(f"SPLIT of length {data.shape[axis]} into {count}")
+        return position, axis, [data.shape[axis] // count] * count
+    sizes = _constant_ints(tensor(1))
+    if sizes is None:
+        raise SliceRefused("SPLIT_V whose size_splits are not a constant")
+    return position, axis, resolve_split_sizes(sizes, data.shape[axis], count)
+
+
+def contiguous_pieces(op, graph) -> list[int] | None:
+    """Byte offset, inside the input, of each output of a SPLIT, SPLIT_V,
+    UNPACK or SLICE when every output is one contiguous run of the input's
+    bytes (cut along the outermost axis longer than 1), else None: then an
+    output may share the input's bytes instead of being copied."""
+    try:
+        if op.opcode == "SLICE":
+            data = graph.tensors[op.inputs[0]]
+            begin, size = _constant_ints(graph.tensors[op.inputs[1]]), _constant_ints(graph.tensors[op.inputs[2]])
+            if begin is None or size is None:
+                return None
+            starts, counts = resolve_slice(begin, size, data.shape)
+            # Contiguous: unit counts, then one axis cut anywhere, then whole axes.
+            cut = next((k for k, n in enumerate(counts) if n != 1), len(counts))
+            if any(counts[k] != data.shape[k] for k in range(cut + 1, len(counts))):
+                return None
+            element = data.nbytes // max(data.num_elements, 1)
+            offset, stride = 0, element
+            for k in range(len(starts) - 1, -1, -1):
+                offset += starts[k] * stride
+                stride *= data.shape[k]
+            return [offset]
+        if op.opcode not in ("SPLIT", "SPLIT_V", "UNPACK"):
+            return None
+        position, axis, sizes = split_layout(op, graph)
+    except SliceRefused:
+        return None
+    data = graph.tensors[op.inputs[position]]
+    if any(d != 1 for d in data.shape[:axis]):
+        return None
+    piece_bytes = data.nbytes // data.shape[axis] if data.shape[axis] else 0
+    offsets, offset = [], 0
+    for size in sizes:
+        offsets.append(offset)
+        offset += size * piece_bytes
+    return offsets
