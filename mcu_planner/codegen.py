@@ -409,6 +409,12 @@ class _Builder:
                 if consumers[slot] == 0 and slot not in held:
                     code.releases.append(slot)
                     consumers[slot] += 1
+        # So is a graph input nobody reads (one read only by folded ops, say):
+        # the plan lets op 1 onwards reuse its bytes.
+        for slot in sorted(self.live_at_start):
+            if ops and consumers[slot] == 0 and slot not in held:
+                ops[0].releases.append(slot)
+                consumers[slot] += 1
         return [
             Slot(
                 index=i,

@@ -32,6 +32,7 @@ from typing import Callable
 import numpy as np
 
 from .graph import Graph, Operator, Tensor
+from .quant import UnsupportedQuantization, activation_range_float
 from .slicing import SliceRefused, resolve_slice, resolve_split_sizes, strided_slice_axes
 
 _NUMPY_DTYPES = {
@@ -382,19 +383,19 @@ def _dequantize(op, graph, inputs):
 # ------------------------------------------------------------------ arithmetic on plain numbers
 
 
-_ACTIVATION_BOUNDS = {"NONE": (None, None), "RELU": (0, None), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}
-
-
 def _activation(op, value: np.ndarray) -> np.ndarray:
+    """The fused activation as CalculateActivationRange gives it: for float
+    even NONE clamps to +-FLT_MAX (so an infinite sum becomes FLT_MAX); NaN
+    passes through std::min/std::max as through numpy's."""
     name = op.options.get("fused_activation_function", "NONE") or "NONE"
-    if name not in _ACTIVATION_BOUNDS:
-        raise NotFoldable(f"fused activation {name}")
-    low, high = _ACTIVATION_BOUNDS[name]
-    if low is not None:
-        value = np.maximum(value, value.dtype.type(low))
-    if high is not None:
-        value = np.minimum(value, value.dtype.type(high))
-    return value
+    try:
+        low, high = activation_range_float(name)
+    except UnsupportedQuantization:
+        raise NotFoldable(f"fused activation {name}") from None
+    if value.dtype.kind in "iu":
+        info = np.iinfo(value.dtype)
+        low, high = max(low, info.min), min(high, info.max)
+    return np.minimum(np.maximum(value, value.dtype.type(low)), value.dtype.type(high))
 
 
 def _binary_operands(op, graph, inputs) -> tuple[np.ndarray, np.ndarray, np.dtype]:
