@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..graph import Graph, Operator
+from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, tflite_round
 from ..slicing import SliceAxis, strided_slice_axes
 from . import KernelCall, NotLowerable, lowers
@@ -36,12 +36,18 @@ def _product(values) -> int:
 # ---------------------------------------------------------------- CONCATENATION
 
 
-@lowers("CONCATENATION")
-def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
+def concatenated_operands(op: Operator, graph: Graph) -> tuple[Tensor, list[Tensor]]:
+    """Output and inputs of an op the concatenation kernel runs (CONCATENATION, PACK)."""
     out = output_tensor(op, graph)
     inputs = [input_tensor(op, graph, i) for i in range(len(op.inputs))]
     if not 1 <= len(inputs) <= CONCAT_MAX_INPUTS:
-        raise NotLowerable(f"CONCATENATION of {len(inputs)} inputs (at most {CONCAT_MAX_INPUTS})")
+        raise NotLowerable(f"{op.opcode} of {len(inputs)} inputs (at most {CONCAT_MAX_INPUTS})")
+    return out, inputs
+
+
+@lowers("CONCATENATION")
+def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
+    out, inputs = concatenated_operands(op, graph)
     if (op.options.get("fused_activation_function") or "NONE") != "NONE":
         raise NotLowerable("CONCATENATION with a fused activation (TFLite rejects it)")
     rank = len(out.shape)

@@ -17,7 +17,7 @@ from ..graph import Graph, Operator
 from ..slicing import SliceAxis, SliceRefused, resolve_slice, split_layout
 from . import KernelCall, NotLowerable, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
-from .data_movement import CONCAT_MAX_INPUTS, SLICE_RANK, strided_copy
+from .data_movement import CONCAT_MAX_INPUTS, SLICE_RANK, concatenated_operands, strided_copy
 
 SPLIT_MAX_OUTPUTS = 16  # MCU_SPLIT_MAX_OUTPUTS in firmware/runtime/mcu_split.h
 
@@ -59,10 +59,7 @@ def lower_split(op: Operator, graph: Graph) -> KernelCall:
 @lowers("PACK")
 def lower_pack(op: Operator, graph: Graph) -> KernelCall:
     """A concatenation along a new axis: the same blocks as CONCATENATION."""
-    out = output_tensor(op, graph)
-    inputs = [input_tensor(op, graph, i) for i in range(len(op.inputs))]
-    if not 1 <= len(inputs) <= CONCAT_MAX_INPUTS:
-        raise NotLowerable(f"PACK of {len(inputs)} inputs (at most {CONCAT_MAX_INPUTS})")
+    out, inputs = concatenated_operands(op, graph)
     rank = len(out.shape)
     axis = op.options.get("axis", 0)
     axis = axis + rank if axis < 0 else axis
