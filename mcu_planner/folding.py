@@ -96,7 +96,7 @@ def fold_constants(graph: Graph) -> Graph:
             kept.append(op)
             continue
         for t, value in zip(op.outputs, values):
-            tensors[t] = dataclasses.replace(tensors[t], data=value.astype(_NUMPY_DTYPES[tensors[t].dtype]).tobytes())
+            tensors[t] = dataclasses.replace(tensors[t], data=np.ascontiguousarray(value).tobytes())
         folded[op.opcode] += 1
     if not folded:
         return graph
@@ -116,7 +116,7 @@ def _try_fold(op: Operator, graph: Graph, tensors: list[Tensor], protected: set[
     if op.opcode in SHAPE_READERS:
         if not op.inputs or op.inputs[0] < 0:
             return None
-        inputs = [np.zeros(tensors[op.inputs[0]].shape, dtype=np.int8)]
+        inputs = [np.broadcast_to(np.int8(0), tensors[op.inputs[0]].shape)]  # only its shape is read
     else:
         if any(t >= 0 and not tensors[t].is_constant for t in op.inputs):
             return None
@@ -131,8 +131,8 @@ def _try_fold(op: Operator, graph: Graph, tensors: list[Tensor], protected: set[
     except (NotFoldable, SliceRefused):
         return None
     for tensor, value in zip(outputs, values):
-        if tuple(value.shape) != tuple(tensor.shape):
-            return None  # the model's shapes disagree with TFLite's rule: let lowering say so
+        if tuple(value.shape) != tuple(tensor.shape) or value.dtype != _NUMPY_DTYPES[tensor.dtype]:
+            return None  # the model's shapes or types disagree with TFLite's rule: let lowering say so
     return values
 
 

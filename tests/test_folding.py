@@ -12,8 +12,10 @@ import pytest
 
 from mcu_planner.builder import Int8Net, int8_quant
 from mcu_planner.check import generate_for_model
+from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.cli import main
 from mcu_planner.folding import fold_constants
+from mcu_planner.graph import Quantization
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.problem import peak_live
 from mcu_planner.reader import read_model
@@ -122,10 +124,11 @@ def test_cast_range_fill_fold_exactly():
     _assert_folded_exactly(net, outputs)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float32", "int32"])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "int32", pytest.param("int16", marks=pytest.mark.skipif(
+    "int16" not in ACTIVATION_DTYPES, reason="the probe's CONCATENATION needs int16 activations (int16 kernels)"))])
 def test_data_movement_on_constants_folds_exactly(dtype):
     net = Int8Net(5)
-    quant = Q if dtype == "int8" else None
+    quant = {"int8": Q, "int16": Quantization((1 / 4096,), (0,))}.get(dtype)
     data = np.arange(2 * 3 * 4).reshape(2, 3, 4).astype(dtype) - 7
     c = net.const(data, dtype, quant)
     pieces = net.split(c, 2, axis=-1) + net.split_v(c, [1, -1], axis=1) + net.unpack(c, axis=-2)
@@ -136,8 +139,8 @@ def test_data_movement_on_constants_folds_exactly(dtype):
     outputs.append(_probe(net, net.gather(c, [[3, 0], [1, 2]], axis=2, batch_dims=1), dtype, quant))
     outputs.append(_probe(net, net.gather(c, [1, 0, 1], axis=0), dtype, quant))
     outputs.append(_probe(net, net.transpose(c, [2, 0, 1]), dtype, quant))
-    outputs.append(_probe(net, net.concatenation(c, c, axis=1) if dtype == "int8" else net.op(
-        "CONCATENATION", (c, c), (2, 6, 4), dtype, {"axis": 1, "fused_activation_function": "NONE"}), dtype, quant))
+    outputs.append(_probe(net, net.op("CONCATENATION", (c, c), (2, 6, 4), dtype,
+                                      {"axis": 1, "fused_activation_function": "NONE"}, quant), dtype, quant))
     _assert_folded_exactly(net, outputs)
 
 
