@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net
+from mcu_planner.builder import Int8Net, python_slice
 from mcu_planner.check import check_model, generate_for_model
 from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.folding import fold_constants
@@ -111,3 +111,68 @@ def test_contiguous_pieces_share_the_input_bytes():
     # With aliasing off the same ops run as kernels, and stay exact.
     assert not compute_lifetimes(graph, alias=False).elided_ops
     assert check_model(model, alias=False, inputs=2).passed
+
+
+def _random_strided_specs(rng: np.random.Generator, count: int):
+    """Seeded STRIDED_SLICE specs over every mask, each with its input shape:
+    begin/end anywhere from past-the-start to past-the-end (negative
+    indices and clamping), strides of both signs, and at most one ellipsis."""
+    specs = []
+    while len(specs) < count:
+        shape = tuple(int(d) for d in rng.integers(1, 5, size=rng.integers(1, 5)))
+        n = int(rng.integers(1, len(shape) + 2))
+        begin, end, strides = [], [], []
+        masks = dict.fromkeys(("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask", "new_axis_mask"), 0)
+        ellipsis_at = int(rng.integers(0, n)) if rng.random() < 0.4 else -1
+        for i in range(n):
+            d = shape[min(i, len(shape) - 1)]
+            begin.append(int(rng.integers(-d - 1, d + 2)))
+            end.append(int(rng.integers(-d - 1, d + 2)))
+            strides.append(int(rng.choice([-2, -1, 1, 1, 2, 3])))
+            for mask, p in (("begin_mask", 0.3), ("end_mask", 0.3), ("new_axis_mask", 0.15), ("shrink_axis_mask", 0.2)):
+                if rng.random() < p:
+                    masks[mask] |= 1 << i
+        if ellipsis_at >= 0:
+            masks["ellipsis_mask"] = 1 << ellipsis_at
+            new_axes = bin(masks["new_axis_mask"] & ~masks["ellipsis_mask"]).count("1")
+            if len(shape) - (n - 1 - new_axes) < 1:
+                continue  # an ellipsis standing for no axis: TFLite still gives it one, numpy none
+        # A shrunk axis walked backwards copies nothing in TFLite (its output
+        # is left unwritten); converters always give shrunk axes stride 1.
+        strides = [1 if masks["shrink_axis_mask"] >> i & 1 else s for i, s in enumerate(strides)]
+        try:
+            out = np.arange(int(np.prod(shape))).reshape(shape)[python_slice(begin, end, strides, **masks)]
+        except IndexError:
+            continue  # a shrunk index outside its axis: TensorFlow refuses it too
+        if out.size == 0 or out.ndim > 5 or out.ndim + sum(out.shape) == 0:
+            continue
+        if len(shape) + bin(masks["new_axis_mask"] & ~masks["ellipsis_mask"]).count("1") > 5:
+            continue  # TFLite slices at most 5 dimensions
+        specs.append((shape, begin, end, strides, masks))
+    return specs
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_strided_slice_random_specs_on_activations_and_constants(dtype):
+    """The same specs run as a kernel on graph inputs and folded on
+    constants; both agree with the reference."""
+    net = Int8Net(14)
+    rng = np.random.default_rng(15 if dtype == "int8" else 16)
+    outputs = []
+    for shape, begin, end, strides, masks in _random_strided_specs(rng, 24):
+        x = _input(net, shape, dtype)
+        outputs.append(net.strided_slice(x, begin, end, strides, **masks))
+        values = np.arange(int(np.prod(shape))).reshape(shape) - 5
+        c = net.const(values, dtype, net.quant(x) if dtype == "int8" else None)
+        sliced = net.strided_slice(c, begin, end, strides, **masks)
+        outputs.append(net.add(sliced, _input_like(net, sliced, dtype)) if dtype == "int8" else
+                       net.op("ADD", (sliced, _input_like(net, sliced, dtype)), net.shape(sliced), "float32",
+                              {"fused_activation_function": "NONE"}))
+    model = net.build(*outputs)
+    graph = fold_constants(read_model(model))
+    assert sum(op.opcode == "STRIDED_SLICE" for op in graph.operators) == 24  # the constant ones are folded
+    assert_matches_reference(model, inputs=2)
+
+
+def _input_like(net: Int8Net, t: int, dtype: str) -> int:
+    return _input(net, net.shape(t), dtype)
