@@ -203,6 +203,13 @@ def _int8_models() -> dict[str, bytes]:
     padded = net.mb.add_tensor((1, 7, 7, 3), "int8", net.quant(a))
     net.mb.add_op("PADV2", (a, paddings, pad_value), (padded,))
     models["int8_requantizing_concat_relu_n1_to_1_padv2"] = net.build(y, clipped, padded)
+    # The pieces ops, each on a graph input (so they run as kernels, not aliases).
+    net = Int8Net(seed=101)
+    x = net.input((2, 6, 4))
+    pieces = [*net.split(x, 2, axis=-1), *net.split_v(net.input((2, 5)), [2, -1], axis=1),
+              *net.unpack(net.input((2, 3)), axis=1), net.slice(net.input((3, 4)), [1, 0], [2, 3]),
+              net.gather(net.input((5, 2)), [3, 0], axis=0), net.pack(x, x, axis=1)]
+    models["int8_split_unpack_slice_gather_pack"] = net.build(*pieces)
     return models
 
 
