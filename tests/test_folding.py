@@ -5,7 +5,6 @@ no arena bytes and no flash of their own."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -194,30 +193,34 @@ def test_shape_chain_folds_to_nothing_at_run_time(tmp_path):
     assert not folded_tensors & set(lifetimes.placements)
 
 
-def test_folding_is_reported(capsys):
-    model = _flatten_model(computed_shape=True)
-    path = Path("chain_model.tflite")
-    try:
-        path.write_bytes(model)
-        assert main([str(path), "--ram", "64K"]) == 0
-    finally:
-        path.unlink()
+def test_folding_is_reported(tmp_path, capsys):
+    path = tmp_path / "chain_model.tflite"
+    path.write_bytes(_flatten_model(computed_shape=True))
+    assert main([str(path), "--ram", "64K"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"ops: 3 \(", out)
     assert "note: 5 ops computed at generation time, now constants (PACK x1, REDUCE_PROD x1, SHAPE x1, STRIDED_SLICE x2)" in out
 
 
-def test_unfoldable_variants_are_left_for_lowering():
+def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
+    """What TFLite refuses at invoke (an index out of range, an integer
+    division by zero) is not folded: the ops stay, and a FLOOR_DIV the
+    runtime has no int32 kernel for then makes generation exit 4."""
     net = Int8Net(7)
-    # An out-of-range GATHER index makes TFLite fail; it is not folded, and
-    # the GATHER of constants then cannot run either: exit 4 names it.
     c = net.const([1, 2, 3])
     bad = net.gather(c, [5])
     zero = net.op("FLOOR_DIV", (c, net.const([0, 1, 1])), (3,))
     x = net.typed_input((1,), "int32")
     out = net.op("CONCATENATION", (x, bad, zero), (5,), "int32", {"axis": 0, "fused_activation_function": "NONE"})
-    graph = fold_constants(read_model(net.build(out)))
+    model = net.build(out)
+    graph = fold_constants(read_model(model))
     assert sorted(op.opcode for op in graph.operators) == ["CONCATENATION", "FLOOR_DIV", "GATHER"]
+    path = tmp_path / "unfoldable.tflite"
+    path.write_bytes(model)
+    assert main([str(path), "--ram", "64K", "-o", str(tmp_path / "out")]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "FLOOR_DIV" in err[0], err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.skipif(not (SHARED / "peer-tests/coral/split_concat.tflite").exists(), reason="../shared/peer-tests/coral absent")
