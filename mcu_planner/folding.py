@@ -100,6 +100,13 @@ def fold_constants(graph: Graph) -> Graph:
         folded[op.opcode] += 1
     if not folded:
         return graph
+    # Constants only folded ops read (their inputs and intermediate results)
+    # never reach flash: drop their bytes so no later stage counts them.
+    still_read = {t for op in kept for t in op.inputs} | set(graph.inputs) | set(graph.outputs)
+    touched = {t for op in graph.operators for t in (*op.inputs, *op.outputs) if t >= 0}
+    for t in touched - still_read:
+        if tensors[t].is_constant:
+            tensors[t] = dataclasses.replace(tensors[t], data=None)
     operators = tuple(dataclasses.replace(op, index=i) for i, op in enumerate(kept))
     summary = ", ".join(f"{name} x{n}" for name, n in sorted(folded.items()))
     note = f"{sum(folded.values())} ops computed at generation time, now constants ({summary})"

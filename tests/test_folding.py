@@ -187,6 +187,14 @@ def test_shape_chain_folds_to_nothing_at_run_time(tmp_path):
     # arena, and that equals the live peak of the conv's and FC's activations.
     plain_graph, plain_plan, _ = generate_for_model(_flatten_model(computed_shape=False), name="plain")
     assert plan.arena_bytes == plain_plan.arena_bytes
+    # Nor flash beyond the result: the folded shape (two int32) stands where
+    # the plain model has its constant shape (two int32); the SHAPE, slice
+    # bounds and REDUCE_PROD axes are gone.
+    def weight_bytes(g):
+        return sum(t.nbytes for t in g.tensors if t.is_constant)
+
+    assert weight_bytes(graph) == weight_bytes(plain_graph)
+    assert weight_bytes(graph) < weight_bytes(original)
     lifetimes = compute_lifetimes(graph)
     assert plan.arena_bytes == peak_live(lifetimes.problem).bytes
     assert set(lifetimes.placements) == {t for t in lifetimes.placements if not graph.tensors[t].is_constant}
