@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .graph import DTYPE_BITS
+
 
 class SliceRefused(ValueError):
     """TFLite refuses this slice spec."""
@@ -204,6 +206,8 @@ def contiguous_pieces(op, graph) -> list[int] | None:
     UNPACK or SLICE when every output is one contiguous run of the input's
     bytes (cut along the outermost axis longer than 1), else None: then an
     output may share the input's bytes instead of being copied."""
+    if any(DTYPE_BITS[graph.tensors[t].dtype] % 8 for t in (*op.inputs, *op.outputs) if t >= 0):
+        return None  # packed int4: pieces need not start on a byte
     try:
         if op.opcode == "SLICE":
             data = graph.tensors[op.inputs[0]]
