@@ -19,8 +19,9 @@ Each op is evaluated with numpy following TFLite's reference kernel exactly
 variant whose semantics are not implemented here, or whose evaluation TFLite
 would refuse (an index out of range, a division by zero, a float too large
 for its integer cast), is left in the graph: lowering then runs it or names
-it in exit 4.  Ops writing a graph output or a variable are never folded:
-the application reads graph outputs from the arena.
+it in exit 4.  A folded graph output is copied from flash into the arena,
+where the application reads it, by a RESHAPE of the constant; ops writing a
+variable are never folded.
 """
 
 from __future__ import annotations
@@ -87,16 +88,28 @@ def fold_constants(graph: Graph) -> Graph:
     """`graph` with every foldable op evaluated: those ops removed, their
     outputs constant tensors, the remaining ops renumbered in order."""
     tensors = list(graph.tensors)
-    protected = set(graph.outputs) | set(graph.inputs)
+    protected = set(graph.inputs)
     kept: list[Operator] = []
     folded: Counter[str] = Counter()
+    in_flash: dict[int, int] = {}  # folded graph output -> the constant holding its value
     for op in graph.operators:
+        if any(t in in_flash for t in op.inputs):  # later ops read the value from flash
+            op = dataclasses.replace(op, inputs=tuple(in_flash.get(t, t) for t in op.inputs))
         values = _try_fold(op, graph, tensors, protected)
         if values is None:
             kept.append(op)
             continue
         for t, value in zip(op.outputs, values):
-            tensors[t] = dataclasses.replace(tensors[t], data=np.ascontiguousarray(value).tobytes())
+            data = np.ascontiguousarray(value).tobytes()
+            if t not in graph.outputs:
+                tensors[t] = dataclasses.replace(tensors[t], data=data)
+                continue
+            # The application reads graph outputs from the arena: the folded
+            # value is copied there from flash, as a RESHAPE of a constant.
+            result = dataclasses.replace(tensors[t], index=len(tensors), name=f"{tensors[t].name}/folded", data=data)
+            tensors.append(result)
+            in_flash[t] = result.index
+            kept.append(Operator(index=-1, opcode="RESHAPE", version=1, inputs=(result.index,), outputs=(t,)))
         folded[op.opcode] += 1
     if not folded:
         return graph

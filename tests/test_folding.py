@@ -235,3 +235,22 @@ def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
 def test_coral_split_concat_is_bit_exact(capsys):
     assert main(["check", str(SHARED / "peer-tests/coral/split_concat.tflite"), "--inputs", "5"]) == 0
     assert "bit-exact 5/5" in capsys.readouterr().out
+
+
+def test_folded_graph_outputs_are_copied_into_the_arena():
+    """A graph output computed from shapes alone (SHAPE of the input, a FILL
+    sized by it) is folded too; the application still reads it from the
+    arena, where one copy from flash puts it."""
+    net = Int8Net(8)
+    x = net.input((1, 3, 5, 2))
+    shape = net.shape_of(x)
+    dims = net.strided_slice(shape, [1], [3], [1])
+    filled = net.op("FILL", (dims, net.const(7)), (3, 5))
+    y = net.relu(x)
+    model = net.build(shape, filled, y)
+    assert_matches_reference(model)
+    graph = fold_constants(read_model(model))
+    assert sorted(op.opcode for op in graph.operators) == ["RELU", "RESHAPE", "RESHAPE"]
+    for op in graph.operators:
+        if op.opcode == "RESHAPE":
+            assert graph.tensors[op.inputs[0]].is_constant and op.outputs[0] in graph.outputs
