@@ -100,7 +100,7 @@ def test_float_arithmetic_folds_exactly():
     b = net.const(np.array([2.0, 2.0, 1e-10, 4.0, -0.7, 3.0], np.float32), "float32")
     outputs = [
         _probe(net, net.op(opcode, (a, b), (6,), "float32", _fused(opcode)), "float32")
-        for opcode in ("ADD", "SUB", "MUL", "DIV", "FLOOR_DIV", "MAXIMUM", "MINIMUM")
+        for opcode in ("ADD", "SUB", "MUL", "DIV", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM")
     ]
     _assert_folded_exactly(net, outputs)
 
