@@ -22,6 +22,7 @@ import tflite
 
 from .errors import InputError, McuPlanError, UnsupportedModel
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
+from .scratch import with_scratch_tensors
 
 TFLITE_IDENTIFIER = b"TFL3"
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
@@ -81,6 +82,11 @@ ENUM_FIELDS: dict[str, Any] = {
 }
 # The one field name whose enum depends on the table.
 _ENUM_FIELDS_BY_TABLE = {("LSHProjectionOptions", "type"): tflite.LSHProjectionType}
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    """`text` for an error message: control characters as '?', at most `limit` characters."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
 
 
 def enum_for(table: str, field: str) -> Any:
@@ -158,7 +164,7 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: not a TFLite file (no TFL3 identifier)")
     parser = _ModelParser(data, label)
     try:
-        return parser.parse()
+        graph = parser.parse()
     except McuPlanError:
         raise
     except RecursionError:
@@ -167,6 +173,8 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: corrupt flatbuffer ({parser.where}: sizes too large to hold)") from None
     except Exception as exc:  # flatbuffers reports bad offsets with whatever exception the read hits
         raise InputError(f"{label}: truncated or corrupt flatbuffer ({parser.where}{_describe(exc)})") from None
+    # Per-op working memory becomes short-lived tensors before lifetimes sees the graph.
+    return with_scratch_tensors(graph)
 
 
 def _describe(exc: Exception) -> str:
@@ -386,7 +394,8 @@ class _ModelParser:
         for vt_offset in (4, 18):  # shape, shape_signature
             self.check_vector(tensor, vt_offset, 4)
         name = self.text(tensor.Name())
-        what = f"tensor {index} ({name})" if name else f"tensor {index}"
+        # A damaged name may hold line breaks; errors stay one line.
+        what = f"tensor {index} ({_one_line(name)})" if name else f"tensor {index}"
         type_code = tensor.Type()
         dtype = _DTYPE_NAMES.get(type_code)
         if dtype is None:

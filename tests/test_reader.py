@@ -54,7 +54,10 @@ def test_shared_model_matches_litert(path):
     details = interpreter.get_tensor_details()
     ops = interpreter._get_ops_details()
 
-    assert len(graph.tensors) == len(details)
+    # The reader appends the kernels' scratch buffers after the model's tensors.
+    scratch = [t.index for t in graph.tensors if t.is_scratch]
+    assert len(graph.tensors) - len(scratch) == len(details)
+    assert all(index >= len(details) for index in scratch)
     assert len(graph.operators) == len(ops)
     for d in details:
         t = graph.tensors[d["index"]]
@@ -289,6 +292,17 @@ def test_unknown_dtype_only_matters_when_used():
     mb.add_op("RELU", (2,), (y,))
     with pytest.raises(InputError, match=r"tensor 2 \(label_names\) has dtype string"):
         read_model(mb.build())
+
+
+def test_a_tensor_name_with_line_breaks_gives_a_one_line_error():
+    mb = ModelBuilder()
+    x = mb.add_tensor((4,), "string", name="bad\nname\r")
+    y = mb.add_tensor((4,), "int8")
+    mb.add_op("RELU", (x,), (y,))
+    mb.set_io([x], [y])
+    with pytest.raises(InputError) as error:
+        read_model(mb.build(), label="names.tflite")
+    assert str(error.value) == "names.tflite: tensor 0 (bad?name?) has dtype string, which mcu-planner does not handle"
 
 
 def test_constant_data_of_wrong_length():

@@ -1,64 +1,27 @@
 /* Follows reference_integer_ops::Add / BroadcastAdd (int8 ADD, and SUB via
  * the negated input2 multiplier), reference_integer_ops::Mul / BroadcastMul
- * (int8 MUL) and reference_ops Add/Sub/Mul for float32 in TensorFlow Lite. */
+ * (int8 MUL), reference_ops' uint8 Add / Sub / Mul (the same arithmetic on
+ * uint8 values) and reference_ops Add/Sub/Mul for float32 in TensorFlow Lite. */
 #include "mcu_elementwise.h"
 
+#include "mcu_broadcast.h"
 #include "mcu_quant.h"
 
-typedef struct {
-    const void *params;
-    const void *input1;
-    const void *input2;
-    void *output;
-} call_context;
-
-/* One run of the innermost dimension: n outputs starting at out_offset, the
- * inputs starting at their own offsets and stepping by stride1 / stride2. */
-typedef void (*row_fn)(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
-                       int32_t stride2, int32_t out_offset, int32_t n);
-
-/* Walks the output in row-major order, one innermost row at a time. */
-static void for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
-                         row_fn row, const void *params, const void *input1, const void *input2, void *output)
-{
-    const call_context ctx = {params, input1, input2, output};
-    int32_t index[MCU_MAX_RANK] = {0};
-    const int32_t inner = rank - 1;
-    const int32_t n = dims[inner];
-    int32_t offset1 = 0, offset2 = 0, out_offset = 0;
-    int32_t d;
-    for (;;) {
-        row(&ctx, offset1, strides1[inner], offset2, strides2[inner], out_offset, n);
-        out_offset += n;
-        /* Advance the outer index like an odometer. */
-        for (d = inner - 1; d >= 0; --d) {
-            offset1 += strides1[d];
-            offset2 += strides2[d];
-            if (++index[d] < dims[d]) {
-                break;
-            }
-            offset1 -= strides1[d] * dims[d];
-            offset2 -= strides2[d] * dims[d];
-            index[d] = 0;
-        }
-        if (d < 0) {
-            return;
-        }
-    }
-}
-
-static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+/* int8 and uint8 (is_signed 0) rows compute alike. */
+static void add_row_8bit(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                         int32_t stride2, int32_t out_offset, int32_t n, int is_signed)
 {
     const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
-    const int8_t *a = (const int8_t *)ctx->input1 + offset1;
-    const int8_t *b = (const int8_t *)ctx->input2 + offset2;
-    int8_t *out = (int8_t *)ctx->output + out_offset;
+    const uint8_t *a = (const uint8_t *)ctx->input1 + offset1;
+    const uint8_t *b = (const uint8_t *)ctx->input2 + offset2;
+    uint8_t *out = (uint8_t *)ctx->output + out_offset;
     int32_t i;
     for (i = 0; i < n; ++i) {
         /* |value + offset| <= 255, so shifting left by 20 cannot overflow. */
-        const int32_t shifted1 = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)1 << p->left_shift);
-        const int32_t shifted2 = ((int32_t)b[i * stride2] + p->input2_offset) * ((int32_t)1 << p->left_shift);
+        const int32_t value1 = mcu_widen_8bit(a[i * stride1], is_signed) + p->input1_offset;
+        const int32_t value2 = mcu_widen_8bit(b[i * stride2], is_signed) + p->input2_offset;
+        const int32_t shifted1 = value1 * ((int32_t)1 << p->left_shift);
+        const int32_t shifted2 = value2 * ((int32_t)1 << p->left_shift);
         const int32_t scaled1 =
             mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted1, p->input1_multiplier, (int)p->input1_shift);
         const int32_t scaled2 =
@@ -66,29 +29,42 @@ static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1
         const int32_t raw = mcu_mul_by_quantized_mul_smaller_than_one_exp(scaled1 + scaled2, p->output_multiplier,
                                                                           (int)p->output_shift) +
                             p->output_offset;
-        out[i] = (int8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
+        out[i] = (uint8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
     }
 }
 
-static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void mul_row_8bit(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                         int32_t stride2, int32_t out_offset, int32_t n, int is_signed)
 {
     const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
-    const int8_t *a = (const int8_t *)ctx->input1 + offset1;
-    const int8_t *b = (const int8_t *)ctx->input2 + offset2;
-    int8_t *out = (int8_t *)ctx->output + out_offset;
+    const uint8_t *a = (const uint8_t *)ctx->input1 + offset1;
+    const uint8_t *b = (const uint8_t *)ctx->input2 + offset2;
+    uint8_t *out = (uint8_t *)ctx->output + out_offset;
     int32_t i;
     for (i = 0; i < n; ++i) {
-        const int32_t product = ((int32_t)a[i * stride1] + p->input1_offset) * ((int32_t)b[i * stride2] + p->input2_offset);
+        const int32_t product = (mcu_widen_8bit(a[i * stride1], is_signed) + p->input1_offset) *
+                                (mcu_widen_8bit(b[i * stride2], is_signed) + p->input2_offset);
         const int32_t raw =
             mcu_mul_by_quantized_mul(product, p->output_multiplier, (int)p->output_shift) + p->output_offset;
-        out[i] = (int8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
+        out[i] = (uint8_t)mcu_clamp_s32(raw, p->act_min, p->act_max);
     }
 }
 
+#define MCU_ROW_8BIT(name, row_8bit, is_signed)                                                                 \
+    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,      \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
+    {                                                                                                           \
+        row_8bit(ctx, offset1, stride1, offset2, stride2, out_offset, n, is_signed);                             \
+    }
+
+MCU_ROW_8BIT(add_row_s8, add_row_8bit, 1)
+MCU_ROW_8BIT(add_row_u8, add_row_8bit, 0)
+MCU_ROW_8BIT(mul_row_s8, mul_row_8bit, 1)
+MCU_ROW_8BIT(mul_row_u8, mul_row_8bit, 0)
+
 #define MCU_BINARY_ROW_F32(name, expr)                                                                          \
-    static void name(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
-                     int32_t out_offset, int32_t n)                                                             \
+    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,      \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
     {                                                                                                           \
         const mcu_binary_f32_params *p = (const mcu_binary_f32_params *)ctx->params;                            \
         const float *a = (const float *)ctx->input1 + offset1;                                                  \
@@ -108,25 +84,42 @@ MCU_BINARY_ROW_F32(mul_row_f32, x * y)
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2,
+                               output);
+}
+
+void mcu_add_u8(const mcu_add_s8_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_u8, p, input1, input2,
+                               output);
+}
+
+void mcu_mul_u8(const mcu_mul_s8_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_u8, p, input1, input2,
+                               output);
 }
 
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2,
+                               output);
 }
