@@ -220,3 +220,29 @@ def test_quantize_dequantize_sweep_is_bit_exact_on_cortex_m4(int16_activations):
     dequantize = [DEQUANTIZE_CASES[i] for i in (0, 2, 3, 6, 7, 9)]
     model, input_sets = sweep_model(subset, dequantize, 5120, seed=1)
     assert_matches_reference(model, input_sets=input_sets, target="mps2-an386")
+
+
+def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
+    """The generated source says why it needs -ffp-contract=off near its top,
+    the board Makefile passes it, and so does every build snippet in the
+    README (a fused multiply-add would change float results)."""
+    from mcu_planner.check import generate_for_model
+    from mcu_planner.codegen import write_output
+    from mcu_planner.firmware_build import build_firmware
+    from mcu_planner.resources import templates_dir
+
+    model = conversion_model([("int8", 1 / 255, -128)], [], 16)
+    _, _, files = generate_for_model(model, name="fp_model")
+    outdir = write_output(files, tmp_path / "out")
+    header_comment = (outdir / "fp_model.c").read_text().split("*/")[0]
+    assert "-ffp-contract=off" in header_comment
+    build_firmware(outdir, model=files.interface, ram_bytes=1 << 20, run_make=False)
+    cflags = (outdir / "Makefile").read_text().split("CFLAGS :=")[1].split("\n\n")[0]
+    assert "-ffp-contract=off" in cflags
+    readme = (templates_dir().parent / "README.md").read_text()
+    snippets = [
+        line
+        for line in readme.splitlines()
+        if line.startswith("cc ") or "CFLAGS" in line or "target_compile_options" in line
+    ]
+    assert snippets and all("-ffp-contract=off" in line for line in snippets)
