@@ -93,6 +93,10 @@ def snake_case(camel: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", s).lower()
 
 
+# The note a model gets when its shape signatures leave a non-batch dimension open.
+DYNAMIC_INNER_NOTE = "dimensions dynamic (-1) in shape_signature beyond the batch are planned with the sizes in shape"
+
+
 @dataclass(frozen=True)
 class OptionField:
     name: str  # snake_case schema name
@@ -415,15 +419,25 @@ class _ModelParser:
         signature = self.ints(tensor.ShapeSignatureAsNumpy())
         if signature and len(signature) != len(shape):
             self.fail(f"{what}: shape {shape} and shape signature {list(signature)} differ in rank")
-        dynamic = {i for i, d in enumerate(shape) if d == -1} | {i for i, d in enumerate(signature) if d == -1}
-        if dynamic - {0}:
-            dim = min(dynamic - {0})
-            self.fail(f"{what} has a dynamic dimension {dim} (-1) in shape {list(signature or shape)}; only a dynamic batch (dimension 0) can be planned")
-        if dynamic:
-            shape[0] = 1
-            note = "input batch dimension is dynamic (-1); planned as 1"
+        unknown = [i for i, d in enumerate(shape) if d == -1 and i > 0]
+        if unknown:
+            self.fail(
+                f"{what} has dimension {unknown[0]} unknown (-1) in its shape {shape}; only a dynamic batch "
+                f"(dimension 0) can be planned without a size"
+            )
+        if shape and (shape[0] == -1 or (signature and signature[0] == -1)):
+            # The interpreter allocates `shape`; a batch it does not give is 1.
+            if shape[0] == -1:
+                shape[0] = 1
+            note = f"input batch dimension is dynamic (-1); planned as {shape[0]}"
             if note not in self.notes:
                 self.notes.append(note)
+        if any(d == -1 for d in signature[1:]) and not any(n.startswith(DYNAMIC_INNER_NOTE) for n in self.notes):
+            # Time-major and other sequence exports: the signature leaves a
+            # dimension open, the shape holds the size it was converted with,
+            # which is what the interpreter allocates.  One note names the
+            # first such tensor.
+            self.notes.append(f"{DYNAMIC_INNER_NOTE} (first: {what}, {list(signature)} -> {shape})")
         for d in shape:
             if d < 0:
                 self.fail(f"{what} has a negative dimension in shape {shape}")
