@@ -8,6 +8,7 @@ the bytes ends as one InputError line naming the file and what was being read.
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 import os
 import re
 import struct
@@ -20,8 +21,8 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .errors import InputError, McuPlanError, UnsupportedModel
-from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
+from .errors import InputError, McuPlanError, UnsupportedModel, unsupported_model_error
+from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
 
 TFLITE_IDENTIFIER = b"TFL3"
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
@@ -40,6 +41,13 @@ _DTYPE_NAMES = {
     tflite.TensorType.INT16: "int16",
     tflite.TensorType.INT8: "int8",
     tflite.TensorType.INT4: "int4",
+    tflite.TensorType.BFLOAT16: "bfloat16",
+    tflite.TensorType.UINT16: "uint16",
+    tflite.TensorType.UINT32: "uint32",
+    tflite.TensorType.UINT64: "uint64",
+    tflite.TensorType.FLOAT64: "float64",
+    tflite.TensorType.COMPLEX64: "complex64",
+    tflite.TensorType.COMPLEX128: "complex128",
 }
 assert set(_DTYPE_NAMES.values()) <= set(DTYPE_BITS)
 
@@ -188,6 +196,8 @@ class _ModelParser:
         self.label = label
         self.where = "model header"
         self.notes: list[str] = []
+        # Used tensors of a type without an element size: index -> type name.
+        self.unsized_types: dict[int, str] = {}
 
     def fail(self, message: str) -> None:
         raise InputError(f"{self.label}: {message}")
@@ -278,6 +288,9 @@ class _ModelParser:
             self.where = f"tensor {i}"
             tensors.append(self.read_tensor(i, subgraph.Tensors(i), i in used))
 
+        if self.unsized_types:
+            self.refuse_unsized_types(tensors, operators)
+
         self.where = "metadata"
         offline = self.read_offline_offsets(model, num_tensors)
         self.where = "model description"
@@ -290,6 +303,17 @@ class _ModelParser:
             offline_offsets=offline,
             notes=tuple(self.notes),
             description=description,
+        )
+
+    def refuse_unsized_types(self, tensors: list[Tensor], operators: list[Operator]) -> None:
+        """Exit 4 naming the ops that touch tensors of a type without an
+        element size, and the types."""
+        combinations: Counter[str] = Counter()
+        for op in operators:
+            if any(t in self.unsized_types for t in op.inputs + op.outputs):
+                combinations[operator_dtype_key(op, tensors)] += 1
+        raise unsupported_model_error(
+            dict(combinations), {}, dict(Counter(self.unsized_types.values())), label=self.label
         )
 
     def read_op_codes(self, model) -> list[tuple[str, int, str | None]]:
@@ -394,9 +418,13 @@ class _ModelParser:
         type_code = tensor.Type()
         dtype = _DTYPE_NAMES.get(type_code)
         if dtype is None:
-            type_name = _TENSOR_TYPE_NAMES.get(type_code, f"type code {type_code}").lower()
+            if type_code not in _TENSOR_TYPE_NAMES:
+                self.fail(f"{what} has type code {type_code}, which is no TFLite tensor type")
+            type_name = _TENSOR_TYPE_NAMES[type_code].lower()
             if used:
-                raise InputError(f"{self.label}: {what} has dtype {type_name}, which mcu-planner does not handle")
+                # No fixed element size (string, resource, variant): nothing
+                # can be planned; parse() reports it with the ops that use it.
+                self.unsized_types[index] = type_name
             # Unused tensors are never looked at again; keep the index slot.
             return Tensor(index, name, self.ints(tensor.ShapeAsNumpy()), type_name)
 

@@ -314,8 +314,12 @@ def test_unknown_dtype_only_matters_when_used():
     assert read_model(mb.build()).tensors[x].dtype == "int8"
 
     mb.add_op("RELU", (2,), (y,))
-    with pytest.raises(InputError, match=r"tensor 2 \(label_names\) has dtype string"):
+    with pytest.raises(UnsupportedModel) as caught:
         read_model(mb.build())
+    assert caught.value.exit_code == 4
+    lines = str(caught.value).splitlines()
+    assert "unsupported tensor type string" in lines[0]
+    assert "  RELU string->int8: 1 op" in lines and "  tensor type string: 1 tensor" in lines
 
 
 def test_constant_data_of_wrong_length():
