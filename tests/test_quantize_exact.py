@@ -223,9 +223,10 @@ def test_quantize_dequantize_sweep_is_bit_exact_on_cortex_m4(int16_activations):
 
 
 def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
-    """The generated source says why it needs -ffp-contract=off near its top,
-    the board Makefile passes it, and so does every build snippet in the
-    README (a fused multiply-add would change float results)."""
+    """The generated source says why it needs -ffp-contract=off near its top;
+    the build files of OUTDIR (NAME.mk, CMakeLists.txt), the board Makefile
+    and every compiler command in the README pass it (a fused multiply-add
+    would change float results)."""
     from mcu_planner.check import generate_for_model
     from mcu_planner.codegen import write_output
     from mcu_planner.firmware_build import build_firmware
@@ -236,13 +237,12 @@ def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     outdir = write_output(files, tmp_path / "out")
     header_comment = (outdir / "fp_model.c").read_text().split("*/")[0]
     assert "-ffp-contract=off" in header_comment
+    make_fragment = (outdir / "fp_model.mk").read_text()
+    assert "-ffp-contract=off" in make_fragment.split("FP_MODEL_CFLAGS :=")[1].splitlines()[0]
+    assert "-ffp-contract=off" in (outdir / "CMakeLists.txt").read_text()
     build_firmware(outdir, model=files.interface, ram_bytes=1 << 20, run_make=False)
     cflags = (outdir / "Makefile").read_text().split("CFLAGS :=")[1].split("\n\n")[0]
     assert "-ffp-contract=off" in cflags
     readme = (templates_dir().parent / "README.md").read_text()
-    snippets = [
-        line
-        for line in readme.splitlines()
-        if line.startswith("cc ") or "CFLAGS" in line or "target_compile_options" in line
-    ]
-    assert snippets and all("-ffp-contract=off" in line for line in snippets)
+    commands = [line for line in readme.splitlines() if line.startswith(("cc ", "gcc ", "arm-none-eabi-gcc "))]
+    assert commands and all("-ffp-contract=off" in line for line in commands)
