@@ -5,23 +5,10 @@
 
 #include "mcu_quant.h"
 
-typedef struct {
-    const void *params;
-    const void *input1;
-    const void *input2;
-    void *output;
-} call_context;
-
-/* One run of the innermost dimension: n outputs starting at out_offset, the
- * inputs starting at their own offsets and stepping by stride1 / stride2. */
-typedef void (*row_fn)(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
-                       int32_t stride2, int32_t out_offset, int32_t n);
-
-/* Walks the output in row-major order, one innermost row at a time. */
-static void for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
-                         row_fn row, const void *params, const void *input1, const void *input2, void *output)
+void mcu_for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
+                      mcu_row_fn row, const void *params, const void *input1, const void *input2, void *output)
 {
-    const call_context ctx = {params, input1, input2, output};
+    const mcu_row_context ctx = {params, input1, input2, output};
     int32_t index[MCU_MAX_RANK] = {0};
     const int32_t inner = rank - 1;
     const int32_t n = dims[inner];
@@ -47,7 +34,7 @@ static void for_each_row(int32_t rank, const int32_t *dims, const int32_t *strid
     }
 }
 
-static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
+static void add_row_s8(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
                        int32_t out_offset, int32_t n)
 {
     const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
@@ -70,7 +57,7 @@ static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1
     }
 }
 
-static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
+static void mul_row_s8(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
                        int32_t out_offset, int32_t n)
 {
     const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
@@ -87,7 +74,7 @@ static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1
 }
 
 #define MCU_BINARY_ROW_F32(name, expr)                                                                          \
-    static void name(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
+    static void name(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
                      int32_t out_offset, int32_t n)                                                             \
     {                                                                                                           \
         const mcu_binary_f32_params *p = (const mcu_binary_f32_params *)ctx->params;                            \
@@ -108,25 +95,25 @@ MCU_BINARY_ROW_F32(mul_row_f32, x * y)
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2, output);
+    mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2, output);
 }
 
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2, output);
+    mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2, output);
 }
 
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2, output);
+    mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2, output);
 }
 
 void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2, output);
+    mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2, output);
 }
 
 void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2, output);
+    mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2, output);
 }

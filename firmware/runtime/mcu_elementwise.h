@@ -60,6 +60,23 @@ typedef struct {
     float act_max;
 } mcu_binary_f32_params;
 
+/* The walk itself, for other broadcasting kernels (mcu_math.c): calls `row`
+ * once per innermost run of the output. */
+typedef struct {
+    const void *params;
+    const void *input1;
+    const void *input2;
+    void *output;
+} mcu_row_context;
+
+/* One run of the innermost dimension: n outputs starting at out_offset, the
+ * inputs starting at their own offsets and stepping by stride1 / stride2. */
+typedef void (*mcu_row_fn)(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                           int32_t stride2, int32_t out_offset, int32_t n);
+
+void mcu_for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
+                      mcu_row_fn row, const void *params, const void *input1, const void *input2, void *output);
+
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);

@@ -21,6 +21,7 @@ from ..graph import Graph, Operator, Tensor
 from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
+from .math import lower_float_logistic_tanh
 
 SOURCES = ("mcu_activations",)
 
@@ -72,6 +73,8 @@ def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
 @lowers("LOGISTIC", "TANH")
 def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
+    if inp.dtype == "float32":
+        return lower_float_logistic_tanh(op, graph)
     require_dtype(op, inp, "int8")
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.

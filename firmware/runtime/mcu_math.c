@@ -1,0 +1,115 @@
+/* Follows TensorFlow Lite's reference kernels: div.cc, pow.cc,
+ * squared_difference.cc, maximum_minimum.cc, activations.cc (PRELU, float
+ * LOGISTIC and TANH, GELU), elementwise.cc / exp.cc / neg.cc (the unary ops)
+ * and l2norm.cc, each expression in the reference's float operations and
+ * order. */
+#include "mcu_math.h"
+
+#include <math.h>
+
+#include "mcu_quant.h"
+
+#define MCU_BROADCAST_ROW(name, params_t, in_t, out_t, expr)                                                  \
+    static void name(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,             \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
+    {                                                                                                           \
+        const params_t *p = (const params_t *)ctx->params;                                                      \
+        const in_t *a = (const in_t *)ctx->input1 + offset1;                                                    \
+        const in_t *b = (const in_t *)ctx->input2 + offset2;                                                    \
+        out_t *out = (out_t *)ctx->output + out_offset;                                                         \
+        int32_t i;                                                                                              \
+        (void)p;                                                                                                \
+        for (i = 0; i < n; ++i) {                                                                               \
+            const in_t x = a[i * stride1];                                                                      \
+            const in_t y = b[i * stride2];                                                                      \
+            out[i] = (expr);                                                                                    \
+        }                                                                                                       \
+    }
+
+#define MCU_BROADCAST_KERNEL(name, params_t, in_t, out_t, expr)                                               \
+    MCU_BROADCAST_ROW(name##_row, params_t, in_t, out_t, expr)                                                \
+    void name(const params_t *p, const in_t *input1, const in_t *input2, out_t *output)                       \
+    {                                                                                                         \
+        mcu_for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, name##_row, p, input1, input2, \
+                         output);                                                                             \
+    }
+
+static float squared_difference(float x, float y)
+{
+    const float difference = x - y;
+    return difference * difference;
+}
+
+MCU_BROADCAST_KERNEL(mcu_div_f32, mcu_binary_f32_params, float, float, mcu_clamp_f32(x / y, p->act_min, p->act_max))
+MCU_BROADCAST_KERNEL(mcu_pow_f32, mcu_broadcast_params, float, float, powf(x, y))
+MCU_BROADCAST_KERNEL(mcu_squared_difference_f32, mcu_broadcast_params, float, float, squared_difference(x, y))
+/* MaximumOp / MinimumOp: el1 > el2 ? el1 : el2 (NaN in el1 loses). */
+MCU_BROADCAST_KERNEL(mcu_maximum_f32, mcu_broadcast_params, float, float, x > y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_minimum_f32, mcu_broadcast_params, float, float, x < y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
+
+#define MCU_UNARY_F32(name, expr)                                                         \
+    void name(const mcu_unary_f32_params *p, const float *input, float *output)           \
+    {                                                                                     \
+        int32_t i;                                                                        \
+        for (i = 0; i < p->size; ++i) {                                                   \
+            const float x = input[i];                                                     \
+            output[i] = (expr);                                                           \
+        }                                                                                 \
+    }
+
+/* reference_ops::Logistic: exact limits instead of exp() at the tails. */
+static float logistic(float x)
+{
+    const float cutoff_upper = 16.619047164916992188f;
+    const float cutoff_lower = -9.f;
+    if (x > cutoff_upper) {
+        return 1.0f;
+    }
+    if (x < cutoff_lower) {
+        return expf(x);
+    }
+    return 1.f / (1.f + expf(-x));
+}
+
+/* sqrt(2 / pi) rounded to float, as gelu.h's constexpr float. */
+#define MCU_SQRT_2_OVER_PI_F 0.797884583f
+/* 1 / sqrt(2) rounded to float (static_cast<float>(M_SQRT1_2)). */
+#define MCU_SQRT1_2_F 0.707106769f
+
+MCU_UNARY_F32(mcu_exp_f32, expf(x))
+MCU_UNARY_F32(mcu_log_f32, logf(x))
+MCU_UNARY_F32(mcu_sqrt_f32, sqrtf(x))
+MCU_UNARY_F32(mcu_rsqrt_f32, 1.f / sqrtf(x))
+MCU_UNARY_F32(mcu_square_f32, x * x)
+MCU_UNARY_F32(mcu_abs_f32, fabsf(x))
+MCU_UNARY_F32(mcu_neg_f32, -x)
+MCU_UNARY_F32(mcu_logistic_f32, logistic(x))
+MCU_UNARY_F32(mcu_tanh_f32, tanhf(x))
+/* 0.5 * x * erfc(-x / sqrt(2)): the reference evaluates it with Eigen's own
+ * erfc, so results agree within tolerance, not bit for bit. */
+MCU_UNARY_F32(mcu_gelu_f32, 0.5f * x * erfcf(x * -MCU_SQRT1_2_F))
+MCU_UNARY_F32(mcu_gelu_approximate_f32,
+              0.5f * x * (1.f + tanhf(MCU_SQRT_2_OVER_PI_F * (x + 0.044715f * x * x * x))))
+
+void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const float *input, float *output)
+{
+    const float epsilon = 1e-6f;
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const float *in_row = input + (size_t)i * (size_t)p->depth;
+        float *out_row = output + (size_t)i * (size_t)p->depth;
+        float squared_l2_norm = 0.0f;
+        float l2_norm;
+        for (c = 0; c < p->depth; ++c) {
+            squared_l2_norm += in_row[c] * in_row[c];
+        }
+        l2_norm = sqrtf(squared_l2_norm);
+        l2_norm = l2_norm < epsilon ? epsilon : l2_norm; /* std::max(l2_norm, epsilon) */
+        for (c = 0; c < p->depth; ++c) {
+            out_row[c] = in_row[c] / l2_norm;
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/* float32 math operators with TFLite's reference semantics, and the int8
+ * ones that only compare or move raw values.
+ *
+ * Binary ops broadcast as ADD does (mcu_elementwise.h: the output walked as
+ * `rank` dims, each input with its own element strides, 0 where broadcast).
+ * Unary ops map element i to element i: the output may share the input's
+ * bytes.  Where TFLite calls std::exp, std::log, std::tanh ... these call the
+ * C library's expf, logf, tanhf: bit-exact with the reference where both use
+ * the same libm (the host), within check's float tolerance elsewhere
+ * (newlib on a Cortex-M). */
+#ifndef MCU_MATH_H
+#define MCU_MATH_H
+
+#include "mcu_elementwise.h"
+#include "mcu_runtime.h"
+
+/* The broadcast walk alone: ops without a fused activation. */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+} mcu_broadcast_params;
+
+/* DIV takes a fused activation: mcu_binary_f32_params as ADD. */
+void mcu_div_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
+void mcu_pow_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+void mcu_squared_difference_f32(const mcu_broadcast_params *p, const float *input1, const float *input2,
+                                float *output);
+void mcu_maximum_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+void mcu_minimum_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+/* PRELU: input1 the data, input2 alpha. */
+void mcu_prelu_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+/* int8 MAXIMUM / MINIMUM compare the stored values (TFLite requires the
+ * inputs and output to share one quantization). */
+void mcu_maximum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+void mcu_minimum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+
+typedef struct {
+    int32_t size;
+} mcu_unary_f32_params;
+
+void mcu_exp_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_log_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_sqrt_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_rsqrt_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_square_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_abs_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_neg_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_logistic_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_tanh_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_gelu_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_gelu_approximate_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+
+/* L2_NORMALIZATION over the last dimension. */
+typedef struct {
+    int32_t outer_size;
+    int32_t depth;
+} mcu_l2_normalization_f32_params;
+
+void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const float *input, float *output);
+
+#endif /* MCU_MATH_H */

@@ -1,0 +1,112 @@
+"""Float math operators (mcu_math.c) against TFLite's reference kernels:
+binary ops over broadcast shape pairs, unary ops, PRELU's alpha layouts,
+L2_NORMALIZATION and GELU; int8 MAXIMUM / MINIMUM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernel_models import ACTIVATIONS, Branches, FloatNet, assert_matches_reference, random_int8_quant
+from mcu_planner.check import check_model
+from test_kernels_elementwise import random_shape_pair
+
+BINARY = ("div", "pow", "squared_difference", "maximum", "minimum")
+UNARY = ("exp", "log", "sqrt", "rsqrt", "square", "abs", "neg", "logistic", "tanh")
+
+
+def binary_model(seed: int, branches: int = 10) -> bytes:
+    """Every binary op over random broadcastable shape pairs; the second
+    operand sometimes a constant.  POW gets a positive base (|x| + 0.5) so
+    that most results are numbers, and DIV a fused activation."""
+    rng = np.random.default_rng(seed)
+    net = FloatNet(seed)
+    outputs = []
+    for k in range(branches):
+        name = BINARY[k % len(BINARY)]
+        shape1, shape2 = random_shape_pair(rng)
+        a = net.input(shape1)
+        b = net.const(shape2, 2.0) if rng.random() < 0.3 else net.input(shape2)
+        if name == "pow":
+            a = net.op("ADD", (net.abs(a), net.scalar(0.5)), shape1)
+        if name == "div":
+            outputs.append(net.div(a, b, str(rng.choice(ACTIVATIONS))))
+        else:
+            outputs.append(getattr(net, name)(a, b))
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_float_binary_math_matches_reference(seed):
+    assert_matches_reference(binary_model(seed), inputs=3, seed=seed)
+
+
+def test_float_binary_math_on_equal_values_and_ties():
+    """MAXIMUM / MINIMUM of a tensor with itself, x / x, (x - x)^2: the
+    comparison and NaN-free cases where operand order decides."""
+    net = FloatNet(1)
+    x = net.input((4, 7))
+    outputs = [net.maximum(x, x), net.minimum(x, x), net.div(x, x), net.squared_difference(x, x), net.pow(x, x)]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+def test_float_unary_math_matches_reference():
+    """Each unary op on raw inputs in [-1, 1] (NaN where the domain ends: the
+    check compares NaN with NaN) and on a wider, positive range."""
+    net = FloatNet(2)
+    outputs = []
+    for k, name in enumerate(UNARY):
+        shape = [(1, 9), (2, 3, 5), (1, 4, 4, 3), (17,)][k % 4]
+        x = net.input(shape)
+        outputs.append(getattr(net, name)(x))
+        scaled = net.op("MUL", (net.abs(x), net.scalar(30.0)), shape)  # wider, positive
+        scaled = net.op("ADD", (scaled, net.scalar(0.25)), shape)
+        outputs.append(getattr(net, name)(scaled))
+    assert_matches_reference(net.build(*outputs), inputs=4)
+
+
+def test_logistic_and_tanh_tails():
+    """Inputs scaled to [-40, 40] reach LOGISTIC's cut-offs (-9 and 16.6)."""
+    net = FloatNet(3)
+    x = net.input((64,))
+    wide = net.op("MUL", (x, net.scalar(40.0)), (64,))
+    assert_matches_reference(net.build(net.logistic(wide), net.tanh(wide), net.exp(wide)), inputs=4)
+
+
+@pytest.mark.parametrize("alpha_shape", [(1,), (5,), (1, 1, 5), (3, 4, 5), (1, 4, 1)])
+def test_prelu_matches_reference(alpha_shape):
+    net = FloatNet(4)
+    x = net.input((1, 3, 4, 5))
+    assert_matches_reference(net.build(net.prelu(x, net.const(alpha_shape, 0.5))), inputs=3)
+
+
+@pytest.mark.parametrize("shape", [(1, 10), (2, 3, 8), (1, 4, 4, 3), (5,)])
+def test_l2_normalization_matches_reference(shape):
+    net = FloatNet(5)
+    x = net.input(shape)
+    tiny = net.op("MUL", (x, net.scalar(1e-8)), shape)
+    assert_matches_reference(net.build(net.l2_normalization(x), net.l2_normalization(tiny)), inputs=3)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_within_tolerance(approximate):
+    """GELU's reference evaluates erfc / tanh with Eigen's own approximations
+    (gelu.h), not the C library's: the outputs agree within check's float
+    tolerance, not bit for bit."""
+    net = FloatNet(6)
+    x = net.input((3, 50))
+    wide = net.op("MUL", (x, net.scalar(6.0)), (3, 50))
+    report = check_model(net.build(net.gelu(wide, approximate)), inputs=4, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
+def test_int8_maximum_minimum_match_reference():
+    rng = np.random.default_rng(7)
+    model = Branches("int8 maximum / minimum")
+    for k in range(6):
+        shape1, shape2 = random_shape_pair(rng)
+        q = random_int8_quant(rng)
+        a = model.input(shape1, "int8", q)
+        b = model.input(shape2, "int8", q)
+        model.op("MAXIMUM" if k % 2 == 0 else "MINIMUM", (a, b), np.broadcast_shapes(shape1, shape2), "int8", q)
+    assert_matches_reference(model.build(), inputs=3)
