@@ -110,3 +110,37 @@ def test_int8_maximum_minimum_match_reference():
         b = model.input(shape2, "int8", q)
         model.op("MAXIMUM" if k % 2 == 0 else "MINIMUM", (a, b), np.broadcast_shapes(shape1, shape2), "int8", q)
     assert_matches_reference(model.build(), inputs=3)
+
+
+REDUCTION_CASES = [
+    ((2, 3, 4, 5), (1, 2), True),
+    ((2, 3, 4, 5), (3,), False),
+    ((2, 3, 4, 5), (0, 2), False),
+    ((2, 3, 4, 5), (-1, 0, 1, 2), False),
+    ((6, 7), (0,), True),
+    ((1, 9, 2), (1,), False),
+    ((4,), (0,), False),
+]
+
+
+def test_float_sum_and_reduce_max_match_reference():
+    net = FloatNet(8)
+    outputs = []
+    for shape, axes, keep_dims in REDUCTION_CASES:
+        x = net.input(shape)
+        wide = net.op("MUL", (x, net.scalar(100.0)), shape)  # sums of larger magnitudes round
+        outputs += [net.sum(wide, axes, keep_dims), net.reduce_max(x, axes, keep_dims)]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+def test_int8_reduce_max_matches_reference():
+    rng = np.random.default_rng(9)
+    model = Branches("int8 reduce_max")
+    for shape, axes, keep_dims in REDUCTION_CASES:
+        q = random_int8_quant(rng)
+        x = model.input(shape, "int8", q)
+        axes_set = {a % len(shape) for a in axes}
+        out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)
+        axis = model.constant(np.array(axes, np.int32), "int32")
+        model.op("REDUCE_MAX", (x, axis), out, "int8", q, {"keep_dims": keep_dims})
+    assert_matches_reference(model.build(), inputs=3)

@@ -4,43 +4,68 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Graph, Operator
+from ..graph import Graph, Operator, Tensor
 from ..quant import mean_multiplier
 from . import KernelCall, NotLowerable, lowers
 from .common import MAX_RANK, constant_ints, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
 from .shape_ops import padded, strides
 
 
-@lowers("MEAN")
-def lower_mean(op: Operator, graph: Graph) -> KernelCall:
+def _reduction(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, dict | None]:
+    """(input, output, shape fields) of a reduction over constant axes; the
+    shape fields are None when no axis is reduced (TFLite then copies)."""
     inp = input_tensor(op, graph, 0)
     out = output_tensor(op, graph)
     rank = len(inp.shape)
     if rank == 0 or rank > MAX_RANK:
-        raise NotLowerable(f"MEAN of rank {rank}")
+        raise NotLowerable(f"{op.opcode} of rank {rank}")
     if inp.num_elements == 0:
-        raise NotLowerable("MEAN of an empty tensor")
+        raise NotLowerable(f"{op.opcode} of an empty tensor")
     raw_axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
     if any(not -rank <= a < rank for a in raw_axes):
-        raise NotLowerable(f"MEAN over axes {raw_axes} of a rank-{rank} tensor")
+        raise NotLowerable(f"{op.opcode} over axes {raw_axes} of a rank-{rank} tensor")
     axes = sorted({a % rank for a in raw_axes})
     if not axes:
-        # TFLite copies the input unchanged (ReduceIsCopy), even across a
-        # change of quantization.
-        if inp.nbytes != out.nbytes:
-            raise NotLowerable(f"MEAN over no axes from {inp.shape} to {out.shape}")
-        return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+        return inp, out, None
     kept = [1 if i in axes else d for i, d in enumerate(inp.shape)]
     reduced = [d if i in axes else 1 for i, d in enumerate(inp.shape)]
-    count = int(np.prod(reduced))
     if out.num_elements != int(np.prod(kept)):
-        raise NotLowerable(f"MEAN output {out.shape} does not match input {inp.shape} over axes {axes}")
+        raise NotLowerable(f"{op.opcode} output {out.shape} does not match input {inp.shape} over axes {axes}")
     shape = {
         "kept_dims": int32_array(padded(kept)),
         "reduced_dims": int32_array(padded(reduced)),
         "input_strides": int32_array(padded(strides(list(inp.shape)), fill=0)),
-        "count": count,
+        "count": int(np.prod(reduced)),
     }
+    return inp, out, shape
+
+
+def _copy(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
+    # TFLite copies the input unchanged (ReduceIsCopy), even across a change
+    # of quantization.
+    if inp.nbytes != out.nbytes:
+        raise NotLowerable(f"{op.opcode} over no axes from {inp.shape} to {out.shape}")
+    return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+
+
+@lowers("SUM", "REDUCE_MAX")
+def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    if shape is None:
+        return _copy(op, inp, out)
+    dtypes = ("float32",) if op.opcode == "SUM" else ("float32", "int8")
+    require_dtype(op, inp, *dtypes)
+    require_dtype(op, out, inp.dtype)
+    function = f"mcu_{op.opcode.lower()}_{'f32' if inp.dtype == 'float32' else 's8'}"
+    return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+@lowers("MEAN")
+def lower_mean(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    if shape is None:
+        return _copy(op, inp, out)
+    count = shape["count"]
     args = (op.inputs[0], op.outputs[0])
 
     if inp.dtype == "float32":
