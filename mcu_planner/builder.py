@@ -870,6 +870,25 @@ class FloatNet:
     def reduce_max(self, x: int, axes, keep_dims: bool = False) -> int:
         return self._reduce("REDUCE_MAX", x, axes, keep_dims)
 
+    # matrices and rearrangements
+    def batch_matmul(self, a: int, b: int, adj_x: bool = False, adj_y: bool = False) -> int:
+        sa, sb = self.shape(a), self.shape(b)
+        rows = sa[-1] if adj_x else sa[-2]
+        cols = sb[-2] if adj_y else sb[-1]
+        out = tuple(np.broadcast_shapes(sa[:-2], sb[:-2])) + (rows, cols)
+        return self.op("BATCH_MATMUL", (a, b), out, {"adj_x": adj_x, "adj_y": adj_y})
+
+    def space_to_depth(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("SPACE_TO_DEPTH", (x,), (n, h // block, w // block, c * block * block), {"block_size": block})
+
+    def depth_to_space(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("DEPTH_TO_SPACE", (x,), (n, h * block, w * block, c // (block * block)), {"block_size": block})
+
+    def reverse_v2(self, x: int, axes) -> int:
+        return self.op("REVERSE_V2", (x, self.int32_const(list(axes))), self.shape(x))
+
 
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
                     input_ranges: Sequence[tuple[float, float]] | None = None, **kwargs) -> bytes:

@@ -144,3 +144,47 @@ def test_int8_reduce_max_matches_reference():
         axis = model.constant(np.array(axes, np.int32), "int32")
         model.op("REDUCE_MAX", (x, axis), out, "int8", q, {"keep_dims": keep_dims})
     assert_matches_reference(model.build(), inputs=3)
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, adj_x, adj_y",
+    [
+        ((3, 4), (4, 5), False, False),
+        ((2, 3, 4), (2, 4, 5), False, False),
+        ((2, 3, 4), (4, 5), False, False),
+        ((1, 3, 4), (6, 4, 2), False, False),
+        ((2, 1, 4, 3), (1, 3, 5, 4), True, True),
+        ((2, 6, 3), (2, 6, 7), True, False),
+        ((5, 8), (2, 7, 8), False, True),
+    ],
+)
+def test_float_batch_matmul_matches_reference(lhs, rhs, adj_x, adj_y):
+    net = FloatNet(10)
+    a = net.input(lhs)
+    b = net.input(rhs) if len(rhs) != 2 else net.const(rhs)
+    assert_matches_reference(net.build(net.batch_matmul(a, b, adj_x, adj_y)), inputs=3)
+
+
+def test_space_depth_and_reverse_match_reference():
+    """float32 and int8 (same quantization in and out): SPACE_TO_DEPTH and
+    DEPTH_TO_SPACE with blocks 2 and 3, REVERSE_V2 over single axes, several
+    contiguous axes (TFLite refuses others) given in any order and negative."""
+    net = FloatNet(11)
+    x = net.input((2, 6, 6, 3))
+    y = net.input((1, 2, 3, 18))
+    z = net.input((2, 3, 4, 5, 2))
+    outputs = [
+        net.space_to_depth(x, 2), net.space_to_depth(x, 3), net.depth_to_space(y, 3),
+        net.reverse_v2(z, [1]), net.reverse_v2(z, [3, 2, -1]), net.reverse_v2(z, [0, 1]), net.reverse_v2(x, [3]),
+    ]
+    assert_matches_reference(net.build(*outputs), inputs=2)
+
+    model = Branches("int8 rearrangements")
+    q = (0.05, -7)
+    a = model.input((1, 4, 6, 2), "int8", q)
+    model.op("SPACE_TO_DEPTH", (a,), (1, 2, 3, 8), "int8", q, {"block_size": 2})
+    b = model.input((1, 2, 2, 8), "int8", q)
+    model.op("DEPTH_TO_SPACE", (b,), (1, 4, 4, 2), "int8", q, {"block_size": 2})
+    c = model.input((3, 5), "int8", q)
+    model.op("REVERSE_V2", (c, model.constant(np.array([1], np.int32), "int32")), (3, 5), "int8", q)
+    assert_matches_reference(model.build(), inputs=2)

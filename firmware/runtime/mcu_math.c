@@ -1,7 +1,7 @@
 /* Follows TensorFlow Lite's reference kernels: div.cc, pow.cc,
  * squared_difference.cc, maximum_minimum.cc, activations.cc (PRELU, float
  * LOGISTIC and TANH, GELU), elementwise.cc / exp.cc / neg.cc (the unary ops)
- * and l2norm.cc, each expression in the reference's float operations and
+ * l2norm.cc and batch_matmul.cc, each expression in the reference's float operations and
  * order. */
 #include "mcu_math.h"
 
@@ -110,6 +110,25 @@ void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const fl
         l2_norm = l2_norm < epsilon ? epsilon : l2_norm; /* std::max(l2_norm, epsilon) */
         for (c = 0; c < p->depth; ++c) {
             out_row[c] = in_row[c] / l2_norm;
+        }
+    }
+}
+
+void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs, const float *rhs, float *output)
+{
+    int32_t b, i, j, k;
+    for (b = 0; b < p->batches; ++b) {
+        const float *l = lhs + p->lhs_offsets[b];
+        const float *r = rhs + p->rhs_offsets[b];
+        for (i = 0; i < p->rows; ++i) {
+            for (j = 0; j < p->cols; ++j) {
+                float total = 0.0f;
+                for (k = 0; k < p->depth; ++k) {
+                    total += l[i * p->lhs_row_stride + k * p->lhs_depth_stride] *
+                             r[k * p->rhs_depth_stride + j * p->rhs_col_stride];
+                }
+                *output++ = total;
+            }
         }
     }
 }

@@ -60,4 +60,23 @@ typedef struct {
 
 void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const float *input, float *output);
 
+/* BATCH_MATMUL: output[b][i][j] = sum over k of lhs(i, k) * rhs(k, j), the
+ * sum in k order from 0 as the reference; each operand addressed through its
+ * own strides (adj_x / adj_y swap them) and a per-batch offset (broadcast
+ * batch dimensions repeat an offset). */
+typedef struct {
+    int32_t batches;
+    int32_t rows;
+    int32_t cols;
+    int32_t depth;
+    const int32_t *lhs_offsets; /* per output batch, in elements */
+    const int32_t *rhs_offsets;
+    int32_t lhs_row_stride;
+    int32_t lhs_depth_stride;
+    int32_t rhs_depth_stride;
+    int32_t rhs_col_stride;
+} mcu_batch_matmul_f32_params;
+
+void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs, const float *rhs, float *output);
+
 #endif /* MCU_MATH_H */

@@ -3,16 +3,27 @@
 Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
 through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
 RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH, GELU) map element to element;
-L2_NORMALIZATION normalises rows of the last dimension.  The expressions are
+L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
+multiplies matrices over broadcast batch dimensions.  The expressions are
 TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
 whose reference compares the stored values.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..graph import Graph, Operator, Tensor
 from . import KernelCall, NotLowerable, lowers
-from .common import activation_params, elementwise_operands, input_tensor, kernel_call, output_tensor, require_dtype
+from .common import (
+    activation_params,
+    elementwise_operands,
+    input_tensor,
+    int32_array,
+    kernel_call,
+    output_tensor,
+    require_dtype,
+)
 from .elementwise import broadcast_walk
 
 SOURCES = ("mcu_math",)
@@ -111,3 +122,46 @@ def lower_l2_normalization(op: Operator, graph: Graph) -> KernelCall:
     depth = inp.shape[-1]
     params = {"outer_size": inp.num_elements // depth if depth else 0, "depth": depth}
     return kernel_call(op, "mcu_l2_normalization_f32", "mcu_l2_normalization_f32_params", params, SOURCES)
+
+
+def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], matrix_elements: int) -> list[int]:
+    """Element offset of the operand's matrix for each output batch (row-major
+    over out_batch), repeating along the dimensions it is broadcast over."""
+    shape = (1,) * (len(out_batch) - len(batch_shape)) + tuple(batch_shape)
+    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    return [int(v) * matrix_elements for v in np.broadcast_to(index, out_batch).reshape(-1)]
+
+
+@lowers("BATCH_MATMUL")
+def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
+    lhs, rhs, out = _binary_operands(op, graph)
+    require_dtype(op, out, "float32")
+    if len(lhs.shape) < 2 or len(rhs.shape) < 2:
+        raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape}")
+    adj_x, adj_y = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
+    lhs_rows, lhs_cols = lhs.shape[-2:]
+    rhs_rows, rhs_cols = rhs.shape[-2:]
+    rows, depth = (lhs_cols, lhs_rows) if adj_x else (lhs_rows, lhs_cols)
+    rhs_depth, cols = (rhs_cols, rhs_rows) if adj_y else (rhs_rows, rhs_cols)
+    if depth != rhs_depth:
+        raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape} (adj_x {adj_x}, adj_y {adj_y})")
+    try:
+        out_batch = tuple(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
+    except ValueError:
+        raise NotLowerable(f"BATCH_MATMUL cannot broadcast batches {lhs.shape[:-2]} and {rhs.shape[:-2]}") from None
+    if tuple(out.shape) != out_batch + (rows, cols):
+        raise NotLowerable(f"BATCH_MATMUL output {out.shape}, expected {out_batch + (rows, cols)}")
+    params = {
+        "batches": int(np.prod(out_batch, dtype=np.int64)),
+        "rows": rows,
+        "cols": cols,
+        "depth": depth,
+        "lhs_offsets": int32_array(_batch_offsets(lhs.shape[:-2], out_batch, lhs_rows * lhs_cols)),
+        "rhs_offsets": int32_array(_batch_offsets(rhs.shape[:-2], out_batch, rhs_rows * rhs_cols)),
+        # Stored (rows, depth), or (depth, rows) with adj_x; rhs (depth, cols), or (cols, depth) with adj_y.
+        "lhs_row_stride": 1 if adj_x else depth,
+        "lhs_depth_stride": rows if adj_x else 1,
+        "rhs_depth_stride": 1 if adj_y else cols,
+        "rhs_col_stride": depth if adj_y else 1,
+    }
+    return kernel_call(op, "mcu_batch_matmul_f32", "mcu_batch_matmul_f32_params", params, SOURCES, inputs=2)
