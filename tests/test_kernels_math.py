@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs_cortex_m
 from kernel_models import ACTIVATIONS, Branches, FloatNet, assert_matches_reference, random_int8_quant
 from mcu_planner.check import check_model
 from test_kernels_elementwise import random_shape_pair
@@ -188,3 +189,45 @@ def test_space_depth_and_reverse_match_reference():
     c = model.input((3, 5), "int8", q)
     model.op("REVERSE_V2", (c, model.constant(np.array([1], np.int32), "int32")), (3, 5), "int8", q)
     assert_matches_reference(model.build(), inputs=2)
+
+
+def every_math_op_model() -> bytes:
+    """One float model chaining every operator of mcu_math.c and the
+    reductions and rearrangements beside it, as a converter would emit a
+    small normalisation / attention block."""
+    net = FloatNet(12)
+    x = net.input((1, 4, 4, 8))
+    gate = net.input((8,))
+    h = net.prelu(x, net.const((8,), 0.3))
+    h = net.maximum(net.minimum(h, net.scalar(2.0)), net.scalar(-2.0))
+    h = net.div(h, net.op("ADD", (net.abs(gate), net.scalar(0.5)), (8,)), "RELU6")
+    h = net.squared_difference(h, net.neg(x))
+    h = net.pow(net.op("ADD", (h, net.scalar(1.0)), (1, 4, 4, 8)), net.scalar(0.5))
+    h = net.sqrt(net.square(net.log(net.exp(h))))
+    h = net.rsqrt(net.op("ADD", (h, net.scalar(1.0)), (1, 4, 4, 8)))
+    h = net.gelu(net.tanh(net.logistic(h)), approximate=True)
+    h = net.l2_normalization(h)
+    h = net.space_to_depth(h, 2)  # (1, 2, 2, 32)
+    h = net.depth_to_space(net.reverse_v2(h, [2]), 2)  # (1, 4, 4, 8)
+    rows = net.op("RESHAPE", (h, net.int32_const([1, 16, 8])), (1, 16, 8), {"new_shape": [1, 16, 8]})
+    scores = net.batch_matmul(rows, rows, adj_y=True)  # (1, 16, 16)
+    return net.build(net.sum(scores, [2]), net.reduce_max(scores, [1], keep_dims=True))
+
+
+def test_a_float_model_using_every_math_op():
+    report = check_model(every_math_op_model(), inputs=5, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+    # Only GELU's Eigen tanh may differ from the C library's.
+    assert report.max_float_error < 1e-6
+
+
+@needs_cortex_m
+def test_float_math_on_cortex_m4_within_tolerance():
+    """Under QEMU mps2-an386: newlib's expf, logf, tanhf, powf, erfcf are not
+    glibc's, so results agree within check's float tolerance; the
+    arithmetic-only ops stay bit-exact there too (checked in the model's
+    other outputs by the same tolerance)."""
+    report = check_model(every_math_op_model(), target="mps2-an386", inputs=2, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+    report = check_model(binary_model(0), target="mps2-an386", inputs=2, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
