@@ -231,3 +231,18 @@ def test_float_math_on_cortex_m4_within_tolerance():
     assert report.passed, report.mismatch_message()
     report = check_model(binary_model(0), target="mps2-an386", inputs=2, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+@pytest.mark.parametrize("opcode, options", [("EXP", None), ("GELU", {"approximate": False}), ("GELU", {"approximate": True})])
+def test_int8_table_ops_match_reference(opcode, options):
+    """int8 EXP and GELU: TFLite fills a 256-entry table in float32 with the
+    C library's expf / erfcf / tanhf at Prepare; every input byte is hit
+    (check draws int8 inputs over the whole range)."""
+    rng = np.random.default_rng(13)
+    model = Branches(f"int8 {opcode}")
+    for _ in range(3):
+        in_q = (float(np.float32(rng.uniform(0.01, 0.05))), int(rng.integers(-128, 128)))
+        out_q = (float(np.float32(rng.uniform(0.02, 0.3))), int(rng.integers(-128, 0)))
+        x = model.input((16, 16), "int8", in_q)
+        model.op(opcode, (x,), (16, 16), "int8", out_q, options)
+    assert_matches_reference(model.build(), inputs=3)

@@ -1,10 +1,11 @@
-"""LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH ->
-firmware/runtime/mcu_activations.c.
+"""LOGISTIC, TANH, EXP, GELU, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH ->
+firmware/runtime/mcu_activations.c (float LOGISTIC, TANH, EXP, GELU: mcu_math.c).
 
-Constants follow TFLite's activations.cc Prepare functions.  int8 LOGISTIC and
-TANH are, in TFLite's reference path, a 256-entry table filled at Prepare time
-with float32 arithmetic and the C library's expf / tanhf; the table is built
-here the same way and stored as a constant, so the MCU does no float math.
+Constants follow TFLite's activations.cc Prepare functions.  int8 LOGISTIC,
+TANH, EXP and GELU are, in TFLite's reference path, a 256-entry table filled
+at Prepare time with float32 arithmetic and the C library's expf / tanhf /
+erfcf; the table is built here the same way and stored as a constant, so the
+MCU does no float math.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..graph import Graph, Operator, Tensor
 from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
-from .math import lower_float_logistic_tanh
+from .math import lower_float_gelu, lower_float_unary
 
 SOURCES = ("mcu_activations",)
 
@@ -70,16 +71,56 @@ def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
     return inp, out
 
 
-@lowers("LOGISTIC", "TANH")
+def _erfc_f32(x: np.float32) -> np.float32:
+    return _float32_unary("erfcf", math.erfc)(x)
+
+
+# float32 constants of gelu.h: -M_SQRT1_2, and sqrt(2 / pi) as a constexpr float.
+_MINUS_SQRT1_2 = np.float32(-0.70710678118654752440)
+_SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)
+
+
+def _gelu_f32(x: np.float32) -> np.float32:
+    """GeluTransform: 0.5f * in * std::erfc(in * -M_SQRT1_2), in float32."""
+    return np.float32(0.5) * x * _erfc_f32(x * _MINUS_SQRT1_2)
+
+
+def _gelu_approximate_f32(x: np.float32) -> np.float32:
+    """GeluTransformApproximate, its float32 operations in the C++ order."""
+    cube_term = np.float32(0.044715) * x * x * x
+    inner = _SQRT_2_OVER_PI * (x + cube_term)
+    return np.float32(0.5) * x * (np.float32(1.0) + _tanh_f32(inner))
+
+
+# Opcode -> the float32 transform TFLite fills the int8 table with.
+LUT_TRANSFORMS = {"LOGISTIC": _logistic_f32, "TANH": _tanh_f32, "EXP": _exp_f32}
+
+
+@lowers(*LUT_TRANSFORMS)
 def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     if inp.dtype == "float32":
-        return lower_float_logistic_tanh(op, graph)
+        return lower_float_unary(op, graph)
     require_dtype(op, inp, "int8")
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.
         raise NotLowerable(f"int8 LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
-    transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
+    return _lut_call(op, inp, out, LUT_TRANSFORMS[op.opcode])
+
+
+@lowers("GELU")
+def lower_gelu(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    if inp.dtype == "float32":
+        return lower_float_gelu(op, graph)
+    require_dtype(op, inp, "int8")
+    transform = _gelu_approximate_f32 if op.options.get("approximate", False) else _gelu_f32
+    return _lut_call(op, inp, out, transform)
+
+
+def _lut_call(op: Operator, inp: Tensor, out: Tensor, transform) -> KernelCall:
+    """int8 -> int8 through a 256-entry table filled as TFLite's
+    LUTPopulate<int8_t> fills it (quant.lut_int8)."""
     table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform)
     return kernel_call(
         op,

@@ -2,7 +2,8 @@
 
 Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
 through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
-RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH, GELU) map element to element;
+RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / EXP / GELU, registered with
+their int8 tables in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
 TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
@@ -84,7 +85,7 @@ def lower_broadcast(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, function, "mcu_broadcast_params", _walk(op, a, b, out), SOURCES, inputs=2)
 
 
-@lowers(*(set(UNARY_FUNCTIONS) - {"LOGISTIC", "TANH"}))
+@lowers(*(set(UNARY_FUNCTIONS) - {"LOGISTIC", "TANH", "EXP"}))
 def lower_unary(op: Operator, graph: Graph) -> KernelCall:
     inp, out = elementwise_operands(op, graph)
     require_dtype(op, inp, "float32")
@@ -92,17 +93,18 @@ def lower_unary(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, UNARY_FUNCTIONS[op.opcode], "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
 
 
-def lower_float_logistic_tanh(op: Operator, graph: Graph) -> KernelCall:
-    """float32 LOGISTIC / TANH (activations.lower_lut, which owns these
-    opcodes, hands the float variants here)."""
+def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
+    """float32 LOGISTIC / TANH / EXP (activations.lower_lut, which owns these
+    opcodes and their int8 tables, hands the float variants here)."""
     inp, out = elementwise_operands(op, graph)
     require_dtype(op, inp, "float32")
     require_dtype(op, out, "float32")
     return kernel_call(op, UNARY_FUNCTIONS[op.opcode], "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
 
 
-@lowers("GELU")
-def lower_gelu(op: Operator, graph: Graph) -> KernelCall:
+def lower_float_gelu(op: Operator, graph: Graph) -> KernelCall:
+    """float32 GELU (activations.lower_gelu, which owns the opcode and its
+    int8 table, hands the float variant here)."""
     inp, out = elementwise_operands(op, graph)
     require_dtype(op, inp, "float32")
     require_dtype(op, out, "float32")
