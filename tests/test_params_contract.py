@@ -246,7 +246,14 @@ def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models()}
+def _math_models() -> dict[str, bytes]:
+    """The float math operators (mcu_math.c, reductions, rearrangements)."""
+    from test_kernels_math import every_math_op_model
+
+    return {"float32_math": every_math_op_model()}
+
+
+BUILT_MODELS = {**_int8_models(), **_float_models(), **_math_models()}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))

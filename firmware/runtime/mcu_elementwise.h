@@ -77,6 +77,25 @@ typedef void (*mcu_row_fn)(const mcu_row_context *ctx, int32_t offset1, int32_t 
 void mcu_for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
                       mcu_row_fn row, const void *params, const void *input1, const void *input2, void *output);
 
+/* Defines `name`, an mcu_row_fn computing out[i] = expr from x = input1's and
+ * y = input2's element, with p pointing at the kernel's params_t. */
+#define MCU_BROADCAST_ROW(name, params_t, in_t, out_t, expr)                                                  \
+    static void name(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,             \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
+    {                                                                                                           \
+        const params_t *p = (const params_t *)ctx->params;                                                      \
+        const in_t *a = (const in_t *)ctx->input1 + offset1;                                                    \
+        const in_t *b = (const in_t *)ctx->input2 + offset2;                                                    \
+        out_t *out = (out_t *)ctx->output + out_offset;                                                         \
+        int32_t i;                                                                                              \
+        (void)p;                                                                                                \
+        for (i = 0; i < n; ++i) {                                                                               \
+            const in_t x = a[i * stride1];                                                                      \
+            const in_t y = b[i * stride2];                                                                      \
+            out[i] = (expr);                                                                                    \
+        }                                                                                                       \
+    }
+
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);

@@ -9,23 +9,6 @@
 
 #include "mcu_quant.h"
 
-#define MCU_BROADCAST_ROW(name, params_t, in_t, out_t, expr)                                                  \
-    static void name(const mcu_row_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,             \
-                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
-    {                                                                                                           \
-        const params_t *p = (const params_t *)ctx->params;                                                      \
-        const in_t *a = (const in_t *)ctx->input1 + offset1;                                                    \
-        const in_t *b = (const in_t *)ctx->input2 + offset2;                                                    \
-        out_t *out = (out_t *)ctx->output + out_offset;                                                         \
-        int32_t i;                                                                                              \
-        (void)p;                                                                                                \
-        for (i = 0; i < n; ++i) {                                                                               \
-            const in_t x = a[i * stride1];                                                                      \
-            const in_t y = b[i * stride2];                                                                      \
-            out[i] = (expr);                                                                                    \
-        }                                                                                                       \
-    }
-
 #define MCU_BROADCAST_KERNEL(name, params_t, in_t, out_t, expr)                                               \
     MCU_BROADCAST_ROW(name##_row, params_t, in_t, out_t, expr)                                                \
     void name(const params_t *p, const in_t *input1, const in_t *input2, out_t *output)                       \

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..graph import Graph, Operator
+from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, tflite_round
 from . import KernelCall, NotLowerable, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
@@ -178,15 +178,22 @@ def lower_strided_slice(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"STRIDED_SLICE computes shape {tuple(kept)} but the model says {out.shape}")
     if _product(counts) == 0:
         raise NotLowerable("STRIDED_SLICE with an empty result")
-    pad = SLICE_RANK - rank
+    return strided_slice_call(op, inp, first, counts, steps)
+
+
+def strided_slice_call(op: Operator, inp: Tensor, first: int, counts: list[int], steps: list[int]) -> KernelCall:
+    """mcu_strided_slice taking counts[d] elements `steps[d]` input elements
+    apart along each dimension, from input element `first` (padded to
+    SLICE_RANK dimensions in front)."""
+    pad = SLICE_RANK - len(counts)
     return KernelCall(
         function="mcu_strided_slice",
         params_type="mcu_strided_slice_params",
         params={
             "element_bytes": element_bytes(op, inp),
             "first": first,
-            "counts": int32_array([1] * pad + counts),
-            "steps": int32_array([0] * pad + steps),
+            "counts": int32_array([1] * pad + list(counts)),
+            "steps": int32_array([0] * pad + list(steps)),
         },
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_slice",),

@@ -25,7 +25,7 @@ from .common import (
     output_tensor,
     require_dtype,
 )
-from .elementwise import broadcast_walk
+from .elementwise import binary_operands, broadcast_params
 
 SOURCES = ("mcu_math",)
 
@@ -52,37 +52,23 @@ BROADCAST_FUNCTIONS = {
 TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
 
 
-def _binary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
-    if len(op.inputs) != 2 or len(op.outputs) != 1:
-        raise NotLowerable(f"{op.opcode} with {len(op.inputs)} inputs and {len(op.outputs)} outputs")
-    a, b, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
-    if not (a.dtype == b.dtype == out.dtype):
-        raise NotLowerable(f"{op.opcode} mixing {a.dtype}, {b.dtype} -> {out.dtype}")
-    return a, b, out
-
-
-def _walk(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict:
-    dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
-    return {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
-
-
 @lowers("DIV")
 def lower_div(op: Operator, graph: Graph) -> KernelCall:
-    a, b, out = _binary_operands(op, graph)
+    a, b, out = binary_operands(op, graph)
     require_dtype(op, out, "float32")
-    params = {**_walk(op, a, b, out), **activation_params(op, out)}
+    params = {**broadcast_params(op, a, b, out), **activation_params(op, out)}
     return kernel_call(op, "mcu_div_f32", "mcu_binary_f32_params", params, SOURCES, inputs=2)
 
 
 @lowers(*BROADCAST_FUNCTIONS)
 def lower_broadcast(op: Operator, graph: Graph) -> KernelCall:
-    a, b, out = _binary_operands(op, graph)
+    a, b, out = binary_operands(op, graph)
     stem, dtypes = BROADCAST_FUNCTIONS[op.opcode]
     require_dtype(op, out, *dtypes)
     if op.opcode == "PRELU" and tuple(out.shape) != tuple(a.shape):
         raise NotLowerable(f"PRELU whose alpha {b.shape} broadcasts the input {a.shape} to {out.shape}")
     function = f"{stem}_{TYPE_SUFFIX[out.dtype]}"
-    return kernel_call(op, function, "mcu_broadcast_params", _walk(op, a, b, out), SOURCES, inputs=2)
+    return kernel_call(op, function, "mcu_broadcast_params", broadcast_params(op, a, b, out), SOURCES, inputs=2)
 
 
 @lowers(*(set(UNARY_FUNCTIONS) - {"LOGISTIC", "TANH", "EXP"}))
@@ -136,7 +122,7 @@ def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], mat
 
 @lowers("BATCH_MATMUL")
 def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
-    lhs, rhs, out = _binary_operands(op, graph)
+    lhs, rhs, out = binary_operands(op, graph)
     require_dtype(op, out, "float32")
     if len(lhs.shape) < 2 or len(rhs.shape) < 2:
         raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from . import KernelCall, NotLowerable, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
-from .data_movement import SLICE_RANK
+from .data_movement import SLICE_RANK, strided_slice_call
 from .shape_ops import _check_same_quantization, padded, strides
 
 
@@ -79,16 +79,4 @@ def lower_reverse(op: Operator, graph: Graph) -> KernelCall:
     in_strides = strides(list(inp.shape))
     first = sum((inp.shape[a] - 1) * in_strides[a] for a in axes)
     steps = [-s if a in axes else s for a, s in enumerate(in_strides)]
-    pad = SLICE_RANK - rank
-    return KernelCall(
-        function="mcu_strided_slice",
-        params_type="mcu_strided_slice_params",
-        params={
-            "element_bytes": element_bytes(op, inp),
-            "first": first,
-            "counts": int32_array([1] * pad + list(inp.shape)),
-            "steps": int32_array([0] * pad + steps),
-        },
-        args=(op.inputs[0], op.outputs[0]),
-        sources=("mcu_slice",),
-    )
+    return strided_slice_call(op, inp, first, list(inp.shape), steps)
