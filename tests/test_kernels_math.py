@@ -246,3 +246,18 @@ def test_int8_table_ops_match_reference(opcode, options):
         x = model.input((16, 16), "int8", in_q)
         model.op(opcode, (x,), (16, 16), "int8", out_q, options)
     assert_matches_reference(model.build(), inputs=3)
+
+
+@pytest.mark.parametrize("alpha_shape", [(1,), (6,), (1, 1, 6), (4, 5, 6), (3, 4, 5, 6)])
+def test_int8_prelu_matches_reference(alpha_shape):
+    """Inputs on both sides of the input zero point, alpha of either sign
+    (a constant, as converters write it) broadcast over the input."""
+    rng = np.random.default_rng(14)
+    model = Branches("int8 prelu")
+    for _ in range(3):
+        in_q, alpha_q = random_int8_quant(rng), random_int8_quant(rng, 0.001, 0.02)
+        out_q = (float(np.float32(in_q[0] * rng.uniform(0.5, 2.0))), int(rng.integers(-128, 128)))
+        x = model.input((3, 4, 5, 6), "int8", in_q)
+        alpha = model.constant(rng.integers(-128, 128, size=alpha_shape, dtype=np.int8), "int8", alpha_q)
+        model.op("PRELU", (x, alpha), (3, 4, 5, 6), "int8", out_q)
+    assert_matches_reference(model.build(), inputs=3)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
-from kernel_models import FloatNet
+from kernel_models import Branches, FloatNet
 from mcu_planner import cli
 from mcu_planner.builder import Int8Net, int8_quant
 from mcu_planner.codegen import lower_all
@@ -250,7 +250,12 @@ def _math_models() -> dict[str, bytes]:
     """The float math operators (mcu_math.c, reductions, rearrangements)."""
     from test_kernels_math import every_math_op_model
 
-    return {"float32_math": every_math_op_model()}
+    model = Branches("int8 prelu")
+    q = (0.05, 3)
+    x = model.input((1, 4, 4, 3), "int8", q)
+    alpha = model.constant(np.arange(-1, 2, dtype=np.int8), "int8", (0.01, 0))
+    model.op("PRELU", (x, alpha), (1, 4, 4, 3), "int8", q)
+    return {"float32_math": every_math_op_model(), "int8_prelu": model.build()}
 
 
 BUILT_MODELS = {**_int8_models(), **_float_models(), **_math_models()}

@@ -33,6 +33,22 @@ MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y
 MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
 
+/* reference_ops::Prelu / BroadcastPrelu4DSlow for int8. */
+static int8_t prelu_s8(const mcu_prelu_s8_params *p, int8_t x, int8_t alpha)
+{
+    const int32_t input_value = p->input_offset + x;
+    int32_t output_value;
+    if (input_value >= 0) {
+        output_value = mcu_mul_by_quantized_mul(input_value, p->identity_multiplier, (int)p->identity_shift);
+    } else {
+        output_value = mcu_mul_by_quantized_mul(input_value * (p->alpha_offset + alpha), p->alpha_multiplier,
+                                                (int)p->alpha_shift);
+    }
+    return (int8_t)mcu_clamp_s32(output_value + p->output_offset, INT8_MIN, INT8_MAX);
+}
+
+MCU_BROADCAST_KERNEL(mcu_prelu_s8, mcu_prelu_s8_params, int8_t, int8_t, prelu_s8(p, x, y))
+
 #define MCU_UNARY_F32(name, expr)                                                         \
     void name(const mcu_unary_f32_params *p, const float *input, float *output)           \
     {                                                                                     \

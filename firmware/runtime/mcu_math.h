@@ -31,6 +31,23 @@ void mcu_maximum_f32(const mcu_broadcast_params *p, const float *input1, const f
 void mcu_minimum_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
 /* PRELU: input1 the data, input2 alpha. */
 void mcu_prelu_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+/* int8 PRELU: x - zero point >= 0 rescaled by input / output scale, else
+ * (x - zp) * (alpha - alpha zp) rescaled by input * alpha / output scale. */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    int32_t input_offset; /* -input zero point */
+    int32_t alpha_offset; /* -alpha zero point */
+    int32_t output_offset;
+    int32_t identity_multiplier;
+    int32_t identity_shift;
+    int32_t alpha_multiplier;
+    int32_t alpha_shift;
+} mcu_prelu_s8_params;
+
+void mcu_prelu_s8(const mcu_prelu_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 /* int8 MAXIMUM / MINIMUM compare the stored values (TFLite requires the
  * inputs and output to share one quantization). */
 void mcu_maximum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);

@@ -7,7 +7,8 @@ their int8 tables in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
 TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
-whose reference compares the stored values.
+whose reference compares the stored values, and PRELU int8 (PreluPrepare's
+two rescales).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
+from ..quant import quantize_multiplier
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -24,6 +26,8 @@ from .common import (
     kernel_call,
     output_tensor,
     require_dtype,
+    scale,
+    zero_point,
 )
 from .elementwise import binary_operands, broadcast_params
 
@@ -47,7 +51,6 @@ BROADCAST_FUNCTIONS = {
     "SQUARED_DIFFERENCE": ("mcu_squared_difference", ("float32",)),
     "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
     "MINIMUM": ("mcu_minimum", ("float32", "int8")),
-    "PRELU": ("mcu_prelu", ("float32",)),
 }
 TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
 
@@ -65,10 +68,32 @@ def lower_broadcast(op: Operator, graph: Graph) -> KernelCall:
     a, b, out = binary_operands(op, graph)
     stem, dtypes = BROADCAST_FUNCTIONS[op.opcode]
     require_dtype(op, out, *dtypes)
-    if op.opcode == "PRELU" and tuple(out.shape) != tuple(a.shape):
-        raise NotLowerable(f"PRELU whose alpha {b.shape} broadcasts the input {a.shape} to {out.shape}")
     function = f"{stem}_{TYPE_SUFFIX[out.dtype]}"
     return kernel_call(op, function, "mcu_broadcast_params", broadcast_params(op, a, b, out), SOURCES, inputs=2)
+
+
+@lowers("PRELU")
+def lower_prelu(op: Operator, graph: Graph) -> KernelCall:
+    x, alpha, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, x, alpha, out)
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_prelu_f32", "mcu_broadcast_params", walk, SOURCES, inputs=2)
+    # PreluPrepare: both ratios in float32 arithmetic on the float fields, widened after.
+    input_scale, alpha_scale, output_scale = (np.float32(scale(t)) for t in (x, alpha, out))
+    identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
+    alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * alpha_scale / output_scale))
+    params = {
+        **walk,
+        "input_offset": -zero_point(x),
+        "alpha_offset": -zero_point(alpha),
+        "output_offset": zero_point(out),
+        "identity_multiplier": identity_multiplier,
+        "identity_shift": identity_shift,
+        "alpha_multiplier": alpha_multiplier,
+        "alpha_shift": alpha_shift,
+    }
+    return kernel_call(op, "mcu_prelu_s8", "mcu_prelu_s8_params", params, SOURCES, inputs=2)
 
 
 @lowers(*(set(UNARY_FUNCTIONS) - {"LOGISTIC", "TANH", "EXP"}))
