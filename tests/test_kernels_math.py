@@ -261,3 +261,21 @@ def test_int8_prelu_matches_reference(alpha_shape):
         alpha = model.constant(rng.integers(-128, 128, size=alpha_shape, dtype=np.int8), "int8", alpha_q)
         model.op("PRELU", (x, alpha), (3, 4, 5, 6), "int8", out_q)
     assert_matches_reference(model.build(), inputs=3)
+
+
+def test_int8_squared_difference_matches_reference():
+    """Random broadcast shape pairs and quantizations, equal input scales
+    (the common case) included; output scales large enough that TFLite's
+    output rescale stays below one, as it requires."""
+    rng = np.random.default_rng(15)
+    model = Branches("int8 squared difference")
+    for k in range(8):
+        shape1, shape2 = random_shape_pair(rng)
+        q1 = random_int8_quant(rng, 0.005, 0.1)
+        q2 = (q1[0], int(rng.integers(-128, 128))) if k % 3 == 0 else random_int8_quant(rng, 0.005, 0.1)
+        largest = 255 * max(q1[0], q2[0])
+        out_q = (float(np.float32(largest * largest / 255 * rng.uniform(0.05, 1.0))), int(rng.integers(-128, 0)))
+        a = model.input(shape1, "int8", q1)
+        b = model.input(shape2, "int8", q2)
+        model.op("SQUARED_DIFFERENCE", (a, b), np.broadcast_shapes(shape1, shape2), "int8", out_q)
+    assert_matches_reference(model.build(), inputs=3)

@@ -255,7 +255,9 @@ def _math_models() -> dict[str, bytes]:
     x = model.input((1, 4, 4, 3), "int8", q)
     alpha = model.constant(np.arange(-1, 2, dtype=np.int8), "int8", (0.01, 0))
     model.op("PRELU", (x, alpha), (1, 4, 4, 3), "int8", q)
-    return {"float32_math": every_math_op_model(), "int8_prelu": model.build()}
+    y = model.input((1, 4, 4, 3), "int8", (0.04, -2))
+    model.op("SQUARED_DIFFERENCE", (x, y), (1, 4, 4, 3), "int8", (0.5, -128))
+    return {"float32_math": every_math_op_model(), "int8_math": model.build()}
 
 
 BUILT_MODELS = {**_int8_models(), **_float_models(), **_math_models()}

@@ -33,6 +33,25 @@ MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y
 MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
 
+static int8_t squared_difference_s8(const mcu_squared_difference_s8_params *p, int8_t x, int8_t y)
+{
+    const int32_t shifted1 = (p->input1_offset + x) * ((int32_t)1 << p->left_shift);
+    const int32_t shifted2 = (p->input2_offset + y) * ((int32_t)1 << p->left_shift);
+    const int32_t scaled1 =
+        mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted1, p->input1_multiplier, (int)p->input1_shift);
+    const int32_t scaled2 =
+        mcu_mul_by_quantized_mul_smaller_than_one_exp(shifted2, p->input2_multiplier, (int)p->input2_shift);
+    const int32_t raw_diff = scaled1 - scaled2;
+    /* |raw_diff| <= 255 * 2^7: the square fits in 32 bits. */
+    const int32_t raw = mcu_mul_by_quantized_mul_smaller_than_one_exp(raw_diff * raw_diff, p->output_multiplier,
+                                                                      (int)p->output_shift) +
+                        p->output_offset;
+    return (int8_t)mcu_clamp_s32(raw, INT8_MIN, INT8_MAX);
+}
+
+MCU_BROADCAST_KERNEL(mcu_squared_difference_s8, mcu_squared_difference_s8_params, int8_t, int8_t,
+                     squared_difference_s8(p, x, y))
+
 /* reference_ops::Prelu / BroadcastPrelu4DSlow for int8. */
 static int8_t prelu_s8(const mcu_prelu_s8_params *p, int8_t x, int8_t alpha)
 {

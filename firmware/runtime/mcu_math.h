@@ -48,6 +48,28 @@ typedef struct {
 } mcu_prelu_s8_params;
 
 void mcu_prelu_s8(const mcu_prelu_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+/* int8 SQUARED_DIFFERENCE: both inputs brought to a common scale with
+ * left_shift bits of headroom, subtracted, squared, rescaled (as
+ * squared_difference.cc). */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    int32_t input1_offset;
+    int32_t input2_offset;
+    int32_t output_offset;
+    int32_t left_shift;
+    int32_t input1_multiplier;
+    int32_t input1_shift; /* <= 0 */
+    int32_t input2_multiplier;
+    int32_t input2_shift; /* <= 0 */
+    int32_t output_multiplier;
+    int32_t output_shift; /* <= 0 */
+} mcu_squared_difference_s8_params;
+
+void mcu_squared_difference_s8(const mcu_squared_difference_s8_params *p, const int8_t *input1,
+                               const int8_t *input2, int8_t *output);
 /* int8 MAXIMUM / MINIMUM compare the stored values (TFLite requires the
  * inputs and output to share one quantization). */
 void mcu_maximum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);

@@ -7,8 +7,8 @@ their int8 tables in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
 TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
-whose reference compares the stored values, and PRELU int8 (PreluPrepare's
-two rescales).
+whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
+int8 (their Prepare functions' rescales).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import quantize_multiplier
+from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -48,7 +48,6 @@ UNARY_FUNCTIONS = {
 # Binary ops without a fused activation -> (function stem, dtypes it takes).
 BROADCAST_FUNCTIONS = {
     "POW": ("mcu_pow", ("float32",)),
-    "SQUARED_DIFFERENCE": ("mcu_squared_difference", ("float32",)),
     "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
     "MINIMUM": ("mcu_minimum", ("float32", "int8")),
 }
@@ -70,6 +69,44 @@ def lower_broadcast(op: Operator, graph: Graph) -> KernelCall:
     require_dtype(op, out, *dtypes)
     function = f"{stem}_{TYPE_SUFFIX[out.dtype]}"
     return kernel_call(op, function, "mcu_broadcast_params", broadcast_params(op, a, b, out), SOURCES, inputs=2)
+
+
+# Headroom bits squared_difference.cc gives int8 operands before subtracting.
+SQUARED_DIFFERENCE_LEFT_SHIFT = 7
+
+
+@lowers("SQUARED_DIFFERENCE")
+def lower_squared_difference(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, a, b, out)
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_squared_difference_f32", "mcu_broadcast_params", walk, SOURCES, inputs=2)
+    for t in (a, b, out):
+        if not -128 <= zero_point(t) <= 127:
+            raise NotLowerable(f"int8 SQUARED_DIFFERENCE with zero point {zero_point(t)} (TFLite rejects it)")
+    # Prepare: 2 * max(float, float) stays float32 (exact), the rest in double.
+    twice_max_input_scale = float(2 * max(np.float32(scale(a)), np.float32(scale(b))))
+    real_output = twice_max_input_scale * twice_max_input_scale / float(
+        np.float32(1 << (2 * SQUARED_DIFFERENCE_LEFT_SHIFT)) * np.float32(scale(out))
+    )
+    multiplier1, shift1 = quantize_multiplier_smaller_than_one_exp(scale(a) / twice_max_input_scale)
+    multiplier2, shift2 = quantize_multiplier_smaller_than_one_exp(scale(b) / twice_max_input_scale)
+    output_multiplier, output_shift = quantize_multiplier_smaller_than_one_exp(real_output)
+    params = {
+        **walk,
+        "input1_offset": -zero_point(a),
+        "input2_offset": -zero_point(b),
+        "output_offset": zero_point(out),
+        "left_shift": SQUARED_DIFFERENCE_LEFT_SHIFT,
+        "input1_multiplier": multiplier1,
+        "input1_shift": shift1,
+        "input2_multiplier": multiplier2,
+        "input2_shift": shift2,
+        "output_multiplier": output_multiplier,
+        "output_shift": output_shift,
+    }
+    return kernel_call(op, "mcu_squared_difference_s8", "mcu_squared_difference_s8_params", params, SOURCES, inputs=2)
 
 
 @lowers("PRELU")
