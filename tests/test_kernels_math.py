@@ -279,3 +279,23 @@ def test_int8_squared_difference_matches_reference():
         b = model.input(shape2, "int8", q2)
         model.op("SQUARED_DIFFERENCE", (a, b), np.broadcast_shapes(shape1, shape2), "int8", out_q)
     assert_matches_reference(model.build(), inputs=3)
+
+
+@pytest.mark.parametrize("opcode", ["ABS", "LOG", "SQRT", "RSQRT"])
+def test_int8_elementwise_tables_match_reference(opcode):
+    """int8 ABS, LOG, SQRT, RSQRT: every input byte at several quantizations
+    (equal and different scales for ABS).  SQRT and RSQRT are only defined
+    from the zero point up (TFLite fails below it), so their inputs start
+    there."""
+    rng = np.random.default_rng(16)
+    model = Branches(f"int8 {opcode}")
+    arrays = []
+    for k in range(4):
+        in_scale = float(np.float32(rng.uniform(0.01, 0.1)))
+        in_zp = -128 if opcode in ("SQRT", "RSQRT") and k % 2 == 0 else int(rng.integers(-128, 0))
+        out_scale = in_scale if (opcode == "ABS" and k == 0) else float(np.float32(rng.uniform(0.005, 0.1)))
+        x = model.input((256,), "int8", (in_scale, in_zp))
+        model.op(opcode, (x,), (256,), "int8", (out_scale, int(rng.integers(-128, 128))))
+        low = in_zp if opcode in ("SQRT", "RSQRT") else -128
+        arrays.append(np.resize(np.arange(low, 128), 256).astype(np.int8))
+    assert_matches_reference(model.build(), input_sets=[arrays])

@@ -2,8 +2,8 @@
 
 Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
 through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
-RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / EXP / GELU, registered with
-their int8 tables in activations.py) map element to element;
+RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / GELU; those with int8 tables
+are registered in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
 TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
@@ -133,7 +133,7 @@ def lower_prelu(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, "mcu_prelu_s8", "mcu_prelu_s8_params", params, SOURCES, inputs=2)
 
 
-@lowers(*(set(UNARY_FUNCTIONS) - {"LOGISTIC", "TANH", "EXP"}))
+@lowers("SQUARE", "NEG")
 def lower_unary(op: Operator, graph: Graph) -> KernelCall:
     inp, out = elementwise_operands(op, graph)
     require_dtype(op, inp, "float32")
@@ -142,8 +142,9 @@ def lower_unary(op: Operator, graph: Graph) -> KernelCall:
 
 
 def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
-    """float32 LOGISTIC / TANH / EXP (activations.lower_lut, which owns these
-    opcodes and their int8 tables, hands the float variants here)."""
+    """float32 LOGISTIC, TANH, EXP, ABS, LOG, SQRT, RSQRT (activations.lower_lut,
+    which owns these opcodes and their int8 tables, hands the float variants
+    here)."""
     inp, out = elementwise_operands(op, graph)
     require_dtype(op, inp, "float32")
     require_dtype(op, out, "float32")
