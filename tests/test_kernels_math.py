@@ -299,3 +299,37 @@ def test_int8_elementwise_tables_match_reference(opcode):
         low = in_zp if opcode in ("SQRT", "RSQRT") else -128
         arrays.append(np.resize(np.arange(low, 128), 256).astype(np.int8))
     assert_matches_reference(model.build(), input_sets=[arrays])
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, adj_x, adj_y",
+    [((3, 4), (4, 5), False, False), ((2, 3, 16), (2, 16, 5), False, False), ((1, 3, 4), (6, 4, 2), False, False),
+     ((2, 1, 4, 3), (1, 3, 5, 4), True, True), ((5, 8), (2, 7, 8), False, True)],
+)
+def test_int8_batch_matmul_matches_reference(lhs, rhs, adj_x, adj_y):
+    rng = np.random.default_rng(17)
+    model = Branches("int8 batch_matmul")
+    qa, qb = random_int8_quant(rng, 0.01, 0.05), random_int8_quant(rng, 0.01, 0.05)
+    depth = lhs[-2] if adj_x else lhs[-1]
+    rows, cols = (lhs[-1] if adj_x else lhs[-2]), (rhs[-2] if adj_y else rhs[-1])
+    out_q = (float(np.float32(qa[0] * qb[0] * 40 * np.sqrt(depth))), int(rng.integers(-20, 20)))
+    a = model.input(lhs, "int8", qa)
+    b = model.input(rhs, "int8", qb)
+    out_shape = tuple(np.broadcast_shapes(lhs[:-2], rhs[:-2])) + (rows, cols)
+    model.op("BATCH_MATMUL", (a, b), out_shape, "int8", out_q, {"adj_x": adj_x, "adj_y": adj_y})
+    assert_matches_reference(model.build(), inputs=3)
+
+
+def test_int8_batch_matmul_rounds_twice_as_the_reference():
+    """Enough outputs at assorted output scales that rounding once (as ruy,
+    behind the optimized kernel, does) instead of twice (the reference's
+    MultiplyByQuantizedMultiplier) changes some byte."""
+    rng = np.random.default_rng(5)
+    model = Branches("int8 batch_matmul rounding")
+    for _ in range(6):
+        qa, qb = random_int8_quant(rng, 0.01, 0.05), random_int8_quant(rng, 0.01, 0.05)
+        out_q = (float(np.float32(qa[0] * qb[0] * rng.uniform(2, 200))), int(rng.integers(-20, 20)))
+        a = model.input((4, 32, 8), "int8", qa)
+        b = model.input((4, 8, 32), "int8", qb)
+        model.op("BATCH_MATMUL", (a, b), (4, 32, 32), "int8", out_q)
+    assert_matches_reference(model.build(), inputs=2)

@@ -150,3 +150,24 @@ void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs
         }
     }
 }
+
+void mcu_batch_matmul_s8(const mcu_batch_matmul_s8_params *p, const int8_t *lhs, const int8_t *rhs, int8_t *output)
+{
+    int32_t b, i, j, k;
+    for (b = 0; b < p->batches; ++b) {
+        const int8_t *l = lhs + p->lhs_offsets[b];
+        const int8_t *r = rhs + p->rhs_offsets[b];
+        for (i = 0; i < p->rows; ++i) {
+            for (j = 0; j < p->cols; ++j) {
+                int32_t total = 0;
+                int32_t scaled;
+                for (k = 0; k < p->depth; ++k) {
+                    total += ((int32_t)l[i * p->lhs_row_stride + k * p->lhs_depth_stride] + p->lhs_zero_offset) *
+                             ((int32_t)r[k * p->rhs_depth_stride + j * p->rhs_col_stride] + p->rhs_zero_offset);
+                }
+                scaled = mcu_mul_by_quantized_mul(total, p->output_multiplier, (int)p->output_shift) + p->output_offset;
+                *output++ = (int8_t)mcu_clamp_s32(scaled, INT8_MIN, INT8_MAX);
+            }
+        }
+    }
+}

@@ -118,4 +118,27 @@ typedef struct {
 
 void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs, const float *rhs, float *output);
 
+/* int8 BATCH_MATMUL: the same walk; the int32 sum of
+ * (lhs + lhs_offset) * (rhs + rhs_offset) rescaled to the output. */
+typedef struct {
+    int32_t batches;
+    int32_t rows;
+    int32_t cols;
+    int32_t depth;
+    const int32_t *lhs_offsets;
+    const int32_t *rhs_offsets;
+    int32_t lhs_row_stride;
+    int32_t lhs_depth_stride;
+    int32_t rhs_depth_stride;
+    int32_t rhs_col_stride;
+    int32_t lhs_zero_offset; /* -lhs zero point */
+    int32_t rhs_zero_offset; /* -rhs zero point */
+    int32_t output_offset;
+    int32_t output_multiplier;
+    int32_t output_shift;
+} mcu_batch_matmul_s8_params;
+
+void mcu_batch_matmul_s8(const mcu_batch_matmul_s8_params *p, const int8_t *lhs, const int8_t *rhs,
+                         int8_t *output);
+
 #endif /* MCU_MATH_H */

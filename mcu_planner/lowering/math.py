@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -186,7 +186,7 @@ def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], mat
 @lowers("BATCH_MATMUL")
 def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
     lhs, rhs, out = binary_operands(op, graph)
-    require_dtype(op, out, "float32")
+    require_dtype(op, out, "float32", "int8")
     if len(lhs.shape) < 2 or len(rhs.shape) < 2:
         raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape}")
     adj_x, adj_y = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
@@ -215,4 +215,16 @@ def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
         "rhs_depth_stride": 1 if adj_y else cols,
         "rhs_col_stride": depth if adj_y else 1,
     }
-    return kernel_call(op, "mcu_batch_matmul_f32", "mcu_batch_matmul_f32_params", params, SOURCES, inputs=2)
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_batch_matmul_f32", "mcu_batch_matmul_f32_params", params, SOURCES, inputs=2)
+    # Prepare: lhs scale * rhs scale / output scale in double
+    # (GetQuantizedConvolutionMultipler, one filter scale).
+    (multiplier,), (shift,) = conv_output_multipliers(scale(lhs), (scale(rhs),), scale(out), 1)
+    params.update(
+        lhs_zero_offset=-zero_point(lhs),
+        rhs_zero_offset=-zero_point(rhs),
+        output_offset=zero_point(out),
+        output_multiplier=multiplier,
+        output_shift=shift,
+    )
+    return kernel_call(op, "mcu_batch_matmul_s8", "mcu_batch_matmul_s8_params", params, SOURCES, inputs=2)
