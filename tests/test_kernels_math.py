@@ -333,3 +333,21 @@ def test_int8_batch_matmul_rounds_twice_as_the_reference():
         b = model.input((4, 8, 32), "int8", qb)
         model.op("BATCH_MATMUL", (a, b), (4, 32, 32), "int8", out_q)
     assert_matches_reference(model.build(), inputs=2)
+
+
+@pytest.mark.parametrize("same_quantization", [False, True])
+def test_int8_sum_matches_reference(same_quantization):
+    """LiteRT's reference int8 SUM reads and writes the bytes as uint8 (see
+    mcu_sum_s8); random int8 inputs cover both halves of the byte range."""
+    rng = np.random.default_rng(18)
+    model = Branches("int8 sum")
+    for shape, axes, keep_dims in REDUCTION_CASES:
+        q = random_int8_quant(rng)
+        count = int(np.prod([shape[a % len(shape)] for a in set(axes)]))
+        out_q = q if same_quantization else (float(np.float32(q[0] * np.sqrt(count) * rng.uniform(1, 4))), int(rng.integers(-128, 128)))
+        x = model.input(shape, "int8", q)
+        axes_set = {a % len(shape) for a in axes}
+        out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)
+        axis = model.constant(np.array(axes, np.int32), "int32")
+        model.op("SUM", (x, axis), out, "int8", out_q, {"keep_dims": keep_dims})
+    assert_matches_reference(model.build(), inputs=3)

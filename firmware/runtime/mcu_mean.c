@@ -47,6 +47,26 @@ void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *outpu
     } while (mean_next(k, p->kept_dims));
 }
 
+/* SUM of int8 as LiteRT's reference kernel computes it: its int8 SUM goes
+ * through QuantizedMeanOrSum with the tensors' bytes read and written as
+ * uint8 (reduce.cc passes GetTensorData<uint8_t>), so each byte counts 0..255
+ * and the result is clamped to 0..255 before it is stored as a byte. */
+void mcu_sum_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int32_t k[MCU_MAX_RANK] = {0};
+    do {
+        const size_t base = mean_base(p->input_strides, k);
+        int32_t r[MCU_MAX_RANK] = {0};
+        int32_t acc = 0;
+        do {
+            acc += (uint8_t)input[base + mean_base(p->input_strides, r)];
+        } while (mean_next(r, p->reduced_dims));
+        acc -= p->input_zero_point * p->count;
+        acc = mcu_mul_by_quantized_mul(acc, p->multiplier, (int)p->shift) + p->output_zero_point;
+        *output++ = (int8_t)(uint8_t)mcu_clamp_s32(acc, 0, UINT8_MAX);
+    } while (mean_next(k, p->kept_dims));
+}
+
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output)
 {
     int32_t k[MCU_MAX_RANK] = {0};

@@ -30,6 +30,8 @@ typedef struct {
 
 void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+/* int8 SUM: multiplier = input scale / output scale (no count folded in). */
+void mcu_sum_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
 
 /* SUM and REDUCE_MAX walk the same shape (mcu_mean_f32_params: no
  * quantization is involved; int8 REDUCE_MAX compares stored values, its

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import mean_multiplier
+from ..quant import mean_multiplier, quantize_multiplier
 from . import KernelCall, NotLowerable, lowers
 from .common import MAX_RANK, constant_ints, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
 from .shape_ops import padded, strides
@@ -53,11 +53,30 @@ def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
     inp, out, shape = _reduction(op, graph)
     if shape is None:
         return _copy(op, inp, out)
-    dtypes = ("float32",) if op.opcode == "SUM" else ("float32", "int8")
-    require_dtype(op, inp, *dtypes)
+    require_dtype(op, inp, "float32", "int8")
     require_dtype(op, out, inp.dtype)
+    if op.opcode == "SUM" and inp.dtype == "int8":
+        return _quantized_sum(op, inp, out, shape)
+    if inp.dtype == "int8" and not inp.same_quantization(out):
+        # EvalType requires it; the max of stored values means nothing otherwise.
+        raise NotLowerable("int8 REDUCE_MAX whose output quantization differs from its input's")
     function = f"mcu_{op.opcode.lower()}_{'f32' if inp.dtype == 'float32' else 's8'}"
     return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+def _quantized_sum(op: Operator, inp: Tensor, out: Tensor, shape: dict) -> KernelCall:
+    """int8 SUM: QuantizedMeanOrSum with compute_sum (the rescale
+    input_scale / output_scale, in double, not divided by the count), on the
+    bytes read as uint8 as LiteRT's reference does (mcu_sum_s8)."""
+    multiplier, shift = quantize_multiplier(scale(inp) / scale(out))
+    params = {
+        **shape,
+        "input_zero_point": zero_point(inp),
+        "output_zero_point": zero_point(out),
+        "multiplier": multiplier,
+        "shift": shift,
+    }
+    return KernelCall("mcu_sum_s8", "mcu_mean_s8_params", params, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
 
 
 @lowers("MEAN")
