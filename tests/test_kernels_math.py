@@ -351,3 +351,14 @@ def test_int8_sum_matches_reference(same_quantization):
         axis = model.constant(np.array(axes, np.int32), "int32")
         model.op("SUM", (x, axis), out, "int8", out_q, {"keep_dims": keep_dims})
     assert_matches_reference(model.build(), inputs=3)
+
+
+def test_int8_l2_normalization_matches_reference():
+    """Rows of several lengths (sums of squares from a few to past 2^21, where
+    the inverse square root shifts its input down), zero points at both ends."""
+    rng = np.random.default_rng(19)
+    model = Branches("int8 l2 normalization")
+    for shape, zp in [((1, 10), 0), ((2, 3, 40), -128), ((1, 4, 4, 300), 127), ((5,), 3), ((3, 1), -7)]:
+        x = model.input(shape, "int8", (float(np.float32(rng.uniform(0.01, 0.1))), zp))
+        model.op("L2_NORMALIZATION", (x,), shape, "int8", (1 / 128, 0))
+    assert_matches_reference(model.build(), inputs=3)

@@ -132,6 +132,31 @@ void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const fl
     }
 }
 
+/* reference_integer_ops::L2Normalization: the sum of squares, its inverse
+ * square root as a multiplier, each value rescaled by it into 1/128 units. */
+void mcu_l2_normalization_s8(const mcu_l2_normalization_s8_params *p, const int8_t *input, int8_t *output)
+{
+    const int output_scale_bits = 7;
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
+        int8_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t acc = 0;
+        int32_t multiplier;
+        int shift;
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t centered = in_row[c] - p->input_zero_point;
+            acc += centered * centered;
+        }
+        mcu_inv_sqrt_quantized_multiplier_exp(acc, -1, &multiplier, &shift);
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t scaled =
+                mcu_mul_by_quantized_mul(in_row[c] - p->input_zero_point, multiplier, shift + output_scale_bits);
+            out_row[c] = (int8_t)mcu_clamp_s32(scaled, INT8_MIN, INT8_MAX);
+        }
+    }
+}
+
 void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs, const float *rhs, float *output)
 {
     int32_t b, i, j, k;

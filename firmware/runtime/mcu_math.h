@@ -99,6 +99,15 @@ typedef struct {
 
 void mcu_l2_normalization_f32(const mcu_l2_normalization_f32_params *p, const float *input, float *output);
 
+/* int8: output scale 1/128, zero point 0 (TFLite requires both). */
+typedef struct {
+    int32_t outer_size;
+    int32_t depth;
+    int32_t input_zero_point;
+} mcu_l2_normalization_s8_params;
+
+void mcu_l2_normalization_s8(const mcu_l2_normalization_s8_params *p, const int8_t *input, int8_t *output);
+
 /* BATCH_MATMUL: output[b][i][j] = sum over k of lhs(i, k) * rhs(k, j), the
  * sum in k order from 0 as the reference; each operand addressed through its
  * own strides (adj_x / adj_y swap them) and a per-batch offset (broadcast

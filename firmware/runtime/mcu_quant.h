@@ -266,4 +266,46 @@ static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_
     return mcu_fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
 }
 
+/* TFLite's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) as a Q31
+ * multiplier and a shift (times reverse_shift: -1 gives a left shift for
+ * mcu_mul_by_quantized_mul), by five Newton-Raphson steps in gemmlowp fixed
+ * point with 3 integer bits.  quant.inv_sqrt_quantized_multiplier_exp is the
+ * same computation in Python. */
+static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reverse_shift, int32_t *inv_sqrt,
+                                                         int *shift)
+{
+    const int32_t half_three = ((int32_t)1 << 28) + ((int32_t)1 << 27); /* 1.5, 3 integer bits */
+    int32_t half_input, x;
+    int exponent = 11;
+    int pairs, i;
+    if (input <= 1) {
+        *inv_sqrt = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    while (input >= ((int32_t)1 << 29)) {
+        input /= 4;
+        ++exponent;
+    }
+    pairs = (mcu_count_leading_zeros_u32((uint32_t)input) - 1) / 2 - 1;
+    exponent -= pairs;
+    input = (int32_t)((uint32_t)input << (2 * pairs));
+    half_input = mcu_fp_sat_round_mul_by_pot(input >> 1, -1);
+    x = (int32_t)1 << 28; /* 1.0 */
+    for (i = 0; i < 5; ++i) {
+        const int32_t x3 = mcu_fp_sat_round_mul_by_pot(
+            mcu_sat_round_doubling_high_mul(mcu_sat_round_doubling_high_mul(x, x), x), 6);
+        x = mcu_fp_sat_round_mul_by_pot(
+            mcu_fp_sub(mcu_sat_round_doubling_high_mul(half_three, x), mcu_sat_round_doubling_high_mul(half_input, x3)),
+            3);
+    }
+    x = mcu_sat_round_doubling_high_mul(x, 1518500250); /* sqrt(2) / 2 */
+    if (exponent < 0) {
+        x = (int32_t)((uint32_t)x << -exponent);
+        exponent = 0;
+    }
+    *inv_sqrt = x;
+    *shift = exponent * reverse_shift;
+}
+
 #endif /* MCU_QUANT_H */

@@ -164,15 +164,20 @@ def lower_float_gelu(op: Operator, graph: Graph) -> KernelCall:
 @lowers("L2_NORMALIZATION")
 def lower_l2_normalization(op: Operator, graph: Graph) -> KernelCall:
     inp, out = elementwise_operands(op, graph)
-    require_dtype(op, inp, "float32")
-    require_dtype(op, out, "float32")
+    require_dtype(op, inp, "float32", "int8")
+    require_dtype(op, out, inp.dtype)
     if not inp.shape or inp.shape != out.shape:
         raise NotLowerable(f"L2_NORMALIZATION from shape {inp.shape} to {out.shape}")
     if op.options.get("fused_activation_function", "NONE") not in ("NONE", None):
         raise NotLowerable(f"L2_NORMALIZATION with fused {op.options['fused_activation_function']}")
     depth = inp.shape[-1]
     params = {"outer_size": inp.num_elements // depth if depth else 0, "depth": depth}
-    return kernel_call(op, "mcu_l2_normalization_f32", "mcu_l2_normalization_f32_params", params, SOURCES)
+    if inp.dtype == "float32":
+        return kernel_call(op, "mcu_l2_normalization_f32", "mcu_l2_normalization_f32_params", params, SOURCES)
+    if np.float32(scale(out)) != np.float32(1 / 128) or zero_point(out) != 0:
+        raise NotLowerable("int8 L2_NORMALIZATION whose output is not scale 1/128, zero point 0 (TFLite requires it)")
+    params["input_zero_point"] = zero_point(inp)
+    return kernel_call(op, "mcu_l2_normalization_s8", "mcu_l2_normalization_s8_params", params, SOURCES)
 
 
 def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], matrix_elements: int) -> list[int]:
