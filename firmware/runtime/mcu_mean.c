@@ -31,20 +31,32 @@ static int mean_next(int32_t *idx, const int32_t *dims)
     return 0;
 }
 
-void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
+/* QuantizedMeanOrSum: the int32 sum of the reduced values, less the zero
+ * point times the count, rescaled; the bytes read and clamped as uint8 when
+ * as_uint8 (see mcu_sum_s8), else as int8. */
+static void quantized_mean_or_sum(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output, int as_uint8)
 {
+    const int32_t low = as_uint8 ? 0 : INT8_MIN;
+    const int32_t high = as_uint8 ? UINT8_MAX : INT8_MAX;
     int32_t k[MCU_MAX_RANK] = {0};
     do {
         const size_t base = mean_base(p->input_strides, k);
         int32_t r[MCU_MAX_RANK] = {0};
         int32_t acc = 0;
         do {
-            acc += input[base + mean_base(p->input_strides, r)];
+            const int8_t value = input[base + mean_base(p->input_strides, r)];
+            acc += as_uint8 ? (int32_t)(uint8_t)value : (int32_t)value;
         } while (mean_next(r, p->reduced_dims));
         acc -= p->input_zero_point * p->count;
         acc = mcu_mul_by_quantized_mul(acc, p->multiplier, (int)p->shift) + p->output_zero_point;
-        *output++ = (int8_t)mcu_clamp_s32(acc, INT8_MIN, INT8_MAX);
+        acc = mcu_clamp_s32(acc, low, high);
+        *output++ = as_uint8 ? (int8_t)(uint8_t)acc : (int8_t)acc;
     } while (mean_next(k, p->kept_dims));
+}
+
+void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
+{
+    quantized_mean_or_sum(p, input, output, 0);
 }
 
 /* SUM of int8 as LiteRT's reference kernel computes it: its int8 SUM goes
@@ -53,18 +65,7 @@ void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *outpu
  * and the result is clamped to 0..255 before it is stored as a byte. */
 void mcu_sum_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
 {
-    int32_t k[MCU_MAX_RANK] = {0};
-    do {
-        const size_t base = mean_base(p->input_strides, k);
-        int32_t r[MCU_MAX_RANK] = {0};
-        int32_t acc = 0;
-        do {
-            acc += (uint8_t)input[base + mean_base(p->input_strides, r)];
-        } while (mean_next(r, p->reduced_dims));
-        acc -= p->input_zero_point * p->count;
-        acc = mcu_mul_by_quantized_mul(acc, p->multiplier, (int)p->shift) + p->output_zero_point;
-        *output++ = (int8_t)(uint8_t)mcu_clamp_s32(acc, 0, UINT8_MAX);
-    } while (mean_next(k, p->kept_dims));
+    quantized_mean_or_sum(p, input, output, 1);
 }
 
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output)

@@ -133,32 +133,24 @@ def lower_prelu(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, "mcu_prelu_s8", "mcu_prelu_s8_params", params, SOURCES, inputs=2)
 
 
+def _float_unary_call(op: Operator, graph: Graph, function: str) -> KernelCall:
+    inp, out = elementwise_operands(op, graph)
+    require_dtype(op, inp, "float32")
+    require_dtype(op, out, "float32")
+    return kernel_call(op, function, "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
+
+
 @lowers("SQUARE", "NEG")
-def lower_unary(op: Operator, graph: Graph) -> KernelCall:
-    inp, out = elementwise_operands(op, graph)
-    require_dtype(op, inp, "float32")
-    require_dtype(op, out, "float32")
-    return kernel_call(op, UNARY_FUNCTIONS[op.opcode], "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
-
-
 def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
-    """float32 LOGISTIC, TANH, EXP, ABS, LOG, SQRT, RSQRT (activations.lower_lut,
-    which owns these opcodes and their int8 tables, hands the float variants
-    here)."""
-    inp, out = elementwise_operands(op, graph)
-    require_dtype(op, inp, "float32")
-    require_dtype(op, out, "float32")
-    return kernel_call(op, UNARY_FUNCTIONS[op.opcode], "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
+    """float32 unary ops; also the float variants of LOGISTIC, TANH, EXP, ABS,
+    LOG, SQRT, RSQRT, which activations.lower_lut owns with their int8 tables."""
+    return _float_unary_call(op, graph, UNARY_FUNCTIONS[op.opcode])
 
 
 def lower_float_gelu(op: Operator, graph: Graph) -> KernelCall:
-    """float32 GELU (activations.lower_gelu, which owns the opcode and its
-    int8 table, hands the float variant here)."""
-    inp, out = elementwise_operands(op, graph)
-    require_dtype(op, inp, "float32")
-    require_dtype(op, out, "float32")
-    function = "mcu_gelu_approximate_f32" if op.options.get("approximate", False) else "mcu_gelu_f32"
-    return kernel_call(op, function, "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
+    """float32 GELU (activations.lower_gelu owns the opcode and its int8 table)."""
+    approximate = op.options.get("approximate", False)
+    return _float_unary_call(op, graph, "mcu_gelu_approximate_f32" if approximate else "mcu_gelu_f32")
 
 
 @lowers("L2_NORMALIZATION")
