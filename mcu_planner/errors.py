@@ -52,7 +52,10 @@ def unsupported_model_error(
         )
     if tensor_types:
         head.append(f"unsupported tensor type{'s' if len(tensor_types) != 1 else ''} {', '.join(sorted(tensor_types))}")
-    entries = [(count, f"tensor type {name}", f"{count} tensor{'s' if count != 1 else ''}") for name, count in tensor_types.items()]
+    entries = [
+        (count, f"tensor type {name}", f"{count} tensor{'s' if count != 1 else ''}")
+        for name, count in tensor_types.items()
+    ]
     for key, count in combinations.items():
         line = f"{count} op{'s' if count != 1 else ''}"
         reason = reasons.get(key, "")

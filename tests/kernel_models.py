@@ -21,9 +21,7 @@ def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0, targe
     `inputs` random input sets: byte for byte for integer outputs, and for
     float outputs exactly too, not only within check_model's tolerance (the
     kernels do the reference's float operations in its order)."""
-    report = check_model(
-        model, target=target, inputs=inputs, seed=seed, raise_on_mismatch=False, input_sets=input_sets
-    )
+    report = check_model(model, target=target, inputs=inputs, seed=seed, raise_on_mismatch=False, input_sets=input_sets)
     assert report.passed, report.mismatch_message()
     assert report.max_float_error == 0.0, f"float outputs differ from the reference by up to {report.max_float_error:g}"
     return report

@@ -175,8 +175,13 @@ def test_space_depth_and_reverse_match_reference():
     y = net.input((1, 2, 3, 18))
     z = net.input((2, 3, 4, 5, 2))
     outputs = [
-        net.space_to_depth(x, 2), net.space_to_depth(x, 3), net.depth_to_space(y, 3),
-        net.reverse_v2(z, [1]), net.reverse_v2(z, [3, 2, -1]), net.reverse_v2(z, [0, 1]), net.reverse_v2(x, [3]),
+        net.space_to_depth(x, 2),
+        net.space_to_depth(x, 3),
+        net.depth_to_space(y, 3),
+        net.reverse_v2(z, [1]),
+        net.reverse_v2(z, [3, 2, -1]),
+        net.reverse_v2(z, [0, 1]),
+        net.reverse_v2(x, [3]),
     ]
     assert_matches_reference(net.build(*outputs), inputs=2)
 
@@ -233,7 +238,9 @@ def test_float_math_on_cortex_m4_within_tolerance():
     assert report.passed, report.mismatch_message()
 
 
-@pytest.mark.parametrize("opcode, options", [("EXP", None), ("GELU", {"approximate": False}), ("GELU", {"approximate": True})])
+@pytest.mark.parametrize(
+    "opcode, options", [("EXP", None), ("GELU", {"approximate": False}), ("GELU", {"approximate": True})]
+)
 def test_int8_table_ops_match_reference(opcode, options):
     """int8 EXP and GELU: TFLite fills a 256-entry table in float32 with the
     C library's expf / erfcf / tanhf at Prepare; every input byte is hit
@@ -303,8 +310,13 @@ def test_int8_elementwise_tables_match_reference(opcode):
 
 @pytest.mark.parametrize(
     "lhs, rhs, adj_x, adj_y",
-    [((3, 4), (4, 5), False, False), ((2, 3, 16), (2, 16, 5), False, False), ((1, 3, 4), (6, 4, 2), False, False),
-     ((2, 1, 4, 3), (1, 3, 5, 4), True, True), ((5, 8), (2, 7, 8), False, True)],
+    [
+        ((3, 4), (4, 5), False, False),
+        ((2, 3, 16), (2, 16, 5), False, False),
+        ((1, 3, 4), (6, 4, 2), False, False),
+        ((2, 1, 4, 3), (1, 3, 5, 4), True, True),
+        ((5, 8), (2, 7, 8), False, True),
+    ],
 )
 def test_int8_batch_matmul_matches_reference(lhs, rhs, adj_x, adj_y):
     rng = np.random.default_rng(17)
@@ -344,7 +356,11 @@ def test_int8_sum_matches_reference(same_quantization):
     for shape, axes, keep_dims in REDUCTION_CASES:
         q = random_int8_quant(rng)
         count = int(np.prod([shape[a % len(shape)] for a in set(axes)]))
-        out_q = q if same_quantization else (float(np.float32(q[0] * np.sqrt(count) * rng.uniform(1, 4))), int(rng.integers(-128, 128)))
+        out_q = (
+            q
+            if same_quantization
+            else (float(np.float32(q[0] * np.sqrt(count) * rng.uniform(1, 4))), int(rng.integers(-128, 128)))
+        )
         x = model.input(shape, "int8", q)
         axes_set = {a % len(shape) for a in axes}
         out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)

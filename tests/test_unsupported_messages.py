@@ -19,7 +19,10 @@ from test_codegen import unsupported_lines
 def run_plan(model_path, *args) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mcu_planner.cli", str(model_path), *args],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
     )
 
 

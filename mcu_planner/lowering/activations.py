@@ -137,7 +137,8 @@ def _log_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
     for inputs <= 0."""
     output_min = np.float32(-128 - zero_point(out)) * np.float32(scale(out))
     return lut_int8(
-        (scale(inp), zero_point(inp)), (scale(out), zero_point(out)),
+        (scale(inp), zero_point(inp)),
+        (scale(out), zero_point(out)),
         lambda v: output_min if v <= 0 else _log_f32(v),
     )
 

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Graph, Operator, Tensor
+from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
     elementwise_operands,
-    input_tensor,
     int32_array,
     kernel_call,
-    output_tensor,
     require_dtype,
     scale,
     zero_point,
@@ -87,8 +85,10 @@ def lower_squared_difference(op: Operator, graph: Graph) -> KernelCall:
             raise NotLowerable(f"int8 SQUARED_DIFFERENCE with zero point {zero_point(t)} (TFLite rejects it)")
     # Prepare: 2 * max(float, float) stays float32 (exact), the rest in double.
     twice_max_input_scale = float(2 * max(np.float32(scale(a)), np.float32(scale(b))))
-    real_output = twice_max_input_scale * twice_max_input_scale / float(
-        np.float32(1 << (2 * SQUARED_DIFFERENCE_LEFT_SHIFT)) * np.float32(scale(out))
+    real_output = (
+        twice_max_input_scale
+        * twice_max_input_scale
+        / float(np.float32(1 << (2 * SQUARED_DIFFERENCE_LEFT_SHIFT)) * np.float32(scale(out)))
     )
     multiplier1, shift1 = quantize_multiplier_smaller_than_one_exp(scale(a) / twice_max_input_scale)
     multiplier2, shift2 = quantize_multiplier_smaller_than_one_exp(scale(b) / twice_max_input_scale)
