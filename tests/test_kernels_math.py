@@ -288,9 +288,9 @@ def test_int8_squared_difference_matches_reference():
     assert_matches_reference(model.build(), inputs=3)
 
 
-@pytest.mark.parametrize("opcode", ["ABS", "LOG", "SQRT", "RSQRT"])
+@pytest.mark.parametrize("opcode", ["ABS", "LOG", "SQRT", "RSQRT", "NEG"])
 def test_int8_elementwise_tables_match_reference(opcode):
-    """int8 ABS, LOG, SQRT, RSQRT: every input byte at several quantizations
+    """int8 ABS, LOG, SQRT, RSQRT, NEG: every input byte at several quantizations
     (equal and different scales for ABS).  SQRT and RSQRT are only defined
     from the zero point up (TFLite fails below it), so their inputs start
     there."""

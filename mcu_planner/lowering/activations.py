@@ -115,7 +115,11 @@ LUT_TRANSFORMS = {"LOGISTIC": _logistic_f32, "TANH": _tanh_f32, "EXP": _exp_f32}
 # int8 ops elementwise.cc computes per element in integer or float steps; as
 # a function of the input byte alone each becomes a table here, built by
 # following those steps for all 256 inputs.
-INT8_ELEMENTWISE = ("ABS", "LOG", "SQRT", "RSQRT")
+INT8_ELEMENTWISE = ("ABS", "LOG", "SQRT", "RSQRT", "NEG")
+
+
+def wrap_int8(value: int) -> int:
+    return (value + 128) % 256 - 128
 
 
 def _abs_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
@@ -182,7 +186,13 @@ def _rsqrt_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
     return tuple(table)
 
 
-INT8_TABLES = {"ABS": _abs_table, "LOG": _log_table, "SQRT": _sqrt_table, "RSQRT": _rsqrt_table}
+def _neg_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """neg.cc negates the stored int8 value whatever the quantization, in int8
+    (-(-128) wraps to -128)."""
+    return tuple(wrap_int8(-q) for q in (list(range(0, 128)) + list(range(-128, 0))))
+
+
+INT8_TABLES = {"ABS": _abs_table, "LOG": _log_table, "SQRT": _sqrt_table, "RSQRT": _rsqrt_table, "NEG": _neg_table}
 
 
 @lowers(*LUT_TRANSFORMS, *INT8_ELEMENTWISE)

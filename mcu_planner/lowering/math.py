@@ -140,10 +140,11 @@ def _float_unary_call(op: Operator, graph: Graph, function: str) -> KernelCall:
     return kernel_call(op, function, "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
 
 
-@lowers("SQUARE", "NEG")
+@lowers("SQUARE")
 def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
     """float32 unary ops; also the float variants of LOGISTIC, TANH, EXP, ABS,
-    LOG, SQRT, RSQRT, which activations.lower_lut owns with their int8 tables."""
+    LOG, SQRT, RSQRT, NEG, which activations.lower_lut owns with their int8
+    tables."""
     return _float_unary_call(op, graph, UNARY_FUNCTIONS[op.opcode])
 
 
