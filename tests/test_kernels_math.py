@@ -378,3 +378,26 @@ def test_int8_l2_normalization_matches_reference():
         x = model.input(shape, "int8", (float(np.float32(rng.uniform(0.01, 0.1))), zp))
         model.op("L2_NORMALIZATION", (x,), shape, "int8", (1 / 128, 0))
     assert_matches_reference(model.build(), inputs=3)
+
+
+def test_int8_div_matches_reference():
+    """Random broadcast shapes, quantizations and fused activations; divisors
+    of both signs but never at their zero point (TFLite refuses a zero
+    divisor)."""
+    rng = np.random.default_rng(20)
+    model = Branches("int8 div")
+    input_sets: list[list[np.ndarray]] = [[], []]
+    for k in range(8):
+        shape1, shape2 = random_shape_pair(rng)
+        q1 = random_int8_quant(rng, 0.01, 0.1)
+        q2 = random_int8_quant(rng, 0.01, 0.1)
+        out_q = (float(np.float32(q1[0] / q2[0] * rng.uniform(0.02, 0.5))), int(rng.integers(-128, 128)))
+        a = model.input(shape1, "int8", q1)
+        b = model.input(shape2, "int8", q2)
+        options = {"fused_activation_function": str(rng.choice(ACTIVATIONS))}
+        model.op("DIV", (a, b), np.broadcast_shapes(shape1, shape2), "int8", out_q, options)
+        for arrays in input_sets:
+            divisor = rng.integers(-128, 128, size=shape2)
+            divisor = np.where(divisor == q2[1], q2[1] + (1 if q2[1] < 127 else -1), divisor)
+            arrays += [rng.integers(-128, 128, size=shape1, dtype=np.int8), divisor.astype(np.int8)]
+    assert_matches_reference(model.build(), input_sets=input_sets)

@@ -276,6 +276,7 @@ def _math_models() -> dict[str, bytes]:
     model.op("SQUARED_DIFFERENCE", (x, y), (1, 4, 4, 3), "int8", (0.5, -128))
     model.op("BATCH_MATMUL", (x, y), (1, 4, 4, 4), "int8", (0.1, 0), {"adj_x": False, "adj_y": True})
     model.op("L2_NORMALIZATION", (y,), (1, 4, 4, 3), "int8", (1 / 128, 0))
+    model.op("DIV", (x, y), (1, 4, 4, 3), "int8", (0.3, 1), {"fused_activation_function": "NONE"})
     return {"float32_math": every_math_op_model(), "int8_math": model.build()}
 
 

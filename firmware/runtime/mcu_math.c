@@ -33,6 +33,28 @@ MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y
 MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
 
+static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)
+{
+    int32_t dividend = p->input1_offset + x;
+    int32_t divisor = p->input2_offset + y; /* != 0: the reference fails on a zero divisor */
+    int32_t reciprocal, quotient, result;
+    int reciprocal_shift, headroom;
+    if (divisor < 0) {
+        /* The reciprocal must be positive to serve as a multiplier. */
+        dividend = -dividend;
+        divisor = -divisor;
+    }
+    reciprocal = mcu_fp_reciprocal(divisor, 31, &reciprocal_shift);
+    headroom = mcu_count_leading_sign_bits(dividend);
+    quotient = mcu_mul_by_quantized_mul_greater_than_one(dividend, reciprocal, headroom);
+    result = p->output_offset +
+             mcu_mul_by_quantized_mul_smaller_than_one_exp(quotient, p->output_multiplier,
+                                                           (int)p->output_shift - reciprocal_shift - headroom);
+    return (int8_t)mcu_clamp_s32(result, p->act_min, p->act_max);
+}
+
+MCU_BROADCAST_KERNEL(mcu_div_s8, mcu_div_s8_params, int8_t, int8_t, div_s8(p, x, y))
+
 static int8_t squared_difference_s8(const mcu_squared_difference_s8_params *p, int8_t x, int8_t y)
 {
     const int32_t shifted1 = (p->input1_offset + x) * ((int32_t)1 << p->left_shift);

@@ -48,6 +48,25 @@ typedef struct {
 } mcu_prelu_s8_params;
 
 void mcu_prelu_s8(const mcu_prelu_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+/* int8 DIV (reference DivElementwise): the divisor's reciprocal in fixed
+ * point, the dividend scaled up by its headroom, the quotient rescaled by
+ * input1 scale / (input2 scale * output scale). */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+    int32_t input1_offset;
+    int32_t input2_offset;
+    int32_t output_offset;
+    int32_t output_multiplier;
+    int32_t output_shift;
+    int32_t act_min;
+    int32_t act_max;
+} mcu_div_s8_params;
+
+void mcu_div_s8(const mcu_div_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+
 /* int8 SQUARED_DIFFERENCE: both inputs brought to a common scale with
  * left_shift bits of headroom, subtracted, squared, rescaled (as
  * squared_difference.cc). */

@@ -255,6 +255,15 @@ static inline int mcu_count_leading_zeros_u32(uint32_t x)
     return n;
 }
 
+/* TFLite's CountLeadingSignBits: redundant sign bits of x (31 for 0 and -1). */
+static inline int mcu_count_leading_sign_bits(int32_t x)
+{
+    if (x >= 0) {
+        return mcu_count_leading_zeros_u32((uint32_t)x) - 1;
+    }
+    return mcu_count_leading_zeros_u32(~(uint32_t)x) - 1;
+}
+
 /* TFLite's GetReciprocal: 1 / x for x with `integer_digits` integer bits, as a
  * 0-integer-bit value scaled by 2^-num_bits_over_unit. */
 static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_bits_over_unit)

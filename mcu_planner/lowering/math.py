@@ -55,9 +55,24 @@ TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
 @lowers("DIV")
 def lower_div(op: Operator, graph: Graph) -> KernelCall:
     a, b, out = binary_operands(op, graph)
-    require_dtype(op, out, "float32")
-    params = {**broadcast_params(op, a, b, out), **activation_params(op, out)}
-    return kernel_call(op, "mcu_div_f32", "mcu_binary_f32_params", params, SOURCES, inputs=2)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, a, b, out)
+    if out.dtype == "float32":
+        params = {**walk, **activation_params(op, out)}
+        return kernel_call(op, "mcu_div_f32", "mcu_binary_f32_params", params, SOURCES, inputs=2)
+    # Prepare: input1 scale / (input2 scale * output scale) in float32, widened.
+    s1, s2, so = (np.float32(scale(t)) for t in (a, b, out))
+    multiplier, shift = quantize_multiplier(float(s1 / (s2 * so)))
+    params = {
+        **walk,
+        "input1_offset": -zero_point(a),
+        "input2_offset": -zero_point(b),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
+    return kernel_call(op, "mcu_div_s8", "mcu_div_s8_params", params, SOURCES, inputs=2)
 
 
 @lowers(*BROADCAST_FUNCTIONS)
