@@ -401,3 +401,28 @@ def test_int8_div_matches_reference():
             divisor = np.where(divisor == q2[1], q2[1] + (1 if q2[1] < 127 else -1), divisor)
             arrays += [rng.integers(-128, 128, size=shape1, dtype=np.int8), divisor.astype(np.int8)]
     assert_matches_reference(model.build(), input_sets=input_sets)
+
+
+TARGET = "mps2-an386"
+
+
+@needs_cortex_m
+def test_int8_math_on_cortex_m4_bit_exact():
+    """The int8 kernels of mcu_math.c and mcu_mean.c (fixed-point reciprocal
+    and inverse square root, rescales, the uint8-read SUM) on QEMU mps2-an386."""
+    rng = np.random.default_rng(21)
+    model = Branches("int8 math on the M4")
+    q, qy = (0.05, 3), (0.04, -100)
+    x = model.input((2, 4, 4, 6), "int8", q)
+    y = model.input((2, 4, 4, 6), "int8", qy)
+    model.op("DIV", (x, y), (2, 4, 4, 6), "int8", (0.3, 1), {"fused_activation_function": "NONE"})
+    model.op("SQUARED_DIFFERENCE", (x, y), (2, 4, 4, 6), "int8", (0.5, -128))
+    alpha = model.constant(rng.integers(-128, 128, size=(6,), dtype=np.int8), "int8", (0.01, 0))
+    model.op("PRELU", (x, alpha), (2, 4, 4, 6), "int8", (0.04, -5))
+    model.op("L2_NORMALIZATION", (x,), (2, 4, 4, 6), "int8", (1 / 128, 0))
+    model.op("BATCH_MATMUL", (x, y), (2, 4, 4, 4), "int8", (0.1, 0), {"adj_x": False, "adj_y": True})
+    axes = model.constant(np.array([1, 2], np.int32), "int32")
+    model.op("SUM", (x, axes), (2, 6), "int8", (0.4, 7), {"keep_dims": False})
+    divisor = rng.integers(-99, 128, size=(2, 4, 4, 6)).astype(np.int8)  # never the zero point -100
+    input_sets = [[rng.integers(-128, 128, size=(2, 4, 4, 6), dtype=np.int8), divisor] for _ in range(2)]
+    assert_matches_reference(model.build(), input_sets=input_sets, target=TARGET)

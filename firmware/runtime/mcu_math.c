@@ -47,9 +47,12 @@ static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)
     reciprocal = mcu_fp_reciprocal(divisor, 31, &reciprocal_shift);
     headroom = mcu_count_leading_sign_bits(dividend);
     quotient = mcu_mul_by_quantized_mul_greater_than_one(dividend, reciprocal, headroom);
+    /* MultiplyByQuantizedMultiplierSmallerThanOneExp, whose right shift passes
+     * 31 for small dividends (headroom up to 31): see the _wide helper.  The
+     * lowering keeps output_shift <= 23 <= headroom, so it never goes left. */
     result = p->output_offset +
-             mcu_mul_by_quantized_mul_smaller_than_one_exp(quotient, p->output_multiplier,
-                                                           (int)p->output_shift - reciprocal_shift - headroom);
+             mcu_rounding_divide_by_pot_wide(mcu_sat_round_doubling_high_mul(quotient, p->output_multiplier),
+                                             reciprocal_shift + headroom - (int)p->output_shift);
     return (int8_t)mcu_clamp_s32(result, p->act_min, p->act_max);
 }
 

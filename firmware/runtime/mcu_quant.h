@@ -35,6 +35,20 @@ static inline int32_t mcu_rounding_divide_by_pot(int32_t x, int exponent)
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+/* mcu_rounding_divide_by_pot for exponents up to 62, as TFLite's
+ * RoundingDivideByPOT executes on x86-64 where its "exponent <= 31" assert is
+ * compiled out: the mask is the low 32 bits of 2^exponent - 1 and the shift
+ * count is taken mod 32 (x86's SAR).  An Arm core shifts by the full count,
+ * so this spells the x86 result out for the kernels whose exponent can pass
+ * 31 (int8 DIV on a small dividend). */
+static inline int32_t mcu_rounding_divide_by_pot_wide(int32_t x, int exponent)
+{
+    const int32_t mask = (int32_t)(uint32_t)(((uint64_t)1 << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> (exponent & 31)) + (remainder > threshold ? 1 : 0);
+}
+
 /* x * multiplier * 2^shift where multiplier is a Q31 value in [0.5, 1):
  * TFLite's MultiplyByQuantizedMultiplier (double rounding variant). */
 static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, int shift)

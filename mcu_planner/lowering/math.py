@@ -52,6 +52,11 @@ BROADCAST_FUNCTIONS = {
 TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
 
 
+# |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
+# up to this the int8 DIV kernel's final shift always goes right.
+DIV_MAX_OUTPUT_SHIFT = 23
+
+
 @lowers("DIV")
 def lower_div(op: Operator, graph: Graph) -> KernelCall:
     a, b, out = binary_operands(op, graph)
@@ -63,6 +68,8 @@ def lower_div(op: Operator, graph: Graph) -> KernelCall:
     # Prepare: input1 scale / (input2 scale * output scale) in float32, widened.
     s1, s2, so = (np.float32(scale(t)) for t in (a, b, out))
     multiplier, shift = quantize_multiplier(float(s1 / (s2 * so)))
+    if shift > DIV_MAX_OUTPUT_SHIFT:
+        raise NotLowerable(f"int8 DIV rescaling by {float(s1 / (s2 * so))!r} (2^{shift - 1} or more)")
     params = {
         **walk,
         "input1_offset": -zero_point(a),
