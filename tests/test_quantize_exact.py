@@ -112,6 +112,8 @@ def specials(scale: float) -> np.ndarray:
                 -0.0,
                 np.inf,
                 -np.inf,
+                np.nan,
+                -np.nan,
                 np.finfo(np.float32).max,
                 -np.finfo(np.float32).max,
                 np.finfo(np.float32).tiny,
