@@ -27,6 +27,12 @@ class UnsupportedModel(McuPlanError):
     exit_code = 4
 
 
+def one_line(exc: Exception) -> str:
+    """The error's message on one line (an unsupported model's list joined
+    with "; "), for tables and logs."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
 # An unsupported model's message: a head line, then at most this many lines
 # (one per operator and dtype, most frequent first) and "and N more".
 MAX_UNSUPPORTED_LINES = 10
