@@ -953,3 +953,133 @@ def check_runs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
     """Load and invoke the model in the reference interpreter; raises if TFLite
     rejects it.  Returns the outputs for a seeded random input."""
     return run_reference(model_bytes, None, seed)
+
+
+# -- sequence models -------------------------------------------------------------------
+
+# UNIDIRECTIONAL_SEQUENCE_LSTM input slots (TFLite's lstm_shared.h), by the name
+# `lstm_model` gives each tensor it writes.
+LSTM_INPUT_SLOTS = (
+    "input",
+    "input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights",
+    "recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+    "recurrent_to_output_weights",
+    "cell_to_input_weights", "cell_to_forget_weights", "cell_to_output_weights",
+    "input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias",
+    "projection_weights", "projection_bias",
+    "output_state", "cell_state",
+    "input_layer_norm_coefficients", "forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
+    "output_layer_norm_coefficients",
+)
+_LSTM_GATES = ("input", "forget", "cell", "output")
+
+
+def lstm_model(
+    dtype: str = "int8",
+    *,
+    batch: int = 1,
+    time: int = 3,
+    n_input: int = 4,
+    n_cell: int = 5,
+    n_output: int | None = None,
+    time_major: bool = False,
+    cifg: bool = False,
+    peephole: bool = False,
+    layer_norm: bool = False,
+    projection: bool = False,
+    projection_bias: bool = False,
+    cell_clip: float = 0.0,
+    proj_clip: float = 0.0,
+    cell_scale_exponent: int = -11,
+    input_range: tuple[float, float] = (-1.0, 1.0),
+    output_range: tuple[float, float] = (-1.0, 1.0),
+    weight_std: float = 0.5,
+    seed: int = 0,
+) -> bytes:
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM as a model: float32, or int8 with an
+    int16 cell state (TFLite's integer 8x8->16 LSTM, with its five
+    intermediate tensors).  The input is [batch, time, n_input] (or time
+    first); output and cell state are variable tensors starting at zero.
+    `n_output` differs from `n_cell` only with a projection."""
+    if n_output is None:
+        n_output = n_cell
+    if n_output != n_cell and not projection:
+        raise ValueError("n_output differs from n_cell only with a projection")
+    if dtype not in ("int8", "float32"):
+        raise ValueError(f"lstm_model builds float32 or int8 LSTMs, not {dtype}")
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder(f"{dtype} UNIDIRECTIONAL_SEQUENCE_LSTM")
+    quantized = dtype == "int8"
+    slots: dict[str, int] = {}
+    in_shape = (time, batch, n_input) if time_major else (batch, time, n_input)
+    out_shape = in_shape[:2] + (n_output,)
+    in_q = int8_quant(*input_range) if quantized else None
+    out_q = int8_quant(*output_range) if quantized else None
+    slots["input"] = mb.add_tensor(in_shape, dtype, in_q, name="input")
+    # Pre-activations of the integer gates are Q3.12; the cell state is 2^exponent.
+    gate_scale = 2.0**-12
+    cell_scale = 2.0**cell_scale_exponent
+
+    def weights(name: str, shape, fan_in: int) -> None:
+        real = rng.normal(0.0, weight_std / math.sqrt(fan_in), size=shape).astype(np.float32)
+        if not quantized:
+            slots[name] = mb.add_tensor(shape, "float32", data=real, name=name)
+            return
+        scale = float32(max(float(np.max(np.abs(real))), 1e-6) / 127.0)
+        values = np.clip(np.round(real / scale), -127, 127).astype(np.int8)
+        slots[name] = mb.add_tensor(shape, "int8", (scale, 0), data=values, name=name)
+
+    def vector(name: str, size: int, std: float, data_scale: float, int_dtype: str = "int32") -> None:
+        real = rng.normal(0.0, std, size=size).astype(np.float32)
+        if not quantized:
+            slots[name] = mb.add_tensor((size,), "float32", data=real, name=name)
+            return
+        info = np.iinfo(int_dtype)
+        values = np.clip(np.round(real / data_scale), info.min, info.max).astype(int_dtype)
+        slots[name] = mb.add_tensor((size,), int_dtype, (data_scale, 0), data=values, name=name)
+
+    gates = _LSTM_GATES[1:] if cifg else _LSTM_GATES
+    for gate in gates:
+        weights(f"input_to_{gate}_weights", (n_cell, n_input), n_input)
+        weights(f"recurrent_to_{gate}_weights", (n_cell, n_output), n_output)
+    # Integer biases add to the input product, so they share its scale; under
+    # layer norm they add to the normalised value (scale ln * 2^-10).
+    for gate in gates:
+        if peephole:
+            vector(f"cell_to_{gate}_weights", n_cell, 0.3, 0.3 / 2000, "int16")
+        ln_scale = 1.0 / 4096
+        if layer_norm:
+            vector(f"{gate}_layer_norm_coefficients", n_cell, 0.5, ln_scale, "int16")
+            slots[f"{gate}_layer_norm_coefficients"] = slots[f"{gate}_layer_norm_coefficients"]
+        bias_scale = ln_scale * 2.0**-10 if layer_norm else (in_q.scales[0] * mb.tensors[slots[f"input_to_{gate}_weights"]].quant.scales[0] if quantized else 1.0)
+        vector(f"{gate}_gate_bias", n_cell, 0.2, bias_scale)
+    if peephole and cifg:
+        slots.pop("cell_to_input_weights", None)
+    hidden_q = out_q
+    if projection:
+        weights("projection_weights", (n_output, n_cell), n_cell)
+        if projection_bias:
+            scale = (hidden_q.scales[0] * mb.tensors[slots["projection_weights"]].quant.scales[0]) if quantized else 1.0
+            vector("projection_bias", n_output, 0.1, scale)
+    if quantized and projection:
+        hidden_q = int8_quant(-1.0, 1.0)
+    slots["output_state"] = mb.add_tensor((batch, n_output), dtype, out_q, name="output_state", is_variable=True)
+    cell_q = (cell_scale, 0) if quantized else None
+    slots["cell_state"] = mb.add_tensor((batch, n_cell), "int16" if quantized else "float32", cell_q, name="cell_state", is_variable=True)
+    output = mb.add_tensor(out_shape, dtype, out_q, name="output")
+    intermediates: list[int] = []
+    if quantized:
+        for gate in _LSTM_GATES:
+            # The matmul result before layer norm; its scale sets the effective scales.
+            intermediates.append(mb.add_tensor((0,), "int16", (gate_scale / 8 if layer_norm else gate_scale, 0), name=f"{gate}_intermediate"))
+        intermediates.append(mb.add_tensor((0,), "int8", hidden_q, name="effective_hidden_scale_intermediate"))
+    inputs = tuple(slots.get(name, -1) for name in LSTM_INPUT_SLOTS)
+    options = {
+        "fused_activation_function": "TANH",
+        "cell_clip": cell_clip,
+        "proj_clip": proj_clip,
+        "time_major": time_major,
+    }
+    mb.add_op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, (output,), options, intermediates=intermediates)
+    mb.set_io([slots["input"]], [output])
+    return mb.build()

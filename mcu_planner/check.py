@@ -5,6 +5,13 @@ target twice (normally and with -DMCU_PLAN_CHECK, which also checks the plan's
 memory discipline at run time), run on seeded random inputs, and every output
 byte is compared with TFLite's reference interpreter.
 
+The input sets run as one sequence of invocations, on one reference
+interpreter and in one run of the generated model, so that state kept in
+variable tensors (SVDF, LSTM) carries over exactly as in an application and
+outputs are compared after every invocation.  A model with such state then
+calls NAME_reset() and runs the first sets again: they must give the first
+outputs again, as a fresh start does.
+
 Targets register themselves in TARGETS: "host" (the machine's `cc`) lives
 here; Cortex-M targets live in their own module, listed in TARGET_MODULES,
 which calls `register_target` on import (registry.py).
@@ -23,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, render, write_output
+from .codegen import c_identifier, read_interface, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph
@@ -46,6 +53,8 @@ FLOAT_FLAGS = ("-ffp-contract=off",)
 # Float outputs may differ from the reference by summation order; the issue
 # allows 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
+# Input sets run again after NAME_reset() in a model with state.
+REPLAYED_AFTER_RESET = 2
 
 
 @dataclass
@@ -71,10 +80,13 @@ class Target:
         check_build: bool,
         workdir: Path,
         iterations: int = 0,
+        reset_at: int | None = None,
     ) -> TargetRun:
-        """`samples[s][i]` is input i of sample s.  Raise CheckMismatch when the
-        model reports a broken plan (check build), McuPlanError when the build
-        or the run fails for another reason."""
+        """`samples[s][i]` is input i of sample s; the samples run in order in
+        one instance of the model (state carried over), with NAME_reset()
+        called before sample `reset_at` when given.  Raise CheckMismatch when
+        the model reports a broken plan (check build), McuPlanError when the
+        build or the run fails for another reason."""
         raise NotImplementedError
 
     def with_ram(self, ram_bytes: int) -> "Target":
@@ -115,7 +127,11 @@ class HostTarget(Target):
     def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
         harness = workdir / "harness.c"
-        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes))
+        # NAME_reset() exists in every generated model; the harness calls it
+        # only for one with state (so hand-written stand-ins need not have it).
+        interface = read_interface(generated)
+        has_state = interface is not None and interface.variable_bytes > 0
+        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes, has_state=has_state))
         program = workdir / ("model_check" if check_build else "model")
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [
@@ -141,10 +157,13 @@ class HostTarget(Target):
             raise McuPlanError(f"host build failed: {reason}")
         return program
 
-    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+    def run(
+        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        reset_at=None,
+    ):
         program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
         stdin = b"".join(b"".join(sample) for sample in samples)
-        args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
+        args = [str(program), str(len(samples)), str(iterations), str(-1 if reset_at is None else reset_at)]
         try:
             done = run_tool(args, input=stdin, timeout=self.run_timeout)
         except subprocess.TimeoutExpired:
@@ -225,7 +244,7 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
 class CheckReport:
     model: str
     target: str
-    total: int  # input sets run
+    total: int  # input sets run in sequence (not counting those after the reset)
     exact: int  # sets whose every output byte matched (floats: within tolerance)
     first_mismatch: tuple[int, int, object, object] | None  # (output, byte/element index, expected, got)
     ticks_per_inference: float | None = None
@@ -235,14 +254,24 @@ class CheckReport:
     float_outputs: bool = False  # some output is float32: compared within FLOAT_RELATIVE_TOLERANCE
     max_float_error: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # Models with state: the first sets run again after NAME_reset(), and how
+    # many of those matched the first outputs.
+    reset_total: int = 0
+    reset_exact: int = 0
+    mismatch_set: int | None = None  # invocation of first_mismatch (sets after the reset count on)
 
     @property
     def passed(self) -> bool:
-        return self.exact == self.total
+        return self.exact == self.total and self.reset_exact == self.reset_total
 
     def summary(self) -> str:
         word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
-        return f"{word} {self.exact}/{self.total}"
+        if not self.reset_total:
+            return f"{word} {self.exact}/{self.total}"
+        return (
+            f"{word} {self.exact}/{self.total} (one sequence, state carried over); "
+            f"after reset {self.reset_exact}/{self.reset_total}"
+        )
 
     def format(self) -> list[str]:
         lines = [f"{self.model}: target {self.target}, arena {self.arena_bytes:,} B ({self.planner} plan)"]
@@ -261,9 +290,16 @@ class CheckReport:
             return ""
         output, index, expected, got = self.first_mismatch
         unit = "element" if self.float_outputs else "byte"
+        where = ""
+        if self.reset_total and self.mismatch_set is not None:
+            where = f"invocation {self.mismatch_set}"
+            if self.mismatch_set >= self.total:
+                where += " (after reset)"
+            where += " "
         return (
-            f"{self.model}: {self.target} output {output} {unit} {index}: expected {expected}, got {got} "
-            f"({self.exact}/{self.total} input sets exact)"
+            f"{self.model}: {self.target} {where}output {output} {unit} {index}: expected {expected}, got {got} "
+            f"({self.exact}/{self.total} input sets exact"
+            + (f", {self.reset_exact}/{self.reset_total} after reset)" if self.reset_total else ")")
         )
 
 
@@ -377,7 +413,15 @@ def check_model(
     rng = np.random.default_rng(seed)
     if input_sets is None:
         input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+    # One interpreter, never reset: its variable tensors carry over as the C's do.
     expected = [reference.run(arrays) for arrays in input_sets]
+    reset_at = None
+    if files.interface.variable_bytes:
+        # After NAME_reset() the first sets must give the first outputs again.
+        reset_at = inputs
+        replayed = min(REPLAYED_AFTER_RESET, inputs)
+        input_sets = input_sets + input_sets[:replayed]
+        expected = expected + expected[:replayed]
     samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
     input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
     output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
@@ -397,6 +441,7 @@ def check_model(
                 output_bytes=output_bytes,
                 check_build=check,
                 workdir=work / ("check" if check else "normal"),
+                reset_at=reset_at,
             )
 
         with ThreadPoolExecutor(max_workers=len(builds)) as pool:
@@ -411,6 +456,7 @@ def check_model(
         model=stem,
         target=target,
         total=inputs,
+        reset_total=len(samples) - inputs,
         exact=0,
         first_mismatch=None,
         ticks_per_inference=runs[0].ticks_per_inference,
@@ -420,7 +466,7 @@ def check_model(
         float_outputs=float_outputs,
         notes=list(graph.notes),
     )
-    for s in range(inputs):
+    for s in range(len(samples)):
         sample_ok = True
         for run in runs:
             for o, want in enumerate(expected[s]):
@@ -432,7 +478,11 @@ def check_model(
                     sample_ok = False
                     if report.first_mismatch is None:
                         report.first_mismatch = (o, *difference)
-        report.exact += sample_ok
+                        report.mismatch_set = s
+        if s < inputs:
+            report.exact += sample_ok
+        else:
+            report.reset_exact += sample_ok
     if raise_on_mismatch and not report.passed:
         raise CheckMismatch(report.mismatch_message())
     return report

@@ -189,7 +189,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
     if args.output:
-        _generate(args, graph, lifetimes, plan)
+        _generate(args, planned)
     else:
         _warn_if_not_generatable(graph, lifetimes)
     if args.json:
@@ -198,19 +198,17 @@ def _run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _generate(args, graph, lifetimes, plan) -> None:
-    from .codegen import c_identifier, generate, replace_output_dir, write_output
+def _generate(args, planned) -> None:
+    from .codegen import c_identifier, replace_output_dir, write_output
 
     name = args.name or c_identifier(Path(args.model).stem)
-    if not plan.reproducible:
+    if not planned.plan.reproducible:
         print(
             "note: this plan comes from an exact search that ran out of time; on another machine or with "
             "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
             "for byte-identical output everywhere)"
         )
-    files = generate(
-        graph, lifetimes, plan, name=name, arena_section=args.arena_section, extern_arena=args.extern_arena
-    )
+    files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
         from .firmware_build import build_firmware
 

@@ -62,6 +62,9 @@ class Tensor:
     quantization: Quantization | None = None
     data: bytes | None = None  # constant contents (little-endian, as stored); None for activations
     is_variable: bool = False
+    # Per-op working memory added by scratch.py (not in the flatbuffer): alive
+    # only at the step of the op that lists it in `Operator.scratch`.
+    is_scratch: bool = False
 
     @property
     def num_elements(self) -> int:
@@ -102,6 +105,9 @@ class Operator:
     # their schema names ("SAME", "RELU6", ...), vectors as tuples.
     options: dict[str, Any] = field(default_factory=dict)
     custom_code: str | None = None
+    # Scratch tensors (Tensor.is_scratch) the kernel works in during this op
+    # alone; added by scratch.py, passed to the kernel like outputs.
+    scratch: tuple[int, ...] = ()
 
 
 # Custom op names in messages are cut to this many characters.

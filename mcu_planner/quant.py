@@ -161,6 +161,67 @@ def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform)
     return tuple(table)
 
 
+INT16_LUT_STEPS = 512  # LUTPopulateInt16: 512 segments, 513 entries
+
+
+def lut_int16(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+    """LUTPopulateInt16<double>: 513 int16 samples of `transform` (a function
+    of a Python float, i.e. a double) over the int16 input range, each less
+    half the error its interpolated midpoint would make; every step in double
+    as TFLite computes it when the LUT is populated with double arguments."""
+    input_scale, input_zero_point = float(input_q[0]), int(input_q[1])
+    output_scale, output_zero_point = float(output_q[0]), int(output_q[1])
+    input_min = input_scale * float(-32768 - input_zero_point)
+    input_max = input_scale * float(32767 - input_zero_point)
+    output_min = output_scale * float(-32768 - output_zero_point)
+    output_max = output_scale * float(32767 - output_zero_point)
+    step = (input_max - input_min) / INT16_LUT_STEPS
+    half_step = step / 2
+    output_scaling_inv = float(32767 - -32768 + 1) / (output_max - output_min)
+
+    def clamp(value: float) -> int:
+        return int(min(max(value, -32768.0), 32767.0))
+
+    table = []
+    for i in range(INT16_LUT_STEPS):
+        value = transform(input_min + i * step)
+        midpoint = transform(input_min + i * step + half_step)
+        following = transform(input_min + (i + 1) * step)
+        sample = float(tflite_round(value * output_scaling_inv))
+        midpoint_interpolated = float(tflite_round((following * output_scaling_inv + sample) / 2))
+        midpoint_exact = float(tflite_round(midpoint * output_scaling_inv))
+        bias = float(tflite_round((midpoint_interpolated - midpoint_exact) / 2))
+        table.append(clamp(sample - bias))
+    table.append(clamp(float(tflite_round(transform(input_max) * output_scaling_inv))))
+    return tuple(table)
+
+
+def checked_log2(value: float) -> int | None:
+    """CheckedLog2: log2 of a float32 scale in float32 (log(x) * (1 / log 2)),
+    rounded; None when it is not within 1e-3 of an integer (TFLite refuses
+    the model then)."""
+    x = np.float32(value)
+    if not x > 0:
+        return None
+    with np.errstate(all="ignore"):
+        exponent = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    if not math.isfinite(float(exponent)):
+        return None
+    rounded = tflite_round(float(exponent))
+    return rounded if abs(float(np.float32(exponent - np.float32(rounded)))) < 1e-3 else None
+
+
+def quantized_clip(clip: float, scale: float, limit: int) -> int:
+    """A clipping bound in a tensor's quantized domain as TFLite's LSTM Prepare
+    computes it: static_cast<intN_t>(clamp(clip / scale, -limit - 1, limit))
+    in float32, truncating; 0 (no clipping) unless clip > 0."""
+    clip = np.float32(clip)
+    if not clip > 0:
+        return 0
+    value = float(clip / np.float32(scale))
+    return int(min(max(value, -float(limit) - 1), float(limit)))
+
+
 def float_to_int32(value: np.float32) -> int:
     """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
     v = float(value)

@@ -280,7 +280,45 @@ def _math_models() -> dict[str, bytes]:
     return {"float32_math": every_math_op_model(), "int8_math": model.build()}
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models(), **_math_models()}
+
+def _svdf_models() -> dict[str, bytes]:
+    """SVDF, float32 and int8 (mcu_svdf_f32 / mcu_svdf_s8)."""
+    from test_kernels_svdf import _svdf_branch
+
+    rng = np.random.default_rng(3)
+    model = Branches("SVDF kernels")
+    _svdf_branch(model, rng, 1, 8, 4, 2, 3, True, "float32", "RELU")
+    _svdf_branch(model, rng, 2, 8, 4, 1, 3, True, "int8", "RELU")
+    return {"svdf_kernels": model.build()}
+
+
+def _int16_softmax_models() -> dict[str, bytes]:
+    """SOFTMAX int8 -> int16 and int16 -> int16 (lookup tables)."""
+    model = Branches("int16 softmax kernels")
+    x8 = model.input((2, 5), "int8", (0.05, 3))
+    model.op("SOFTMAX", (x8,), (2, 5), "int16", (1.0 / 65536, -32768), {"beta": 1.0})
+    x16 = model.input((2, 5), "int16", (0.001, 0))
+    model.op("SOFTMAX", (x16,), (2, 5), "int16", (1.0 / 32768, 0), {"beta": 1.0})
+    return {"int16_softmax_kernels": model.build()}
+
+
+def _lstm_models() -> dict[str, bytes]:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with every optional part and float32
+    (mcu_lstm_s8 / mcu_lstm_f32)."""
+    from mcu_planner.builder import lstm_model
+
+    full = dict(n_cell=4, n_output=3, projection=True, projection_bias=True, peephole=True, layer_norm=True)
+    return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}
+
+
+BUILT_MODELS = {
+    **_int8_models(),
+    **_float_models(),
+    **_svdf_models(),
+    **_int16_softmax_models(),
+    **_lstm_models(),
+    **_math_models(),
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))

@@ -77,6 +77,14 @@ int main(void) {
             printf("%ld %d\n", (long)r, n);
             break;
         }
+        case 't': printf("%d\n", mcu_fp16_tanh((int16_t)x, s)); break;
+        case 'l': printf("%d\n", mcu_fp16_logistic((int16_t)x, s)); break;
+        case 'q': {
+            int32_t r;
+            mcu_inv_sqrt_quantized_multiplier_exp((int32_t)x, -1, &r, &n);
+            printf("%ld %d\n", (long)r, n);
+            break;
+        }
         }
     }
     return 0;
@@ -133,3 +141,36 @@ def test_c_fixed_point_exp_and_reciprocal(quant_harness):
     for line, v in zip(out[len(diffs):], sums):
         raw, bits_over_unit = (int(t) for t in line.split())
         assert abs(raw / 2**31 / 2**bits_over_unit * v - 1) < 1e-6
+
+
+def test_c_int16_fixed_point_tanh_and_logistic(quant_harness):
+    """gemmlowp's int16 tanh (0..6 integer bits in) and logistic (3 integer
+    bits in, as the integer LSTM's gates): Q0.15 results within gemmlowp's
+    int16 accuracy (13 and 7 units of the last place) of the real functions
+    over the whole int16 range, odd (tanh) and exact at 0."""
+    raws = np.concatenate([np.arange(-32768, 32768, 5), [-1, 0, 1, 32767]])
+    for bits in range(7):
+        out = quant_harness([f"t {x} 0 {bits}" for x in raws])
+        got = np.array([int(v) for v in out[: len(raws)]])
+        assert np.max(np.abs(got - np.tanh(raws / 2.0 ** (15 - bits)) * 32768)) <= 13, bits
+        assert got[raws == 0][0] == 0
+        positive = np.arange(1, 32768, 5)
+        out = quant_harness([f"t {x} 0 {bits}" for x in positive] + [f"t {-x} 0 {bits}" for x in positive])
+        assert out[: len(positive)] == [str(-int(v)) for v in out[len(positive) : 2 * len(positive)]]
+    out = quant_harness([f"l {x} 0 3" for x in raws])
+    got = np.array([int(v) for v in out[: len(raws)]])
+    assert np.max(np.abs(got - 32768 / (1 + np.exp(-raws / 4096.0)))) <= 7
+    assert got[raws == 0][0] == 16384
+
+
+def test_c_inverse_square_root_multiplier(quant_harness):
+    """GetInvSqrtQuantizedMultiplierExp: multiplier x 2^shift / 2^31 is
+    1 / sqrt(x) to 2e-6 for x from 2 to 2^31 - 1; x <= 1 gives the largest
+    multiplier and shift 0."""
+    values = [2, 3, 7, 100, 12345, 1 << 20, (1 << 29) - 1, 1 << 29, 1 << 30, (1 << 31) - 1]
+    out = quant_harness([f"q {v} 0 0" for v in values] + ["q 1 0 0", "q 0 0 0"])
+    for line, v in zip(out, values):
+        multiplier, shift = (int(t) for t in line.split())
+        assert abs(multiplier * 2.0 ** (shift - 31) * math.sqrt(v) - 1) < 2e-6, v
+    assert out[len(values)].split() == [str((1 << 31) - 1), "0"]
+    assert out[len(values) + 1].split() == [str((1 << 31) - 1), "0"]
