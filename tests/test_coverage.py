@@ -68,7 +68,7 @@ def test_a_refused_variant_is_refused_with_exit_4_naming_the_op(measured):
     refused = {key: cell for key, cell in measured.items() if not cell["ours"]}
     assert refused
     for (opcode, variant), cell in refused.items():
-        assert cell["ours_why"].startswith("unsupported operators:") and opcode in cell["ours_why"], (
+        assert cell["ours_why"].startswith("UnsupportedModel: ") and opcode in cell["ours_why"], (
             opcode,
             variant,
             cell["ours_why"],
