@@ -338,9 +338,9 @@ def generate_for_model(
     """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
     files); `files.interface` describes the generated model."""
     from .lifetimes import compute_lifetimes
-    from .reader import read_model
+    from .validate import load_model
 
-    graph = read_model(model_bytes, label=label or name)
+    graph = load_model(model_bytes, label=label or name)
     lifetimes = compute_lifetimes(graph, alignment=alignment, alias=alias)
     capacity = ram - lifetimes.variable_bytes if ram is not None else None
     plan = plan_within(lifetimes.problem, planner, time_limit, capacity)

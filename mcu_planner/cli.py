@@ -158,10 +158,10 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
 
     from .lifetimes import compute_lifetimes
-    from .reader import read_model
+    from .validate import load_model
     from . import report
 
-    graph = read_model(args.model)
+    graph = load_model(args.model)
     lifetimes = compute_lifetimes(graph, alignment=args.align, alias=args.alias == "on")
     out = sys.stdout
     print(f"model: {args.model}", file=out)

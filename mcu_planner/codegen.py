@@ -35,6 +35,7 @@ from .graph import DTYPE_C_TYPE, Graph, Tensor
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .resources import firmware_dir, templates_dir
+from .validate import check_kernel_call
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -237,6 +238,8 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
             calls[op.index] = lower(op, graph)
         except NotLowerable as exc:
             unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
+            continue
+        check_kernel_call(graph, op, calls[op.index])
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
         if graph.tensors[t].dtype not in ACTIVATION_DTYPES:
