@@ -82,6 +82,8 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)")
+    p.add_argument("--sanitize", action="store_true",
+                   help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)")
     return p
 
 
@@ -320,7 +322,8 @@ def _run_intervals(args: argparse.Namespace) -> int:
 def _run_check(args: argparse.Namespace) -> int:
     from .check import check_model
 
-    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram)
+    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram,
+                         sanitize=args.sanitize, extremes=args.sanitize)
     for line in report.format():
         print(line)
     return 0
