@@ -67,3 +67,28 @@ def test_fully_connected_rescale_inside_int32_matches_sanitized(shift):
     report = check_model(weighted_model("FULLY_CONNECTED", scale_for_shift(shift), 5), inputs=4, sanitize=True,
                          extremes=True)
     assert report.passed
+
+
+# ---------------------------------------------------------------- shared models, sanitized
+
+import os  # noqa: E402
+
+from conftest import model_param, needs_shared, supported_shared_model_paths  # noqa: E402
+
+# A sample that covers every kernel family the shared models use in a modest
+# time; MCU_PLAN_SANITIZE_ALL=1 (the CI sanitizer stage) runs every model.
+SANITIZE_SAMPLE = {"ad01_int8", "hello_world_float", "micro_speech_quantized", "simple_add_model", "str_ww_ref_model"}
+
+
+def _sanitize_models():
+    paths = supported_shared_model_paths()
+    if not os.environ.get("MCU_PLAN_SANITIZE_ALL"):
+        paths = [p for p in paths if p.stem in SANITIZE_SAMPLE]
+    return [model_param(p) for p in paths]
+
+
+@needs_shared
+@pytest.mark.parametrize("path", _sanitize_models())
+def test_shared_model_is_sanitizer_clean_on_extreme_inputs(path):
+    report = check_model(path, inputs=1, sanitize=True, extremes=True)
+    assert report.passed and report.total == 4
