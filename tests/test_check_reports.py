@@ -10,7 +10,6 @@ import pytest
 from mcu_planner.builder import ModelBuilder
 from mcu_planner.check import _compare, check_model
 from mcu_planner.cli import main
-from mcu_planner.reference import ReferenceRefused, run_isolated
 
 
 def _tiny_output_add() -> bytes:
@@ -35,6 +34,8 @@ def _concat_of_two_scales() -> bytes:
 
 
 def test_a_reference_abort_is_reported_not_fatal():
+    from mcu_planner.reference import ReferenceRefused, run_isolated
+
     with pytest.raises(ReferenceRefused, match="aborted \\(SIGABRT\\)"):
         run_isolated(_tiny_output_add(), [[np.zeros((1, 4), np.int8)] * 2])
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from mcu_planner import codegen
-from mcu_planner.cli import Terminated, main
+from mcu_planner.cli import main
 from mcu_planner.codegen import replace_output_dir, write_output
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
@@ -96,6 +96,8 @@ def test_a_failed_replace_restores_outdir_and_leaves_no_old_directory(tmp_path):
 
 
 def test_interruption_while_writing_removes_staging_and_created_parents(tmp_path, monkeypatch):
+    from mcu_planner.cli import Terminated
+
     def interrupted(*args, **kwargs):
         raise Terminated()
 

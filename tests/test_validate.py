@@ -16,7 +16,6 @@ from mcu_planner.builder import Int8Net, ModelBuilder, single_op_model, tiny_kws
 from mcu_planner.cli import main
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model
-from mcu_planner.validate import InvalidModel, OP_RULES, load_model, params_field_types, validate
 
 
 def rebuilt(graph: Graph) -> bytes:
@@ -208,6 +207,8 @@ def test_shapes_that_do_not_broadcast_are_refused(tmp_path, capsys):
 
 
 def test_per_channel_scales_of_the_wrong_length_are_refused():
+    from mcu_planner.validate import InvalidModel, validate
+
     graph = read_model(single_op_model("conv2d", (1, 6, 6, 3), filters=4))
     filt = graph.tensors[graph.operators[0].inputs[1]]
     q = filt.quantization
@@ -222,12 +223,16 @@ def test_an_opcode_without_rules_is_left_to_lowering(tmp_path, capsys):
     y = b.add_tensor((1, 4), "float32")
     b.add_op("SIN", [x], [y])
     b.set_io([x], [y])
+    from mcu_planner.validate import OP_RULES
+
     assert "SIN" not in OP_RULES
     code, err = plan_exit(b.build(), tmp_path, capsys, "-o", str(tmp_path / "out"))
     assert code == 4 and len(err) == 1 and "SIN" in err[0], err
 
 
 def test_params_struct_types_come_from_the_runtime_headers():
+    from mcu_planner.validate import params_field_types
+
     fields = params_field_types()
     assert fields["mcu_conv_s8_params"]["stride_h"] == "int32_t"  # from a macro
     assert fields["mcu_conv_s8_params"]["output_multiplier"] == "int32_t"
@@ -243,6 +248,8 @@ def _real_models() -> list[Path]:
 
 @needs_shared
 def test_every_shared_model_passes_validation():
+    from mcu_planner.validate import load_model
+
     models = _real_models()
     assert len(models) > 20
     for path in models:
