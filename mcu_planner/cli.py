@@ -112,10 +112,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    import numpy as np
+
     try:
-        if argv and argv[0] == "check":
-            return _run_check(_check_parser().parse_args(argv[1:]))
-        return _run_plan(_plan_parser().parse_args(argv))
+        # Extreme scales overflow float32 arithmetic on the way to a constant;
+        # the validator judges the result (e.g. rule rescale-finite), so
+        # numpy's warnings would only add lines to the one error line.
+        with np.errstate(all="ignore"):
+            if argv and argv[0] == "check":
+                return _run_check(_check_parser().parse_args(argv[1:]))
+            return _run_plan(_plan_parser().parse_args(argv))
     except McuPlanError as exc:
         print(f"mcu-plan: error: {exc}", file=sys.stderr)
         return exc.exit_code
