@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything mcu-planner and its tests need; safe to run again.
-#   system: gcc, make, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm (Debian/Ubuntu apt)
+#   system: gcc, g++, make, cmake, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm, and
+#   libabsl-dev (bench/planners.py builds minimalloc with it) (Debian/Ubuntu apt)
 #   Python: a virtual environment in .venv with mcu-planner and its test extras
 set -euo pipefail
 cd "$(dirname "$0")"
 
-apt_packages=(gcc make gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+apt_packages=(gcc g++ make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm libabsl-dev)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

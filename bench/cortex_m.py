@@ -5,8 +5,10 @@ planned (auto), generated, linked into firmware.elf with the semihosting
 harness (RAM budget = the board's largest RAM region, so that only the link
 decides what fits) and run once under `qemu-system-arm -icount shift=0` on a
 seeded random input, whose outputs are compared with the TFLite reference
-interpreter.  TFLM's total arena (head + tail) comes from
-../shared/models/MODELS.md.  Writes bench/results/cortex-m.md.
+interpreter.  In the same run, on the same input bytes, the prebuilt TFLM
+runner firmware of ../shared/anchors/tflm-cortex-m (TFLM + CMSIS-NN, and TFLM
+with its reference kernels) runs the same model under the same QEMU command,
+so every ratio compares figures measured side by side.  Writes bench/results/cortex-m.md.
 
     python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE]
 """
@@ -26,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shared_data import MODELS_DIR, parse_int, shared_model_paths, shared_model_table  # noqa: E402
+from shared_data import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.check import generate_for_model, random_inputs  # noqa: E402
 from mcu_planner.codegen import c_identifier, write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, UnsupportedModel  # noqa: E402
@@ -35,6 +37,27 @@ from mcu_planner.qemu import run_firmware  # noqa: E402
 from mcu_planner.reference import ReferenceModel  # noqa: E402
 
 SEED = 2024
+TFLM_RUNNERS = ANCHORS_DIR / "tflm-cortex-m"
+# The runner ELFs' kernel sets, in table order: TFLM with CMSIS-NN, TFLM with its reference kernels.
+TFLM_KERNEL_SETS = ("cmsis-nn", "reference")
+
+
+def tflm_runner_module():
+    """The anchor's own runner helper, read in place from ../shared (None when absent)."""
+    helper = TFLM_RUNNERS / "tflm_runner.py"
+    if not helper.is_file():
+        return None
+    sys.path.insert(0, str(TFLM_RUNNERS))
+    import tflm_runner  # noqa: PLC0415
+
+    return tflm_runner
+
+
+def elf_code_bytes(elf: Path) -> int:
+    """text + data of an ELF (arm-none-eabi-size, Berkeley format)."""
+    out = subprocess.run(["arm-none-eabi-size", str(elf)], capture_output=True, text=True, check=True).stdout
+    text, data = (int(v) for v in out.splitlines()[1].split()[:2])
+    return text + data
 
 
 @dataclass
@@ -49,22 +72,48 @@ class Row:
     ticks: int | None = None
     instructions: float | None = None
     exact: bool | None = None
-    tflm_total: int | None = None
+    weight_bytes: int | None = None
+    # kernel set -> (ticks, arena_used, exact vs the reference) of the TFLM runner on the same input
+    tflm: dict = None  # type: ignore[assignment]
     note: str = ""
 
-
-def tflm_totals() -> dict[str, int]:
-    totals = {}
-    for row in shared_model_table():
-        head, tail = parse_int(row["TFLM head B"]), parse_int(row["TFLM tail B"])
-        if head is not None and tail is not None:
-            totals[Path(row["file"]).stem] = head + tail
-    return totals
+    def __post_init__(self) -> None:
+        if self.tflm is None:
+            self.tflm = {}
 
 
-def measure(path: Path, board_name: str, workdir: Path, tflm: dict[str, int], planner: str) -> Row:
+def outputs_match(got: list[bytes], expected: list[np.ndarray]) -> bool:
+    """Bytes equal to the reference; float outputs within 1e-5 of the largest magnitude."""
+    if len(got) != len(expected):
+        return False
+    for raw, e in zip(got, expected):
+        if e.dtype == np.float32:
+            g = np.frombuffer(raw, "<f4")
+            if g.size != e.size or not np.allclose(g, e.reshape(-1), rtol=0, atol=1e-5 * max(1e-30, np.abs(e).max())):
+                return False
+        elif raw != e.tobytes():
+            return False
+    return True
+
+
+def measure_tflm(runner, path: Path, board_name: str, inputs: list[np.ndarray], expected, workdir: Path) -> dict:
+    """Ticks, arena and exactness of each TFLM runner ELF on `inputs`."""
+    results = {}
+    for kernels in TFLM_KERNEL_SETS:
+        elf = TFLM_RUNNERS / f"{board_name}-{kernels}.elf"
+        if not elf.is_file():
+            continue
+        r = runner.run(elf, path, inputs, board=board_name, workdir=workdir / f"tflm-{kernels}")
+        if r.get("status") != 0:
+            results[kernels] = (None, None, None, f"status {r.get('status')} {r.get('error', '')}".strip())
+            continue
+        results[kernels] = (r["ticks"], r["arena_used"], outputs_match(r["outputs"], expected), elf_code_bytes(elf))
+    return results
+
+
+def measure(path: Path, board_name: str, workdir: Path, planner: str, runner=None) -> Row:
     board = load_board(board_name)
-    row = Row(path.stem, board_name, tflm_total=tflm.get(path.stem))
+    row = Row(path.stem, board_name)
     model_bytes = path.read_bytes()
     name = c_identifier(path.stem)
     try:
@@ -84,6 +133,7 @@ def measure(path: Path, board_name: str, workdir: Path, tflm: dict[str, int], pl
         row.note = f"does not fit: {exc}"
         return row
     row.flash, row.ram, row.arena = firmware.flash_bytes, firmware.ram_bytes, firmware.arena_bytes
+    row.weight_bytes = sum(t.nbytes for t in graph.tensors if t.is_constant)
     row.stack_reserve = firmware.stack_bytes
 
     inputs = random_inputs(graph, np.random.default_rng(SEED))
@@ -97,13 +147,9 @@ def measure(path: Path, board_name: str, workdir: Path, tflm: dict[str, int], pl
     row.ticks, row.stack_used = run.ticks, run.stack_used
     row.instructions = run.ticks * board.instructions_per_tick()
     expected = ReferenceModel(model_bytes).run(inputs)
-    if any(e.dtype == np.float32 for e in expected):
-        row.exact = all(
-            np.allclose(np.frombuffer(got, "<f4"), e.reshape(-1), rtol=0, atol=1e-5 * max(1e-30, np.abs(e).max()))
-            for got, e in zip(run.outputs, expected)
-        )
-    else:
-        row.exact = all(got == e.tobytes() for got, e in zip(run.outputs, expected))
+    row.exact = outputs_match(run.outputs, expected)
+    if runner is not None:
+        row.tflm = measure_tflm(runner, path, board_name, inputs, expected, workdir)
     return row
 
 
@@ -111,39 +157,56 @@ def _n(value) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def _ratio(ours: int | None, theirs: int | None) -> str:
+    return f"{ours / theirs:.2f}" if ours and theirs else "-"
+
+
+def _exact(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "NO")
+
+
 def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> str:
     gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     lines = [
-        "# Cortex-M under QEMU: flash, RAM, ticks per inference",
+        "# Cortex-M under QEMU: ticks, flash and RAM beside TFLM + CMSIS-NN",
         "",
-        f"Written by `python bench/cortex_m.py --planner {planner}` "
+        f"Written by `python bench/cortex_m.py --planner {planner}` at commit {commit or '?'} "
         f"({len(rows)} model x board runs, {seconds:.0f} s). Toolchain: `{gcc}`, `-O2`; `{qemu}`.",
+        "TFLM columns: the prebuilt runners of `../shared/anchors/tflm-cortex-m` (TFLM + CMSIS-NN, and TFLM with its",
+        "reference kernels), run in the same script on the same input bytes under the same QEMU command line.",
         "",
-        "- flash = text + data of firmware.elf (`arm-none-eabi-size`): code, weights, the harness and start-up.",
-        "- RAM = data + bss: the arena, the stack reserve and everything else (harness, live counters).",
-        "  \"stack used\" is the harness's high-water mark of the painted stack after one inference.",
-        "- ticks = SysTick ticks around one `invoke()` under `-icount shift=0` (one instruction per virtual",
-        "  nanosecond): deterministic, and x instructions/tick (board's SysTick clock: "
+        "- ticks = SysTick ticks around one invoke under `-icount shift=0` (one instruction per virtual",
+        "  nanosecond): deterministic; x instructions/tick (board's SysTick clock: "
         + ", ".join(f"{b} {load_board(b).systick_hz // 10**6} MHz = {load_board(b).instructions_per_tick():g}" for b in boards)
-        + ") = instructions executed.",
-        "- exact: the run's outputs equal TFLite's reference interpreter (float models: within 1e-5 relative).",
-        "- TFLM arena = head + tail from `../shared/models/MODELS.md` (what TFLM needs in RAM for the model,",
-        "  before its own code's stack and statics). RAM / TFLM compares our whole RAM with TFLM's arena alone.",
+        + ") = instructions executed. TFLM's figure is its first `Invoke()`.",
+        "- ours / CMSIS-NN < 1 means we run fewer instructions than TFLM with CMSIS-NN.",
+        "- exact: outputs equal LiteRT's reference kernels (float models: within 1e-5 of the largest magnitude),",
+        "  for ours / TFLM+CMSIS-NN / TFLM reference.",
+        "- code+tables = our firmware's text + data minus the weights (runtime kernels, per-channel tables, harness,",
+        "  start-up); TFLM runner = the runner ELF's text + data (interpreter, all kernels, harness; the model is",
+        "  loaded at run time, so no weights).",
+        "- RAM = our data + bss (arena, stack reserve, statics); TFLM arena = `arena_used` that TFLM reports in the",
+        "  same run (its planned tensors plus its runtime structures), before its own stack and statics.",
         "",
-        "| model | board | flash B | RAM B | arena B | stack reserve / used B | other B | ticks | ≈ instructions | exact | TFLM arena B | RAM / TFLM |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+        "| model | board | ticks: ours | TFLM+CMSIS-NN | TFLM ref | ours / CMSIS-NN | ours / ref "
+        "| exact | code+tables B | weights B | TFLM runner B | arena B | RAM B | stack reserve / used B | TFLM arena B |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        cmsis = r.tflm.get("cmsis-nn", (None,) * 4)
+        ref = r.tflm.get("reference", (None,) * 4)
         if r.flash is None:
-            lines.append(f"| {r.model} | {r.board} | {r.note} |||||||| {_n(r.tflm_total)} | |")
+            lines.append(f"| {r.model} | {r.board} | {r.note} | {_n(cmsis[0])} | {_n(ref[0])} |||||||||| {_n(cmsis[1])} |")
             continue
-        other = r.ram - r.arena - r.stack_reserve
-        ratio = f"{r.ram / r.tflm_total:.2f}" if r.tflm_total else "-"
+        exact = " / ".join(_exact(flag) for flag in (r.exact, cmsis[2], ref[2]))
+        runner_bytes = cmsis[3] if isinstance(cmsis[3], int) else None
         lines.append(
-            f"| {r.model} | {r.board} | {_n(r.flash)} | {_n(r.ram)} | {_n(r.arena)} | "
-            f"{_n(r.stack_reserve)} / {_n(r.stack_used)} | {_n(other)} | {_n(r.ticks)} | "
-            f"{r.instructions:,.0f} | {'yes' if r.exact else 'NO'} | {_n(r.tflm_total)} | {ratio} |"
+            f"| {r.model} | {r.board} | {_n(r.ticks)} | {_n(cmsis[0])} | {_n(ref[0])} | {_ratio(r.ticks, cmsis[0])} | "
+            f"{_ratio(r.ticks, ref[0])} | {exact} | {_n(r.flash - r.weight_bytes)} | {_n(r.weight_bytes)} | "
+            f"{_n(runner_bytes)} | {_n(r.arena)} | {_n(r.ram)} | {_n(r.stack_reserve)} / {_n(r.stack_used)} | "
+            f"{_n(cmsis[1])} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -163,19 +226,22 @@ def main() -> int:
     if not paths:
         print(f"no shared models found under {MODELS_DIR}", file=sys.stderr)
         return 2
-    tflm = tflm_totals()
+    runner = tflm_runner_module()
+    if runner is None:
+        print(f"no TFLM runners under {TFLM_RUNNERS}: TFLM columns stay empty", file=sys.stderr)
     rows = []
     started = time.monotonic()
     for path in paths:
         for board in boards:
             with tempfile.TemporaryDirectory(prefix="mcu-bench-") as scratch:
                 try:
-                    row = measure(path, board, Path(scratch), tflm, args.planner)
+                    row = measure(path, board, Path(scratch), args.planner, runner)
                 except Exception as exc:  # one broken model must not hide the others' figures
-                    row = Row(path.stem, board, tflm_total=tflm.get(path.stem), note=f"error: {type(exc).__name__}: {exc}")
+                    row = Row(path.stem, board, note=f"error: {type(exc).__name__}: {exc}")
             rows.append(row)
-            print(f"{row.model:40} {row.board:11} flash {_n(row.flash):>10} RAM {_n(row.ram):>10} "
-                  f"ticks {_n(row.ticks):>12} {row.note[:60]}", flush=True)
+            cmsis_ticks = row.tflm.get("cmsis-nn", (None,))[0]
+            print(f"{row.model:40} {row.board:11} ticks {_n(row.ticks):>12} TFLM+CMSIS-NN {_n(cmsis_ticks):>12} "
+                  f"ratio {_ratio(row.ticks, cmsis_ticks):>5} {row.note[:60]}", flush=True)
     Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner))
     print(f"wrote {args.out}")
     return 0

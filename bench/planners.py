@@ -7,7 +7,9 @@ Measures, in one run on this machine:
     arena (head = planned activations, total = head + persistent tail) from
     the `tflite-micro` package;
   - per interval instance (../shared/benchmarks): every planner's arena against
-    the instance's capacity, and OR-Tools CP-SAT when it is importable.
+    the instance's capacity, minimalloc's own solver (built from
+    ../shared/anchors/minimalloc with cmake when it and abseil are installed)
+    on the same file, and OR-Tools CP-SAT when it is importable.
 Every plan is checked by mcu_planner.verify before it is counted.
 """
 
@@ -17,6 +19,7 @@ import argparse
 import os
 import platform
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shared_data import BENCHMARKS_DIR, shared_model_paths  # noqa: E402
+from shared_data import ANCHORS_DIR, BENCHMARKS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.errors import DoesNotFit, McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402
@@ -35,6 +38,8 @@ from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
 
 TFLM_ARENA = 8 * 1024 * 1024
+MINIMALLOC_SOURCES = ANCHORS_DIR / "minimalloc"
+MINIMALLOC_BUILD = REPO / "bench" / "build" / "minimalloc"
 
 
 def machine_line() -> str:
@@ -165,6 +170,45 @@ def cpsat_fit(problem, capacity: int, time_limit: float) -> tuple[str, float]:
     return "no plan found", seconds
 
 
+def build_minimalloc() -> tuple[Path | None, str]:
+    """minimalloc's solver binary, built once into bench/build (cmake, g++,
+    libabsl-dev); (None, why) when it cannot be built here."""
+    binary = MINIMALLOC_BUILD / "minimalloc"
+    if binary.is_file():
+        return binary, ""
+    if not (MINIMALLOC_SOURCES / "CMakeLists.txt").is_file():
+        return None, f"no sources at {MINIMALLOC_SOURCES}"
+    for step in (
+        ["cmake", "-S", str(MINIMALLOC_SOURCES), "-B", str(MINIMALLOC_BUILD), "-DCMAKE_BUILD_TYPE=Release"],
+        ["cmake", "--build", str(MINIMALLOC_BUILD), "-j2"],
+    ):
+        try:
+            done = subprocess.run(step, capture_output=True, text=True)
+        except FileNotFoundError:
+            return None, "cmake is not installed"
+        if done.returncode != 0:
+            last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["?"]
+            return None, f"build failed: {last[0][:120]}"
+    return (binary, "") if binary.is_file() else (None, "build produced no binary")
+
+
+def minimalloc_fit(binary: Path, path: Path, capacity: int, time_limit: float) -> str:
+    """minimalloc asked to fit `capacity` (its own validator checks the plan)."""
+    with tempfile.TemporaryDirectory(prefix="minimalloc-") as scratch:
+        command = [str(binary), f"--capacity={capacity}", f"--input={path}", f"--output={scratch}/out.csv", "--validate",
+                   f"--timeout={time_limit:g}s"]
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=time_limit + 30)
+        except subprocess.TimeoutExpired:
+            return f"no plan found ({time.perf_counter() - started:.2f} s)"
+        seconds = time.perf_counter() - started
+    passed = re.search(r"Validation PASS, height (\d+)", done.stderr + done.stdout)
+    if done.returncode == 0 and passed:
+        return cell(int(passed.group(1)), seconds)
+    return f"no plan found ({seconds:.2f} s)"
+
+
 def interval_instances() -> list[tuple[str, Path, int | None]]:
     """(name, path, capacity) — minimalloc's capacity is in the file name; the
     TVM sets are posed without one (their optimum is the lower bound)."""
@@ -178,11 +222,12 @@ def interval_instances() -> list[tuple[str, Path, int | None]]:
 
 
 def bench_intervals(
-    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, cpsat_absent: str = ""
+    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, cpsat_absent: str = "",
+    minimalloc: Path | None = None, minimalloc_absent: str = "",
 ) -> list[str]:
     heuristics = [n for n in names if n != "optimal"]
     exact = ["optimal (first fit)", "auto"] if "optimal" in names else []
-    columns = heuristics + exact + (["CP-SAT"] if cpsat else [])
+    columns = heuristics + exact + (["minimalloc (first fit)"] if minimalloc else []) + (["CP-SAT"] if cpsat else [])
     lines = [
         "## Interval instances",
         "",
@@ -197,6 +242,12 @@ def bench_intervals(
             "(the lower bound for the TVM sets). "
             if cpsat
             else f"CP-SAT: not measured in this run ({cpsat_absent}). "
+        )
+        + (
+            f"minimalloc: its own solver built from `../shared/anchors/minimalloc`, run on the same file with "
+            f"`--capacity` and `--timeout={time_limit:g}s` (stops at the first plan that fits; its validator checks it). "
+            if minimalloc
+            else f"minimalloc: not measured in this run ({minimalloc_absent}). "
         )
         + "`*` = proven optimal; `>cap` = over the capacity.",
         "",
@@ -233,6 +284,8 @@ def bench_intervals(
                 row.append(f"no fit ({time.perf_counter() - started:.2f} s)")
             plan = run_planner(problem, "auto", time_limit, capacity)
             row.append(cell(plan.arena_bytes, plan.seconds, plan.proven_optimal) + over(plan.arena_bytes))
+        if minimalloc:
+            row.append(minimalloc_fit(minimalloc, path, target, time_limit))
         if cpsat:
             answer, seconds = cpsat_fit(problem, target, time_limit)
             row.append(f"{answer} ({seconds:.2f} s)")
@@ -248,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-time-limit", type=float, default=10.0, help="seconds per model for planners")
     parser.add_argument("--heuristic-time-limit", type=float, default=10.0, help="seconds for time-limited heuristics on interval instances")
     parser.add_argument("--no-cpsat", action="store_true", help="skip CP-SAT even when ortools is importable")
+    parser.add_argument("--no-minimalloc", action="store_true", help="skip building and running minimalloc")
     parser.add_argument("--skip-models", action="store_true")
     args = parser.parse_args(argv)
 
@@ -259,12 +313,15 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         cpsat, cpsat_absent = False, "`ortools` is not importable; it is not a dependency"
 
+    minimalloc, minimalloc_absent = (None, "skipped with --no-minimalloc") if args.no_minimalloc else build_minimalloc()
     lines = ["# Planner benchmark", "", machine_line(), "", f"Command: `python bench/planners.py` ({' '.join(sys.argv[1:]) or 'defaults'}).", ""]
     if not args.skip_models:
         print("models:", flush=True)
         lines += bench_models(names, args.model_time_limit) + [""]
     print("interval instances:", flush=True)
-    lines += bench_intervals(names, args.time_limit, args.heuristic_time_limit, cpsat, cpsat_absent) + [""]
+    lines += bench_intervals(
+        names, args.time_limit, args.heuristic_time_limit, cpsat, cpsat_absent, minimalloc, minimalloc_absent
+    ) + [""]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))

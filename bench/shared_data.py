@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCU_PLANNER_SHARED", REPO.parent / "shared")).resolve()
 MODELS_DIR = SHARED / "models"
 BENCHMARKS_DIR = SHARED / "benchmarks"
+ANCHORS_DIR = SHARED / "anchors"
 
 
 def shared_model_paths() -> list[Path]:

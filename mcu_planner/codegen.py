@@ -36,6 +36,7 @@ from .graph import DTYPE_C_TYPE, Graph, Tensor
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .resources import firmware_dir, templates_dir
+from .runtime_contract import check_call
 from .validate import check_kernel_call
 
 # Graph dtypes -> how their stored little-endian bytes decode.
@@ -374,10 +375,12 @@ class _Builder:
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
 
     def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
-        for field_name, value in call.params.items():
+        params_struct = check_call(call, f"op {op.index} {op.opcode}")
+        for f in params_struct.fields:
+            value = call.params[f.name]
             if isinstance(value, CArray):
-                symbol = f"op{op.index}_{field_name}"
-                values = list(value.values) or [0]
+                symbol = f"op{op.index}_{f.name}"
+                values = list(value.values) or [0]  # C has no empty arrays
                 code.arrays.append(
                     CArrayDef(
                         symbol=symbol,
@@ -388,17 +391,13 @@ class _Builder:
                         ),
                     )
                 )
-                code.params.append((field_name, symbol))
-            elif isinstance(value, bool):
-                code.params.append((field_name, "1" if value else "0"))
-            elif isinstance(value, int):
-                code.params.append((field_name, c_int(value)))
-            elif isinstance(value, float):
-                code.params.append((field_name, c_float(value)))
-            elif isinstance(value, str):
-                code.params.append((field_name, value))
+                code.params.append((f.name, symbol))
+            elif f.pointer:  # NULL
+                code.params.append((f.name, "NULL"))
+            elif f.length is not None:
+                code.params.append((f.name, "{ " + ", ".join(_format_values(value, f.c_type)) + " }"))
             else:
-                raise TypeError(f"{op.opcode} lowering gave field {field_name} a {type(value).__name__}")
+                code.params.append((f.name, _format_values([value], f.c_type)[0]))
         outputs = set(op.outputs)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]
 
@@ -503,6 +502,10 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
+# The CMake drop-in of every OUTDIR (a static library target named after the model).
+DROP_IN_CMAKE = "CMakeLists.txt"
+
+
 @dataclass(frozen=True)
 class ModelInterface:
     """What the firmware build needs to know about a generated model, as
@@ -555,7 +558,7 @@ def generate(
                 if stem not in stems:
                     stems.append(stem)
     runtime = _runtime_files(stems)
-    for generated_name in (f"{name}.c", f"{name}.h", MANIFEST_NAME):
+    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME):
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
@@ -589,6 +592,14 @@ def generate(
         f"{name}.c": render("model.c.j2", **context),
     }
     files.update(runtime)
+    # Drop-in build files: the sources to compile and the flags they need.
+    build_context = dict(
+        name=name,
+        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
+        needs_libm=any(b"<math.h>" in data for data in files.values()),
+    )
+    files[DROP_IN_CMAKE] = render("CMakeLists.txt.j2", **build_context)
+    files[f"{name}.mk"] = render("model.mk.j2", **build_context)
     interface = ModelInterface(
         name=name,
         num_inputs=len(inputs),

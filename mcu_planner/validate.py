@@ -19,17 +19,14 @@ Four tables of rules, each easy to extend:
 
 Derived constants (multipliers, shifts, offsets) are checked after lowering by
 `check_kernel_call`, against the C type of the struct field each one is
-emitted into (parsed from firmware/runtime/*.h).
+emitted into (runtime_contract.py reads them from firmware/runtime/*.h).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -537,56 +534,10 @@ def load_model(source, label: str | None = None) -> Graph:
 
 # ---------------------------------------------------------------- derived constants
 
-C_INT_RANGES = {
-    "int8_t": (-(2**7), 2**7 - 1),
-    "uint8_t": (0, 2**8 - 1),
-    "int16_t": (-(2**15), 2**15 - 1),
-    "uint16_t": (0, 2**16 - 1),
-    "int32_t": (-(2**31), 2**31 - 1),
-    "uint32_t": (0, 2**32 - 1),
-    "int": (-(2**31), 2**31 - 1),  # every target is ILP32 or LP64
-    "unsigned": (0, 2**32 - 1),
-    "int64_t": (-(2**63), 2**63 - 1),
-    "uint64_t": (0, 2**64 - 1),
-    "size_t": (0, 2**32 - 1),  # 32-bit on the Cortex-M targets
-}
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "firmware" / "runtime"
-
-
-@lru_cache(maxsize=None)
-def params_field_types(runtime_dir: str = str(RUNTIME_DIR)) -> dict[str, dict[str, str]]:
-    """{params struct: {field: C element type}} from the runtime headers
-    (object-like macros expanded), so every generated constant can be checked
-    against the field it initialises."""
-    text = ""
-    for header in sorted(Path(runtime_dir).glob("*.h")):
-        text += header.read_text() + "\n"
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    text = re.sub(r"//[^\n]*", " ", text)
-    text = text.replace("\\\n", " ")
-    macros = dict(re.findall(r"^[ \t]*#define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*)$", text, flags=re.M))
-    structs: dict[str, dict[str, str]] = {}
-    for body, name in re.findall(r"typedef\s+struct\s*\w*\s*\{([^{}]*)\}\s*(\w+)\s*;", text):
-        for _ in range(4):  # nested macros
-            body = re.sub(r"\b([A-Z_][A-Z0-9_]*)\b", lambda m: macros.get(m.group(1), m.group(1)), body)
-        fields: dict[str, str] = {}
-        for decl in body.split(";"):
-            decl = " ".join(decl.split())
-            match = re.match(r"^(?:const\s+)?(\w+)\s+(.*)$", decl)
-            if not match:
-                continue
-            c_type, names = match.groups()
-            for item in names.split(","):
-                item = item.strip().lstrip("*").strip()
-                item = re.sub(r"\[.*\]", "", item).strip()
-                if re.fullmatch(r"\w+", item):
-                    fields[item] = c_type
-        structs[name] = fields
-    return structs
-
-
 def _out_of_range(values: Iterable, c_type: str) -> int | None:
-    lo, hi = C_INT_RANGES[c_type]
+    from .runtime_contract import INTEGER_RANGES
+
+    lo, hi = INTEGER_RANGES[c_type]
     for value in values:
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and not lo <= int(value) <= hi:
             return int(value)
@@ -641,18 +592,21 @@ def rule_single_rounding_range(graph: Graph, call, op: Operator, fail) -> None:
 
 def rule_c_types(graph: Graph, call, op: Operator, fail) -> None:
     """Every integer constant fits the C type of the field or array it is
-    written into (a wider literal would be truncated or warned about)."""
+    written into (types from the runtime headers, runtime_contract.py).
+    Checked here, before the contract check, because an out-of-range value
+    that comes from the model (a zero point, a tiny scale) is bad input, not
+    a bug in a lowering."""
     from .lowering import CArray
+    from .runtime_contract import INTEGER_RANGES, runtime_declarations
 
-    fields = params_field_types().get(call.params_type, {})
+    struct = runtime_declarations().structs.get(call.params_type)
+    fields = {f.name: f.c_type for f in struct.fields} if struct is not None else {}
     for name, value in call.params.items():
         if isinstance(value, CArray):
-            c_type = value.c_type
-            values = value.values
+            c_type, values = value.c_type, value.values
         else:
-            c_type = fields.get(name)
-            values = (value,)
-        if c_type not in C_INT_RANGES:
+            c_type, values = fields.get(name), (value,)
+        if c_type not in INTEGER_RANGES:
             continue
         bad = _out_of_range(values, c_type)
         if bad is not None:

@@ -230,12 +230,20 @@ def test_an_opcode_without_rules_is_left_to_lowering(tmp_path, capsys):
     assert code == 4 and len(err) == 1 and "SIN" in err[0], err
 
 
-def test_params_struct_types_come_from_the_runtime_headers():
-    from mcu_planner.validate import params_field_types
+def test_zero_point_outside_an_int32_field_is_bad_input_not_a_bug():
+    """An int16-range zero point on an int8 MUL passes no zero-point rule if
+    it is changed after reading; the derived offset must still be refused as
+    bad input by the C-type rule (exit 2), not as a contract bug (exit 1)."""
+    from mcu_planner.codegen import lower_all
+    from mcu_planner.validate import InvalidModel
 
-    fields = params_field_types()
-    assert fields["mcu_conv_s8_params"]["stride_h"] == "int32_t"  # from a macro
-    assert fields["mcu_conv_s8_params"]["output_multiplier"] == "int32_t"
+    net = Int8Net(0)
+    a, c = net.input((1, 4)), net.input((1, 4))
+    graph = read_model(net.build(net.mul(a, c)))
+    t = graph.inputs[0]
+    graph = with_tensor(graph, t, quantization=dataclasses.replace(graph.tensors[t].quantization, zero_points=(2**40,)))
+    with pytest.raises(InvalidModel, match="c-type-range"):
+        lower_all(graph)
 
 
 # ---------------------------------------------------------------- real models pass

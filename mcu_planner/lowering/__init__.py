@@ -19,8 +19,13 @@ Codegen renders each KernelCall through templates/ as
     static const PARAMS_TYPE opN_params = { .field = value, ... };
     FUNCTION(&opN_params, arg0, arg1, ...);
 
-`CArray` fields become their own `static const` arrays that the struct field
-points at.  `args` are tensor indices (-1 -> NULL); codegen passes each as a
+The params dict names exactly the fields of PARAMS_TYPE as declared in
+firmware/runtime (the one declaration of each struct): codegen checks every
+call against the header at generation time (runtime_contract.py), so a missing
+or extra field, or a value its C type cannot hold, is an error naming the
+kernel, field and op, never a field C silently zero-initialises.  `CArray`
+fields become their own `static const` arrays that the struct field points at;
+the string "NULL" is a null pointer field; a tuple fills an array field.  `args` are tensor indices (-1 -> NULL); codegen passes each as a
 pointer of the tensor's C element type (see graph.DTYPE_C_TYPE), `const` for
 operator inputs and constants, non-const for outputs.
 """
@@ -42,7 +47,7 @@ class CArray:
     values: tuple  # ints or floats
 
 
-ParamValue = Union[int, float, str, CArray]
+ParamValue = Union[int, float, str, CArray, tuple]
 
 
 @dataclass(frozen=True)

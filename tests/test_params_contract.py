@@ -1,0 +1,308 @@
+"""The Python<->C parameter contract: every lowering's params dict names
+exactly the fields of the C struct its kernel takes (declared once, in
+firmware/runtime/*.h), with values that fit their C types; a lowering that
+forgets or adds a field is an error at generation time, not a silent 0."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from conftest import model_param, needs_shared, supported_shared_model_paths
+from kernel_models import FloatNet
+from mcu_planner import cli
+from mcu_planner.builder import Int8Net, int8_quant
+from mcu_planner.codegen import lower_all
+from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
+from mcu_planner.reader import read_model
+from mcu_planner.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
+
+# -- the parser ---------------------------------------------------------------------
+
+HEADER = r"""
+/* A header in the subset: comments, field-list macros, pointers, arrays. */
+#ifndef X_H
+#define X_H
+#include "mcu_runtime.h"
+#define X_RANK (4)
+#define X_SHAPE_FIELDS   \
+    int32_t rank; /* a comment \
+    over two lines */    \
+    const int32_t *dims;
+typedef struct {
+    X_SHAPE_FIELDS
+    int8_t zero_point; // line comment
+    float scale;
+    double wide;
+    uint32_t perm[X_RANK];
+} x_params;
+void x_kernel(const x_params *p, const int8_t *input,
+              int8_t *output);
+static inline int32_t x_helper(int32_t a) { return a; }
+#endif
+"""
+
+
+def test_parser_reads_fields_in_declaration_order():
+    (parsed,), (function,) = parse_header(HEADER, "x.h")
+    assert parsed.name == "x_params"
+    assert [(f.name, f.c_type, f.pointer, f.length) for f in parsed.fields] == [
+        ("rank", "int32_t", False, None),
+        ("dims", "int32_t", True, None),
+        ("zero_point", "int8_t", False, None),
+        ("scale", "float", False, None),
+        ("wide", "double", False, None),
+        ("perm", "uint32_t", False, 4),
+    ]
+    assert (function.name, function.params_type, function.num_tensor_args) == ("x_kernel", "x_params", 2)
+
+
+@pytest.mark.parametrize(
+    "declaration, complaint",
+    [
+        ("int a, b;", "cannot read field declaration"),
+        ("long a;", "has type long"),
+        ("int32_t *a;", "must point at const data"),
+        ("int32_t a[N];", "no constant length"),
+        ("int32_t n;", "field n is declared twice"),
+    ],
+)
+def test_parser_marks_structs_outside_the_subset(declaration, complaint):
+    """Kept with the reason, raised only when a lowering names the struct."""
+    (parsed,), _ = parse_header("typedef struct { int32_t n; %s } y_params;" % declaration, "y.h")
+    assert parsed.problem is not None and complaint in parsed.problem
+
+
+def test_parser_skips_structs_with_nested_braces():
+    structs, _ = parse_header("typedef struct { struct { int32_t a; } inner; } z_params;", "z.h")
+    assert structs == []
+
+
+def test_every_struct_a_kernel_takes_parses():
+    declarations = runtime_declarations()
+    taken = {f.params_type for f in declarations.functions.values()} & set(declarations.structs)
+    assert taken, "no kernel prototype in firmware/runtime takes a params struct"
+    assert [declarations.structs[name].problem for name in sorted(taken)] == [None] * len(taken)
+
+
+# -- the check ----------------------------------------------------------------------
+
+
+def _copy_call(**params) -> KernelCall:
+    return KernelCall("mcu_copy", "mcu_copy_params", params, args=(0, 1), sources=("mcu_copy",))
+
+
+@pytest.mark.parametrize(
+    "call, complaint",
+    [
+        (_copy_call(), "mcu_copy_params field bytes is missing"),
+        (_copy_call(bytes=4, size=4), "field size is not in mcu_copy_params"),
+        (_copy_call(bytes=2**31), "2147483648 is outside int32_t"),
+        (_copy_call(bytes=4.0), "float 4.0 for an integer int32_t"),
+        (_copy_call(bytes=True), "bool True for an integer int32_t"),
+        (_copy_call(bytes="4"), "str '4' for scalar int32_t bytes"),
+        (_copy_call(bytes=CArray("int32_t", (4,))), "CArray"),
+        (KernelCall("mcu_copy", "mcu_copy_params", {"bytes": 4}, args=(0,)), "declares 2 tensor arguments"),
+        (KernelCall("mcu_copy", "mcu_pad_params", {}, args=(0, 1)), "declares it taking mcu_copy_params"),
+        (KernelCall("mcu_nothing", "mcu_copy_params", {"bytes": 4}), "no firmware/runtime header declares"),
+        (KernelCall("mcu_copy", "mcu_nothing_params", {}), "declared in no firmware/runtime header"),
+    ],
+)
+def test_check_names_kernel_field_and_op(call, complaint):
+    with pytest.raises(ContractError) as error:
+        check_call(call, "op 7 RESHAPE")
+    assert complaint in str(error.value)
+    assert str(error.value).startswith(f"kernel {call.function} (op 7 RESHAPE): ")
+
+
+def test_check_types_pointer_and_float_fields():
+    def pad_params(**changes):
+        params = dict(
+            element_bytes=1,
+            output_elements=4,
+            input_dims=CArray("int32_t", (1, 1, 1, 1, 1, 2)),
+            output_strides=CArray("int32_t", (4, 4, 4, 4, 4, 1)),
+            output_origin=1,
+            pad_value=CArray("uint8_t", (0,)),
+        )
+        params.update(changes)
+        return KernelCall("mcu_pad", "mcu_pad_params", params, args=(0, 1))
+
+    check_call(pad_params(), "op 0 PAD")
+    check_call(pad_params(input_dims="NULL"), "op 0 PAD")
+    for changes, complaint in [
+        (dict(pad_value=CArray("int8_t", (0,))), "a CArray of int8_t for const uint8_t *pad_value"),
+        (dict(pad_value=CArray("uint8_t", (256,))), "element 0: 256 is outside uint8_t"),
+        (dict(input_dims=(1, 2)), "tuple (1, 2) for pointer"),
+    ]:
+        with pytest.raises(ContractError, match=re.escape(complaint)):
+            check_call(pad_params(**changes), "op 0 PAD")
+
+    relu = dict(size=4, act_min=0.0, act_max=6.0)
+    check_call(KernelCall("mcu_relu_f32", "mcu_relu_f32_params", relu, args=(0, 1)), "op 0 RELU6")
+    for changes, complaint in [
+        (dict(act_max=6), "int 6 for a float"),
+        (dict(act_max=0.1), "0.1 is not a float32 value"),
+    ]:
+        with pytest.raises(ContractError, match=re.escape(complaint)):
+            check_call(KernelCall("mcu_relu_f32", "mcu_relu_f32_params", {**relu, **changes}, args=(0, 1)), "op")
+
+
+# -- every lowering against its struct -------------------------------------------------
+
+
+def _int8_models() -> dict[str, bytes]:
+    """One builder-built int8 model per Int8Net layer (and the variants that
+    take other kernels or params)."""
+    image, vector = (1, 6, 5, 3), (1, 12)
+    layers = {
+        "conv2d": ([image], dict(filters=4, strides=(2, 1))),
+        "depthwise_conv2d": ([image], dict(depth_multiplier=2, activation="RELU6")),
+        "fully_connected": ([vector], dict(units=5)),
+        "average_pool2d": ([image], {}),
+        "max_pool2d": ([image], dict(padding="SAME", activation="RELU")),
+        "reshape": ([image], dict(shape=(1, 90))),
+        "squeeze": ([(1, 1, 5, 3)], dict(axes=(1,))),
+        "expand_dims": ([(1, 5, 3)], dict(axis=1)),
+        "transpose": ([image], dict(perm=(0, 3, 1, 2))),
+        "pad": ([image], dict(paddings=[(0, 0), (1, 1), (2, 0), (0, 0)])),
+        "mean": ([image], dict(axes=(1, 2))),
+        "strided_slice": ([image], dict(begin=(0, 1, 0, 0), end=(1, 5, 5, 3), strides=(1, 2, 1, 1))),
+        "resize_nearest_neighbor": ([(1, 3, 2, 2)], dict(size=(6, 4))),
+        "concatenation": ([image, image], dict(axis=3)),
+        "add": ([image, (1, 1, 1, 3)], {}),
+        "sub": ([image, image], dict(activation="RELU")),
+        "mul": ([image, (1, 1, 5, 1)], {}),
+        "softmax": ([vector], {}),
+        "logistic": ([vector], {}),
+        "tanh": ([vector], {}),
+        "relu": ([vector], {}),
+        "relu6": ([vector], {}),
+        "leaky_relu": ([vector], {}),
+        "hard_swish": ([vector], {}),
+        "quantize": ([vector], dict(low=-2.0, high=0.5)),
+        "dequantize": ([vector], {}),
+    }
+    models = {}
+    for layer, (shapes, kwargs) in layers.items():
+        net = Int8Net(seed=len(models))
+        xs = [net.input(shape) for shape in shapes]
+        models[f"int8_{layer}"] = net.build(getattr(net, layer)(*xs, **kwargs))
+    # CONCATENATION of differently quantized inputs (requantizing kernel),
+    # RELU_N1_TO_1 and PADV2, which Int8Net does not write.
+    net = Int8Net(seed=100)
+    a, b = net.input(image, -1.0, 1.0), net.input(image, -3.0, 2.0)
+    y = net.mb.add_tensor((1, 6, 5, 6), "int8", int8_quant(-2.0, 2.0))
+    net.mb.add_op("CONCATENATION", (a, b), (y,), {"axis": 3, "fused_activation_function": "NONE"})
+    clipped = net.mb.add_tensor(image, "int8", int8_quant(-1.0, 1.0))
+    net.mb.add_op("RELU_N1_TO_1", (b,), (clipped,))
+    paddings = net.mb.add_tensor((4, 2), "int32", data=np.array([[0, 0], [1, 0], [0, 2], [0, 0]], np.int32))
+    pad_value = net.mb.add_tensor((), "int8", net.quant(a), data=np.array(5, np.int8))
+    padded = net.mb.add_tensor((1, 7, 7, 3), "int8", net.quant(a))
+    net.mb.add_op("PADV2", (a, paddings, pad_value), (padded,))
+    models["int8_requantizing_concat_relu_n1_to_1_padv2"] = net.build(y, clipped, padded)
+    return models
+
+
+def _float_models() -> dict[str, bytes]:
+    """Every float32 kernel in one FloatNet: each op reads the graph input or
+    a tensor of the right shape."""
+    net = FloatNet(seed=1)
+    x = net.input((1, 6, 5, 3))
+    none = {"fused_activation_function": "NONE"}
+    window = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU"}
+    outputs = [
+        net.op("CONV_2D", (x, net.const((4, 3, 3, 3)), net.const((4,))), (1, 6, 5, 4), window),
+        net.op("DEPTHWISE_CONV_2D", (x, net.const((1, 3, 3, 3)), net.const((3,))), (1, 6, 5, 3),
+               {**window, "depth_multiplier": 1}),
+        net.op("AVERAGE_POOL_2D", (x,), (1, 6, 5, 3), {**window, "filter_height": 2, "filter_width": 2}),
+        net.op("MAX_POOL_2D", (x,), (1, 6, 5, 3), {**window, "filter_height": 2, "filter_width": 2}),
+        net.op("ADD", (x, x), (1, 6, 5, 3), none),
+        net.op("SUB", (x, net.const((1, 1, 1, 3))), (1, 6, 5, 3), none),
+        net.op("MUL", (x, x), (1, 6, 5, 3), none),
+        net.op("MEAN", (x, net.int32_const([1, 2])), (1, 1, 1, 3), {"keep_dims": True}),
+        net.op("TRANSPOSE", (x, net.int32_const([0, 3, 1, 2])), (1, 3, 6, 5)),
+        net.op("PAD", (x, net.int32_const([[0, 0], [1, 1], [0, 0], [0, 0]])), (1, 8, 5, 3)),
+        net.op("CONCATENATION", (x, x), (1, 6, 5, 6), {"axis": 3, "fused_activation_function": "NONE"}),
+        net.op("RESHAPE", (x, net.int32_const([1, 90])), (1, 90), {"new_shape": [1, 90]}),
+    ]
+    flat = outputs[-1]
+    outputs.append(net.op("FULLY_CONNECTED", (flat, net.const((4, 90)), net.const((4,))), (1, 4), none))
+    outputs.append(net.op("SOFTMAX", (flat,), (1, 90), {"beta": 1.0}))
+    for opcode, options in [("RELU", None), ("RELU6", None),
+                            ("RELU_N1_TO_1", None), ("LEAKY_RELU", {"alpha": 0.25}), ("HARD_SWISH", None)]:
+        outputs.append(net.op(opcode, (flat,), (1, 90), options))
+    quantized = net.mb.add_tensor((1, 90), "int8", int8_quant(-1.0, 1.0))
+    net.mb.add_op("QUANTIZE", (flat,), (quantized,))
+    outputs.append(quantized)
+    return {"float32_kernels": net.build(*outputs)}
+
+
+def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
+    graph = read_model(model)
+    calls = lower_all(graph)
+    return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
+
+
+BUILT_MODELS = {**_int8_models(), **_float_models()}
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_MODELS))
+def test_builder_models_lower_to_params_their_structs_declare(name):
+    calls = _calls(BUILT_MODELS[name])
+    assert calls
+    for op_label, call in calls:
+        check_call(call, op_label)
+
+
+def test_builder_models_walk_every_lowered_opcode_and_params_struct():
+    walked = [call for model in BUILT_MODELS.values() for _, call in _calls(model)]
+    opcodes = {read_model(model).operators[i].opcode for model in BUILT_MODELS.values()
+               for i in lower_all(read_model(model))}
+    missing = sorted(set(load_all()) - opcodes)
+    assert not missing, f"add a builder model with {missing} to BUILT_MODELS in tests/test_params_contract.py"
+    # Every struct some lowering can produce is one the walk saw (a struct
+    # only a rare variant takes would otherwise go unchecked here).
+    declarations = runtime_declarations()
+    taken = {f.params_type for f in declarations.functions.values()} & set(declarations.structs)
+    unwalked = sorted(taken - {call.params_type for call in walked})
+    assert not unwalked, f"no builder model lowers to {unwalked}: add one to BUILT_MODELS"
+    assert set(LOWERINGS) == set(load_all())
+
+
+@needs_shared
+@pytest.mark.parametrize("path", [model_param(p) for p in supported_shared_model_paths()])
+def test_shared_models_lower_to_params_their_structs_declare(path):
+    for op_label, call in _calls(path.read_bytes()):
+        check_call(call, op_label)
+
+
+# -- a forgotten field is an error at generation time ----------------------------------
+
+
+def test_softmax_without_diff_min_is_an_error_at_generation_time(monkeypatch, tmp_path, capsys):
+    """The case C hides: a designated initializer without .diff_min compiles
+    under -Wall -Wextra -Werror -pedantic and runs with diff_min = 0."""
+    lower_softmax = load_all()["SOFTMAX"]
+
+    def without_diff_min(op, graph):
+        call = lower_softmax(op, graph)
+        params = {k: v for k, v in call.params.items() if k != "diff_min"}
+        return KernelCall(call.function, call.params_type, params, call.args, call.sources)
+
+    monkeypatch.setitem(LOWERINGS, "SOFTMAX", without_diff_min)
+    net = Int8Net(seed=3)
+    model = tmp_path / "softmax.tflite"
+    model.write_bytes(net.build(net.softmax(net.fully_connected(net.input((1, 8)), 4))))
+    outdir = tmp_path / "out"
+    code = cli.main([str(model), "--ram", "64K", "-o", str(outdir)])
+    err = capsys.readouterr().err
+    print(err)
+    assert code == 1
+    assert err.strip().splitlines() == [
+        "mcu-plan: error: kernel mcu_softmax_s8 (op 1 SOFTMAX): mcu_softmax_s8_params field diff_min "
+        "is missing from the lowering's params"
+    ]
+    assert not outdir.exists()
