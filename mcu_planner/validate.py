@@ -287,30 +287,41 @@ def _check_filter_channels(v: OpView, filt: Tensor, channels: int, axis: int) ->
         v.fail("filter-per-channel", f"{len(q.scales)} scales along dimension {q.axis}, needs {channels} along {axis}", filt.index)
 
 
-def op_conv_2d(v: OpView) -> None:
+def _window_weighted_tensors(v: OpView) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
+    """Input, filter, optional bias and output of CONV_2D / DEPTHWISE_CONV_2D, all 4-D."""
     v.counts((2, 3))
     inp, filt, bias, out = v.input(0), v.input(1), v.input(2), v.output()
     for t in (inp, filt, out):
         v.rank(t, 4)
+    return inp, filt, bias, out
+
+
+def _window_weighted_outputs(v: OpView, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor,
+                             channels: int, filter_axis: int) -> None:
+    """What both convolutions require of their output side: `channels`
+    output channels, one bias and one filter scale per channel (the filter's
+    channels along `filter_axis`), the window's output size."""
+    if out.shape[3] != channels:
+        v.fail("output-channels", f"{out.shape[3]} channels, the filter makes {channels}", out.index)
+    _check_bias(v, bias, channels)
+    _check_filter_channels(v, filt, channels, filter_axis)
+    _check_window_output(v, inp, out, filt.shape[1], filt.shape[2])
+    v.quantized(inp, filt, out)
+
+
+def op_conv_2d(v: OpView) -> None:
+    inp, filt, bias, out = _window_weighted_tensors(v)
     in_c, filter_c, out_c = inp.shape[3], filt.shape[3], filt.shape[0]
     if filter_c == 0 or in_c % filter_c:
         v.fail("filter-depth", f"filter depth {filter_c} does not divide input depth {in_c} into groups", filt.index)
     groups = in_c // filter_c
     if out_c % groups:
         v.fail("filter-depth", f"{out_c} filters do not split into {groups} groups", filt.index)
-    if out.shape[3] != out_c:
-        v.fail("output-channels", f"{out.shape[3]} channels, the filter makes {out_c}", out.index)
-    _check_bias(v, bias, out_c)
-    _check_filter_channels(v, filt, out_c, 0)
-    _check_window_output(v, inp, out, filt.shape[1], filt.shape[2])
-    v.quantized(inp, filt, out)
+    _window_weighted_outputs(v, inp, filt, bias, out, out_c, 0)
 
 
 def op_depthwise_conv_2d(v: OpView) -> None:
-    v.counts((2, 3))
-    inp, filt, bias, out = v.input(0), v.input(1), v.input(2), v.output()
-    for t in (inp, filt, out):
-        v.rank(t, 4)
+    inp, filt, bias, out = _window_weighted_tensors(v)
     in_c, out_c = inp.shape[3], filt.shape[3]
     if filt.shape[0] != 1:
         v.fail("filter-shape", f"depthwise filter {list(filt.shape)} must have 1 as its first dimension", filt.index)
@@ -321,12 +332,7 @@ def op_depthwise_conv_2d(v: OpView) -> None:
         # TFLite derives the multiplier from the shapes; a disagreeing option
         # means the model was edited by hand.
         v.fail("depth-multiplier", f"depth_multiplier {multiplier} x input depth {in_c} != filter depth {out_c}", filt.index)
-    if out.shape[3] != out_c:
-        v.fail("output-channels", f"{out.shape[3]} channels, the filter makes {out_c}", out.index)
-    _check_bias(v, bias, out_c)
-    _check_filter_channels(v, filt, out_c, 3)
-    _check_window_output(v, inp, out, filt.shape[1], filt.shape[2])
-    v.quantized(inp, filt, out)
+    _window_weighted_outputs(v, inp, filt, bias, out, out_c, 3)
 
 
 def op_fully_connected(v: OpView) -> None:

@@ -87,13 +87,15 @@ OTHER_TABLES = ("Pool2DOptions", "Conv2DOptions", "DepthwiseConv2DOptions", "Add
 WINDOW_VALUES = (-1, 0, 1, 2, 3, 7, 32767, 32768, 2**31 - 1)
 
 
-def _replace_tensor(graph: Graph, index: int, **changes) -> Graph:
+def with_tensor(graph: Graph, index: int, **changes) -> Graph:
+    """`graph` with tensor `index` changed (dataclasses.replace fields)."""
     tensors = list(graph.tensors)
     tensors[index] = dataclasses.replace(tensors[index], **changes)
     return dataclasses.replace(graph, tensors=tuple(tensors))
 
 
-def _replace_op(graph: Graph, index: int, **changes) -> Graph:
+def with_op(graph: Graph, index: int, **changes) -> Graph:
+    """`graph` with operator `index` changed (dataclasses.replace fields)."""
     ops = list(graph.operators)
     ops[index] = dataclasses.replace(ops[index], **changes)
     return dataclasses.replace(graph, operators=tuple(ops))
@@ -126,7 +128,7 @@ def mutate_scale(graph: Graph, d: Draws) -> Graph:
         value = q.scales[k] * 2.0 ** d.integer(-60, 60)
     scales = list(q.scales)
     scales[k] = float(np.float32(value)) if math.isfinite(value) and abs(value) < 3.4e38 else value
-    return _replace_tensor(graph, t.index, quantization=dataclasses.replace(q, scales=tuple(scales)))
+    return with_tensor(graph, t.index, quantization=dataclasses.replace(q, scales=tuple(scales)))
 
 
 def mutate_zero_point(graph: Graph, d: Draws) -> Graph:
@@ -136,7 +138,7 @@ def mutate_zero_point(graph: Graph, d: Draws) -> Graph:
     q = t.quantization
     zero_points = list(q.zero_points)
     zero_points[d.integer(0, len(zero_points) - 1)] = d.choice(SPECIAL_ZERO_POINTS) if d.integer(0, 1) else d.integer(-300, 300)
-    return _replace_tensor(graph, t.index, quantization=dataclasses.replace(q, zero_points=tuple(zero_points)))
+    return with_tensor(graph, t.index, quantization=dataclasses.replace(q, zero_points=tuple(zero_points)))
 
 
 def mutate_shape(graph: Graph, d: Draws) -> Graph:
@@ -149,7 +151,7 @@ def mutate_shape(graph: Graph, d: Draws) -> Graph:
     q = t.quantization
     if q is not None and q.per_channel and q.axis == axis:
         q = None if d.integer(0, 1) else q
-    return _replace_tensor(graph, t.index, shape=tuple(shape), data=_resized_data(t, shape), quantization=q)
+    return with_tensor(graph, t.index, shape=tuple(shape), data=_resized_data(t, shape), quantization=q)
 
 
 def mutate_bias_length(graph: Graph, d: Draws) -> Graph:
@@ -164,7 +166,7 @@ def mutate_bias_length(graph: Graph, d: Draws) -> Graph:
     if q is not None and q.per_channel:
         q = Quantization(tuple(np.resize(q.scales, length)) or (1.0,), tuple(np.resize(q.zero_points, length)) or (0,), 0)
         q = q if length > 1 else Quantization(q.scales[:1], q.zero_points[:1])
-    return _replace_tensor(graph, bias.index, shape=(length,), data=_resized_data(bias, (length,)), quantization=q)
+    return with_tensor(graph, bias.index, shape=(length,), data=_resized_data(bias, (length,)), quantization=q)
 
 
 def mutate_op_order(graph: Graph, d: Draws) -> Graph:
@@ -178,7 +180,7 @@ def mutate_op_order(graph: Graph, d: Draws) -> Graph:
 
 def mutate_options_table(graph: Graph, d: Draws) -> Graph:
     index = d.integer(0, len(graph.operators) - 1)
-    return _replace_op(graph, index, options={}, options_tables=(d.choice(OTHER_TABLES),))
+    return with_op(graph, index, options={}, options_tables=(d.choice(OTHER_TABLES),))
 
 
 def mutate_option_value(graph: Graph, d: Draws) -> Graph:
@@ -190,7 +192,7 @@ def mutate_option_value(graph: Graph, d: Draws) -> Graph:
     name = d.choice(names)
     value = op.options[name]
     new = d.choice((math.nan, math.inf, -1.0, 0.0, 1e-30, 1e30)) if isinstance(value, float) else d.choice(WINDOW_VALUES)
-    return _replace_op(graph, index, options={**op.options, name: new})
+    return with_op(graph, index, options={**op.options, name: new})
 
 
 def mutate_tensor_index(graph: Graph, d: Draws) -> Graph:
@@ -202,7 +204,7 @@ def mutate_tensor_index(graph: Graph, d: Draws) -> Graph:
         return graph
     k = d.integer(0, len(refs) - 1)
     refs[k] = d.integer(0 if outputs else -1, len(graph.tensors) - 1)
-    return _replace_op(graph, index, **{"outputs" if outputs else "inputs": tuple(refs)})
+    return with_op(graph, index, **{"outputs" if outputs else "inputs": tuple(refs)})
 
 
 MUTATIONS = {

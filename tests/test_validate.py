@@ -16,22 +16,11 @@ from mcu_planner.builder import Int8Net, ModelBuilder, single_op_model, tiny_kws
 from mcu_planner.cli import main
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model
+from semantic_fuzz import with_op, with_tensor
 
 
 def rebuilt(graph: Graph) -> bytes:
     return ModelBuilder.from_graph(graph).build()
-
-
-def with_tensor(graph: Graph, index: int, **changes) -> Graph:
-    tensors = list(graph.tensors)
-    tensors[index] = dataclasses.replace(tensors[index], **changes)
-    return dataclasses.replace(graph, tensors=tuple(tensors))
-
-
-def with_op(graph: Graph, index: int, **changes) -> Graph:
-    ops = list(graph.operators)
-    ops[index] = dataclasses.replace(ops[index], **changes)
-    return dataclasses.replace(graph, operators=tuple(ops))
 
 
 def first_op(graph: Graph, opcode: str):
