@@ -112,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    import numpy as np
-
     try:
+        import numpy as np
+
         # Extreme scales overflow float32 arithmetic on the way to a constant;
         # the validator judges the result (e.g. rule rescale-finite), so
         # numpy's warnings would only add lines to the one error line.
