@@ -141,7 +141,7 @@ def rule_per_channel(ctx: Context, tensor: Tensor) -> None:
     q = tensor.quantization
     if len(q.scales) <= 1:
         return
-    if not 0 <= q.axis < max(len(tensor.shape), 1):
+    if not 0 <= q.axis < len(tensor.shape):
         ctx.fail("quantized-dimension", f"quantized_dimension {q.axis} outside rank {len(tensor.shape)}", tensor=tensor.index)
     if tensor.shape[q.axis] != len(q.scales) or len(q.zero_points) != len(q.scales):
         ctx.fail(
@@ -312,7 +312,7 @@ def _window_weighted_outputs(v: OpView, inp: Tensor, filt: Tensor, bias: Tensor 
 def op_conv_2d(v: OpView) -> None:
     inp, filt, bias, out = _window_weighted_tensors(v)
     in_c, filter_c, out_c = inp.shape[3], filt.shape[3], filt.shape[0]
-    if filter_c == 0 or in_c % filter_c:
+    if filter_c == 0 or in_c == 0 or in_c % filter_c:
         v.fail("filter-depth", f"filter depth {filter_c} does not divide input depth {in_c} into groups", filt.index)
     groups = in_c // filter_c
     if out_c % groups:

@@ -187,6 +187,13 @@ def test_filter_depth_that_does_not_divide_the_input_is_refused(tmp_path, capsys
     assert_refused(rebuilt(graph), tmp_path, capsys, "filter-depth", "op 0 (CONV_2D)")
 
 
+def test_empty_input_depth_is_refused_not_divided_by(tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261122, run 1229): ZeroDivisionError, exit 1."""
+    graph = read_model(single_op_model("conv2d", (1, 6, 6, 3), filters=4))
+    graph = with_tensor(graph, graph.operators[0].inputs[0], shape=(1, 6, 6, 0))
+    assert_refused(rebuilt(graph), tmp_path, capsys, "filter-depth", "op 0 (CONV_2D)")
+
+
 def test_shapes_that_do_not_broadcast_are_refused(tmp_path, capsys):
     net = Int8Net(0)
     a, c = net.input((1, 4, 3)), net.input((1, 4, 3))
