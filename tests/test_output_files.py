@@ -125,3 +125,16 @@ def test_sigterm_never_leaves_outdir_missing_or_staging_behind(tmp_path):
         assert "Traceback" not in stderr
         assert sorted(p.name for p in outdir.iterdir()) == reference
         assert leftovers(tmp_path) == []
+
+
+def test_a_board_build_failure_leaves_no_parent_directories(tmp_path, capsys, monkeypatch):
+    from mcu_planner import firmware_build
+    from mcu_planner.errors import InputError
+
+    def failing_build(*args, **kwargs):
+        raise InputError("firmware build failed: arm-none-eabi-gcc exploded")
+
+    monkeypatch.setattr(firmware_build, "build_firmware", failing_build)
+    code, err = run([EXAMPLE, "--ram", "64K", "-o", tmp_path / "a" / "b" / "out", "--board", "mps2-an386"], capsys)
+    assert code == 2 and len(err) == 1, err
+    assert list(tmp_path.iterdir()) == []
