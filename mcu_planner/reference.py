@@ -6,13 +6,14 @@ kernels round differently in places and are not what the runtime matches.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import pickle
+import select
 import signal
 import struct
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
+import time
 
 import numpy as np
 
@@ -20,8 +21,6 @@ from .errors import InputError
 
 # Generous: the largest shared model runs a few input sets in seconds.
 REFERENCE_TIMEOUT_SECONDS = 600.0
-# Exit status of the child when the interpreter refused the model (its reason on stderr).
-_REFUSED = 3
 
 # Field slot of QuantizationParameters.quantized_dimension in the schema's vtable.
 _QUANTIZED_DIMENSION_SLOT = 16
@@ -100,65 +99,64 @@ class ReferenceRefused(InputError):
 
 def run_isolated(model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout: float = REFERENCE_TIMEOUT_SECONDS
                  ) -> list[list[np.ndarray]]:
-    """The reference outputs for each input set, computed in a child process,
-    so that a model the interpreter aborts on (TFLITE_CHECK, SIGABRT, a crash)
-    ends as one ReferenceRefused line instead of ending mcu-plan."""
-    with tempfile.TemporaryDirectory(prefix="mcu-plan-reference-") as work:
-        request, answer = Path(work) / "in.npz", Path(work) / "out.npz"
-        arrays = {"model": np.frombuffer(bytes(model_bytes), dtype=np.uint8)}
-        for s, arrays_of_set in enumerate(input_sets):
-            for i, a in enumerate(arrays_of_set):
-                arrays[f"in_{s}_{i}"] = np.asarray(a)
-        np.savez(request, **arrays)
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "mcu_planner.reference", str(request), str(answer), str(len(input_sets))],
-                capture_output=True, text=True, timeout=timeout,
-                env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))},
-            )
-        except subprocess.TimeoutExpired:
-            raise ReferenceRefused(f"the reference interpreter did not finish within {timeout:g} s") from None
-        if done.returncode < 0:
-            name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else str(-done.returncode)
-            detail = _last_line(done.stderr)
-            raise ReferenceRefused(f"the reference interpreter aborted ({name}) on this model" + (f": {detail}" if detail else ""))
-        if done.returncode != 0:
-            raise ReferenceRefused(f"the reference interpreter refuses this model: {_last_line(done.stderr) or f'exit status {done.returncode}'}")
-        with np.load(answer) as outputs:
-            count = int(outputs["outputs_per_set"])
-            return [[outputs[f"out_{s}_{o}"] for o in range(count)] for s in range(len(input_sets))]
+    """The reference outputs for each input set, computed in a forked child
+    process, so that a model the interpreter aborts on (TFLITE_CHECK, SIGABRT,
+    a crash) ends as one ReferenceRefused line instead of ending mcu-plan.
+    The child shares the parent's modules as they are (tests may patch
+    ReferenceModel); its stderr, where TFLite writes its own messages, is
+    kept apart and only its last line is reported."""
+    with tempfile.TemporaryFile() as child_stderr:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            status = 1
+            try:
+                os.close(read_end)
+                os.dup2(child_stderr.fileno(), 2)
+                # A fatal-error dump (pytest, PYTHONFAULTHANDLER) would go to
+                # the parent's stderr, not the child's.
+                faulthandler.disable()
+                try:
+                    reference = ReferenceModel(model_bytes)
+                    answer = ("ok", [reference.run(arrays) for arrays in input_sets])
+                except Exception as exc:  # the interpreter's refusal, in its own words
+                    answer = ("refused", " ".join(str(exc).split()) or type(exc).__name__)
+                data = pickle.dumps(answer)
+                with os.fdopen(write_end, "wb") as pipe:
+                    pipe.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        chunks = []
+        deadline = time.monotonic() + timeout
+        with os.fdopen(read_end, "rb") as pipe:
+            while True:
+                left = deadline - time.monotonic()
+                ready, _, _ = select.select([pipe], [], [], max(left, 0))
+                if not ready:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    raise ReferenceRefused(f"the reference interpreter did not finish within {timeout:g} s")
+                chunk = os.read(pipe.fileno(), 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        _, wait_status = os.waitpid(pid, 0)
+        child_stderr.seek(0)
+        detail = _last_line(child_stderr.read().decode("utf-8", "replace"))
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        raise ReferenceRefused(f"the reference interpreter aborted ({name}) on this model" + (f": {detail}" if detail else ""))
+    if not chunks:
+        raise ReferenceRefused(f"the reference interpreter ended without an answer ({detail or 'no message'})")
+    kind, value = pickle.loads(b"".join(chunks))
+    if kind != "ok":
+        raise ReferenceRefused(f"the reference interpreter refuses this model: {value}"[:400])
+    return value
 
 
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return " ".join(lines[-1].split())[:300] if lines else ""
-
-
-def _serve(request: str, answer: str, sets: int) -> int:
-    with np.load(request) as data:
-        model = data["model"].tobytes()
-        keys = set(data.files)
-        input_sets = []
-        for s in range(sets):
-            arrays, i = [], 0
-            while f"in_{s}_{i}" in keys:
-                arrays.append(data[f"in_{s}_{i}"])
-                i += 1
-            input_sets.append(arrays)
-    try:
-        reference = ReferenceModel(model)
-        results = [reference.run(arrays) for arrays in input_sets]
-    except Exception as exc:  # the interpreter's refusal, in its own words, on one line
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        print(text, file=sys.stderr)
-        return _REFUSED
-    out = {"outputs_per_set": np.array(len(results[0]) if results else 0)}
-    for s, outputs in enumerate(results):
-        for o, value in enumerate(outputs):
-            out[f"out_{s}_{o}"] = value
-    np.savez(answer, **out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_serve(sys.argv[1], sys.argv[2], int(sys.argv[3])))
