@@ -11,7 +11,7 @@
 int main(void)
 {
     /* A real device writes its features here; silence is the zero point. */
-    memset(tiny_kws_int8_input(0), tiny_kws_int8_INPUT0_ZERO_POINT, tiny_kws_int8_input_bytes(0));
+    memset(tiny_kws_int8_input(0), TINY_KWS_INT8_INPUT0_ZERO_POINT, tiny_kws_int8_input_bytes(0));
     if (tiny_kws_int8_invoke() != 0) {
         fprintf(stderr, "invoke failed\n");
         return 1;
@@ -19,10 +19,10 @@ int main(void)
 
     const int8_t *scores = (const int8_t *)tiny_kws_int8_output(0);
     size_t best = 0;
-    for (size_t i = 1; i < tiny_kws_int8_OUTPUT0_ELEMENTS; ++i)
+    for (size_t i = 1; i < TINY_KWS_INT8_OUTPUT0_ELEMENTS; ++i)
         if (scores[i] > scores[best]) best = i;
-    float probability = tiny_kws_int8_OUTPUT0_SCALE * (float)(scores[best] - tiny_kws_int8_OUTPUT0_ZERO_POINT);
+    float probability = TINY_KWS_INT8_OUTPUT0_SCALE * (float)(scores[best] - TINY_KWS_INT8_OUTPUT0_ZERO_POINT);
     printf("class %u, probability %.3f, arena %u bytes\n", (unsigned)best, probability,
-           (unsigned)tiny_kws_int8_ARENA_SIZE);
+           (unsigned)TINY_KWS_INT8_ARENA_SIZE);
     return 0;
 }

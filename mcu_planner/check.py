@@ -7,12 +7,11 @@ byte is compared with TFLite's reference interpreter.
 
 Targets register themselves in TARGETS: "host" (the machine's `cc`) lives
 here; Cortex-M targets live in their own module, listed in TARGET_MODULES,
-which calls `register_target` on import.
+which calls `register_target` on import (registry.py).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import shlex
 import shutil
@@ -24,22 +23,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, generate, render, write_output
+from .codegen import c_identifier, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph
-from .planning import plan_within
+from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model, ram_needed
+from .registry import Registry
 
-# Modules that add targets when imported (written by others; absent is fine).
+# Modules that add targets when imported.
 TARGET_MODULES = ("mcu_planner.qemu",)
 
 # Generous: the largest shared model builds in seconds and runs a set of
 # inputs in well under one; a hung build or a generated model stuck in a
 # loop still ends the check.
 HOST_BUILD_TIMEOUT_SECONDS = 600.0
-# `mcu-plan --time-limit`'s default: check plans as `mcu-plan -o` does, so
-# that it tests the C that command writes.
-DEFAULT_TIME_LIMIT = 10.0
 HOST_RUN_TIMEOUT_SECONDS = 600.0
 
 WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
@@ -102,22 +99,16 @@ class Target:
         return self
 
 
-TARGETS: dict[str, Target] = {}
+_REGISTRY: Registry[Target] = Registry("target", lambda: list(TARGET_MODULES))
+TARGETS = _REGISTRY.entries
 
 
 def register_target(target: Target) -> Target:
-    TARGETS[target.name] = target
-    return target
+    return _REGISTRY.add(target.name, target)
 
 
 def load_targets() -> dict[str, Target]:
-    for module in TARGET_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    return TARGETS
+    return _REGISTRY.load()
 
 
 class HostTarget(Target):
@@ -378,30 +369,6 @@ def _load(model) -> tuple[bytes, str]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def generate_for_model(
-    model_bytes: bytes,
-    *,
-    name: str,
-    planner: str = "auto",
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    ram: int | None = None,
-    alias: bool = True,
-    alignment: int = 16,
-    label: str | None = None,
-):
-    """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
-    files); `files.interface` describes the generated model."""
-    from .lifetimes import compute_lifetimes
-    from .validate import load_model
-
-    graph = load_model(model_bytes, label=label or name)
-    lifetimes = compute_lifetimes(graph, alignment=alignment, alias=alias)
-    capacity = ram - lifetimes.variable_bytes if ram is not None else None
-    plan = plan_within(lifetimes.problem, planner, time_limit, capacity)
-    files = generate(graph, lifetimes, plan, name=name)
-    return graph, plan, files
-
-
 def check_model(
     model,
     *,
@@ -438,8 +405,7 @@ def check_model(
         model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label
     )
 
-    # The same figure `mcu-plan --ram` checks (report.ram_needed).
-    needed = plan.arena_bytes + files.interface.variable_bytes
+    needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
     if ram is not None and needed > ram:
         variables = files.interface.variable_bytes
         detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""

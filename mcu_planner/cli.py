@@ -256,26 +256,24 @@ def _run_plan(args: argparse.Namespace) -> int:
     if not args.model:
         raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
 
-    from .lifetimes import compute_lifetimes
-    from .validate import load_model
     from . import report
+    from .pipeline import PlanOptions, analyse_model, plan_analysed
 
-    graph = load_model(args.model)
-    lifetimes = compute_lifetimes(graph, alignment=args.align, alias=args.alias == "on")
+    options = PlanOptions(
+        planner=args.planner, alignment=args.align, alias=args.alias == "on", time_limit=args.time_limit, ram=args.ram
+    )
+    analysed = analyse_model(args.model, options)
+    graph, lifetimes = analysed.graph, analysed.lifetimes
     out = sys.stdout
     print(f"model: {args.model}", file=out)
     for line in report.model_summary(graph, lifetimes):
         print(line, file=out)
 
-    from .planning import plan_within
-
-    # The arena's share of the budget: what the exact planner must fit when
-    # the fast planners' plans do not.
-    capacity = args.ram - lifetimes.variable_bytes if args.ram is not None else None
-    if args.planner == "all":
-        plan = _compare_planners(lifetimes, args.time_limit, capacity)
-    else:
-        plan = plan_within(lifetimes.problem, args.planner, args.time_limit, capacity)
+    planned = plan_analysed(analysed, options)
+    plan = planned.plan
+    if planned.compared:
+        for line in report.planner_table(lifetimes, planned.compared):
+            print(line, file=out)
     for line in report.plan_summary(lifetimes, plan):
         print(line, file=out)
     if args.map:
@@ -286,7 +284,7 @@ def _run_plan(args: argparse.Namespace) -> int:
             print(line, file=out)
     out.flush()
 
-    if args.ram is not None and report.ram_needed(lifetimes, plan) > args.ram:
+    if not planned.fits:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
     staged = None
@@ -305,37 +303,6 @@ def _run_plan(args: argparse.Namespace) -> int:
     if staged is not None:
         staged.commit()
     return 0
-
-
-def _compare_planners(lifetimes, time_limit: float, capacity: int | None):
-    """One row per planner; the smallest verified plan is the one used (what
-    `auto` would choose, without planning everything twice)."""
-    from . import report
-    from .planning import planner_names
-    from .verify import PlanInvalid
-
-    from .planners.optimal import SolverNotBuilt
-    from .planning import FAST_PLANNERS, plan_within
-
-    rows = []
-    for name in planner_names():
-        if name == "auto":
-            continue
-        try:
-            rows.append((name, plan_within(lifetimes.problem, name, time_limit, capacity)))
-        except PlanInvalid as exc:
-            rows.append((name, f"invalid plan: {exc}"))
-        except SolverNotBuilt:
-            rows.append((name, "not built (pip install . with a C compiler)"))
-    # auto's choice: smallest, then proven, then auto's own order of planners.
-    order = list(FAST_PLANNERS) + ["optimal"]
-    plans = [plan for _, plan in rows if not isinstance(plan, str)]
-    rank = {name: i for i, name in enumerate(order)}
-    best = min(plans, key=lambda p: (p.arena_bytes, not p.proven_optimal, rank.get(p.planner, len(order))))
-    best.chosen_by_auto = True
-    for line in report.planner_table(lifetimes, rows):
-        print(line)
-    return best
 
 
 def _generate(args, graph, lifetimes, plan) -> None:

@@ -35,6 +35,7 @@ from .errors import InputError, UnsupportedModel
 from .graph import DTYPE_C_TYPE, Graph, Tensor
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
+from .lowering.traits import op_traits
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
 from .validate import check_kernel_call
@@ -57,6 +58,8 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 # Fill value for released bytes in check builds: an unlikely, recognisable byte.
 POISON_BYTE = 0xA5
+# The runtime file that checks a plan's memory discipline in check builds.
+PLAN_CHECK_RUNTIME = "mcu_plan_check"
 
 
 def c_identifier(stem: str) -> str:
@@ -350,7 +353,7 @@ class _Builder:
         result = []
         for op in graph.operators:
             call = calls.get(op.index)
-            if call is not None and call.reinterprets_input and self._output_shares_input(op):
+            if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
                 call = None
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
@@ -557,7 +560,8 @@ def generate(
             for stem in code.call.sources:
                 if stem not in stems:
                     stems.append(stem)
-    runtime = _runtime_files(stems)
+    # Every model carries the plan checker its -DMCU_PLAN_CHECK build calls.
+    runtime = _runtime_files(stems + [PLAN_CHECK_RUNTIME])
     for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME):
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
@@ -580,7 +584,6 @@ def generate(
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
         num_releases=len(releases),
-        num_claims=sum(len(code.claims) for code in ops),
         inputs=inputs,
         outputs=outputs,
         poison_byte=f"0x{POISON_BYTE:02X}u",

@@ -29,6 +29,7 @@ import jinja2
 
 from .codegen import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
+from .pipeline import ram_needed
 from .resources import firmware_dir, templates_dir
 
 DEFAULT_BOARD = "mps2-an386"
@@ -386,7 +387,7 @@ def build_firmware(
     if stack_bytes <= 0 or stack_bytes % 8:
         raise InputError(f"stack reserve must be a positive multiple of 8 bytes, not {stack_bytes}")
     spec.ram_region_for(ram_bytes)
-    needed = model.arena_bytes + model.variable_bytes + stack_bytes
+    needed = ram_needed(model.arena_bytes, model.variable_bytes, stack_bytes)
     if needed > ram_bytes:
         variables = f" + variables {model.variable_bytes} B" if model.variable_bytes else ""
         raise DoesNotFit(

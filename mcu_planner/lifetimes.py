@@ -7,44 +7,26 @@ in the arena of activations.
 
 With aliasing on, two graph rewrites shrink the problem before any planner
 sees it (seed 001's in-place reuse):
-- an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS)
-  gives its output the input's bytes when the input dies there;
+- an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS;
+  the op traits in lowering/traits.py say which) gives its output the input's bytes when the input dies there;
 - a CONCATENATION whose inputs are contiguous slices of its output (every
   dimension before the axis is 1), with identical quantization and no fused
   activation, has its producers write straight into those slices.
 Ops whose whole work is done by such aliasing are listed in `elided_ops`:
 the generated code runs nothing for them.
 
-Elementwise ops may also write their output over an input that dies there
-(`Step.in_place`); whether that happens is the planner's choice.
+Elementwise ops (traits `may_run_in_place`) may also write their output over
+an input that dies there (`Step.in_place`); whether that happens is the planner's choice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
+from .lowering.traits import op_traits
 from .problem import Buffer, Problem, Step, align_up
-
-REINTERPRETING_OPS = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
-
-# Kernels that read element i of the named inputs before writing element i of
-# the output, so the output may take an input's bytes when that input dies.
-IN_PLACE_OPS = frozenset(
-    {
-        "ADD",
-        "SUB",
-        "MUL",
-        "RELU",
-        "RELU6",
-        "RELU_N1_TO_1",
-        "LEAKY_RELU",
-        "LOGISTIC",
-        "TANH",
-        "HARD_SWISH",
-        "QUANTIZE",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -190,9 +172,10 @@ class _AliasBuilder:
 
     def run(self) -> None:
         for op in self.graph.operators:
-            if op.opcode in REINTERPRETING_OPS:
+            traits = op_traits(op.opcode)
+            if traits.reinterprets_input:
                 self.try_reinterpret(op)
-            elif op.opcode == "CONCATENATION":
+            elif traits.concatenates_inputs:
                 self.try_concatenate_in_place(op)
 
 
@@ -241,7 +224,7 @@ def _steps(
         ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
         outs = _unique(placements[t].buffer for t in op.outputs if t in placements)
         pairs: list[tuple[int, int]] = []
-        if in_place and op.opcode in IN_PLACE_OPS and op.index not in elided and len(op.outputs) == 1:
+        if in_place and op_traits(op.opcode).may_run_in_place and op.index not in elided and len(op.outputs) == 1:
             out = op.outputs[0]
             for t in op.inputs:
                 if t in placements and out in placements and _may_overwrite(graph, op, t, out, placements, buffers):
@@ -252,7 +235,14 @@ def _steps(
     return tuple(steps)
 
 
-def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
+def _may_overwrite(
+    graph: Graph,
+    op: Operator,
+    src: int,
+    dst: int,
+    placements: dict[int, TensorPlacement],
+    buffers: dict[int, Buffer],
+) -> bool:
     s, d = graph.tensors[src], graph.tensors[dst]
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
     # Graph outputs stay alive to the end however early their last reader
@@ -272,7 +262,7 @@ def _may_overwrite(graph, op, src, dst, placements, buffers) -> bool:
     )
 
 
-def _unique(ids) -> tuple[int, ...]:
+def _unique(ids: Iterable[int]) -> tuple[int, ...]:
     seen: list[int] = []
     for i in ids:
         if i not in seen:

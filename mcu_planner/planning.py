@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .planners import load_all
+from .planners import CLOCK_BOUNDED, load_all
 from .planners.optimal import SolverNotBuilt
-from .problem import PlannerResult, Problem, arena_bytes, peak_live
+from .problem import Budget, Problem, arena_bytes, peak_live
 from .verify import PlanInvalid, check_plan
 
 # Planners `auto` tries before the exact one, cheapest first.  Each runs
@@ -37,19 +37,16 @@ def planner_names() -> list[str]:
 def run_planner(
     problem: Problem, name: str, time_limit: float | None = None, capacity: int | None = None
 ) -> ArenaPlan:
-    """The named planner's verified plan.  With a `capacity` (bytes), the exact
-    planner first looks for any plan within it, then tightens as time allows;
-    the other planners do not take one."""
+    """The named planner's verified plan, given the budget `time_limit`
+    (seconds) and `capacity` (bytes; the planners that take one, such as the
+    exact planner, look for a plan within it first)."""
     if name == "auto":
         return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity)
     planners = load_all()
     if name not in planners:
         raise KeyError(name)
     started = time.perf_counter()
-    if name == "optimal" and capacity is not None:
-        result = _fit_capacity(problem, capacity, time_limit)
-    else:
-        result = planners[name](problem, time_limit)
+    result = planners[name](problem, Budget(time_limit=time_limit, capacity=capacity))
     seconds = time.perf_counter() - started
     size = arena_bytes(problem, result.offsets)
     check_plan(problem, result.offsets, size)
@@ -67,10 +64,10 @@ def plan_within(problem: Problem, name: str, time_limit: float | None, capacity:
     """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: the
     exact planner (alone or inside auto) first looks for one within
     `capacity` (R less the variable tensors); the caller reports a plan over
-    it as not fitting.  The time limit is the exact planner's alone: the
-    others are bounded by counts, and so give the same plan on every
+    it as not fitting.  The time limit goes to clock-bounded planners alone:
+    the others are bounded by counts, and so give the same plan on every
     machine."""
-    limit = time_limit if name in ("optimal", "auto") else None
+    limit = time_limit if name == "auto" or name in CLOCK_BOUNDED else None
     return run_planner(problem, name, limit, capacity)
 
 
@@ -79,22 +76,38 @@ def _meets_bound(problem: Problem, size: int) -> bool:
     return not problem.in_place_pairs() and size == peak_live(problem).bytes
 
 
-def _fit_capacity(problem: Problem, capacity: int, time_limit: float | None) -> PlannerResult:
-    """Fit `capacity` first, then tighten while time remains; when nothing
-    fits, the smallest plan found (and what was proven) is still the answer."""
-    from .planners.optimal import search
+def _preference(plan: ArenaPlan) -> tuple[int, bool, int]:
+    """auto's choice among plans, smallest key first: fewest bytes, then a
+    proven optimum, then the order auto runs the planners in."""
+    order = list(FAST_PLANNERS) + ["optimal"]
+    rank = order.index(plan.planner) if plan.planner in order else len(order)
+    return (plan.arena_bytes, not plan.proven_optimal, rank)
 
-    report = search(problem, time_limit, capacity=capacity)
-    return PlannerResult(
-        report.offsets, report.proven_optimal and not problem.in_place_pairs(), report.reproducible
-    )
+
+# One row of `--planner all`: the planner's plan, or why it has none.
+PlanRow = tuple[str, "ArenaPlan | str"]
+
+
+def compare_planners(problem: Problem, time_limit: float | None, capacity: int | None) -> tuple[list[PlanRow], ArenaPlan]:
+    """Every planner's plan (or why it has none) and the one auto's rule
+    prefers among them, without planning anything twice."""
+    rows: list[PlanRow] = []
+    for name in load_all():
+        try:
+            rows.append((name, plan_within(problem, name, time_limit, capacity)))
+        except PlanInvalid as exc:
+            rows.append((name, f"invalid plan: {exc}"))
+        except SolverNotBuilt:
+            rows.append((name, "not built (pip install . with a C compiler)"))
+    best = min((plan for _, plan in rows if not isinstance(plan, str)), key=_preference)
+    best.chosen_by_auto = True
+    return rows, best
 
 
 def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None = None) -> ArenaPlan:
     """Fast planners first, then the exact one while the best plan is above the
     lower bound (or the capacity, when one is given) and time remains."""
     started = time.perf_counter()
-    planners = load_all()
     bound = peak_live(problem).bytes
     best: ArenaPlan | None = None
     tried: list[tuple[str, int | None]] = []
@@ -107,32 +120,28 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
     for name in FAST_PLANNERS:
         if best is not None and best.arena_bytes <= bound and not may_beat_bound:
             break
-        if name not in planners:
-            continue
         try:
             plan = run_planner(problem, name, None)
         except PlanInvalid:
             tried.append((name, None))
             continue
         tried.append((name, plan.arena_bytes))
-        if best is None or plan.arena_bytes < best.arena_bytes:
+        if best is None or _preference(plan) < _preference(best):
             best = plan
+    assert best is not None, "greedy always produces a plan"
     # The exact planner runs only while it can still help: above the live
     # peak, and not for a capacity below the peak, which nothing can meet.
     hopeless = capacity is not None and capacity < bound
-    fit_capacity = capacity is not None and best is not None and best.arena_bytes > capacity
-    if "optimal" in planners and best.arena_bytes > bound and not hopeless and remaining() > 0:
+    fit_capacity = capacity is not None and best.arena_bytes > capacity
+    if best.arena_bytes > bound and not hopeless and remaining() > 0:
         try:
             plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
         except SolverNotBuilt:
             tried.append(("optimal", None))
         else:
             tried.append(("optimal", plan.arena_bytes))
-            if best is None or plan.arena_bytes < best.arena_bytes or (
-                plan.arena_bytes == best.arena_bytes and plan.proven_optimal
-            ):
+            if _preference(plan) < _preference(best):
                 best = plan
-    assert best is not None, "greedy always produces a plan"
     best.chosen_by_auto = True
     best.tried = tried
     best.seconds = time.perf_counter() - started

@@ -120,6 +120,17 @@ def peak_live(problem: Problem) -> LiveSet:
     return LiveSet(best_step, best, alive)
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What a planner may spend and must meet: `time_limit` seconds for
+    planners bounded by the clock (None: their own default), `capacity` bytes
+    the arena should fit (None: as small as the planner can).  Planners use
+    what applies to them and ignore the rest."""
+
+    time_limit: float | None = None
+    capacity: int | None = None
+
+
 @dataclass
 class PlannerResult:
     offsets: dict[int, int]  # buffer id -> byte offset in the arena

@@ -44,7 +44,7 @@ _DTYPE_NAMES = {
 assert set(_DTYPE_NAMES.values()) <= set(DTYPE_BITS)
 
 
-def _enum_names(enum_cls) -> dict[int, str]:
+def _enum_names(enum_cls: Any) -> dict[int, str]:
     return {v: k for k, v in vars(enum_cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
@@ -83,7 +83,7 @@ ENUM_FIELDS: dict[str, Any] = {
 _ENUM_FIELDS_BY_TABLE = {("LSHProjectionOptions", "type"): tflite.LSHProjectionType}
 
 
-def enum_for(table: str, field: str):
+def enum_for(table: str, field: str) -> Any:
     return _ENUM_FIELDS_BY_TABLE.get((table, field)) or ENUM_FIELDS.get(field)
 
 
@@ -131,7 +131,7 @@ def option_fields(table: str) -> tuple[OptionField, ...]:
     return tuple(sorted(fields, key=lambda f: f.slot))
 
 
-def read_model(source: str | os.PathLike | bytes | bytearray | memoryview, label: str | None = None) -> Graph:
+def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, label: str | None = None) -> Graph:
     """Parse a .tflite file (path or its bytes) into a Graph.
 
     Raises InputError for anything wrong with the bytes and UnsupportedModel for
@@ -190,7 +190,7 @@ class _ModelParser:
 
     # -- bounds checks the python flatbuffers bindings do not do -------------
 
-    def check_table(self, obj) -> None:
+    def check_table(self, obj: Any) -> None:
         """The table and its vtable lie inside the file and every field offset
         stays inside the table (the flatbuffers verifier's table check)."""
         size = len(self.data)
@@ -207,19 +207,19 @@ class _ModelParser:
         if any(f and f + 1 > table_len for f in fields):
             self.fail(f"corrupt flatbuffer ({self.where}: field outside its table)")
 
-    def check_vector(self, obj, vtable_offset: int, element_size: int) -> int:
+    def check_vector(self, obj: Any, vtable_offset: int, element_size: int) -> int:
         """Length of a vector field after checking it fits in the file (0 if absent)."""
         tab = obj._tab
         o = tab.Offset(vtable_offset)
         if not o:
             return 0
         start = tab.Vector(o)
-        length = tab.VectorLen(o)
+        length: int = tab.VectorLen(o)
         if start < 0 or start + length * element_size > len(self.data):
             self.fail(f"truncated or corrupt flatbuffer ({self.where} reads past the end of the file)")
         return length
 
-    def ints(self, array) -> tuple[int, ...]:
+    def ints(self, array: Any) -> tuple[int, ...]:
         # Absent vectors come back from the bindings as the scalar 0.
         if isinstance(array, int):
             return ()
@@ -288,7 +288,7 @@ class _ModelParser:
             description=description,
         )
 
-    def read_op_codes(self, model) -> list[tuple[str, int, str | None]]:
+    def read_op_codes(self, model: Any) -> list[tuple[str, int, str | None]]:
         codes = []
         for j in range(self.check_vector(model, 6, 4)):
             self.where = f"operator code {j}"
@@ -305,7 +305,7 @@ class _ModelParser:
             codes.append((name, code.Version(), custom))
         return codes
 
-    def tensor_refs(self, array, what: str, allow_absent: bool = False) -> tuple[int, ...]:
+    def tensor_refs(self, array: Any, what: str, allow_absent: bool = False) -> tuple[int, ...]:
         refs = self.ints(array)
         low = -1 if allow_absent else 0
         for t in refs:
@@ -313,7 +313,7 @@ class _ModelParser:
                 self.fail(f"{self.where}: {what} tensor index {t} out of range (subgraph has {self.num_tensors} tensors)")
         return refs
 
-    def read_operator(self, index: int, op, op_codes) -> Operator:
+    def read_operator(self, index: int, op: Any, op_codes: list[tuple[str, int, str | None]]) -> Operator:
         self.check_table(op)
         for vt_offset in (6, 8, 16, 18):  # inputs, outputs, custom options, intermediates
             self.check_vector(op, vt_offset, 4 if vt_offset != 16 else 1)
@@ -341,7 +341,7 @@ class _ModelParser:
             options_tables=tables,
         )
 
-    def read_options(self, index: int, opcode: str, op) -> tuple[dict[str, Any], tuple[str, ...]]:
+    def read_options(self, index: int, opcode: str, op: Any) -> tuple[dict[str, Any], tuple[str, ...]]:
         """The option values and the names of the tables they came from."""
         options: dict[str, Any] = {}
         tables: list[str] = []
@@ -359,7 +359,7 @@ class _ModelParser:
             tables.append(name)
         return options, tuple(tables)
 
-    def options_values(self, index: int, opcode: str, table: str, obj) -> dict[str, Any]:
+    def options_values(self, index: int, opcode: str, table: str, obj: Any) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for f in option_fields(table):
             if f.kind == "table":
@@ -385,7 +385,7 @@ class _ModelParser:
             values[f.name] = value
         return values
 
-    def read_tensor(self, index: int, tensor, used: bool) -> Tensor:
+    def read_tensor(self, index: int, tensor: Any, used: bool) -> Tensor:
         self.check_table(tensor)
         for vt_offset in (4, 18):  # shape, shape_signature
             self.check_vector(tensor, vt_offset, 4)
@@ -414,7 +414,7 @@ class _ModelParser:
             )
         return Tensor(index, name, shape, dtype, quantization, contents, t.is_variable)
 
-    def read_shape(self, what: str, tensor) -> tuple[int, ...]:
+    def read_shape(self, what: str, tensor: Any) -> tuple[int, ...]:
         shape = list(self.ints(tensor.ShapeAsNumpy()))
         signature = self.ints(tensor.ShapeSignatureAsNumpy())
         if signature and len(signature) != len(shape):
@@ -433,7 +433,7 @@ class _ModelParser:
                 self.fail(f"{what} has a negative dimension in shape {shape}")
         return tuple(shape)
 
-    def read_quantization(self, what: str, tensor, shape: tuple[int, ...]) -> Quantization | None:
+    def read_quantization(self, what: str, tensor: Any, shape: tuple[int, ...]) -> Quantization | None:
         q = tensor.Quantization()
         if q is None:
             return None
@@ -473,7 +473,7 @@ class _ModelParser:
         self.check_table(buffer)
         length = self.check_vector(buffer, 4, 1)
         if length:
-            return buffer.DataAsNumpy().tobytes()
+            return bytes(buffer.DataAsNumpy().tobytes())
         offset, size = buffer.Offset(), buffer.Size()
         if offset > 1:  # data stored after the flatbuffer, as for models over 2 GB
             if offset + size > len(self.data):
@@ -481,7 +481,7 @@ class _ModelParser:
             return self.data[offset : offset + size] if size else None
         return None
 
-    def read_offline_offsets(self, model, num_tensors: int) -> tuple[int, ...] | None:
+    def read_offline_offsets(self, model: Any, num_tensors: int) -> tuple[int, ...] | None:
         for j in range(self.check_vector(model, 16, 4)):
             entry = model.Metadata(j)
             self.check_table(entry)

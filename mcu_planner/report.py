@@ -67,7 +67,9 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
 
 
 def ram_needed(lifetimes: Lifetimes, plan: ArenaPlan) -> int:
-    return plan.arena_bytes + lifetimes.variable_bytes
+    from .pipeline import ram_needed as needed
+
+    return needed(plan.arena_bytes, lifetimes.variable_bytes)
 
 
 def budget_lines(lifetimes: Lifetimes, plan: ArenaPlan, budget: int) -> list[str]:

@@ -147,8 +147,10 @@ def _parse_field(declaration: str, struct_name: str, header: str, macros: dict[s
     c_type, name = match.group("type"), match.group("name")
     pointer = match.group("star") is not None
     if c_type not in SCALAR_TYPES:
-        raise ContractError(f"{header}: struct {struct_name}: field {name} has type {c_type}, not one of "
-                            f"{', '.join(sorted(SCALAR_TYPES))}")
+        raise ContractError(
+            f"{header}: struct {struct_name}: field {name} has type {c_type}, not one of "
+            f"{', '.join(sorted(SCALAR_TYPES))}"
+        )
     if pointer and match.group("const") is None:
         raise ContractError(f"{header}: struct {struct_name}: pointer field {name} must point at const data")
     length = None
@@ -185,7 +187,11 @@ def parse_header(text: str, header: str, macros: dict[str, str] | None = None) -
         body, name = match.groups()
         declarations = [d for d in _expand(body, macros, header).split(";")]
         if declarations[-1].strip():
-            structs.append(CStruct(name, header, (), f"{header}: struct {name}: {declarations[-1].strip()!r} does not end with ';'"))
+            structs.append(
+                CStruct(
+                    name, header, (), f"{header}: struct {name}: {declarations[-1].strip()!r} does not end with ';'"
+                )
+            )
             continue
         try:
             fields = [_parse_field(d, name, header, macros) for d in declarations[:-1] if d.strip()]
@@ -249,7 +255,7 @@ def _is_float32(value: float) -> bool:
     if math.isnan(value) or math.isinf(value):
         return True
     try:
-        return struct.unpack("<f", struct.pack("<f", value))[0] == value
+        return bool(struct.unpack("<f", struct.pack("<f", value))[0] == value)
     except OverflowError:
         return False
 
@@ -309,29 +315,40 @@ def check_call(call: KernelCall, op_label: str) -> CStruct:
     where = f"kernel {call.function} ({op_label})"
     params_struct = declarations.structs.get(call.params_type)
     if params_struct is None:
-        raise ContractError(f"{where}: params type {call.params_type} is declared in no firmware/runtime header "
-                            "(as `typedef struct { ... } NAME;` without nested braces)")
+        raise ContractError(
+            f"{where}: params type {call.params_type} is declared in no firmware/runtime header "
+            "(as `typedef struct { ... } NAME;` without nested braces)"
+        )
     if params_struct.problem is not None:
         raise ContractError(f"{where}: {params_struct.problem}")
     function = declarations.functions.get(call.function)
     if function is None:
-        raise ContractError(f"{where}: no firmware/runtime header declares {call.function}(const "
-                            f"{call.params_type} *, ...)")
+        raise ContractError(
+            f"{where}: no firmware/runtime header declares {call.function}(const {call.params_type} *, ...)"
+        )
     if function.params_type != call.params_type:
-        raise ContractError(f"{where}: {function.header} declares it taking {function.params_type}, "
-                            f"the lowering gives {call.params_type}")
+        raise ContractError(
+            f"{where}: {function.header} declares it taking {function.params_type}, "
+            f"the lowering gives {call.params_type}"
+        )
     if function.num_tensor_args != len(call.args):
-        raise ContractError(f"{where}: {function.header} declares {function.num_tensor_args} tensor arguments, "
-                            f"the lowering gives {len(call.args)}")
+        raise ContractError(
+            f"{where}: {function.header} declares {function.num_tensor_args} tensor arguments, "
+            f"the lowering gives {len(call.args)}"
+        )
     declared = params_struct.field_names()
     missing = [name for name in declared if name not in call.params]
     extra = [name for name in call.params if name not in declared]
     if missing:
-        raise ContractError(f"{where}: {params_struct.name} field {missing[0]} is missing from the lowering's "
-                            f"params" + (f" (also {', '.join(missing[1:])})" if missing[1:] else ""))
+        raise ContractError(
+            f"{where}: {params_struct.name} field {missing[0]} is missing from the lowering's "
+            f"params" + (f" (also {', '.join(missing[1:])})" if missing[1:] else "")
+        )
     if extra:
-        raise ContractError(f"{where}: field {extra[0]} is not in {params_struct.name} ({params_struct.header})"
-                            + (f" (also {', '.join(extra[1:])})" if extra[1:] else ""))
+        raise ContractError(
+            f"{where}: field {extra[0]} is not in {params_struct.name} ({params_struct.header})"
+            + (f" (also {', '.join(extra[1:])})" if extra[1:] else "")
+        )
     for f in params_struct.fields:
         problem = field_problem(f, call.params[f.name])
         if problem is not None:

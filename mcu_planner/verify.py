@@ -9,7 +9,7 @@ start at exactly the same offset.
 
 from __future__ import annotations
 
-from .problem import Problem
+from .problem import Buffer, Problem
 
 
 class PlanInvalid(Exception):
@@ -48,7 +48,7 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
     }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))
-    active: list = []
+    active: list[Buffer] = []
     for b in placed:
         active = [a for a in active if a.end > b.start]
         lo, hi = offsets[b.id], offsets[b.id] + b.size

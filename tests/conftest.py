@@ -75,3 +75,37 @@ needs_arm_gcc = needs_tools("arm-none-eabi-gcc")
 needs_firmware_build = needs_tools("make", "arm-none-eabi-gcc", "arm-none-eabi-size")
 # Building and running firmware under QEMU (tests read symbols with arm-none-eabi-nm).
 needs_cortex_m = needs_tools("make", "arm-none-eabi-gcc", "arm-none-eabi-size", "arm-none-eabi-nm", "qemu-system-arm")
+
+
+# -- markers (registered in pyproject.toml) --------------------------------------
+# `qemu` and `shared` follow the skip conditions above, so a test that needs
+# QEMU or ../shared is marked by the very decorator that skips it; `slow`
+# names the modules whose tests compile and run generated C for many models.
+# The fast tier, `pytest -m "not qemu and not slow"`, runs in under a minute.
+_MARKER_OF_SKIP = {id(needs_shared.mark): "shared", id(needs_cortex_m.mark): "qemu"}
+# Modules that compile or run generated C (or install the package).
+SLOW_MODULES = frozenset(
+    {
+        "test_check_models",
+        "test_cli_codegen",
+        "test_codegen",
+        "test_dropin_build",
+        "test_install",
+        "test_random_networks",
+    }
+)
+SLOW_MODULE_PREFIXES = ("test_kernels_", "test_qemu")
+
+
+def _is_slow_module(name: str) -> bool:
+    return name in SLOW_MODULES or name.startswith(SLOW_MODULE_PREFIXES)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for mark in item.iter_markers("skipif"):
+            marker = _MARKER_OF_SKIP.get(id(mark))
+            if marker is not None:
+                item.add_marker(marker)
+        if item.module is not None and _is_slow_module(item.module.__name__.rsplit(".", 1)[-1]):
+            item.add_marker("slow")

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from mcu_planner.builder import Int8Net
-from mcu_planner.check import CheckMismatch, HostTarget, generate_for_model
+from mcu_planner.check import CheckMismatch, HostTarget
+from mcu_planner.pipeline import generate_for_model
 from mcu_planner.codegen import write_output
 
 
@@ -24,16 +25,20 @@ def _two_input_model() -> bytes:
 def _run_with_offsets(tmp_path, edit) -> None:
     graph, plan, files = generate_for_model(_two_input_model(), name="m")
     source = files["m.c"].decode()
-    table = re.search(r"m_buffer_offset\[m_NUM_BUFFERS\] = \{\n(.*?)\n\};", source, re.S)
+    table = re.search(r"m_buffer_offset\[M_NUM_BUFFERS\] = \{\n(.*?)\n\};", source, re.S)
     rows = table.group(1).split("\n")
     tensors = [int(re.search(r"tensor (\d+)", row).group(1)) for row in rows]
     offsets = [int(re.match(r"\s*(\d+)u", row).group(1)) for row in rows]
-    arena = int(re.search(r"#define m_ARENA_SIZE (\d+)", files["m.h"].decode()).group(1))
+    arena = int(re.search(r"#define M_ARENA_SIZE (\d+)", files["m.h"].decode()).group(1))
     slots = [tensors.index(t) for t in graph.inputs]
     new_offsets = edit(offsets, slots, arena)
     new_rows = [re.sub(r"^\s*\d+u", f"    {o}u", row) for row, o in zip(rows, new_offsets)]
     files = dict(files)
-    files["m.c"] = source.replace(table.group(1), "\n".join(new_rows)).encode()
+    edited = source.replace(table.group(1), "\n".join(new_rows))
+    # Not const, so that the compiler cannot see the bad offset at build time:
+    # the run-time check is what is under test.
+    edited = edited.replace("static const uint32_t m_buffer_offset[", "static uint32_t m_buffer_offset[")
+    files["m.c"] = edited.encode()
     generated = write_output(files, tmp_path / "gen")
     sizes = [graph.tensors[t].nbytes for t in graph.inputs]
     samples = [[np.zeros(n, np.int8).tobytes() for n in sizes]]

@@ -164,8 +164,8 @@ size_t net_input_bytes(int index) { return index == 0 ? 4u : 0u; }
 size_t net_output_bytes(int index) { return index == 0 ? 4u : 0u; }
 """
 HANGING_HEADER = """#include <stddef.h>
-#define net_NUM_INPUTS 1
-#define net_NUM_OUTPUTS 1
+#define NET_NUM_INPUTS 1
+#define NET_NUM_OUTPUTS 1
 int net_invoke(void);
 void *net_input(int index);
 void *net_output(int index);

@@ -275,7 +275,7 @@ def test_planner_all_picks_what_auto_picks():
     import re
 
     def choice(stdout: str) -> tuple[str, str]:
-        line = next(l for l in stdout.splitlines() if l.startswith("arena:"))
+        line = next(row for row in stdout.splitlines() if row.startswith("arena:"))
         return re.match(r"arena: ([\d,]+ B) \(planner ([\w-]+)", line).groups()
 
     assert choice(result.stdout) == choice(auto.stdout)

@@ -210,31 +210,31 @@ APP = r"""
 #include <string.h>
 #include "net.h"
 
-uint8_t net_arena[net_ARENA_SIZE] __attribute__((aligned(16)));
+uint8_t net_arena[NET_ARENA_SIZE] __attribute__((aligned(16)));
 
 static int inside_arena(const void *p, size_t n)
 {
     const uint8_t *b = (const uint8_t *)p;
-    return b >= net_arena && b + n <= net_arena + net_ARENA_SIZE;
+    return b >= net_arena && b + n <= net_arena + NET_ARENA_SIZE;
 }
 
 int main(void)
 {
-    static const int in_shape[] = net_INPUT0_SHAPE;
-    static const int out_shape[] = net_OUTPUT0_SHAPE;
+    static const int in_shape[] = NET_INPUT0_SHAPE;
+    static const int out_shape[] = NET_OUTPUT0_SHAPE;
     size_t elements = 1;
     int i;
-    if (net_NUM_INPUTS != 1 || net_NUM_OUTPUTS != 1) return 10;
-    for (i = 0; i < net_INPUT0_RANK; ++i) elements *= (size_t)in_shape[i];
-    if (elements != net_INPUT0_ELEMENTS) return 11;
-    if (net_input_bytes(0) != net_INPUT0_BYTES || net_INPUT0_BYTES != elements * sizeof(net_INPUT0_TYPE)) return 12;
+    if (NET_NUM_INPUTS != 1 || NET_NUM_OUTPUTS != 1) return 10;
+    for (i = 0; i < NET_INPUT0_RANK; ++i) elements *= (size_t)in_shape[i];
+    if (elements != NET_INPUT0_ELEMENTS) return 11;
+    if (net_input_bytes(0) != NET_INPUT0_BYTES || NET_INPUT0_BYTES != elements * sizeof(NET_INPUT0_TYPE)) return 12;
     elements = 1;
-    for (i = 0; i < net_OUTPUT0_RANK; ++i) elements *= (size_t)out_shape[i];
-    if (net_output_bytes(0) != elements * sizeof(net_OUTPUT0_TYPE)) return 13;
+    for (i = 0; i < NET_OUTPUT0_RANK; ++i) elements *= (size_t)out_shape[i];
+    if (net_output_bytes(0) != elements * sizeof(NET_OUTPUT0_TYPE)) return 13;
     if (!inside_arena(net_input(0), net_input_bytes(0)) || !inside_arena(net_output(0), net_output_bytes(0))) return 14;
     if (net_input(1) != NULL || net_output(-1) != NULL || net_input_bytes(5) != 0u) return 15;
-    if (strcmp(net_INPUT0_DTYPE, "int8") != 0 || !(net_INPUT0_SCALE > 0.0f)) return 16;
-    printf("%d %.9g\n", net_INPUT0_ZERO_POINT, (double)net_INPUT0_SCALE);
+    if (strcmp(NET_INPUT0_DTYPE, "int8") != 0 || !(NET_INPUT0_SCALE > 0.0f)) return 16;
+    printf("%d %.9g\n", NET_INPUT0_ZERO_POINT, (double)NET_INPUT0_SCALE);
     if (fread(net_input(0), 1, net_input_bytes(0), stdin) != net_input_bytes(0)) return 17;
     if (net_invoke() != 0) return 18;
     fwrite(net_output(0), 1, net_output_bytes(0), stdout);
@@ -246,7 +246,7 @@ int main(void)
 def test_application_builds_against_the_header_with_its_own_arena(tmp_path):
     model = chain_model()
     out, graph, _ = write_generated(tmp_path, model, extern_arena=True)
-    assert "extern uint8_t net_arena[net_ARENA_SIZE];" in (out / "net.h").read_text()
+    assert "extern uint8_t net_arena[NET_ARENA_SIZE];" in (out / "net.h").read_text()
     app = tmp_path / "app.c"
     app.write_text(APP)
     program = tmp_path / "app"
@@ -319,7 +319,7 @@ def test_check_build_catches_a_corrupted_offset(tmp_path):
     )
     by_id = lifetimes.problem.by_id()
     slot_of = {tensor: k for k, (_, tensor) in table.items()}
-    arena = int(re.search(r"#define net_ARENA_SIZE (\d+)u", (out / "net.h").read_text()).group(1))
+    arena = int(re.search(r"#define NET_ARENA_SIZE (\d+)u", (out / "net.h").read_text()).group(1))
     # A buffer that starts while another one lives, moved onto that one.
     victim, target = next(
         (b, a)
@@ -489,8 +489,8 @@ def test_output_directory_records_the_model_interface(tmp_path):
     interface = read_interface(out)
     assert interface == files.interface
     header = (out / "net.h").read_text()
-    assert f"#define net_ARENA_SIZE {interface.arena_bytes}u" in header
-    assert f"#define net_NUM_INPUTS {interface.num_inputs}" in header
+    assert f"#define NET_ARENA_SIZE {interface.arena_bytes}u" in header
+    assert f"#define NET_NUM_INPUTS {interface.num_inputs}" in header
     assert (interface.name, interface.arena_section, interface.extern_arena) == ("net", ".ram2", False)
 
 
@@ -526,7 +526,7 @@ def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
     fc = next(op for op in graph.operators if op.opcode == "FULLY_CONNECTED")
     buffer = lifetimes.placements[fc.inputs[0]].buffer
     slot = sorted(b.id for b in lifetimes.problem.buffers).index(buffer)
-    counts = re.search(r"_consumers\[net_NUM_BUFFERS\] = \{\n(.*?)\};", source, re.S)
+    counts = re.search(r"_consumers\[NET_NUM_BUFFERS\] = \{\n(.*?)\};", source, re.S)
     lines = counts.group(1).splitlines()
     assert int(lines[slot].strip().rstrip("u,")) >= 2
     lines[slot] = f"    {int(lines[slot].strip().rstrip('u,')) - 1}u,"

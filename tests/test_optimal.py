@@ -17,7 +17,7 @@ from mcu_planner.intervals import read_intervals, write_offsets
 from mcu_planner.planners import load_all
 from mcu_planner.planners.optimal import fit_within, plan_optimal, search
 from mcu_planner.planning import run_planner
-from mcu_planner.problem import Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
+from mcu_planner.problem import Budget, Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
 from mcu_planner.verify import verify
 
 MINIMALLOC = BENCHMARKS_DIR / "minimalloc"
@@ -84,7 +84,7 @@ def interval_sets(draw, max_buffers: int = 6):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(interval_sets())
 def test_optimal_matches_brute_force_and_no_planner_beats_it(problem):
-    result = plan_optimal(problem, 5.0)
+    result = plan_optimal(problem, Budget(time_limit=5.0))
     size = arena_bytes(problem, result.offsets)
     assert verify(problem, result.offsets, size) == []
     assert size == brute_force_optimum(problem)
@@ -140,7 +140,7 @@ def test_fit_within_reports_what_cannot_fit():
 def test_offsets_are_aligned_and_zero_sized_buffers_are_placed():
     buffers = [Buffer(0, 10, 0, 2), Buffer(1, 0, 0, 3), Buffer(2, 7, 1, 3), Buffer(3, 33, 2, 4)]
     problem = problem_from_intervals(buffers, alignment=16)
-    result = plan_optimal(problem, 5.0)
+    result = plan_optimal(problem, Budget(time_limit=5.0))
     assert set(result.offsets) == {0, 1, 2, 3}
     assert all(offset % 16 == 0 for offset in result.offsets.values())
     assert verify(problem, result.offsets) == []
@@ -149,7 +149,7 @@ def test_offsets_are_aligned_and_zero_sized_buffers_are_placed():
 
 def test_empty_problem():
     problem = problem_from_intervals([])
-    assert plan_optimal(problem, 1.0).offsets == {}
+    assert plan_optimal(problem, Budget(time_limit=1.0)).offsets == {}
 
 
 def test_time_out_still_returns_a_valid_plan():
@@ -157,7 +157,7 @@ def test_time_out_still_returns_a_valid_plan():
     if not (MINIMALLOC / "J.1048576.csv").is_file():
         pytest.skip("../shared benchmarks absent")
     problem = problem_from_intervals(read_intervals(MINIMALLOC / "J.1048576.csv"))
-    result = plan_optimal(problem, 0.3)
+    result = plan_optimal(problem, Budget(time_limit=0.3))
     assert verify(problem, result.offsets) == []
     assert not result.proven_optimal
 
@@ -165,7 +165,7 @@ def test_time_out_still_returns_a_valid_plan():
 def test_missing_extension_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "mcu_planner._solver", None)  # makes the import fail
     with pytest.raises(McuPlanError, match="pip install"):
-        plan_optimal(problem_from_intervals([Buffer(0, 4, 0, 1)]), 1.0)
+        plan_optimal(problem_from_intervals([Buffer(0, 4, 0, 1)]), Budget(time_limit=1.0))
 
 
 # ---- shared benchmark instances -------------------------------------------------------

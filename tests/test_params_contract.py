@@ -80,9 +80,17 @@ def test_parser_skips_structs_with_nested_braces():
     assert structs == []
 
 
+def _kernel_params_structs() -> set[str]:
+    """The `*_params` structs some runtime function takes first (other
+    structs, such as the plan checker's, are no kernel's parameters)."""
+    declarations = runtime_declarations()
+    taken = {f.params_type for f in declarations.functions.values()}
+    return {name for name in declarations.structs if name in taken and name.endswith("_params")}
+
+
 def test_every_struct_a_kernel_takes_parses():
     declarations = runtime_declarations()
-    taken = {f.params_type for f in declarations.functions.values()} & set(declarations.structs)
+    taken = _kernel_params_structs()
     assert taken, "no kernel prototype in firmware/runtime takes a params struct"
     assert [declarations.structs[name].problem for name in sorted(taken)] == [None] * len(taken)
 
@@ -215,8 +223,12 @@ def _float_models() -> dict[str, bytes]:
     window = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU"}
     outputs = [
         net.op("CONV_2D", (x, net.const((4, 3, 3, 3)), net.const((4,))), (1, 6, 5, 4), window),
-        net.op("DEPTHWISE_CONV_2D", (x, net.const((1, 3, 3, 3)), net.const((3,))), (1, 6, 5, 3),
-               {**window, "depth_multiplier": 1}),
+        net.op(
+            "DEPTHWISE_CONV_2D",
+            (x, net.const((1, 3, 3, 3)), net.const((3,))),
+            (1, 6, 5, 3),
+            {**window, "depth_multiplier": 1},
+        ),
         net.op("AVERAGE_POOL_2D", (x,), (1, 6, 5, 3), {**window, "filter_height": 2, "filter_width": 2}),
         net.op("MAX_POOL_2D", (x,), (1, 6, 5, 3), {**window, "filter_height": 2, "filter_width": 2}),
         net.op("ADD", (x, x), (1, 6, 5, 3), none),
@@ -231,8 +243,13 @@ def _float_models() -> dict[str, bytes]:
     flat = outputs[-1]
     outputs.append(net.op("FULLY_CONNECTED", (flat, net.const((4, 90)), net.const((4,))), (1, 4), none))
     outputs.append(net.op("SOFTMAX", (flat,), (1, 90), {"beta": 1.0}))
-    for opcode, options in [("RELU", None), ("RELU6", None),
-                            ("RELU_N1_TO_1", None), ("LEAKY_RELU", {"alpha": 0.25}), ("HARD_SWISH", None)]:
+    for opcode, options in [
+        ("RELU", None),
+        ("RELU6", None),
+        ("RELU_N1_TO_1", None),
+        ("LEAKY_RELU", {"alpha": 0.25}),
+        ("HARD_SWISH", None),
+    ]:
         outputs.append(net.op(opcode, (flat,), (1, 90), options))
     quantized = net.mb.add_tensor((1, 90), "int8", int8_quant(-1.0, 1.0))
     net.mb.add_op("QUANTIZE", (flat,), (quantized,))
@@ -259,14 +276,14 @@ def test_builder_models_lower_to_params_their_structs_declare(name):
 
 def test_builder_models_walk_every_lowered_opcode_and_params_struct():
     walked = [call for model in BUILT_MODELS.values() for _, call in _calls(model)]
-    opcodes = {read_model(model).operators[i].opcode for model in BUILT_MODELS.values()
-               for i in lower_all(read_model(model))}
+    opcodes = {
+        read_model(model).operators[i].opcode for model in BUILT_MODELS.values() for i in lower_all(read_model(model))
+    }
     missing = sorted(set(load_all()) - opcodes)
     assert not missing, f"add a builder model with {missing} to BUILT_MODELS in tests/test_params_contract.py"
     # Every struct some lowering can produce is one the walk saw (a struct
     # only a rare variant takes would otherwise go unchecked here).
-    declarations = runtime_declarations()
-    taken = {f.params_type for f in declarations.functions.values()} & set(declarations.structs)
+    taken = _kernel_params_structs()
     unwalked = sorted(taken - {call.params_type for call in walked})
     assert not unwalked, f"no builder model lowers to {unwalked}: add one to BUILT_MODELS"
     assert set(LOWERINGS) == set(load_all())

@@ -18,7 +18,7 @@ from mcu_planner.planners.bidirectional import plan_around_origin, plan_bidirect
 from mcu_planner.planners.first_fit import plan_first_fit
 from mcu_planner.planners.search import search_placements
 from mcu_planner.planners.shared_blocks import assign_blocks, plan_shared_blocks
-from mcu_planner.problem import Buffer, Problem, Step, arena_bytes, peak_live, problem_from_intervals
+from mcu_planner.problem import Budget, Buffer, Problem, Step, arena_bytes, peak_live, problem_from_intervals
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
 
@@ -28,7 +28,7 @@ SEARCH_SECONDS = 0.3  # the search's budget in these tests: validity never depen
 
 def run(name: str, problem: Problem) -> dict[int, int]:
     time_limit = SEARCH_SECONDS if name == "search" else None
-    return load_all()[name](problem, time_limit).offsets
+    return load_all()[name](problem, Budget(time_limit=time_limit)).offsets
 
 
 def assert_valid(problem: Problem, offsets: dict[int, int]) -> None:
@@ -358,7 +358,7 @@ def test_search_without_a_time_limit_reads_no_clock_and_stops_at_its_work_bound(
     assert search_placements(problem, max_placements=len(problem.buffers)) == first_descent
     offsets, arena = search_placements(problem)
     assert arena == peak_live(problem).bytes < first_descent[1]
-    assert load_all()["search"](problem, None).offsets == offsets
+    assert load_all()["search"](problem, Budget()).offsets == offsets
 
 
 # ---------------------------------------------------------------- shared-blocks (seed 004)

@@ -32,13 +32,12 @@ operator inputs and constants, non-const for outputs.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from ..graph import Graph, Operator
 from ..quant import InvalidRescale, UnsupportedQuantization
+from ..registry import Registry, package_modules
 
 
 @dataclass(frozen=True)
@@ -58,9 +57,6 @@ class KernelCall:
     args: tuple[int, ...] = ()  # tensor indices after the params pointer; -1 -> NULL
     # Runtime file stems this call needs: "mcu_conv" means firmware/runtime/mcu_conv.c and .h.
     sources: tuple[str, ...] = ()
-    # An op that only reinterprets its input's bytes (RESHAPE ...): codegen emits
-    # nothing when the plan aliased output to input, else this call (a copy).
-    reinterprets_input: bool = False
 
 
 class NotLowerable(Exception):
@@ -68,29 +64,22 @@ class NotLowerable(Exception):
 
 
 LowerFn = Callable[[Operator, Graph], KernelCall]
-LOWERINGS: dict[str, LowerFn] = {}
+_REGISTRY: Registry[LowerFn] = Registry("lowering", package_modules(__name__, __path__))
+LOWERINGS = _REGISTRY.entries
 
 
-def lowers(*opcodes: str):
+def lowers(*opcodes: str) -> Callable[[LowerFn], LowerFn]:
     def wrap(fn: LowerFn) -> LowerFn:
         for opcode in opcodes:
-            LOWERINGS[opcode] = fn
+            _REGISTRY.add(opcode, fn)
         return fn
 
     return wrap
 
 
-_loaded = False
-
-
 def load_all() -> dict[str, LowerFn]:
     """Every registered lowering; imports the lowering modules on first use."""
-    global _loaded
-    if not _loaded:
-        for info in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{info.name}")
-        _loaded = True
-    return LOWERINGS
+    return _REGISTRY.load()
 
 
 def lower(op: Operator, graph: Graph) -> KernelCall:

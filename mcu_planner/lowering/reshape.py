@@ -1,4 +1,5 @@
-"""RESHAPE, SQUEEZE, EXPAND_DIMS -> mcu_copy (nothing at all when aliased)."""
+"""RESHAPE, SQUEEZE, EXPAND_DIMS -> mcu_copy (nothing at all when aliased:
+traits.py marks them `reinterprets_input`)."""
 
 from __future__ import annotations
 
@@ -21,5 +22,4 @@ def lower_reshape(op: Operator, graph: Graph) -> KernelCall:
         params={"bytes": inp.nbytes},
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_copy",),
-        reinterprets_input=True,
     )

@@ -30,14 +30,14 @@ How its paragraphs map to the code:
 
 from __future__ import annotations
 
-from ..problem import PlannerResult, Problem
+from ..problem import Budget, PlannerResult, Problem
 from . import register
 
 
 @register("best-fit", seed="001_b164e948ccc60f32.txt")
 def plan_best_fit(
     problem: Problem,
-    time_limit: float | None = None,
+    budget: Budget = Budget(),
     *,
     split_threshold: int = 0,
     coalesce: bool = False,
@@ -134,8 +134,8 @@ def _reference_counts(problem: Problem) -> tuple[dict[int, int], dict[int, list[
         readers[b.id].add(b.end - 1)
     touched_at: dict[int, list[int]] = {}
     for buffer_id, steps in readers.items():
-        for step in steps:
-            touched_at.setdefault(step, []).append(buffer_id)
+        for step_index in steps:
+            touched_at.setdefault(step_index, []).append(buffer_id)
     return {buffer_id: len(steps) for buffer_id, steps in readers.items()}, touched_at
 
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..problem import Buffer, PlannerResult, Problem
+from ..problem import Budget, Buffer, PlannerResult, Problem
 from . import register
 
 LEFT, RIGHT = 0, 1
@@ -98,7 +98,7 @@ class BidirectionalPlan:
 
 
 @register("bidirectional", seed="000_b46a2543c335eee3.txt")
-def plan_bidirectional(problem: Problem, time_limit: float | None = None) -> PlannerResult:
+def plan_bidirectional(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     plan = plan_around_origin(problem)
     return PlannerResult({i: off - plan.left_boundary for i, off in plan.offsets.items()})
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from math import lcm
 
-from ..problem import PlannerResult, Problem, align_up
+from ..problem import Budget, PlannerResult, Problem, align_up
 from . import register
 from .best_fit import in_place_predecessors
 
@@ -45,7 +45,7 @@ from .best_fit import in_place_predecessors
 @register("first-fit", seed="002_22935ac4cabf340a.txt")
 def plan_first_fit(
     problem: Problem,
-    time_limit: float | None = None,
+    budget: Budget = Budget(),
     *,
     min_unit: int | None = None,
     reference_threshold: int | None = None,
@@ -129,13 +129,14 @@ class _Block:
 class _BlockList:
     """Address-ordered doubly linked list of blocks ending in an unbounded free tail."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.head = _Block(0, None, True)
         self.high_water = 0
 
     def allocate(self, size: int) -> _Block:
         node = self.head
         while not (node.free and (node.size is None or node.size >= size)):
+            assert node.next is not None, "the list ends in an unbounded free block"
             node = node.next
         if node.size is None or node.size > size:
             rest = _Block(node.offset + size, None if node.size is None else node.size - size, True)
@@ -158,6 +159,7 @@ class _BlockList:
     @staticmethod
     def _absorb_next(node: _Block) -> None:
         gone = node.next
+        assert gone is not None and node.size is not None, "only a bounded block absorbs its successor"
         node.size = None if gone.size is None else node.size + gone.size
         node.next = gone.next
         if gone.next is not None:

@@ -8,14 +8,14 @@ measured against.
 
 from __future__ import annotations
 
-from ..problem import PlannerResult, Problem
+from ..problem import Budget, Buffer, PlannerResult, Problem
 from . import register
 
 
 @register("greedy")
-def plan_greedy(problem: Problem, time_limit: float | None = None) -> PlannerResult:
+def plan_greedy(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     order = sorted(problem.buffers, key=lambda b: (-b.size, b.start, b.id))
-    placed: list = []  # (offset, buffer), kept sorted by offset
+    placed: list[tuple[int, Buffer]] = []  # (offset, buffer), kept sorted by offset
     offsets: dict[int, int] = {}
     for b in order:
         candidate = 0

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import importlib
 import time
+from typing import Any
 from dataclasses import dataclass
 
 from ..errors import DoesNotFit, McuPlanError
-from ..problem import PlannerResult, Problem
+from ..problem import Budget, PlannerResult, Problem
 from . import register
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -35,7 +36,7 @@ class SolverNotBuilt(McuPlanError):
     """The C extension is missing (installed without a C compiler)."""
 
 
-def _solver_module():
+def _solver_module() -> Any:
     try:
         return importlib.import_module("mcu_planner._solver")
     except ImportError as exc:
@@ -139,7 +140,7 @@ def search(
             next_try = max(next_try, target + 1)
         else:  # unknown: look higher, but prove nothing
             next_try = max(next_try, target + 1)
-        return answer
+        return str(answer)
 
     capacity_units = None if capacity is None else capacity // unit
     if capacity_units is not None and best_height > capacity_units >= next_try:
@@ -173,9 +174,12 @@ def search(
     )
 
 
-@register("optimal")
-def plan_optimal(problem: Problem, time_limit: float | None = None) -> PlannerResult:
-    report = search(problem, time_limit)
+@register("optimal", clock_bounded=True)
+def plan_optimal(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
+    """The smallest arena found in `budget.time_limit`; with a capacity, any
+    plan within it is looked for first, then the search tightens while time
+    remains (when nothing fits, the smallest plan found is still the answer)."""
+    report = search(problem, budget.time_limit, capacity=budget.capacity)
     # Optimal among plans giving every live buffer its own bytes; with in-place
     # pairs a plan sharing bytes may be smaller, so claim nothing then.
     proven = report.proven_optimal and not problem.in_place_pairs()

@@ -41,7 +41,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from ..problem import Buffer, PlannerResult, Problem, peak_live
+from ..problem import Budget, Buffer, PlannerResult, Problem, peak_live
 from . import register
 
 # Work bound of a run without time limit: blocks placed over all developed
@@ -54,7 +54,7 @@ DEFAULT_MAX_PLACEMENTS = 50_000
 @register("search", seed="003_cffe83005d7d4ffc.txt")
 def plan_search(
     problem: Problem,
-    time_limit: float | None = None,
+    budget: Budget = Budget(),
     *,
     max_backtracks: int = 20000,
     max_placements: int = DEFAULT_MAX_PLACEMENTS,
@@ -63,7 +63,7 @@ def plan_search(
 ) -> PlannerResult:
     offsets, _ = search_placements(
         problem,
-        time_limit,
+        budget.time_limit,
         max_backtracks=max_backtracks,
         max_placements=max_placements,
         stack_limit=stack_limit,
@@ -117,6 +117,7 @@ def search_placements(
         best_offsets = list(chosen)
 
     develop(0)
+    assert best_arena is not None, "developing the first sequence places every buffer"
     backtracks = 0
     while stack and backtracks < max_backtracks and (bound is None or best_arena > bound):
         if placements >= max_placements or (deadline is not None and time.perf_counter() > deadline):

@@ -30,12 +30,12 @@ method never overlaps an output with an input, so in-place pairs go unused.
 
 from __future__ import annotations
 
-from ..problem import Buffer, PlannerResult, Problem
+from ..problem import Budget, Buffer, PlannerResult, Problem
 from . import register
 
 
 @register("shared-blocks", seed="004_87fad44022dab626.txt")
-def plan_shared_blocks(problem: Problem, time_limit: float | None = None) -> PlannerResult:
+def plan_shared_blocks(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     block_of, block_sizes = assign_blocks(problem)
     block_offsets = []
     running = 0

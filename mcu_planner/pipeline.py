@@ -1,0 +1,108 @@
+"""The one pipeline every front end runs: read -> lifetimes -> plan within the
+budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
+through here, and `ram_needed` is the one rule for whether a model fits.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .graph import Graph
+from .lifetimes import Lifetimes, compute_lifetimes
+from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
+from .validate import load_model
+
+from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
+
+
+def ram_needed(arena_bytes: int, variable_bytes: int, stack_bytes: int = 0) -> int:
+    """Bytes of RAM a generated model needs: its arena, its variable tensors
+    (state kept outside the arena) and, in a firmware, the stack reserve.  A
+    model fits a budget when this is at most the budget."""
+    return arena_bytes + variable_bytes + stack_bytes
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    planner: str = "auto"  # a planner name, "auto", or "all" (every planner; auto's choice is used)
+    alignment: int = 16
+    alias: bool = True
+    time_limit: float = DEFAULT_TIME_LIMIT
+    ram: int | None = None  # the budget for the arena and the variable tensors
+
+
+@dataclass
+class AnalysedModel:
+    """A model read and its tensors' lifetimes: everything planning needs."""
+
+    graph: Graph
+    lifetimes: Lifetimes
+
+    def arena_capacity(self, ram: int | None) -> int | None:
+        """The arena's share of a RAM budget: what the exact planner must fit."""
+        return None if ram is None else ram - self.lifetimes.variable_bytes
+
+
+@dataclass
+class PlannedModel(AnalysedModel):
+    plan: ArenaPlan = field(default=None)  # type: ignore[assignment]
+    options: PlanOptions = field(default_factory=PlanOptions)
+    # With planner "all": one row per planner (its plan, or why it has none).
+    compared: list[PlanRow] = field(default_factory=list)
+
+    @property
+    def ram_needed(self) -> int:
+        return ram_needed(self.plan.arena_bytes, self.lifetimes.variable_bytes)
+
+    @property
+    def fits(self) -> bool:
+        return self.options.ram is None or self.ram_needed <= self.options.ram
+
+    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False):
+        from .codegen import generate
+
+        return generate(
+            self.graph, self.lifetimes, self.plan, name=name, arena_section=arena_section, extern_arena=extern_arena
+        )
+
+
+def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
+    """Read and validate `model` (validate.py: exit 2 naming the op, tensor
+    and rule a model breaks), then compute its tensors' lifetimes."""
+    graph = load_model(model, label=label)
+    return AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
+
+
+def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    capacity = model.arena_capacity(options.ram)
+    compared: list[PlanRow] = []
+    if options.planner == "all":
+        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity)
+    else:
+        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity)
+    return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
+
+
+def plan_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
+    """Read `model` (a path or .tflite bytes), compute lifetimes and plan it
+    as `mcu-plan --planner P --time-limit T --ram R` does."""
+    return plan_analysed(analyse_model(model, options, label), options)
+
+
+def generate_for_model(
+    model_bytes: bytes,
+    *,
+    name: str,
+    planner: str = "auto",
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    ram: int | None = None,
+    alias: bool = True,
+    alignment: int = 16,
+    label: str | None = None,
+):
+    """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
+    files); `files.interface` describes the generated model."""
+    options = PlanOptions(planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram)
+    planned = plan_model(model_bytes, options, label=label or name)
+    return planned.graph, planned.plan, planned.generate(name)
