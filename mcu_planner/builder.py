@@ -8,7 +8,8 @@ Two layers:
   back what went in.  Every options table of the installed schema works; the
   table an opcode uses is found by name (see `options_table_for`).
 * `Int8Net`: sequential int8 networks layer by layer, with seeded random
-  per-channel weights and plausible activation ranges, plus `single_op_model`
+  per-channel weights and plausible activation ranges (`Int16x8Net`: the same
+  with int16 activations and int64 biases), plus `single_op_model`
   for one-operator models and `tiny_kws_int8` for the bundled example.
 
 `run_reference` runs a model in TFLite's reference kernels (ai-edge-litert,
@@ -457,10 +458,28 @@ def int8_quant(low: float, high: float) -> Quantization:
     return Quantization((scale,), (zero_point,))
 
 
-def quant_range(q: Quantization) -> tuple[float, float]:
-    """The real values an int8 tensor with per-tensor quantization `q` can hold."""
+def int16_quant(low: float, high: float) -> Quantization:
+    """Symmetric int16 quantization covering [low, high], as TFLite's 16x8
+    scheme requires: zero point 0, scale max(|low|, |high|) / 32767."""
+    bound = max(abs(float(low)), abs(float(high)))
+    if bound <= 0:
+        bound = 1.0
+    return Quantization((float32(bound / 32767.0),), (0,))
+
+
+def activation_quant(dtype: str, low: float, high: float) -> Quantization:
+    """Quantization of an activation of `dtype` ("int8" or "int16") covering [low, high]."""
+    return int16_quant(low, high) if dtype == "int16" else int8_quant(low, high)
+
+
+_QUANTIZED_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767)}
+
+
+def quant_range(q: Quantization, dtype: str = "int8") -> tuple[float, float]:
+    """The real values a `dtype` tensor with per-tensor quantization `q` can hold."""
     scale, zero_point = q.scales[0], q.zero_points[0]
-    return (-128 - zero_point) * scale, (127 - zero_point) * scale
+    q_min, q_max = _QUANTIZED_RANGES[dtype]
+    return (q_min - zero_point) * scale, (q_max - zero_point) * scale
 
 
 def per_channel_int8_weights(
@@ -479,13 +498,15 @@ def per_channel_int8_weights(
 
 
 def int32_bias(
-    rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float
+    rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float, dtype: str = "int32"
 ) -> tuple[np.ndarray, Quantization]:
-    """Random bias as int32 with scale input_scale * weight_scale[c], zero point 0
-    (the relation TFLite checks for int8 convolutions and fully connected)."""
+    """Random bias with scale input_scale * weight_scale[c], zero point 0 (the
+    relation TFLite checks for quantized convolutions and fully connected):
+    int32, or int64 as the 16x8 scheme stores it (dtype="int64")."""
     scales = np.float32(input_scale) * np.asarray(weight_scales, dtype=np.float32)
     real = rng.normal(0.0, std, size=len(scales)).astype(np.float32)
-    quantized = np.round(real / scales).astype(np.int64).clip(-(2**31), 2**31 - 1).astype(np.int32)
+    info = np.iinfo(dtype)
+    quantized = np.round(real / scales).astype(np.int64).clip(info.min, info.max).astype(NUMPY_DTYPES[dtype])
     return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), 0)
 
 
@@ -512,7 +533,12 @@ class Int8Net:
     Weights are seeded random normals scaled 1/sqrt(fan_in), so activations keep
     roughly the spread of the layer input; each output's int8 range is chosen
     from that spread (no float model is run) so values neither vanish into one
-    code nor all saturate."""
+    code nor all saturate.  `Int16x8Net` builds the same layers with int16
+    activations."""
+
+    activation_dtype = "int8"
+    # Bias type of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV.
+    bias_dtype = "int32"
 
     def __init__(self, seed: int = 0, description: str = "int8 network built by mcu_planner.builder"):
         self.rng = np.random.default_rng(seed)
@@ -538,7 +564,7 @@ class Int8Net:
 
     def _rms(self, t: int) -> float:
         if t not in self.rms:
-            low, high = quant_range(self.quant(t))
+            low, high = quant_range(self.quant(t), self.mb.tensors[t].dtype)
             self.rms[t] = (high - low) / 4.0
         return self.rms[t]
 
@@ -554,13 +580,19 @@ class Int8Net:
         int8 range covers three standard deviations, cut by the activation."""
         clamp_low, clamp_high = _ACTIVATION_RANGES[activation]
         low, high = max(-3.0 * std, clamp_low), min(3.0 * std, clamp_high)
-        y = self._activation(name, shape, "int8", int8_quant(low, high))
+        y = self._activation(name, shape, self.activation_dtype, self._quant(low, high))
         self.rms[y] = std if low < 0 else std / math.sqrt(2.0)  # a rectifier keeps half the energy
         return y
 
+    def _quant(self, low: float, high: float) -> Quantization:
+        return activation_quant(self.activation_dtype, low, high)
+
+    def _range(self, t: int) -> tuple[float, float]:
+        return quant_range(self.quant(t), self.mb.tensors[t].dtype)
+
     # graph ends
     def input(self, shape: Sequence[int], low: float = -1.0, high: float = 1.0, name: str | None = None) -> int:
-        t = self.mb.add_tensor(shape, "int8", int8_quant(low, high), name=name or self._name("input"))
+        t = self.mb.add_tensor(shape, self.activation_dtype, self._quant(low, high), name=name or self._name("input"))
         self.inputs.append(t)
         self.rms[t] = math.sqrt((low * low + low * high + high * high) / 3.0)  # uniform on [low, high]
         return t
@@ -617,15 +649,41 @@ class Int8Net:
             activation,
         )
 
-    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation) -> int:
+    def transpose_conv(self, x, filters, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="NONE",
+                       use_bias=True) -> int:
+        """TRANSPOSE_CONV with a constant output_shape: output size
+        in * stride (SAME) or (in - 1) * stride + kernel (VALID)."""
+        n, h, w, c = self.shape(x)
+
+        def grown(size, k, s):
+            return size * s if padding == "SAME" else (size - 1) * s + k
+
+        out_shape = (n, grown(h, kernel[0], strides[0]), grown(w, kernel[1], strides[1]), filters)
+        name = self._name("transpose_conv")
+        # Each output sums about kernel_area / stride_area taps of c channels.
+        fan_in = max(kernel[0] * kernel[1] * c // (strides[0] * strides[1]), 1)
+        weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(fan_in))
+        shape_tensor = self._int32_const(out_shape, f"{name}/output_shape")
+        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
+                   "fused_activation_function": activation}
+        return self._weighted("TRANSPOSE_CONV", name, x, weights, wq, filters, out_shape, options, activation,
+                              leading=(shape_tensor,), use_bias=use_bias)
+
+    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation,
+                  leading=(), use_bias=True) -> int:
+        """An op with weights: inputs leading..., x, weights, bias (CONV_2D &c.
+        take x first; TRANSPOSE_CONV takes (output_shape, weights, x, bias))."""
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
         std = self._rms(x)
         w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
-        bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales, std=0.1 * std)
-        b = self.mb.add_tensor((channels,), "int32", bq, data=bias, name=f"{name}/bias")
+        b = -1
+        if use_bias:
+            bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales, std=0.1 * std, dtype=self.bias_dtype)
+            b = self.mb.add_tensor((channels,), self.bias_dtype, bq, data=bias, name=f"{name}/bias")
         y = self._zero_mean_output(name, out_shape, std, activation)
-        self.mb.add_op(opcode, (x, w, b), (y,), options)
+        inputs = (*leading, w, x, b) if leading else (x, w, b)
+        self.mb.add_op(opcode, inputs, (y,), options)
         return y
 
     # layers that keep their input's quantization
@@ -709,12 +767,12 @@ class Int8Net:
     def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
         first = self.quant(xs[0])
         if any(self.quant(x) != first for x in xs):
-            raise ValueError("TFLite's int8 CONCATENATION needs all inputs quantized alike")
+            raise ValueError("TFLite's quantized CONCATENATION needs all inputs quantized alike")
         shapes = [self.shape(x) for x in xs]
         axis_index = axis % len(shapes[0])
         out = list(shapes[0])
         out[axis_index] = sum(s[axis_index] for s in shapes)
-        y = self._activation(self._name("concatenation"), out, "int8", first)
+        y = self._activation(self._name("concatenation"), out, self.activation_dtype, first)
         self.rms[y] = max(self._rms(x) for x in xs)
         self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
@@ -723,7 +781,10 @@ class Int8Net:
     def _binary(self, opcode, a, b, activation, std) -> int:
         shape = np.broadcast_shapes(self.shape(a), self.shape(b))
         y = self._zero_mean_output(self._name(opcode.lower()), shape, std, activation)
-        self.mb.add_op(opcode, (a, b), (y,), {"fused_activation_function": activation})
+        options = {"fused_activation_function": activation}
+        if opcode in ("ADD", "SUB") and self.activation_dtype == "int16":
+            options["pot_scale_int16"] = False  # as the converter writes 16x8 models
+        self.mb.add_op(opcode, (a, b), (y,), options)
         return y
 
     # Operands are treated as independent, so their spreads add in quadrature.
@@ -737,37 +798,48 @@ class Int8Net:
         return self._binary("MUL", a, b, activation, self._rms(a) * self._rms(b))
 
     def _unary(self, opcode, x, quant: Quantization, options=None) -> int:
-        y = self._activation(self._name(opcode.lower()), self.shape(x), "int8", quant)
+        y = self._activation(self._name(opcode.lower()), self.shape(x), self.activation_dtype, quant)
         self.mb.add_op(opcode, (x,), (y,), options)
         return y
 
+    # The output quantization TFLite requires of SOFTMAX / LOGISTIC (and
+    # expects of TANH): int8 1/256 at zero point -128 (TANH 1/128 at 0); int16
+    # 1/32768 at 0 for all three.
+    def _fixed_output_quant(self, int8_scale: float, int8_zero_point: int) -> Quantization:
+        if self.activation_dtype == "int16":
+            return Quantization((1 / 32768,), (0,))
+        return Quantization((int8_scale,), (int8_zero_point,))
+
     def softmax(self, x, beta: float = 1.0) -> int:
-        # TFLite requires int8 softmax output at scale 1/256, zero point -128.
-        return self._unary("SOFTMAX", x, Quantization((1 / 256,), (-128,)), {"beta": beta})
+        return self._unary("SOFTMAX", x, self._fixed_output_quant(1 / 256, -128), {"beta": beta})
 
     def logistic(self, x) -> int:
-        return self._unary("LOGISTIC", x, Quantization((1 / 256,), (-128,)))
+        return self._unary("LOGISTIC", x, self._fixed_output_quant(1 / 256, -128))
 
     def tanh(self, x) -> int:
-        return self._unary("TANH", x, Quantization((1 / 128,), (0,)))
+        return self._unary("TANH", x, self._fixed_output_quant(1 / 128, 0))
 
     def relu(self, x) -> int:
-        return self._unary("RELU", x, int8_quant(0.0, quant_range(self.quant(x))[1]))
+        return self._unary("RELU", x, self._quant(0.0, self._range(x)[1]))
 
     def relu6(self, x) -> int:
-        return self._unary("RELU6", x, int8_quant(0.0, min(6.0, quant_range(self.quant(x))[1])))
+        return self._unary("RELU6", x, self._quant(0.0, min(6.0, self._range(x)[1])))
 
     def leaky_relu(self, x, alpha: float = 0.2) -> int:
-        low, high = quant_range(self.quant(x))
-        return self._unary("LEAKY_RELU", x, int8_quant(alpha * low, high), {"alpha": alpha})
+        low, high = self._range(x)
+        return self._unary("LEAKY_RELU", x, self._quant(alpha * low, high), {"alpha": alpha})
 
     def hard_swish(self, x) -> int:
-        high = quant_range(self.quant(x))[1]
-        return self._unary("HARD_SWISH", x, int8_quant(-0.375, max(high, 0.5)))
+        high = self._range(x)[1]
+        return self._unary("HARD_SWISH", x, self._quant(-0.375, max(high, 0.5)))
 
-    def quantize(self, x, low: float = -1.0, high: float = 1.0) -> int:
-        """float32 -> int8, or int8 -> int8 with new parameters."""
-        return self._unary("QUANTIZE", x, int8_quant(low, high))
+    def quantize(self, x, low: float = -1.0, high: float = 1.0, dtype: str | None = None) -> int:
+        """float32 -> the activation type, or a requantization to new
+        parameters (and to `dtype`, when given: int8 <-> int16 ...)."""
+        dtype = dtype or self.activation_dtype
+        y = self._activation(self._name("quantize"), self.shape(x), dtype, activation_quant(dtype, low, high))
+        self.mb.add_op("QUANTIZE", (x,), (y,))
+        return y
 
     def dequantize(self, x) -> int:
         y = self.mb.add_tensor(self.shape(x), "float32", name=self._name("dequantize"))
@@ -775,11 +847,21 @@ class Int8Net:
         return y
 
 
+class Int16x8Net(Int8Net):
+    """Int8Net's layers in TFLite's 16x8 scheme: int16 activations quantized
+    symmetrically (zero point 0), int8 per-channel weights, int64 biases."""
+
+    activation_dtype = "int16"
+    bias_dtype = "int64"
+
+
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
-                    input_ranges: Sequence[tuple[float, float]] | None = None, **kwargs) -> bytes:
+                    input_ranges: Sequence[tuple[float, float]] | None = None, activations: str = "int8",
+                    **kwargs) -> bytes:
     """A model of one Int8Net layer, e.g. single_op_model("conv2d", (1, 8, 8, 3),
-    filters=4, strides=(2, 2)); each input is an int8 graph input."""
-    net = Int8Net(seed, description=f"single {layer}")
+    filters=4, strides=(2, 2)); each input is a graph input of the
+    `activations` type ("int8", or "int16" for the 16x8 scheme)."""
+    net = (Int16x8Net if activations == "int16" else Int8Net)(seed, description=f"single {layer}")
     ranges = input_ranges or [(-1.0, 1.0)] * len(input_shapes)
     xs = [net.input(shape, low, high) for shape, (low, high) in zip(input_shapes, ranges)]
     return net.build(getattr(net, layer)(*xs, **kwargs))
@@ -838,3 +920,133 @@ def check_runs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
     """Load and invoke the model in the reference interpreter; raises if TFLite
     rejects it.  Returns the outputs for a seeded random input."""
     return run_reference(model_bytes, None, seed)
+
+
+# -- sequence models -------------------------------------------------------------------
+
+# UNIDIRECTIONAL_SEQUENCE_LSTM input slots (TFLite's lstm_shared.h), by the name
+# `lstm_model` gives each tensor it writes.
+LSTM_INPUT_SLOTS = (
+    "input",
+    "input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights",
+    "recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+    "recurrent_to_output_weights",
+    "cell_to_input_weights", "cell_to_forget_weights", "cell_to_output_weights",
+    "input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias",
+    "projection_weights", "projection_bias",
+    "output_state", "cell_state",
+    "input_layer_norm_coefficients", "forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
+    "output_layer_norm_coefficients",
+)
+_LSTM_GATES = ("input", "forget", "cell", "output")
+
+
+def lstm_model(
+    dtype: str = "int8",
+    *,
+    batch: int = 1,
+    time: int = 3,
+    n_input: int = 4,
+    n_cell: int = 5,
+    n_output: int | None = None,
+    time_major: bool = False,
+    cifg: bool = False,
+    peephole: bool = False,
+    layer_norm: bool = False,
+    projection: bool = False,
+    projection_bias: bool = False,
+    cell_clip: float = 0.0,
+    proj_clip: float = 0.0,
+    cell_scale_exponent: int = -11,
+    input_range: tuple[float, float] = (-1.0, 1.0),
+    output_range: tuple[float, float] = (-1.0, 1.0),
+    weight_std: float = 0.5,
+    seed: int = 0,
+) -> bytes:
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM as a model: float32, or int8 with an
+    int16 cell state (TFLite's integer 8x8->16 LSTM, with its five
+    intermediate tensors).  The input is [batch, time, n_input] (or time
+    first); output and cell state are variable tensors starting at zero.
+    `n_output` differs from `n_cell` only with a projection."""
+    if n_output is None:
+        n_output = n_cell
+    if n_output != n_cell and not projection:
+        raise ValueError("n_output differs from n_cell only with a projection")
+    if dtype not in ("int8", "float32"):
+        raise ValueError(f"lstm_model builds float32 or int8 LSTMs, not {dtype}")
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder(f"{dtype} UNIDIRECTIONAL_SEQUENCE_LSTM")
+    quantized = dtype == "int8"
+    slots: dict[str, int] = {}
+    in_shape = (time, batch, n_input) if time_major else (batch, time, n_input)
+    out_shape = in_shape[:2] + (n_output,)
+    in_q = int8_quant(*input_range) if quantized else None
+    out_q = int8_quant(*output_range) if quantized else None
+    slots["input"] = mb.add_tensor(in_shape, dtype, in_q, name="input")
+    # Pre-activations of the integer gates are Q3.12; the cell state is 2^exponent.
+    gate_scale = 2.0**-12
+    cell_scale = 2.0**cell_scale_exponent
+
+    def weights(name: str, shape, fan_in: int) -> None:
+        real = rng.normal(0.0, weight_std / math.sqrt(fan_in), size=shape).astype(np.float32)
+        if not quantized:
+            slots[name] = mb.add_tensor(shape, "float32", data=real, name=name)
+            return
+        scale = float32(max(float(np.max(np.abs(real))), 1e-6) / 127.0)
+        values = np.clip(np.round(real / scale), -127, 127).astype(np.int8)
+        slots[name] = mb.add_tensor(shape, "int8", (scale, 0), data=values, name=name)
+
+    def vector(name: str, size: int, std: float, data_scale: float, int_dtype: str = "int32") -> None:
+        real = rng.normal(0.0, std, size=size).astype(np.float32)
+        if not quantized:
+            slots[name] = mb.add_tensor((size,), "float32", data=real, name=name)
+            return
+        info = np.iinfo(int_dtype)
+        values = np.clip(np.round(real / data_scale), info.min, info.max).astype(int_dtype)
+        slots[name] = mb.add_tensor((size,), int_dtype, (data_scale, 0), data=values, name=name)
+
+    gates = _LSTM_GATES[1:] if cifg else _LSTM_GATES
+    for gate in gates:
+        weights(f"input_to_{gate}_weights", (n_cell, n_input), n_input)
+        weights(f"recurrent_to_{gate}_weights", (n_cell, n_output), n_output)
+    # Integer biases add to the input product, so they share its scale; under
+    # layer norm they add to the normalised value (scale ln * 2^-10).
+    for gate in gates:
+        if peephole:
+            vector(f"cell_to_{gate}_weights", n_cell, 0.3, 0.3 / 2000, "int16")
+        ln_scale = 1.0 / 4096
+        if layer_norm:
+            vector(f"{gate}_layer_norm_coefficients", n_cell, 0.5, ln_scale, "int16")
+            slots[f"{gate}_layer_norm_coefficients"] = slots[f"{gate}_layer_norm_coefficients"]
+        bias_scale = ln_scale * 2.0**-10 if layer_norm else (in_q.scales[0] * mb.tensors[slots[f"input_to_{gate}_weights"]].quant.scales[0] if quantized else 1.0)
+        vector(f"{gate}_gate_bias", n_cell, 0.2, bias_scale)
+    if peephole and cifg:
+        slots.pop("cell_to_input_weights", None)
+    hidden_q = out_q
+    if projection:
+        weights("projection_weights", (n_output, n_cell), n_cell)
+        if projection_bias:
+            scale = (hidden_q.scales[0] * mb.tensors[slots["projection_weights"]].quant.scales[0]) if quantized else 1.0
+            vector("projection_bias", n_output, 0.1, scale)
+    if quantized and projection:
+        hidden_q = int8_quant(-1.0, 1.0)
+    slots["output_state"] = mb.add_tensor((batch, n_output), dtype, out_q, name="output_state", is_variable=True)
+    cell_q = (cell_scale, 0) if quantized else None
+    slots["cell_state"] = mb.add_tensor((batch, n_cell), "int16" if quantized else "float32", cell_q, name="cell_state", is_variable=True)
+    output = mb.add_tensor(out_shape, dtype, out_q, name="output")
+    intermediates: list[int] = []
+    if quantized:
+        for gate in _LSTM_GATES:
+            # The matmul result before layer norm; its scale sets the effective scales.
+            intermediates.append(mb.add_tensor((0,), "int16", (gate_scale / 8 if layer_norm else gate_scale, 0), name=f"{gate}_intermediate"))
+        intermediates.append(mb.add_tensor((0,), "int8", hidden_q, name="effective_hidden_scale_intermediate"))
+    inputs = tuple(slots.get(name, -1) for name in LSTM_INPUT_SLOTS)
+    options = {
+        "fused_activation_function": "TANH",
+        "cell_clip": cell_clip,
+        "proj_clip": proj_clip,
+        "time_major": time_major,
+    }
+    mb.add_op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, (output,), options, intermediates=intermediates)
+    mb.set_io([slots["input"]], [output])
+    return mb.build()

@@ -5,6 +5,13 @@ target twice (normally and with -DMCU_PLAN_CHECK, which also checks the plan's
 memory discipline at run time), run on seeded random inputs, and every output
 byte is compared with TFLite's reference interpreter.
 
+The input sets run as one sequence of invocations, on one reference
+interpreter and in one run of the generated model, so that state kept in
+variable tensors (SVDF, LSTM) carries over exactly as in an application and
+outputs are compared after every invocation.  A model with such state then
+calls NAME_reset() and runs the first sets again: they must give the first
+outputs again, as a fresh start does.
+
 Targets register themselves in TARGETS: "host" (the machine's `cc`) lives
 here; Cortex-M targets live in their own module, listed in TARGET_MODULES,
 which calls `register_target` on import (registry.py).
@@ -23,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, render, write_output
+from .codegen import c_identifier, read_interface, render, write_output
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph
@@ -63,6 +70,8 @@ def sanitizer_line(stderr: str) -> str | None:
 # Float outputs may differ from the reference by summation order; the issue
 # allows 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
+# Input sets run again after NAME_reset() in a model with state.
+REPLAYED_AFTER_RESET = 2
 
 
 @dataclass
@@ -88,10 +97,13 @@ class Target:
         check_build: bool,
         workdir: Path,
         iterations: int = 0,
+        reset_at: int | None = None,
     ) -> TargetRun:
-        """`samples[s][i]` is input i of sample s.  Raise CheckMismatch when the
-        model reports a broken plan (check build), McuPlanError when the build
-        or the run fails for another reason."""
+        """`samples[s][i]` is input i of sample s; the samples run in order in
+        one instance of the model (state carried over), with NAME_reset()
+        called before sample `reset_at` when given.  Raise CheckMismatch when
+        the model reports a broken plan (check build), McuPlanError when the
+        build or the run fails for another reason."""
         raise NotImplementedError
 
     def with_ram(self, ram_bytes: int) -> "Target":
@@ -134,7 +146,11 @@ class HostTarget(Target):
     def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
         harness = workdir / "harness.c"
-        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes))
+        # NAME_reset() exists in every generated model; the harness calls it
+        # only for one with state (so hand-written stand-ins need not have it).
+        interface = read_interface(generated)
+        has_state = interface is not None and interface.variable_bytes > 0
+        harness.write_bytes(render("host_harness.c.j2", name=model_name, input_bytes=input_bytes, has_state=has_state))
         program = workdir / ("model_check" if check_build else "model")
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [
@@ -161,10 +177,13 @@ class HostTarget(Target):
             raise McuPlanError(f"host build failed: {reason}")
         return program
 
-    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+    def run(
+        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        reset_at=None,
+    ):
         program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
         stdin = b"".join(b"".join(sample) for sample in samples)
-        args = [str(program), str(len(samples))] + ([str(iterations)] if iterations else [])
+        args = [str(program), str(len(samples)), str(iterations), str(-1 if reset_at is None else reset_at)]
         try:
             done = run_tool(args, input=stdin, timeout=self.run_timeout)
         except subprocess.TimeoutExpired:
@@ -226,11 +245,17 @@ def extreme_inputs(graph: Graph) -> list[list[np.ndarray]]:
     sets: list[list[np.ndarray]] = [[], [], []]
     for t in graph.inputs:
         tensor = graph.tensors[t]
-        if tensor.dtype in ("int8", "uint8", "int16", "int32", "int64"):
+        q = tensor.quantization
+        zero = q.zero_points[0] if q and q.zero_points else 0
+        if tensor.dtype in ("int8", "uint8", "int16"):
             info = np.iinfo(tensor.dtype)
-            q = tensor.quantization
-            zero = q.zero_points[0] if q and q.zero_points else 0
             values = (info.min, info.max, zero)
+        elif tensor.dtype in ("int32", "int64") and (static := _static_shape_fed_by(graph, t)) is not None:
+            for s in range(3):
+                sets[s].append(np.array(static, dtype=tensor.dtype).reshape(tensor.shape))
+            continue
+        elif tensor.dtype in ("int32", "int64"):
+            values = (-100, 100, zero)  # random_inputs' range: such inputs are often indices or sizes
         elif tensor.dtype == "float32":
             lo, hi = _float_input_range(graph, t)
             values = (lo, hi, 0.0)
@@ -243,9 +268,24 @@ def extreme_inputs(graph: Graph) -> list[list[np.ndarray]]:
     return sets
 
 
+# Operators whose input `position` is the shape of their output.
+_OUTPUT_SHAPE_OPERANDS = {"TRANSPOSE_CONV": 0}
+
+
+def _static_shape_fed_by(graph: Graph, tensor: int) -> tuple[int, ...] | None:
+    """The output shape a graph input must hold when it is an op's output
+    shape operand (any other value would resize the reference's output)."""
+    for op in graph.operators:
+        position = _OUTPUT_SHAPE_OPERANDS.get(op.opcode)
+        if position is not None and position < len(op.inputs) and op.inputs[position] == tensor:
+            return graph.tensors[op.outputs[0]].shape
+    return None
+
+
 def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
     """One set of inputs: integers uniform over their whole range, floats over
-    the range the model quantizes them to (or [-1, 1])."""
+    the range the model quantizes them to (or [-1, 1]), output-shape operands
+    the output's static shape."""
     arrays = []
     for t in graph.inputs:
         tensor = graph.tensors[t]
@@ -258,6 +298,8 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
             arrays.append(rng.uniform(lo, hi, size=shape).astype(np.float32))
         elif tensor.dtype == "bool":
             arrays.append(rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_))
+        elif tensor.dtype in ("int32", "int64") and (static := _static_shape_fed_by(graph, t)) is not None:
+            arrays.append(np.array(static, dtype=tensor.dtype).reshape(shape))
         elif tensor.dtype in ("int32", "int64"):
             arrays.append(rng.integers(-100, 100, size=shape, endpoint=True, dtype=tensor.dtype))
         else:
@@ -272,7 +314,7 @@ def random_inputs(graph: Graph, rng: np.random.Generator) -> list[np.ndarray]:
 class CheckReport:
     model: str
     target: str
-    total: int  # input sets run
+    total: int  # input sets run in sequence (not counting those after the reset)
     exact: int  # sets whose every output byte matched (floats: within tolerance)
     first_mismatch: tuple[int, int, object, object] | None  # (output, byte/element index, expected, got)
     ticks_per_inference: float | None = None
@@ -282,14 +324,24 @@ class CheckReport:
     float_outputs: bool = False  # some output is float32: compared within FLOAT_RELATIVE_TOLERANCE
     max_float_error: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # Models with state: the first sets run again after NAME_reset(), and how
+    # many of those matched the first outputs.
+    reset_total: int = 0
+    reset_exact: int = 0
+    mismatch_set: int | None = None  # invocation of first_mismatch (sets after the reset count on)
 
     @property
     def passed(self) -> bool:
-        return self.exact == self.total
+        return self.exact == self.total and self.reset_exact == self.reset_total
 
     def summary(self) -> str:
         word = "bit-exact" if not self.float_outputs else f"within {FLOAT_RELATIVE_TOLERANCE:g}"
-        return f"{word} {self.exact}/{self.total}"
+        if not self.reset_total:
+            return f"{word} {self.exact}/{self.total}"
+        return (
+            f"{word} {self.exact}/{self.total} (one sequence, state carried over); "
+            f"after reset {self.reset_exact}/{self.reset_total}"
+        )
 
     def format(self) -> list[str]:
         lines = [f"{self.model}: target {self.target}, arena {self.arena_bytes:,} B ({self.planner} plan)"]
@@ -308,9 +360,16 @@ class CheckReport:
             return ""
         output, index, expected, got = self.first_mismatch
         unit = "element" if self.float_outputs else "byte"
+        where = ""
+        if self.reset_total and self.mismatch_set is not None:
+            where = f"invocation {self.mismatch_set}"
+            if self.mismatch_set >= self.total:
+                where += " (after reset)"
+            where += " "
         return (
-            f"{self.model}: {self.target} output {output} {unit} {index}: expected {expected}, got {got} "
-            f"({self.exact}/{self.total} input sets exact)"
+            f"{self.model}: {self.target} {where}output {output} {unit} {index}: expected {expected}, got {got} "
+            f"({self.exact}/{self.total} input sets exact"
+            + (f", {self.reset_exact}/{self.reset_total} after reset)" if self.reset_total else ")")
         )
 
 
@@ -369,6 +428,65 @@ def _load(model) -> tuple[bytes, str]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def run_generated(
+    graph: Graph,
+    files,
+    name: str,
+    input_sets: list[list[np.ndarray]],
+    *,
+    target: str = "host",
+    ram: int | None = None,
+    check_build: bool = True,
+    keep_dir: str | os.PathLike | None = None,
+    reset_at: int | None = None,
+    sanitize: bool = False,
+) -> list[TargetRun]:
+    """Build the generated `files` for `target` and run them on `input_sets`
+    (one array per graph input each) in one sequence of invocations, calling
+    NAME_reset() before set `reset_at` when given: one TargetRun per build,
+    the normal one first, then (check_build) the -DMCU_PLAN_CHECK one."""
+    targets = load_targets()
+    if target not in targets:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
+    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
+    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
+    for arrays in samples:
+        sizes = [len(a) for a in arrays]
+        if sizes != input_bytes:
+            raise InputError(f"input sizes {sizes} B do not match the model's {input_bytes} B")
+    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
+    try:
+        generated = write_output(files, work / "generated")
+        builds = [False, True] if check_build else [False]
+        runner = targets[target] if ram is None else targets[target].with_ram(ram)
+        if sanitize:
+            if not isinstance(runner, HostTarget):
+                raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
+            runner = HostTarget(runner.compiler, runner.optimization, build_timeout=runner.build_timeout,
+                                run_timeout=runner.run_timeout, sanitize=True)
+
+        def run(check: bool) -> TargetRun:
+            return runner.run(
+                generated,
+                name,
+                samples,
+                input_bytes=input_bytes,
+                output_bytes=output_bytes,
+                check_build=check,
+                workdir=work / ("check" if check else "normal"),
+                reset_at=reset_at,
+            )
+
+        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+            runs = list(pool.map(run, builds))
+        if keep_dir is not None:
+            write_output(files, keep_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return runs
+
+
 def check_model(
     model,
     *,
@@ -416,45 +534,26 @@ def check_model(
     rng = np.random.default_rng(seed)
     input_sets = (extreme_inputs(graph) if extremes else []) + [random_inputs(graph, rng) for _ in range(inputs)]
     inputs = len(input_sets)
+    # One interpreter, never reset: its variable tensors carry over as the C's do.
     expected = run_isolated(model_bytes, input_sets)
-    samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
-    input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
-    output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
-
-    work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
-    try:
-        generated = write_output(files, work / "generated")
-        builds = [False, True] if check_build else [False]
-        runner = targets[target] if ram is None else targets[target].with_ram(ram)
-        if sanitize:
-            if not isinstance(runner, HostTarget):
-                raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
-            runner = HostTarget(runner.compiler, runner.optimization, build_timeout=runner.build_timeout,
-                                run_timeout=runner.run_timeout, sanitize=True)
-
-        def run(check: bool) -> TargetRun:
-            return runner.run(
-                generated,
-                name,
-                samples,
-                input_bytes=input_bytes,
-                output_bytes=output_bytes,
-                check_build=check,
-                workdir=work / ("check" if check else "normal"),
-            )
-
-        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
-            runs = list(pool.map(run, builds))
-        if keep_dir is not None:
-            write_output(files, keep_dir)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    reset_at = None
+    if files.interface.variable_bytes:
+        # After NAME_reset() the first sets must give the first outputs again.
+        reset_at = inputs
+        replayed = min(REPLAYED_AFTER_RESET, inputs)
+        input_sets = input_sets + input_sets[:replayed]
+        expected = expected + expected[:replayed]
+    runs = run_generated(
+        graph, files, name, input_sets, target=target, ram=ram, check_build=check_build, keep_dir=keep_dir,
+        reset_at=reset_at, sanitize=sanitize,
+    )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])
     report = CheckReport(
         model=stem,
         target=target,
         total=inputs,
+        reset_total=len(input_sets) - inputs,
         exact=0,
         first_mismatch=None,
         ticks_per_inference=runs[0].ticks_per_inference,
@@ -464,7 +563,7 @@ def check_model(
         float_outputs=float_outputs,
         notes=list(graph.notes),
     )
-    for s in range(inputs):
+    for s in range(len(input_sets)):
         sample_ok = True
         for run in runs:
             for o, want in enumerate(expected[s]):
@@ -476,7 +575,11 @@ def check_model(
                     sample_ok = False
                     if report.first_mismatch is None:
                         report.first_mismatch = (o, *difference)
-        report.exact += sample_ok
+                        report.mismatch_set = s
+        if s < inputs:
+            report.exact += sample_ok
+        else:
+            report.reset_exact += sample_ok
     if raise_on_mismatch and not report.passed:
         raise CheckMismatch(report.mismatch_message())
     return report

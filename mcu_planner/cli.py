@@ -293,7 +293,7 @@ def _run_plan(args: argparse.Namespace) -> int:
             report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on"), indent=1) + "\n")
     try:
         if args.output:
-            _generate(args, graph, lifetimes, plan)
+            _generate(args, planned)
         else:
             _warn_if_not_generatable(graph, lifetimes)
     except BaseException:
@@ -305,19 +305,17 @@ def _run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _generate(args, graph, lifetimes, plan) -> None:
-    from .codegen import c_identifier, generate, replace_output_dir, write_output
+def _generate(args, planned) -> None:
+    from .codegen import c_identifier, replace_output_dir, write_output
 
     name = args.name or c_identifier(Path(args.model).stem)
-    if not plan.reproducible:
+    if not planned.plan.reproducible:
         print(
             "note: this plan comes from an exact search that ran out of time; on another machine or with "
             "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
             "for byte-identical output everywhere)"
         )
-    files = generate(
-        graph, lifetimes, plan, name=name, arena_section=args.arena_section, extern_arena=args.extern_arena
-    )
+    files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
         from .firmware_build import build_firmware
 

@@ -51,7 +51,7 @@ _NUMPY_DTYPE = {
     "float32": "<f4",
 }
 # Activation dtypes the runtime has kernels for; everything else is refused up front.
-ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int32", "float32", "bool"})
+ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int16", "int32", "float32", "bool"})
 
 _VALUES_PER_LINE = {1: 24, 2: 16, 4: 12, 8: 8}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -119,6 +119,17 @@ def c_float(value: float) -> str:
     return text + "f"
 
 
+def c_double(value: float) -> str:
+    """A double value as a literal that reads back to the same double."""
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return c_float(value)
+    text = repr(value)
+    if not any(c in text for c in ".en"):
+        text += ".0"
+    return text
+
+
 def c_string(text: str) -> str:
     """A C string literal with only printable ASCII inside."""
     out = []
@@ -143,8 +154,10 @@ def _value_lines(values: list[str], per_line: int) -> list[str]:
 
 
 def _format_values(values, c_type: str) -> list[str]:
-    if c_type in ("float", "double"):
+    if c_type == "float":
         return [c_float(v) for v in values]
+    if c_type == "double":
+        return [c_double(v) for v in values]
     if c_type in ("int32_t", "uint32_t", "int64_t", "uint64_t", "int", "long"):
         return [c_int(v) for v in values]
     return [str(int(v)) for v in values]
@@ -170,6 +183,20 @@ class CArrayDef:
 
 
 @dataclass
+class VariableDef:
+    """One variable tensor in the persistent state region, and how
+    NAME_reset() gives it its initial value: every byte `fill`, or a copy of
+    the `initial` array (flash) when the model stores values that differ."""
+
+    tensor: int
+    offset: int
+    nbytes: int
+    comment: str
+    fill: int = 0
+    initial: CArrayDef | None = None
+
+
+@dataclass
 class Slot:
     """One planned buffer as the generated code tracks it."""
 
@@ -185,7 +212,8 @@ class Slot:
 class KernelArg:
     """One pointer argument of a kernel call, as the template renders it:
     `kind` is "null", "arena" (slot, inner: bytes into the slot), "variable"
-    or "constant" (symbol: the array's name)."""
+    (inner: bytes into the state region) or "constant" (symbol: the array's
+    name)."""
 
     kind: str
     c_type: str = ""
@@ -224,6 +252,18 @@ class IoInfo:
     inner: int
 
 
+def buffer_enum_name(model_name: str, tensor: Tensor) -> str:
+    """The enum constant naming a planned buffer in generated code, from its
+    root tensor: NAME_T<index>_<TENSOR NAME>, the index keeping it unique."""
+    words = re.sub(r"[^A-Za-z0-9]+", "_", tensor.name).strip("_").upper()[:32].rstrip("_")
+    return f"{model_name.upper()}_T{tensor.index}" + (f"_{words}" if words else "")
+
+
+def zero_point_of(tensor: Tensor) -> int:
+    q = tensor.quantization
+    return q.zero_points[0] if q and q.zero_points else 0
+
+
 def _tensor_c_type(tensor: Tensor) -> str:
     try:
         return DTYPE_C_TYPE[tensor.dtype]
@@ -247,7 +287,8 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
         check_kernel_call(graph, op, calls[op.index])
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
-        if graph.tensors[t].dtype not in ACTIVATION_DTYPES:
+        # A scratch tensor's dtype is its kernel's choice, not the model's.
+        if graph.tensors[t].dtype not in ACTIVATION_DTYPES and not graph.tensors[t].is_scratch:
             bad_types[graph.tensors[t].dtype] += 1
     parts = []
     if unsupported:
@@ -278,7 +319,7 @@ class _Builder:
         self.plan = plan
         self.name = name
         self.constants: dict[int, CArrayDef] = {}
-        self.variables: dict[int, CArrayDef] = {}
+        self.variables: dict[int, VariableDef] = {}
         buffers = sorted(lifetimes.problem.buffers, key=lambda b: b.id)
         self.slot_of = {b.id: i for i, b in enumerate(buffers)}
         self.buffers = buffers
@@ -301,7 +342,8 @@ class _Builder:
             slot, inner = self.tensor_slot(t)
             return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
-            return KernelArg("variable", c_type, not writes, symbol=self.variable(tensor).symbol)
+            # Ops read variable tensors as inputs and update them in place.
+            return KernelArg("variable", c_type, False, inner=self.variable(tensor).offset)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
@@ -331,9 +373,24 @@ class _Builder:
             self.constants[tensor.index] = self._array_of(tensor, f"const_t{tensor.index}", mutable=False)
         return self.constants[tensor.index]
 
-    def variable(self, tensor: Tensor) -> CArrayDef:
+    def variable(self, tensor: Tensor) -> VariableDef:
+        """The variable's place in the state region and initial value: the
+        model's stored values if it has any, else what TFLite's
+        ResetVariableTensor writes (every byte the zero point for int8, 0
+        otherwise)."""
         if tensor.index not in self.variables:
-            self.variables[tensor.index] = self._array_of(tensor, f"{self.name}_var_t{tensor.index}", mutable=True)
+            fill = zero_point_of(tensor) & 0xFF if tensor.dtype == "int8" else 0
+            initial = None
+            if tensor.data is not None and any(byte != fill for byte in tensor.data[: tensor.nbytes]):
+                initial = self._array_of(tensor, f"{self.name}_initial_t{tensor.index}", mutable=False)
+            self.variables[tensor.index] = VariableDef(
+                tensor=tensor.index,
+                offset=self.lifetimes.variable_offsets[tensor.index],
+                nbytes=tensor.nbytes,
+                comment=f"tensor {tensor.index} {c_comment(tensor.name)} {list(tensor.shape)} {tensor.dtype}",
+                fill=fill,
+                initial=initial,
+            )
         return self.variables[tensor.index]
 
     # -- ops
@@ -344,7 +401,7 @@ class _Builder:
         for t in graph.inputs:
             if t in self.lifetimes.placements:
                 produced.add(self.tensor_slot(t)[0])
-        written_by_ops = {t for op in graph.operators for t in op.outputs if t >= 0}
+        written_by_ops = {t for op in graph.operators for t in op.outputs + op.scratch if t >= 0}
         for t in self.lifetimes.placements:
             if t not in written_by_ops:  # read but produced by nobody: the application's to fill
                 produced.add(self.tensor_slot(t)[0])
@@ -358,7 +415,7 @@ class _Builder:
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
                 self._render_call(op, call, code)
-            for t in op.outputs:
+            for t in op.outputs + op.scratch:
                 if t in self.lifetimes.placements:
                     slot = self.tensor_slot(t)[0]
                     if slot not in produced:
@@ -401,7 +458,7 @@ class _Builder:
                 code.params.append((f.name, "{ " + ", ".join(_format_values(value, f.c_type)) + " }"))
             else:
                 code.params.append((f.name, _format_values([value], f.c_type)[0]))
-        outputs = set(op.outputs)
+        outputs = set(op.outputs) | set(op.scratch)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]
 
     # -- slots and I/O
@@ -520,7 +577,7 @@ class ModelInterface:
     arena_bytes: int  # NAME_ARENA_SIZE
     arena_section: str | None
     extern_arena: bool
-    variable_bytes: int = 0  # variable tensors' state, outside the arena
+    variable_bytes: int = 0  # variable tensors' state region (NAME_reset), outside the arena
 
 
 class GeneratedSources(dict):
@@ -576,9 +633,12 @@ def generate(
         headers=sorted(stem + ".h" for stem in stems),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
+        state_size=max(lifetimes.variable_bytes, 1),
+        state_bytes=lifetimes.variable_bytes if builder.variables else 0,
         ops=ops,
         slots=slots,
         slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
+        buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",

@@ -147,7 +147,7 @@ class FirmwareReport:
     text: int | None = None
     data: int | None = None
     bss: int | None = None
-    variable_bytes: int = 0  # variable tensors' state, in .data outside the arena
+    variable_bytes: int = 0  # variable tensors' state region (.bss), outside the arena
 
     @property
     def built(self) -> bool:

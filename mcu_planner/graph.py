@@ -53,6 +53,9 @@ class Tensor:
     quantization: Quantization | None = None
     data: bytes | None = None  # constant contents (little-endian, as stored); None for activations
     is_variable: bool = False
+    # Per-op working memory added by scratch.py (not in the flatbuffer): alive
+    # only at the step of the op that lists it in `Operator.scratch`.
+    is_scratch: bool = False
 
     @property
     def num_elements(self) -> int:
@@ -96,6 +99,9 @@ class Operator:
     # Names of the options tables the model wrote for this op (builtin_options,
     # builtin_options_2), so the validator can refuse one that is not the opcode's.
     options_tables: tuple[str, ...] = ()
+    # Scratch tensors (Tensor.is_scratch) the kernel works in during this op
+    # alone; added by scratch.py, passed to the kernel like outputs.
+    scratch: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

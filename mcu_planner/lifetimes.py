@@ -17,6 +17,10 @@ the generated code runs nothing for them.
 
 Elementwise ops (traits `may_run_in_place`) may also write their output over
 an input that dies there (`Step.in_place`); whether that happens is the planner's choice.
+
+Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
+activations alive at their op's step only, written by that step; they never
+alias anything.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ class Lifetimes:
     elided_ops: frozenset[int] = frozenset()
     variable_tensors: tuple[int, ...] = ()
     variable_bytes: int = 0
+    # Variable tensor -> byte offset in the persistent state region (each
+    # aligned like the arena's buffers); variable_bytes is the region's size.
+    variable_offsets: dict[int, int] = field(default_factory=dict)
 
     def tensor_offset(self, offsets: dict[int, int], tensor: int) -> int:
         placement = self.placements[tensor]
@@ -57,6 +64,7 @@ def activation_tensors(graph: Graph) -> list[int]:
     for op in graph.operators:
         used.update(t for t in op.inputs if t >= 0)
         used.update(t for t in op.outputs if t >= 0)
+        used.update(op.scratch)
     return sorted(
         t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable
     )
@@ -72,6 +80,9 @@ def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], 
                 first[t] = op.index
     for t in graph.inputs:
         first[t] = 0
+    for op in graph.operators:
+        for t in op.scratch:
+            first[t] = op.index
     consumers = graph.consumers()
     for t in activations:
         first.setdefault(t, 0)  # read but produced by nobody: treat like a graph input
@@ -199,7 +210,11 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
 
     variables = tuple(t.index for t in graph.tensors if t.is_variable)
-    variable_bytes = sum(align_up(graph.tensors[t].nbytes, alignment) for t in variables)
+    variable_offsets: dict[int, int] = {}
+    variable_bytes = 0
+    for t in variables:
+        variable_offsets[t] = variable_bytes
+        variable_bytes += align_up(graph.tensors[t].nbytes, alignment)
     return Lifetimes(
         problem=problem,
         placements=placements,
@@ -209,6 +224,7 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         elided_ops=frozenset(builder.elided),
         variable_tensors=variables,
         variable_bytes=variable_bytes,
+        variable_offsets=variable_offsets,
     )
 
 
@@ -222,7 +238,7 @@ def _steps(
     steps = []
     for op in graph.operators:
         ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
-        outs = _unique(placements[t].buffer for t in op.outputs if t in placements)
+        outs = _unique(placements[t].buffer for t in op.outputs + op.scratch if t in placements)
         pairs: list[tuple[int, int]] = []
         if in_place and op_traits(op.opcode).may_run_in_place and op.index not in elided and len(op.outputs) == 1:
             out = op.outputs[0]

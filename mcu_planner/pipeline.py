@@ -45,9 +45,11 @@ class AnalysedModel:
 
 
 @dataclass
-class PlannedModel(AnalysedModel):
-    plan: ArenaPlan = field(default=None)  # type: ignore[assignment]
-    options: PlanOptions = field(default_factory=PlanOptions)
+class PlannedModel:
+    graph: Graph
+    lifetimes: Lifetimes
+    plan: ArenaPlan
+    options: PlanOptions
     # With planner "all": one row per planner (its plan, or why it has none).
     compared: list[PlanRow] = field(default_factory=list)
 

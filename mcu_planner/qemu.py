@@ -1,8 +1,8 @@
 """Running firmware.elf under qemu-system-arm with the semihosting harness.
 
 The harness (firmware/harness/semihost_main.c) reads input0.bin, ... from
-QEMU's working directory, invokes the model once, writes output0.bin, ...,
-prints one report line and ends QEMU with an exit status from
+QEMU's working directory (one or more input sets each), invokes the model
+once per set in order, appends to output0.bin, ..., prints one report line and ends QEMU with an exit status from
 firmware/harness/exit_codes.h.  Every run here has a timeout: a core that
 locks up (e.g. a fault while stacking a fault) never exits on its own.
 """
@@ -25,6 +25,8 @@ QEMU_BINARY = "qemu-system-arm"
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
 _REPORT = re.compile(r"mcu-harness: status=(-?\d+) ticks=(\d+) stack=(\d+)/(\d+)")
+# The harness's optional file naming the input set before which it calls NAME_reset().
+RESET_FILE = "reset_at.bin"
 
 
 class QemuError(McuPlanError):
@@ -104,10 +106,14 @@ def run_firmware(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     icount: bool = True,
     workdir=None,
+    reset_at: int | None = None,
 ) -> QemuRun:
-    """Run `elf` once on `inputs` (the bytes of input tensor 0, 1, ...) and
-    collect its outputs.  Abnormal exits come back in the QemuRun (see
-    `check()`); only a timeout or a missing QEMU raise here."""
+    """Run `elf` once on `inputs` (the bytes of input tensor 0, 1, ...: one
+    input set, or several back to back, which the harness invokes in order)
+    and collect its outputs (each output's sets back to back).  With
+    `reset_at` the harness resets the model before that set.  Abnormal exits
+    come back in the QemuRun (see `check()`); only a timeout or a missing
+    QEMU raise here."""
     _qemu()
     elf = Path(elf).resolve()
     with tempfile.TemporaryDirectory(prefix="mcu-qemu-") as scratch:
@@ -117,6 +123,11 @@ def run_firmware(
             stale.unlink()
         for index, data in enumerate(inputs):
             (run_dir / f"input{index}.bin").write_bytes(bytes(data))
+        reset_file = run_dir / RESET_FILE
+        if reset_at is not None:
+            reset_file.write_bytes(int(reset_at).to_bytes(4, "little"))
+        elif reset_file.exists():
+            reset_file.unlink()
         try:
             result = subprocess.run(
                 qemu_command(machine, elf, icount=icount),
@@ -191,31 +202,40 @@ class QemuTarget(Target):
             extra_cflags=PLAN_CHECK_CFLAGS if check_build else (),
         )
 
-    def run(self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0):
+    def run(
+        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        reset_at=None,
+    ):
+        """All samples in one QEMU run, one invocation each, in order: state
+        in variable tensors carries over as in an application."""
         firmware = self.build(Path(generated), model_name, check_build=check_build, workdir=Path(workdir))
-        outputs, ticks = [], []
         for index, sample in enumerate(samples):
             if [len(data) for data in sample] != list(input_bytes):
                 raise McuPlanError(f"input set {index} has sizes {[len(d) for d in sample]}, expected {input_bytes}")
-            run = run_firmware(
-                firmware.elf,
-                machine=self.board.qemu_machine,
-                inputs=sample,
-                num_outputs=len(output_bytes),
-                timeout=self.timeout,
-                workdir=Path(workdir) / f"run{index}",
+        inputs = [b"".join(sample[i] for sample in samples) for i in range(len(input_bytes))]
+        run = run_firmware(
+            firmware.elf,
+            machine=self.board.qemu_machine,
+            inputs=inputs,
+            num_outputs=len(output_bytes),
+            timeout=self.timeout * max(1, len(samples)),
+            workdir=Path(workdir) / "run",
+            reset_at=reset_at,
+        )
+        violation = next((line for line in run.console.splitlines() if line.startswith("mcu-plan check:")), None)
+        if violation:
+            raise CheckMismatch(f"{model_name} on {self.name}: {violation}")
+        run.check()
+        expected_sizes = [size * len(samples) for size in output_bytes]
+        if [len(data) for data in run.outputs] != expected_sizes:
+            raise McuPlanError(
+                f"firmware wrote outputs of {[len(d) for d in run.outputs]} bytes, expected {expected_sizes}"
             )
-            violation = next((line for line in run.console.splitlines() if line.startswith("mcu-plan check:")), None)
-            if violation:
-                raise CheckMismatch(f"{model_name} on {self.name}: {violation}")
-            run.check()
-            if [len(data) for data in run.outputs] != list(output_bytes):
-                raise McuPlanError(
-                    f"firmware wrote outputs of {[len(d) for d in run.outputs]} bytes, expected {output_bytes}"
-                )
-            outputs.append(list(run.outputs))
-            ticks.append(run.ticks)
-        return TargetRun(outputs, sum(ticks) / len(ticks) if ticks else None, self.tick_unit)
+        outputs = [
+            [run.outputs[o][s * size : (s + 1) * size] for o, size in enumerate(output_bytes)]
+            for s in range(len(samples))
+        ]
+        return TargetRun(outputs, run.ticks, self.tick_unit)
 
 
 def register_qemu_targets() -> None:

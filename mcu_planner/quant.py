@@ -75,6 +75,18 @@ def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[in
     return multiplier, shift
 
 
+def log2_if_power_of_two(value: float) -> int | None:
+    """CheckedLog2: round(log2(value)) when value is within 1e-3 (in the
+    exponent) of a power of two, else None; float32 arithmetic throughout."""
+    x = np.float32(value)
+    if not x > 0:
+        return None
+    with np.errstate(all="ignore"):
+        x_log2 = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    rounded = tflite_round(float(x_log2))
+    return rounded if abs(float(np.float32(x_log2 - np.float32(rounded)))) < float(np.float32(1e-3)) else None
+
+
 def conv_output_multipliers(
     input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
 ) -> tuple[list[int], list[int]]:
@@ -89,6 +101,18 @@ def conv_output_multipliers(
         m, s = quantize_multiplier(input_scale * filter_scale / output_scale)
         multipliers.append(m)
         shifts.append(s)
+    return multipliers, shifts
+
+
+def int64_rescale_multipliers(
+    input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
+) -> tuple[list[int], list[int]]:
+    """conv_output_multipliers for the 16x8 kernels, which apply them to int64
+    sums through the Q15-reduced multiplier: 15 - shift must stay >= 1 (a
+    larger rescale factor, 2^14 and up, has no defined result there)."""
+    multipliers, shifts = conv_output_multipliers(input_scale, filter_scales, output_scale, channels)
+    if shifts and max(shifts) > 14:
+        raise UnsupportedQuantization(f"16x8 rescale factor 2^{max(shifts)} too large for the int64 requantization")
     return multipliers, shifts
 
 
@@ -171,6 +195,67 @@ def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform)
     return tuple(table)
 
 
+INT16_LUT_STEPS = 512  # LUTPopulateInt16: 512 segments, 513 entries
+
+
+def lut_int16(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+    """LUTPopulateInt16<double>: 513 int16 samples of `transform` (a function
+    of a Python float, i.e. a double) over the int16 input range, each less
+    half the error its interpolated midpoint would make; every step in double
+    as TFLite computes it when the LUT is populated with double arguments."""
+    input_scale, input_zero_point = float(input_q[0]), int(input_q[1])
+    output_scale, output_zero_point = float(output_q[0]), int(output_q[1])
+    input_min = input_scale * float(-32768 - input_zero_point)
+    input_max = input_scale * float(32767 - input_zero_point)
+    output_min = output_scale * float(-32768 - output_zero_point)
+    output_max = output_scale * float(32767 - output_zero_point)
+    step = (input_max - input_min) / INT16_LUT_STEPS
+    half_step = step / 2
+    output_scaling_inv = float(32767 - -32768 + 1) / (output_max - output_min)
+
+    def clamp(value: float) -> int:
+        return int(min(max(value, -32768.0), 32767.0))
+
+    table = []
+    for i in range(INT16_LUT_STEPS):
+        value = transform(input_min + i * step)
+        midpoint = transform(input_min + i * step + half_step)
+        following = transform(input_min + (i + 1) * step)
+        sample = float(tflite_round(value * output_scaling_inv))
+        midpoint_interpolated = float(tflite_round((following * output_scaling_inv + sample) / 2))
+        midpoint_exact = float(tflite_round(midpoint * output_scaling_inv))
+        bias = float(tflite_round((midpoint_interpolated - midpoint_exact) / 2))
+        table.append(clamp(sample - bias))
+    table.append(clamp(float(tflite_round(transform(input_max) * output_scaling_inv))))
+    return tuple(table)
+
+
+def checked_log2(value: float) -> int | None:
+    """CheckedLog2: log2 of a float32 scale in float32 (log(x) * (1 / log 2)),
+    rounded; None when it is not within 1e-3 of an integer (TFLite refuses
+    the model then)."""
+    x = np.float32(value)
+    if not x > 0:
+        return None
+    with np.errstate(all="ignore"):
+        exponent = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    if not math.isfinite(float(exponent)):
+        return None
+    rounded = tflite_round(float(exponent))
+    return rounded if abs(float(np.float32(exponent - np.float32(rounded)))) < 1e-3 else None
+
+
+def quantized_clip(clip: float, scale: float, limit: int) -> int:
+    """A clipping bound in a tensor's quantized domain as TFLite's LSTM Prepare
+    computes it: static_cast<intN_t>(clamp(clip / scale, -limit - 1, limit))
+    in float32, truncating; 0 (no clipping) unless clip > 0."""
+    clip = np.float32(clip)
+    if not clip > 0:
+        return 0
+    value = float(clip / np.float32(scale))
+    return int(min(max(value, -float(limit) - 1), float(limit)))
+
+
 def float_to_int32(value: np.float32) -> int:
     """static_cast<int32_t>(float) as x86-64 executes it: out of range -> INT32_MIN."""
     v = float(value)
@@ -235,4 +320,12 @@ def multiply_by_quantized_multiplier_single_round(x: int, multiplier: int, shift
     """ruy's (and TFLITE_SINGLE_ROUNDING's) MultiplyByQuantizedMultiplier."""
     total_shift = 31 - shift
     return (x * multiplier + (1 << (total_shift - 1))) >> total_shift
+
+
+def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) -> int:
+    """The int64 overload of MultiplyByQuantizedMultiplier (16x8 kernels):
+    the multiplier rounded to Q15, one rounding; wraps to int32 as the cast."""
+    reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
+    total_shift = 15 - shift
+    return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
 

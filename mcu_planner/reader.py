@@ -22,6 +22,7 @@ import tflite
 
 from .errors import InputError, McuPlanError, UnsupportedModel
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
+from .scratch import with_scratch_tensors
 
 TFLITE_IDENTIFIER = b"TFL3"
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
@@ -158,7 +159,7 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: not a TFLite file (no TFL3 identifier)")
     parser = _ModelParser(data, label)
     try:
-        return parser.parse()
+        graph = parser.parse()
     except McuPlanError:
         raise
     except RecursionError:
@@ -167,6 +168,8 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: corrupt flatbuffer ({parser.where}: sizes too large to hold)") from None
     except Exception as exc:  # flatbuffers reports bad offsets with whatever exception the read hits
         raise InputError(f"{label}: truncated or corrupt flatbuffer ({parser.where}{_describe(exc)})") from None
+    # Per-op working memory becomes short-lived tensors before lifetimes sees the graph.
+    return with_scratch_tensors(graph)
 
 
 def _describe(exc: Exception) -> str:

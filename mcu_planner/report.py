@@ -9,6 +9,7 @@ from .graph import Graph, Tensor
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live
+from .scratch import scratch_op
 from .sizes import format_bytes
 
 MAP_WIDTH = 64
@@ -30,10 +31,12 @@ def model_summary(graph: Graph, lifetimes: Lifetimes) -> list[str]:
     counts = Counter(op.opcode for op in graph.operators)
     ops = ", ".join(f"{name} x{n}" for name, n in sorted(counts.items()))
     weights = sum(t.nbytes for t in graph.tensors if t.is_constant)
+    scratch = sum(1 for t in lifetimes.placements if graph.tensors[t].is_scratch)
     lines = [
         f"ops: {len(graph.operators)} ({ops})",
         f"activation tensors: {len(lifetimes.placements)} in {len(lifetimes.problem.buffers)} buffers"
-        + (f" ({len(lifetimes.aliases)} aliased)" if lifetimes.aliases else ""),
+        + (f" ({len(lifetimes.aliases)} aliased)" if lifetimes.aliases else "")
+        + (f", {scratch} of them kernels' scratch" if scratch else ""),
     ]
     lines += ["input " + _tensor_line(graph.tensors[i]) for i in graph.inputs]
     lines += ["output " + _tensor_line(graph.tensors[i]) for i in graph.outputs]
@@ -112,11 +115,14 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]
     columns = -(-steps // scale)
     lines = [f"memory map ({scale} op step{'s' if scale > 1 else ''} per column):"]
     lines.append(f"{'tensor':>8} {'':{columns}} {'offset':>10} {'bytes':>10}  name")
+    scratch_of = scratch_op(graph)
     rows = sorted(lifetimes.placements, key=lambda t: (lifetimes.tensor_offset(plan.offsets, t), t))
     for t in rows:
         first, last = lifetimes.first_op[t], lifetimes.last_op[t]
         bar = "".join("#" if first // scale <= c <= last // scale else "." for c in range(columns))
         alias = f" (alias of #{lifetimes.aliases[t]})" if t in lifetimes.aliases else ""
+        if t in scratch_of:
+            alias += f" (scratch of op {scratch_of[t]})"
         lines.append(
             f"{'#' + str(t):>8} {bar} {lifetimes.tensor_offset(plan.offsets, t):>10} "
             f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
@@ -153,6 +159,8 @@ def plan_json(model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, a
             "last_op": lifetimes.last_op[t],
             "offset": lifetimes.tensor_offset(plan.offsets, t),
         }
+        if graph.tensors[t].is_scratch:
+            entry["scratch"] = True
         if t in lifetimes.aliases:
             root = lifetimes.aliases[t]
             entry["alias_of"] = root

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, needs_arm_gcc, needs_shared
+from conftest import MODELS_DIR, UNSUPPORTED_SHARED_MODELS, needs_arm_gcc, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.codegen import (
@@ -396,7 +396,7 @@ def test_unsupported_operators_are_named_with_their_counts():
 
 
 @needs_shared
-@pytest.mark.parametrize("stem", ["keyword_scrambled", "trained_lstm_int8"])
+@pytest.mark.parametrize("stem", sorted(UNSUPPORTED_SHARED_MODELS))
 def test_shared_models_with_unsupported_operators_are_refused(stem):
     graph, lifetimes, plan = planned(MODELS_DIR / "tflite-micro" / f"{stem}.tflite")
     with pytest.raises(UnsupportedModel) as caught:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from conftest import MODELS_DIR, needs_shared, parse_int, shared_model_table
@@ -23,8 +25,17 @@ def _table_rows():
 @pytest.mark.parametrize("row", _table_rows(), ids=lambda r: r["file"])
 def test_unaligned_lower_bound_equals_the_live_peak_in_models_md(row):
     graph = read_model(MODELS_DIR / row["file"])
-    lifetimes = compute_lifetimes(graph, alignment=1, alias=False)
-    assert peak_live(lifetimes.problem).bytes == parse_int(row["live peak B"])
+    # MODELS.md counts the model's tensors; kernels' scratch buffers come on top.
+    scratch = [t for t in graph.tensors if t.is_scratch]
+    model_only = replace(
+        graph,
+        tensors=tuple(t for t in graph.tensors if not t.is_scratch),
+        operators=tuple(replace(op, scratch=()) for op in graph.operators),
+    )
+    peak = peak_live(compute_lifetimes(model_only, alignment=1, alias=False).problem).bytes
+    assert peak == parse_int(row["live peak B"])
+    with_scratch = peak_live(compute_lifetimes(graph, alignment=1, alias=False).problem).bytes
+    assert peak <= with_scratch <= peak + sum(t.nbytes for t in scratch)
 
 
 @needs_shared

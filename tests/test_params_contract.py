@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
-from kernel_models import FloatNet
+from kernel_models import Branches, FloatNet
 from mcu_planner import cli
-from mcu_planner.builder import Int8Net, int8_quant
+from mcu_planner.builder import Int8Net, Int16x8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
@@ -257,13 +257,96 @@ def _float_models() -> dict[str, bytes]:
     return {"float32_kernels": net.build(*outputs)}
 
 
+def _int16x8_models() -> dict[str, bytes]:
+    """The 16x8 kernels and TRANSPOSE_CONV (int8, 16x8, float32)."""
+    net = Int16x8Net(seed=7)
+    x = net.input((1, 6, 5, 3), -1.0, 1.0)
+    outputs = [
+        net.conv2d(x, 4, activation="RELU"),
+        net.depthwise_conv2d(x, depth_multiplier=2),
+        net.transpose_conv(x, 2, use_bias=False),
+        net.add(x, x),
+        net.sub(x, net.input((3,), -2.0, 2.0)),
+        net.leaky_relu(x, 0.3),
+        net.fully_connected(net.reshape(x, (1, 90)), 3),
+        net.mul(x, x),
+        net.relu6(x),
+        net.average_pool2d(x),
+        net.max_pool2d(x),
+        net.mean(x, (1, 2)),
+        net.logistic(x),
+        net.tanh(x),
+    ]
+    net.bias_dtype = "int32"
+    outputs.append(net.conv2d(x, 2))
+    a = net.mb.add_tensor((8,), "int16", (2.0**-10, 0))
+    b = net.mb.add_tensor((8,), "int16", (2.0**-12, 0))
+    net.inputs += [a, b]
+    for opcode in ("ADD", "SUB"):
+        y = net.mb.add_tensor((8,), "int16", (2.0**-10, 0))
+        net.mb.add_op(opcode, (a, b), (y,), {"pot_scale_int16": True, "fused_activation_function": "NONE"})
+        outputs.append(y)
+    wide = net.mb.add_tensor((8,), "int32", (2.0**-20, 0))
+    net.inputs.append(wide)
+    outputs.append(net.quantize(wide, -1.0, 1.0))
+    models = {"int16x8_kernels": net.build(*outputs)}
+
+    net = Int8Net(seed=8)
+    models["int8_transpose_conv"] = net.build(net.transpose_conv(net.input((1, 3, 3, 2)), 3, padding="VALID"))
+
+    floats = FloatNet(seed=9)
+    x = floats.input((1, 3, 3, 2))
+    y = floats.op("TRANSPOSE_CONV", (floats.int32_const([1, 6, 6, 4]), floats.const((4, 3, 3, 2)), x,
+                                     floats.const((4,))), (1, 6, 6, 4),
+                  {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"})
+    models["float32_transpose_conv"] = floats.build(y)
+    return models
+
+
 def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     graph = read_model(model)
     calls = lower_all(graph)
     return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
 
 
-BUILT_MODELS = {**_int8_models(), **_float_models()}
+def _svdf_models() -> dict[str, bytes]:
+    """SVDF, float32 and int8 (mcu_svdf_f32 / mcu_svdf_s8)."""
+    from test_kernels_svdf import _svdf_branch
+
+    rng = np.random.default_rng(3)
+    model = Branches("SVDF kernels")
+    _svdf_branch(model, rng, 1, 8, 4, 2, 3, True, "float32", "RELU")
+    _svdf_branch(model, rng, 2, 8, 4, 1, 3, True, "int8", "RELU")
+    return {"svdf_kernels": model.build()}
+
+
+def _int16_softmax_models() -> dict[str, bytes]:
+    """SOFTMAX int8 -> int16 and int16 -> int16 (lookup tables)."""
+    model = Branches("int16 softmax kernels")
+    x8 = model.input((2, 5), "int8", (0.05, 3))
+    model.op("SOFTMAX", (x8,), (2, 5), "int16", (1.0 / 65536, -32768), {"beta": 1.0})
+    x16 = model.input((2, 5), "int16", (0.001, 0))
+    model.op("SOFTMAX", (x16,), (2, 5), "int16", (1.0 / 32768, 0), {"beta": 1.0})
+    return {"int16_softmax_kernels": model.build()}
+
+
+def _lstm_models() -> dict[str, bytes]:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with every optional part and float32
+    (mcu_lstm_s8 / mcu_lstm_f32)."""
+    from mcu_planner.builder import lstm_model
+
+    full = dict(n_cell=4, n_output=3, projection=True, projection_bias=True, peephole=True, layer_norm=True)
+    return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}
+
+
+BUILT_MODELS = {
+    **_int8_models(),
+    **_float_models(),
+    **_svdf_models(),
+    **_int16_softmax_models(),
+    **_lstm_models(),
+    **_int16x8_models(),
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_MODELS))

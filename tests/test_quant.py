@@ -71,9 +71,18 @@ int main(void) {
         switch (op) {
         case 'd': printf("%ld\n", (long)mcu_mul_by_quantized_mul((int32_t)x, (int32_t)m, s)); break;
         case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
+        case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
         case 'r': {
             const int32_t r = mcu_fp_reciprocal((int32_t)x, s, &n);
+            printf("%ld %d\n", (long)r, n);
+            break;
+        }
+        case 't': printf("%d\n", mcu_fp16_tanh((int16_t)x, s)); break;
+        case 'l': printf("%d\n", mcu_fp16_logistic((int16_t)x, s)); break;
+        case 'q': {
+            int32_t r;
+            mcu_inv_sqrt_quantized_multiplier_exp((int32_t)x, -1, &r, &n);
             printf("%ld %d\n", (long)r, n);
             break;
         }
@@ -133,3 +142,57 @@ def test_c_fixed_point_exp_and_reciprocal(quant_harness):
     for line, v in zip(out[len(diffs):], sums):
         raw, bits_over_unit = (int(t) for t in line.split())
         assert abs(raw / 2**31 / 2**bits_over_unit * v - 1) < 1e-6
+
+
+def test_c_int16_fixed_point_tanh_and_logistic(quant_harness):
+    """gemmlowp's int16 tanh (0..6 integer bits in) and logistic (3 integer
+    bits in, as the integer LSTM's gates): Q0.15 results within gemmlowp's
+    int16 accuracy (13 and 7 units of the last place) of the real functions
+    over the whole int16 range, odd (tanh) and exact at 0."""
+    raws = np.concatenate([np.arange(-32768, 32768, 5), [-1, 0, 1, 32767]])
+    for bits in range(7):
+        out = quant_harness([f"t {x} 0 {bits}" for x in raws])
+        got = np.array([int(v) for v in out[: len(raws)]])
+        assert np.max(np.abs(got - np.tanh(raws / 2.0 ** (15 - bits)) * 32768)) <= 13, bits
+        assert got[raws == 0][0] == 0
+        positive = np.arange(1, 32768, 5)
+        out = quant_harness([f"t {x} 0 {bits}" for x in positive] + [f"t {-x} 0 {bits}" for x in positive])
+        assert out[: len(positive)] == [str(-int(v)) for v in out[len(positive) : 2 * len(positive)]]
+    out = quant_harness([f"l {x} 0 3" for x in raws])
+    got = np.array([int(v) for v in out[: len(raws)]])
+    assert np.max(np.abs(got - 32768 / (1 + np.exp(-raws / 4096.0)))) <= 7
+    assert got[raws == 0][0] == 16384
+
+
+def test_c_inverse_square_root_multiplier(quant_harness):
+    """GetInvSqrtQuantizedMultiplierExp: multiplier x 2^shift / 2^31 is
+    1 / sqrt(x) to 2e-6 for x from 2 to 2^31 - 1; x <= 1 gives the largest
+    multiplier and shift 0."""
+    values = [2, 3, 7, 100, 12345, 1 << 20, (1 << 29) - 1, 1 << 29, 1 << 30, (1 << 31) - 1]
+    out = quant_harness([f"q {v} 0 0" for v in values] + ["q 1 0 0", "q 0 0 0"])
+    for line, v in zip(out, values):
+        multiplier, shift = (int(t) for t in line.split())
+        assert abs(multiplier * 2.0 ** (shift - 31) * math.sqrt(v) - 1) < 2e-6, v
+    assert out[len(values)].split() == [str((1 << 31) - 1), "0"]
+    assert out[len(values) + 1].split() == [str((1 << 31) - 1), "0"]
+
+
+def test_c_int64_multiplier_matches_python(quant_harness):
+    # The 16x8 kernels' requantization of int64 accumulators: random values
+    # over the whole +-2^47 input range, ties (x * reduced multiplier exactly
+    # halfway), multipliers at and above the Q15 saturation point 0x7FFF0000.
+    rng = np.random.default_rng(9)
+    cases = [(int(x), int(m), int(s)) for x, m, s in zip(
+        rng.integers(-(1 << 47), 1 << 47, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, 8, 300))]
+    cases += [(int(x), int(m), int(s)) for x, m, s in zip(
+        rng.integers(-(1 << 30), 1 << 30, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, -10, 300))]
+    half = 1 << 14  # reduced multiplier 0x4000 = 0.5: x = odd -> a tie at shift 0 becomes +0.5
+    cases += [(3, half << 16, 0), (-3, half << 16, 0), (1, half << 16, -1), (-1, half << 16, -1),
+              (5, 0x7FFF0000, 0), (-5, 0x7FFFFFFF, 0), (-(1 << 47), 0x7FFFFFFF, -31), ((1 << 47) - 1, 1 << 30, -31)]
+    out = quant_harness([f"w {x} {m} {s}" for x, m, s in cases])
+    for line, (x, m, s) in zip(out, cases):
+        assert int(line) == quant.multiply_by_quantized_multiplier_int64(x, m, s), (x, m, s)
+        reduced = min((m + (1 << 15)) >> 16, 0x7FFF)
+        exact = Fraction(x * reduced, 1 << (15 - s))
+        assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
+

@@ -1,12 +1,18 @@
-/* Test firmware: load the model's inputs from host files, invoke it once,
- * write the outputs back, and exit with the invoke status.
+/* Test firmware: load the model's inputs from host files, invoke it, write
+ * the outputs back, and exit with the invoke status.
  *
- * Files live in QEMU's working directory: input0.bin, input1.bin, ... are
- * read straight into the model's input tensors (no copy in RAM), and
- * output0.bin, ... are written from its output tensors.  One line of report
- * goes to the semihosting console:
+ * Files live in QEMU's working directory: input0.bin, input1.bin, ... hold
+ * one or more input sets (each file a whole number of its tensor's bytes,
+ * the same number in every file).  The harness invokes the model once per
+ * set, in order, without resetting it in between (state in variable tensors
+ * carries over), reading each set straight into the model's input tensors
+ * (no copy in RAM) and appending each invocation's outputs to output0.bin,
+ * ....  When reset_at.bin exists (4 bytes, little-endian), the model's
+ * NAME_reset() (MODEL_RESET, defined for models with state) runs before the
+ * set it names.  One line of report goes to the
+ * semihosting console, with the mean ticks of one invocation:
  *
- *   mcu-harness: status=0 ticks=123456 stack=812/4096
+ *   mcu-harness: status=0 ticks=123456 stack=812/4096 invocations=1
  *
  * harness_config.h (written by mcu_planner/firmware_build.py) names the
  * model's header and maps the MODEL_* names used here onto its prefix. */
@@ -102,72 +108,138 @@ static void fail(const char *what, const char *file, int status)
     semihost_exit(status);
 }
 
-static void load_inputs(void)
+/* Opens every input<i>.bin and returns how many input sets they hold. */
+static uint32_t open_inputs(int *handles)
+{
+    char name[24];
+    uint32_t sets = 0u;
+    int i;
+    for (i = 0; i < MODEL_NUM_INPUTS; ++i) {
+        long expected = (long)MODEL_INPUT_BYTES(i);
+        long length;
+        tensor_file_name(name, "input", i);
+        handles[i] = semihost_open(name, SEMIHOST_MODE_READ_BINARY);
+        if (handles[i] < 0) {
+            fail("cannot open", name, EXIT_INPUT_MISSING);
+        }
+        length = semihost_flen(handles[i]);
+        if (length <= 0 || (expected > 0 && length % expected != 0) ||
+            (i > 0 && expected > 0 && (uint32_t)(length / expected) != sets)) {
+            fail("wrong size (expected the input tensor's bytes, once per input set):", name, EXIT_INPUT_SIZE);
+        }
+        if (expected > 0) {
+            sets = (uint32_t)(length / expected);
+        }
+    }
+    return MODEL_NUM_INPUTS > 0 && sets > 0u ? sets : 1u;
+}
+
+static void read_inputs(const int *handles)
 {
     char name[24];
     int i;
     for (i = 0; i < MODEL_NUM_INPUTS; ++i) {
         size_t expected = MODEL_INPUT_BYTES(i);
-        int handle;
-        tensor_file_name(name, "input", i);
-        handle = semihost_open(name, SEMIHOST_MODE_READ_BINARY);
-        if (handle < 0) {
-            fail("cannot open", name, EXIT_INPUT_MISSING);
-        }
-        if (semihost_flen(handle) != (long)expected) {
-            semihost_close(handle);
-            fail("wrong size (expected the input tensor's bytes):", name, EXIT_INPUT_SIZE);
-        }
-        if (semihost_read(handle, MODEL_INPUT(i), expected) != expected) {
-            semihost_close(handle);
+        if (semihost_read(handles[i], MODEL_INPUT(i), expected) != expected) {
+            tensor_file_name(name, "input", i);
             fail("short read", name, EXIT_INPUT_READ);
         }
-        semihost_close(handle);
     }
 }
 
-static void store_outputs(void)
+static void open_outputs(int *handles)
+{
+    char name[24];
+    int i;
+    for (i = 0; i < MODEL_NUM_OUTPUTS; ++i) {
+        tensor_file_name(name, "output", i);
+        handles[i] = semihost_open(name, SEMIHOST_MODE_WRITE_BINARY);
+        if (handles[i] < 0) {
+            fail("cannot create", name, EXIT_OUTPUT_OPEN);
+        }
+    }
+}
+
+static void write_outputs(const int *handles)
 {
     char name[24];
     int i;
     for (i = 0; i < MODEL_NUM_OUTPUTS; ++i) {
         size_t size = MODEL_OUTPUT_BYTES(i);
-        int handle;
-        tensor_file_name(name, "output", i);
-        handle = semihost_open(name, SEMIHOST_MODE_WRITE_BINARY);
-        if (handle < 0) {
-            fail("cannot create", name, EXIT_OUTPUT_OPEN);
-        }
-        if (semihost_write(handle, MODEL_OUTPUT(i), size) != size) {
-            semihost_close(handle);
+        if (semihost_write(handles[i], MODEL_OUTPUT(i), size) != size) {
+            tensor_file_name(name, "output", i);
             fail("short write", name, EXIT_OUTPUT_WRITE);
         }
-        semihost_close(handle);
     }
+}
+
+/* The input set before which to reset the model, from reset_at.bin; none
+ * (UINT32_MAX) when the file is absent. */
+static uint32_t reset_point(void)
+{
+    uint8_t bytes[4];
+    int handle = semihost_open("reset_at.bin", SEMIHOST_MODE_READ_BINARY);
+    uint32_t at;
+    if (handle < 0) {
+        return UINT32_MAX;
+    }
+    if (semihost_read(handle, bytes, sizeof bytes) != sizeof bytes) {
+        semihost_close(handle);
+        fail("short read", "reset_at.bin", EXIT_INPUT_READ);
+    }
+    semihost_close(handle);
+    at = (uint32_t)bytes[0] | ((uint32_t)bytes[1] << 8) | ((uint32_t)bytes[2] << 16) | ((uint32_t)bytes[3] << 24);
+    return at;
 }
 
 int main(void)
 {
-    uint64_t start, end;
-    int status;
+    /* One element even for a model without inputs or outputs. */
+    int input_handles[MODEL_NUM_INPUTS > 0 ? MODEL_NUM_INPUTS : 1];
+    int output_handles[MODEL_NUM_OUTPUTS > 0 ? MODEL_NUM_OUTPUTS : 1];
+    uint64_t ticks = 0u;
+    uint32_t sets, set, reset_at;
+    int status = 0;
     size_t stack_used;
+    int i;
 
-    load_inputs();
+    sets = open_inputs(input_handles);
+    reset_at = reset_point();
+    open_outputs(output_handles);
     systick_timer_start();
-    start = systick_timer_now();
-    status = MODEL_INVOKE();
-    end = systick_timer_now();
-    store_outputs();
+    for (set = 0u; set < sets && status == 0; ++set) {
+        uint64_t start;
+        if (set == reset_at) {
+#ifdef MODEL_RESET
+            MODEL_RESET();
+#else
+            fail("the model keeps no state to reset:", "reset_at.bin", EXIT_INPUT_READ);
+#endif
+        }
+        read_inputs(input_handles);
+        start = systick_timer_now();
+        status = MODEL_INVOKE();
+        ticks += systick_timer_now() - start;
+        write_outputs(output_handles);
+    }
+    for (i = 0; i < MODEL_NUM_INPUTS; ++i) {
+        semihost_close(input_handles[i]);
+    }
+    for (i = 0; i < MODEL_NUM_OUTPUTS; ++i) {
+        semihost_close(output_handles[i]);
+    }
 
     stack_used = stack_high_water_bytes();
     semihost_write0("mcu-harness: status=");
     put_signed(status);
     semihost_write0(" ticks=");
-    put_decimal(end - start);
+    put_decimal(ticks / set);
     semihost_write0(" stack=");
     put_decimal(stack_used);
     semihost_write0("/");
     put_decimal(stack_reserve_bytes());
+    semihost_write0(" invocations=");
+    put_decimal(set);
     semihost_write0("\n");
 
     if (stack_used >= stack_reserve_bytes()) {

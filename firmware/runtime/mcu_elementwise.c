@@ -3,52 +3,11 @@
  * (int8 MUL) and reference_ops Add/Sub/Mul for float32 in TensorFlow Lite. */
 #include "mcu_elementwise.h"
 
+#include "mcu_broadcast.h"
 #include "mcu_quant.h"
 
-typedef struct {
-    const void *params;
-    const void *input1;
-    const void *input2;
-    void *output;
-} call_context;
-
-/* One run of the innermost dimension: n outputs starting at out_offset, the
- * inputs starting at their own offsets and stepping by stride1 / stride2. */
-typedef void (*row_fn)(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
-                       int32_t stride2, int32_t out_offset, int32_t n);
-
-/* Walks the output in row-major order, one innermost row at a time. */
-static void for_each_row(int32_t rank, const int32_t *dims, const int32_t *strides1, const int32_t *strides2,
-                         row_fn row, const void *params, const void *input1, const void *input2, void *output)
-{
-    const call_context ctx = {params, input1, input2, output};
-    int32_t index[MCU_MAX_RANK] = {0};
-    const int32_t inner = rank - 1;
-    const int32_t n = dims[inner];
-    int32_t offset1 = 0, offset2 = 0, out_offset = 0;
-    int32_t d;
-    for (;;) {
-        row(&ctx, offset1, strides1[inner], offset2, strides2[inner], out_offset, n);
-        out_offset += n;
-        /* Advance the outer index like an odometer. */
-        for (d = inner - 1; d >= 0; --d) {
-            offset1 += strides1[d];
-            offset2 += strides2[d];
-            if (++index[d] < dims[d]) {
-                break;
-            }
-            offset1 -= strides1[d] * dims[d];
-            offset2 -= strides2[d] * dims[d];
-            index[d] = 0;
-        }
-        if (d < 0) {
-            return;
-        }
-    }
-}
-
-static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void add_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                       int32_t stride2, int32_t out_offset, int32_t n)
 {
     const mcu_add_s8_params *p = (const mcu_add_s8_params *)ctx->params;
     const int8_t *a = (const int8_t *)ctx->input1 + offset1;
@@ -70,8 +29,8 @@ static void add_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1
     }
 }
 
-static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2,
-                       int32_t out_offset, int32_t n)
+static void mul_row_s8(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,
+                       int32_t stride2, int32_t out_offset, int32_t n)
 {
     const mcu_mul_s8_params *p = (const mcu_mul_s8_params *)ctx->params;
     const int8_t *a = (const int8_t *)ctx->input1 + offset1;
@@ -87,8 +46,8 @@ static void mul_row_s8(const call_context *ctx, int32_t offset1, int32_t stride1
 }
 
 #define MCU_BINARY_ROW_F32(name, expr)                                                                          \
-    static void name(const call_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2, int32_t stride2, \
-                     int32_t out_offset, int32_t n)                                                             \
+    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,      \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
     {                                                                                                           \
         const mcu_binary_f32_params *p = (const mcu_binary_f32_params *)ctx->params;                            \
         const float *a = (const float *)ctx->input1 + offset1;                                                  \
@@ -108,25 +67,30 @@ MCU_BINARY_ROW_F32(mul_row_f32, x * y)
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s8, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s8, p, input1, input2,
+                               output);
 }
 
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_f32, p, input1, input2,
+                               output);
 }
 
 void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output)
 {
-    for_each_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2, output);
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2,
+                               output);
 }

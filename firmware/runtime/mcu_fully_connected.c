@@ -41,11 +41,10 @@ static int8_t requantize_s8(const mcu_fully_connected_s8_params *p, int32_t acc,
     return (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
 }
 
-/* One input row against four consecutive filter rows; a function of its own
- * so that its five pointers and four sums stay in registers.  With MCU_DSP
- * four terms at a time go through SMLAD (see mcu_dsp.h), the rest through
- * the C loop. */
-MCU_NOINLINE MCU_SOURCE_ORDER static void dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
+/* A function of its own so that its five pointers and four sums stay in
+ * registers.  With MCU_DSP four terms at a time go through SMLAD (see
+ * mcu_dsp.h), the rest through the C loop. */
+MCU_NOINLINE MCU_SOURCE_ORDER void mcu_dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4])
 {
     const int8_t *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
     const int8_t *const end = x + depth;
@@ -122,7 +121,7 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
         for (o = 0; o + 4 <= outputs; o += 4) {
             int32_t sums[4];
             int k;
-            dot4_s8(x, filter + (size_t)o * (size_t)depth, depth, sums);
+            mcu_dot4_s8(x, filter + (size_t)o * (size_t)depth, depth, sums);
             for (k = 0; k < 4; ++k) {
                 out[o + k] = requantize_s8(p, sums[k] + input_term + terms[o + k], bias, o + k);
             }

@@ -29,6 +29,10 @@ typedef struct {
     float act_max;
 } mcu_fully_connected_f32_params;
 
+/* One int8 row x against four consecutive int8 rows of `depth` values from
+ * w0: the four raw sums of products (no offsets). */
+void mcu_dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4]);
+
 /* bias may be NULL. */
 void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
                             const int32_t *bias, int8_t *output);

@@ -3,57 +3,34 @@
 #include "mcu_mean.h"
 
 #include "mcu_quant.h"
-
-/* Output offset into the input of kept index k[] (the first reduced element). */
-static size_t mean_base(const int32_t *strides, const int32_t *k)
-{
-    size_t base = 0;
-    int i;
-    for (i = 0; i < MCU_MAX_RANK; ++i) {
-        base += (size_t)k[i] * (size_t)strides[i];
-    }
-    return base;
-}
-
-/* Steps idx[] through dims[] in row-major order; 0 when it wraps around. */
-static int mean_next(int32_t *idx, const int32_t *dims)
-{
-    int i;
-    for (i = MCU_MAX_RANK - 1; i >= 0; --i) {
-        if (++idx[i] < dims[i]) {
-            return 1;
-        }
-        idx[i] = 0;
-    }
-    return 0;
-}
+#include "mcu_reduce_walk.h"
 
 void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t k[MCU_MAX_RANK] = {0};
     do {
-        const size_t base = mean_base(p->input_strides, k);
+        const size_t base = mcu_reduce_offset(p->input_strides, k);
         int32_t r[MCU_MAX_RANK] = {0};
         int32_t acc = 0;
         do {
-            acc += input[base + mean_base(p->input_strides, r)];
-        } while (mean_next(r, p->reduced_dims));
+            acc += input[base + mcu_reduce_offset(p->input_strides, r)];
+        } while (mcu_reduce_next(r, p->reduced_dims));
         acc -= p->input_zero_point * p->count;
         acc = mcu_mul_by_quantized_mul(acc, p->multiplier, (int)p->shift) + p->output_zero_point;
         *output++ = (int8_t)mcu_clamp_s32(acc, INT8_MIN, INT8_MAX);
-    } while (mean_next(k, p->kept_dims));
+    } while (mcu_reduce_next(k, p->kept_dims));
 }
 
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output)
 {
     int32_t k[MCU_MAX_RANK] = {0};
     do {
-        const size_t base = mean_base(p->input_strides, k);
+        const size_t base = mcu_reduce_offset(p->input_strides, k);
         int32_t r[MCU_MAX_RANK] = {0};
         float sum = 0.0f;
         do {
-            sum += input[base + mean_base(p->input_strides, r)];
-        } while (mean_next(r, p->reduced_dims));
+            sum += input[base + mcu_reduce_offset(p->input_strides, r)];
+        } while (mcu_reduce_next(r, p->reduced_dims));
         *output++ = sum / (float)p->count;
-    } while (mean_next(k, p->kept_dims));
+    } while (mcu_reduce_next(k, p->kept_dims));
 }

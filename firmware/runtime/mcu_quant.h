@@ -60,6 +60,18 @@ static inline int32_t mcu_mul_by_quantized_mul_single_round(int32_t x, int32_t m
     return (int32_t)(((int64_t)x * (int64_t)multiplier + round) >> total_shift);
 }
 
+/* The int64 overload of MultiplyByQuantizedMultiplier, which the 16x8 kernels
+ * (int64 accumulators) use: the Q31 multiplier rounded to Q15, one product,
+ * one rounding (ties toward +infinity).  x must lie in [-2^47, 2^47); a
+ * result outside int32 wraps as TFLite's static_cast does. */
+static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier, int shift)
+{
+    const int32_t reduced_multiplier = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
+    const int total_shift = 15 - shift;
+    const int64_t round = (int64_t)1 << (total_shift - 1);
+    return (int32_t)(uint32_t)(uint64_t)((x * (int64_t)reduced_multiplier + round) >> total_shift);
+}
+
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
 {
     return mcu_sat_round_doubling_high_mul((int32_t)((uint32_t)x << left_shift), multiplier);
@@ -107,6 +119,17 @@ static inline int32_t mcu_round_to_int32(double q)
         return truncated - 1;
     }
     return truncated;
+}
+
+/* static_cast<int32_t>(std::round(q)) as the reference interpreter computes
+ * it on x86-64: rounding half away from zero, and where the C++ cast is
+ * undefined (NaN, out of range) the value x86's conversion gives, INT32_MIN. */
+static inline int32_t mcu_round_to_int32_x86(double q)
+{
+    if (q != q || q >= 2147483647.5 || q <= -2147483648.5) {
+        return INT32_MIN;
+    }
+    return mcu_round_to_int32(q);
 }
 
 /* ---- gemmlowp fixed point, int16 overloads ---- */
@@ -266,6 +289,176 @@ static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_
         (int32_t)(((uint32_t)x << headroom_plus_one) - ((uint32_t)1 << 31));
     *num_bits_over_unit = integer_digits - headroom_plus_one;
     return mcu_fp_one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one);
+}
+
+/* ---- gemmlowp fixed point (int16 raw values) ----
+ * The same functions on int16 raw values, as gemmlowp instantiates its
+ * templates for std::int16_t: + - and unary - wrap to 16 bits, constants are
+ * the int32 ones rounded to 16 bits, only the last add of the exp polynomial
+ * saturates.  `integer_bits` is the template's tIntegerBits. */
+
+static inline int16_t mcu_fp16_add(int16_t a, int16_t b)
+{
+    return (int16_t)(uint16_t)((uint32_t)(uint16_t)a + (uint32_t)(uint16_t)b);
+}
+
+static inline int16_t mcu_fp16_sub(int16_t a, int16_t b)
+{
+    return (int16_t)(uint16_t)((uint32_t)(uint16_t)a - (uint32_t)(uint16_t)b);
+}
+
+static inline int16_t mcu_fp16_neg(int16_t a)
+{
+    return mcu_fp16_sub(0, a);
+}
+
+/* RescaleConstantInitializer: an int32 fixed-point constant at 16 bits. */
+static inline int16_t mcu_fp16_constant(int32_t int32_value)
+{
+    return (int16_t)mcu_rounding_divide_by_pot(int32_value, 16);
+}
+
+/* SaturatingRoundingMultiplyByPOT on int16. */
+static inline int16_t mcu_fp16_sat_round_mul_by_pot(int16_t x, int exponent)
+{
+    if (exponent > 0) {
+        const int32_t threshold = ((int32_t)1 << (15 - exponent)) - 1;
+        if (x > threshold) {
+            return INT16_MAX;
+        }
+        if (x < -threshold) {
+            return INT16_MIN;
+        }
+        return (int16_t)(uint16_t)((uint32_t)(uint16_t)x << exponent);
+    }
+    if (exponent < 0) {
+        return (int16_t)mcu_rounding_divide_by_pot(x, -exponent);
+    }
+    return x;
+}
+
+static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(int16_t a)
+{
+    const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
+    const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
+    const int16_t x = mcu_fp16_add(a, (int16_t)(1 << 12));           /* + 1/8 */
+    const int16_t x2 = mcu_sat_round_doubling_high_mul_s16(x, x);
+    const int16_t x3 = mcu_sat_round_doubling_high_mul_s16(x2, x);
+    const int16_t x4 = mcu_sat_round_doubling_high_mul_s16(x2, x2);
+    const int16_t x4_over_4 = mcu_fp16_sat_round_mul_by_pot(x4, -2);
+    const int16_t poly = mcu_fp16_sat_round_mul_by_pot(
+        mcu_fp16_add(mcu_sat_round_doubling_high_mul_s16(mcu_fp16_add(x4_over_4, x3), constant_1_over_3), x2), -1);
+    const int32_t sum =
+        (int32_t)constant_term + mcu_sat_round_doubling_high_mul_s16(constant_term, mcu_fp16_add(x, poly));
+    return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
+}
+
+/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits out. */
+static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+{
+    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    const int fractional_bits = 15 - integer_bits;
+    const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
+    const int16_t mask = mcu_fp16_sub(one_quarter, 1);
+    const int16_t a_mod_quarter_minus_one_quarter = mcu_fp16_sub((int16_t)(a & mask), one_quarter);
+    const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
+    int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
+        mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+    int exponent;
+    for (exponent = -2; exponent <= 4; ++exponent) {
+        if (integer_bits > exponent && (remainder & (1 << (fractional_bits + exponent)))) {
+            result = mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multipliers[exponent + 2]));
+        }
+    }
+    if (integer_bits > 5 && a < mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)))) {
+        result = 0;
+    }
+    return a == 0 ? INT16_MAX : result;
+}
+
+/* The Newton-Raphson iterate both reciprocals below share: 1 / (1 + a) for a
+ * in [0, 1), as a value with 2 integer bits. */
+static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
+{
+    const int16_t f2_one = (int16_t)(1 << 13);
+    const int32_t sum = (int32_t)a + INT16_MAX; /* RoundingHalfSum(a, One) */
+    const int16_t half_denominator = (int16_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int16_t x = mcu_fp16_add(mcu_fp16_constant(1515870810), /* 48/17 */
+                             mcu_sat_round_doubling_high_mul_s16(half_denominator, mcu_fp16_constant(-1010580540)));
+    int i;
+    for (i = 0; i < 3; ++i) {
+        const int16_t half_denominator_times_x = mcu_sat_round_doubling_high_mul_s16(half_denominator, x);
+        const int16_t one_minus = mcu_fp16_sub(f2_one, half_denominator_times_x);
+        x = mcu_fp16_add(x, mcu_fp16_sat_round_mul_by_pot(mcu_sat_round_doubling_high_mul_s16(x, one_minus), 2));
+    }
+    return x;
+}
+
+/* gemmlowp::logistic on int16 with `integer_bits` integer bits in, 0 out. */
+static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
+{
+    const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
+    const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
+    /* Rescale<0>(ExactMulByPot<-1>(x)): from 1 integer bit to 0. */
+    const int16_t result_if_positive = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_one_over_one_plus_x_f2(exp_neg), 1);
+    if (a == 0) {
+        return (int16_t)(1 << 14);
+    }
+    return a > 0 ? result_if_positive : mcu_fp16_sub(INT16_MAX, result_if_positive);
+}
+
+/* gemmlowp::tanh on int16 with `integer_bits` (0..6) integer bits in, 0 out. */
+static inline int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
+{
+    const int16_t negative_part = a < 0 ? a : mcu_fp16_neg(a);
+    /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
+    const int16_t exp_neg = mcu_fp16_exp_on_negative_values(negative_part, integer_bits + 1);
+    /* (1 - x) / (1 + x): Rescale<0>(x - One) from 2 integer bits. */
+    const int16_t t = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_sub(mcu_fp16_one_over_one_plus_x_f2(exp_neg), (int16_t)(1 << 13)), 2);
+    if (a == 0) {
+        return 0;
+    }
+    return a < 0 ? mcu_fp16_neg(t) : t;
+}
+
+/* TFLite's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) as a Q31
+ * multiplier and a shift, multiplied by `reverse_shift` (-1: a left shift). */
+static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reverse_shift, int32_t *output_inv_sqrt,
+                                                         int *output_shift)
+{
+    const int32_t half_three = ((int32_t)1 << 28) + ((int32_t)1 << 27); /* 1.5 at 3 integer bits */
+    int32_t x, half_input;
+    int left_shift_bit_pairs, i;
+    if (input <= 1) {
+        *output_inv_sqrt = INT32_MAX;
+        *output_shift = 0;
+        return;
+    }
+    *output_shift = 11;
+    while (input >= ((int32_t)1 << 29)) {
+        input /= 4;
+        ++*output_shift;
+    }
+    left_shift_bit_pairs = (mcu_count_leading_zeros_u32((uint32_t)input) - 1) / 2 - 1;
+    *output_shift -= left_shift_bit_pairs;
+    input = (int32_t)((uint32_t)input << (2 * left_shift_bit_pairs));
+    half_input = mcu_rounding_divide_by_pot(input >> 1, 1);
+    x = (int32_t)1 << 28; /* One() at 3 integer bits */
+    for (i = 0; i < 5; ++i) {
+        /* x * x * x has 9 integer bits; Rescale<3> shifts it left by 6. */
+        const int32_t x3 = mcu_fp_sat_round_mul_by_pot(
+            mcu_sat_round_doubling_high_mul(mcu_sat_round_doubling_high_mul(x, x), x), 6);
+        x = mcu_fp_sat_round_mul_by_pot(
+            mcu_fp_sub(mcu_sat_round_doubling_high_mul(half_three, x), mcu_sat_round_doubling_high_mul(half_input, x3)),
+            3);
+    }
+    x = mcu_sat_round_doubling_high_mul(x, 1518500250); /* sqrt(2) / 2 */
+    if (*output_shift < 0) {
+        x = (int32_t)((uint32_t)x << -*output_shift);
+        *output_shift = 0;
+    }
+    *output_inv_sqrt = x;
+    *output_shift *= reverse_shift;
 }
 
 #endif /* MCU_QUANT_H */

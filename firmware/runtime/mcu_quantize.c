@@ -34,9 +34,13 @@ MCU_REQUANTIZE(mcu_requantize_s8_s8, int8_t, int8_t, INT8_MIN, INT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_s8_u8, int8_t, uint8_t, 0, UINT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_u8_s8, uint8_t, int8_t, INT8_MIN, INT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_u8_u8, uint8_t, uint8_t, 0, UINT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_s8_s16, int8_t, int16_t, INT16_MIN, INT16_MAX)
+MCU_REQUANTIZE(mcu_requantize_u8_s16, uint8_t, int16_t, INT16_MIN, INT16_MAX)
 MCU_REQUANTIZE(mcu_requantize_s16_s8, int16_t, int8_t, INT8_MIN, INT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_s16_s16, int16_t, int16_t, INT16_MIN, INT16_MAX)
 MCU_REQUANTIZE(mcu_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)
+MCU_REQUANTIZE(mcu_requantize_s32_s8, int32_t, int8_t, INT8_MIN, INT8_MAX)
+MCU_REQUANTIZE(mcu_requantize_s32_s16, int32_t, int16_t, INT16_MIN, INT16_MAX)
 
 #define MCU_DEQUANTIZE(name, in_t)                                                        \
     void name(const mcu_dequantize_params *p, const in_t *input, float *output)           \

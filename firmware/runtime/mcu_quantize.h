@@ -44,9 +44,13 @@ void mcu_requantize_s8_s8(const mcu_requantize_params *p, const int8_t *input, i
 void mcu_requantize_s8_u8(const mcu_requantize_params *p, const int8_t *input, uint8_t *output);
 void mcu_requantize_u8_s8(const mcu_requantize_params *p, const uint8_t *input, int8_t *output);
 void mcu_requantize_u8_u8(const mcu_requantize_params *p, const uint8_t *input, uint8_t *output);
+void mcu_requantize_s8_s16(const mcu_requantize_params *p, const int8_t *input, int16_t *output);
+void mcu_requantize_u8_s16(const mcu_requantize_params *p, const uint8_t *input, int16_t *output);
 void mcu_requantize_s16_s8(const mcu_requantize_params *p, const int16_t *input, int8_t *output);
 void mcu_requantize_s16_s16(const mcu_requantize_params *p, const int16_t *input, int16_t *output);
 void mcu_requantize_s16_s32(const mcu_requantize_params *p, const int16_t *input, int32_t *output);
+void mcu_requantize_s32_s8(const mcu_requantize_params *p, const int32_t *input, int8_t *output);
+void mcu_requantize_s32_s16(const mcu_requantize_params *p, const int32_t *input, int16_t *output);
 
 void mcu_dequantize_s8_f32(const mcu_dequantize_params *p, const int8_t *input, float *output);
 void mcu_dequantize_u8_f32(const mcu_dequantize_params *p, const uint8_t *input, float *output);

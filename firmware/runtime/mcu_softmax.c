@@ -1,4 +1,5 @@
-/* Follows TensorFlow Lite's reference_ops::Softmax: the int8 version in
+/* Follows TensorFlow Lite's reference_ops::Softmax: the int8 versions (int8
+ * or int16 output) in
  * gemmlowp fixed point (exp of scaled differences accumulated with 12 integer
  * bits, one reciprocal per row), the float version with expf. */
 #include "mcu_softmax.h"
@@ -20,39 +21,75 @@ static int32_t exp_of_diff(const mcu_softmax_s8_params *p, int32_t diff)
     return mcu_fp_exp_on_negative_values(scaled_diff, MCU_SOFTMAX_DIFF_INTEGER_BITS);
 }
 
+/* Per row: the largest input, and 1 / sum(exp) as a Q0.31 reciprocal with
+ * its extra shift. */
+static void row_reciprocal(const mcu_softmax_s8_params *p, const int8_t *in_row, int32_t *max_in_row,
+                           int32_t *reciprocal, int *num_bits_over_unit)
+{
+    int32_t max_value = INT8_MIN;
+    int32_t sum_of_exps = 0;
+    int32_t c;
+    for (c = 0; c < p->depth; ++c) {
+        max_value = MCU_MAX(max_value, (int32_t)in_row[c]);
+    }
+    for (c = 0; c < p->depth; ++c) {
+        const int32_t diff = (int32_t)in_row[c] - max_value;
+        if (diff >= p->diff_min) {
+            const int32_t exp_q0 = exp_of_diff(p, diff);
+            sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
+        }
+    }
+    *max_in_row = max_value;
+    *reciprocal = mcu_fp_reciprocal(sum_of_exps, MCU_SOFTMAX_ACCUM_INTEGER_BITS, num_bits_over_unit);
+}
+
+/* One output of an `output_bits`-bit type, offset by the type's minimum
+ * (the output zero point TFLite requires), before the final clamp. */
+static int32_t shifted_output(const mcu_softmax_s8_params *p, int32_t diff, int32_t reciprocal,
+                              int num_bits_over_unit, int output_bits)
+{
+    const int32_t exp_q0 = exp_of_diff(p, diff);
+    const int32_t unsat = mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(reciprocal, exp_q0),
+                                                     num_bits_over_unit + 31 - output_bits);
+    return unsat - ((int32_t)1 << (output_bits - 1));
+}
+
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t i, c;
     for (i = 0; i < p->outer_size; ++i) {
         const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
         int8_t *out_row = output + (size_t)i * (size_t)p->depth;
-        int32_t max_in_row = INT8_MIN;
-        int32_t sum_of_exps = 0;
-        int32_t reciprocal;
+        int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
-        for (c = 0; c < p->depth; ++c) {
-            max_in_row = MCU_MAX(max_in_row, (int32_t)in_row[c]);
-        }
-        for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            if (diff >= p->diff_min) {
-                const int32_t exp_q0 = exp_of_diff(p, diff);
-                sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
-            }
-        }
-        reciprocal = mcu_fp_reciprocal(sum_of_exps, MCU_SOFTMAX_ACCUM_INTEGER_BITS, &num_bits_over_unit);
+        row_reciprocal(p, in_row, &max_in_row, &reciprocal, &num_bits_over_unit);
         /* The input row may be the output row (in place): each element is
          * read before it is written. */
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            if (diff >= p->diff_min) {
-                const int32_t exp_q0 = exp_of_diff(p, diff);
-                const int32_t unsat = mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(reciprocal, exp_q0),
-                                                                 num_bits_over_unit + 31 - 8);
-                out_row[c] = (int8_t)mcu_clamp_s32(unsat + INT8_MIN, INT8_MIN, INT8_MAX);
-            } else {
-                out_row[c] = INT8_MIN;
-            }
+            out_row[c] = diff >= p->diff_min
+                             ? (int8_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 8),
+                                                     INT8_MIN, INT8_MAX)
+                             : INT8_MIN;
+        }
+    }
+}
+
+void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output)
+{
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
+        int16_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t max_in_row, reciprocal;
+        int num_bits_over_unit;
+        row_reciprocal(p, in_row, &max_in_row, &reciprocal, &num_bits_over_unit);
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t diff = (int32_t)in_row[c] - max_in_row;
+            out_row[c] = diff >= p->diff_min
+                             ? (int16_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 16),
+                                                      INT16_MIN, INT16_MAX)
+                             : INT16_MIN;
         }
     }
 }
@@ -75,6 +112,57 @@ void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float 
         }
         for (c = 0; c < p->depth; ++c) {
             out_row[c] = out_row[c] / sum;
+        }
+    }
+}
+
+/* TFLite's int16 LUT lookup: 512 segments over the int16 range, linear
+ * interpolation by the low 7 bits, rounded. */
+static int16_t lut_lookup_s16(int16_t value, const int16_t *lut)
+{
+    const int32_t index = 256 + (value >> 7);
+    const int32_t offset = value & 0x7f;
+    const int16_t slope = (int16_t)(lut[index + 1] - lut[index]);
+    return (int16_t)(lut[index] + ((slope * offset + 64) >> 7));
+}
+
+void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, int16_t *output)
+{
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const int16_t *in_row = input + (size_t)i * (size_t)p->depth;
+        int16_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t max_in_row = INT16_MIN;
+        int32_t sum_of_exps = 0; /* Q16.15 */
+        int32_t shifted_sum, right_shift;
+        int64_t round;
+        int headroom_plus_one;
+        int16_t reciprocal;
+        for (c = 0; c < p->depth; ++c) {
+            max_in_row = MCU_MAX(max_in_row, (int32_t)in_row[c]);
+        }
+        /* exp(x - max) in Q0.15, kept in the output row until rescaled (as
+         * the reference does). */
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t scaled_diff = mcu_mul_by_quantized_mul((int32_t)in_row[c] - max_in_row,
+                                                                 p->input_multiplier, (int)p->input_shift);
+            /* [-65535, 0] -> [-32768, 32767], the table's input range. */
+            const int32_t centred = mcu_clamp_s32(scaled_diff + 32767, INT16_MIN, INT16_MAX);
+            out_row[c] = lut_lookup_s16((int16_t)centred, p->exp_lut);
+            sum_of_exps += out_row[c];
+        }
+        /* 1 / sum from the 1 / (1 + x) table: the sum normalised to [1, 2)
+         * in Q1.15, less one, centred on the table's int16 range. */
+        headroom_plus_one = mcu_count_leading_zeros_u32((uint32_t)sum_of_exps);
+        shifted_sum = (int32_t)((((int64_t)sum_of_exps << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+        reciprocal = lut_lookup_s16(
+            (int16_t)mcu_clamp_s32(shifted_sum - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX),
+            p->one_over_one_plus_x_lut);
+        right_shift = 31 - headroom_plus_one;
+        round = (int64_t)1 << (right_shift - 1);
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t result = (int32_t)(((int64_t)out_row[c] * (int64_t)reciprocal + round) >> right_shift);
+            out_row[c] = (int16_t)mcu_clamp_s32(result, 0, INT16_MAX);
         }
     }
 }

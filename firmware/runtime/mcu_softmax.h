@@ -18,8 +18,22 @@ typedef struct {
     float beta;
 } mcu_softmax_f32_params;
 
+typedef struct {
+    int32_t outer_size;
+    int32_t depth;
+    int32_t input_multiplier; /* beta * input scale / (10 / 65535) */
+    int32_t input_shift;
+    const int16_t *exp_lut;                 /* 513 entries: exp over [-10, 0] */
+    const int16_t *one_over_one_plus_x_lut; /* 513 entries: 1 / (1 + x) over [0, 1] */
+} mcu_softmax_s16_params;
+
 /* Output quantization is fixed by TFLite: scale 1/256, zero point -128. */
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output);
+/* int8 input, int16 output with zero point -32768 (the reference's
+ * Softmax<int8_t, int16_t>: the same fixed point, 16 output bits). */
+void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
+/* int16 in and out, zero points 0 (TFLite's SoftmaxInt16: lookup tables). */
+void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, int16_t *output);
 
 #endif /* MCU_SOFTMAX_H */

@@ -19,6 +19,16 @@ Codegen renders each KernelCall through templates/ as
     static const PARAMS_TYPE opN_params = { .field = value, ... };
     FUNCTION(&opN_params, arg0, arg1, ...);
 
+Kernels that need working memory beyond their inputs and outputs (SVDF,
+LSTM, TRANSPOSE_CONV ...) also register, next to their lowering,
+
+    @scratch_for("SVDF")
+    def svdf_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]
+
+scratch.py turns each need into a scratch tensor of the graph, listed in
+`op.scratch` in the same order, which lives in the arena at that op's step
+only; the lowering passes `op.scratch[i]` in `args` like an output.
+
 The params dict names exactly the fields of PARAMS_TYPE as declared in
 firmware/runtime (the one declaration of each struct): codegen checks every
 call against the header at generation time (runtime_contract.py), so a missing
@@ -59,6 +69,16 @@ class KernelCall:
     sources: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ScratchNeed:
+    """Working memory a kernel needs during one op: `elements` values of
+    `dtype` (a graph dtype; it gives the kernel's pointer type)."""
+
+    name: str  # what it holds, e.g. "feature_activations"
+    dtype: str
+    elements: int
+
+
 class NotLowerable(Exception):
     """This variant of the operator is not implemented by the runtime."""
 
@@ -66,6 +86,9 @@ class NotLowerable(Exception):
 LowerFn = Callable[[Operator, Graph], KernelCall]
 _REGISTRY: Registry[LowerFn] = Registry("lowering", package_modules(__name__, __path__))
 LOWERINGS = _REGISTRY.entries
+ScratchFn = Callable[[Operator, Graph], tuple[ScratchNeed, ...]]
+_SCRATCH: Registry[ScratchFn] = Registry("scratch need", package_modules(__name__, __path__))
+SCRATCH_NEEDS = _SCRATCH.entries
 
 
 def lowers(*opcodes: str) -> Callable[[LowerFn], LowerFn]:
@@ -77,8 +100,20 @@ def lowers(*opcodes: str) -> Callable[[LowerFn], LowerFn]:
     return wrap
 
 
+def scratch_for(*opcodes: str) -> Callable[[ScratchFn], ScratchFn]:
+    """Registers the function saying what scratch memory `opcodes` need."""
+
+    def wrap(fn: ScratchFn) -> ScratchFn:
+        for opcode in opcodes:
+            _SCRATCH.add(opcode, fn)
+        return fn
+
+    return wrap
+
+
 def load_all() -> dict[str, LowerFn]:
-    """Every registered lowering; imports the lowering modules on first use."""
+    """Every registered lowering; imports the lowering modules on first use
+    (which also fills SCRATCH_NEEDS)."""
     return _REGISTRY.load()
 
 

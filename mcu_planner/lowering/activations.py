@@ -18,11 +18,21 @@ from typing import Callable
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import FLOAT32_MAX, downscale_multiplier_to_int16, f32, lut_int8, quantize_multiplier, tflite_round
+from ..quant import (
+    FLOAT32_MAX,
+    INT_RANGES,
+    downscale_multiplier_to_int16,
+    f32,
+    log2_if_power_of_two,
+    lut_int8,
+    quantize_multiplier,
+    tflite_round,
+)
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_activations",)
+SOURCES_S16 = ("mcu_activations_s16",)  # the int16 kernels
 
 
 @lru_cache(maxsize=None)
@@ -69,9 +79,35 @@ def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
     return inp, out
 
 
+def _lower_sigmoid_s16(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
+    """int16 LOGISTIC / TANH: the input rescaling of SigmoidPrepare /
+    TanhPrepare (the table's domain is 3 * 4096 units per 1.0 of a 1/4-scaled
+    input); output scale 1/32768, zero points 0, as TFLite requires."""
+    if zero_point(inp) or zero_point(out) or log2_if_power_of_two(scale(out)) != -15:
+        raise NotLowerable(f"int16 {op.opcode} needs zero points 0 and output scale 1/32768")
+    input_integer_bits = 3
+    log2 = log2_if_power_of_two(scale(inp))
+    left_shift = (15 - input_integer_bits) + (log2 if log2 is not None else 0)
+    if log2 is not None and left_shift == 0:
+        multiplier = 3  # the power-of-two case: 3 << 0
+    else:
+        # Double, from the float32 scale; doubled until above 32767 / 2.
+        real = f32(scale(inp)) * 4096.0 * 3.0
+        left_shift = 0
+        while real <= 32767.0 / 2.0 and left_shift <= 30:
+            left_shift += 1
+            real *= 2.0
+        multiplier = int(real)  # static_cast<int32_t>: truncation
+    function = "mcu_logistic_s16" if op.opcode == "LOGISTIC" else "mcu_tanh_s16"
+    params = {"size": inp.num_elements, "input_multiplier": multiplier, "input_left_shift": left_shift}
+    return kernel_call(op, function, "mcu_sigmoid_s16_params", params, SOURCES_S16)
+
+
 @lowers("LOGISTIC", "TANH")
 def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
+    if inp.dtype == "int16":
+        return _lower_sigmoid_s16(op, inp, out)
     require_dtype(op, inp, "int8")
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.
@@ -103,7 +139,10 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             {"size": inp.num_elements, "act_min": low, "act_max": FLOAT32_MAX if high is None else high},
             SOURCES,
         )
-    require_dtype(op, inp, "int8")
+    # TFLite's RELU_N1_TO_1 has no int16 kernel.
+    require_dtype(op, inp, "int8", *(("int16",) if op.opcode != "RELU_N1_TO_1" else ()))
+    q_min, q_max = INT_RANGES[inp.dtype]
+    kernel, sources = ("mcu_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_relu_s16", SOURCES_S16)
     output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
 
     def quantized(bound: float) -> int:
@@ -114,18 +153,18 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     multiplier, shift = quantize_multiplier(float(np.float32(scale(inp)) / output_scale))
     return kernel_call(
         op,
-        "mcu_relu_s8",
-        "mcu_relu_s8_params",
+        kernel,
+        "mcu_relu_s8_params",  # both dtypes: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
             "output_zero_point": output_zero_point,
             "output_multiplier": multiplier,
             "output_shift": shift,
-            "act_min": max(-128, quantized(low)),
-            "act_max": 127 if high is None else min(127, quantized(high)),
+            "act_min": max(q_min, quantized(low)),
+            "act_max": q_max if high is None else min(q_max, quantized(high)),
         },
-        SOURCES,
+        sources,
     )
 
 
@@ -136,15 +175,16 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     if inp.dtype == "float32":
         params = {"size": inp.num_elements, "alpha": alpha}
         return kernel_call(op, "mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", params, SOURCES)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "int16")
+    kernel, sources = ("mcu_leaky_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_leaky_relu_s16", SOURCES_S16)
     input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
     # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
     alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
     identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
     return kernel_call(
         op,
-        "mcu_leaky_relu_s8",
-        "mcu_leaky_relu_s8_params",
+        kernel,
+        "mcu_leaky_relu_s8_params",  # both dtypes: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
@@ -154,7 +194,7 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
             "alpha_multiplier": alpha_multiplier,
             "alpha_shift": alpha_shift,
         },
-        SOURCES,
+        sources,
     )
 
 

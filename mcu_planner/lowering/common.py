@@ -166,3 +166,22 @@ def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor |
     if filt.quantization is None:
         raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
     return False
+
+
+def require_16x8_weighted_op(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, bias_dtypes: tuple[str, ...]
+) -> None:
+    """Checks an op with weights for TFLite's 16x8 scheme: int16 activations
+    with zero point 0, symmetric int8 weights, a bias of one of `bias_dtypes`
+    (or none)."""
+    for t, dtype in ((inp, "int16"), (out, "int16"), (filt, "int8")):
+        require_dtype(op, t, dtype)
+    if bias is not None:
+        require_dtype(op, bias, *bias_dtypes)
+    if filt.quantization is None:
+        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
+    if any(filt.quantization.zero_points):
+        raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
+    if zero_point(inp) or zero_point(out):
+        # TFLite's int16 kernels take symmetric activations only.
+        raise NotLowerable(f"16x8 {op.opcode} with a non-zero activation zero point")

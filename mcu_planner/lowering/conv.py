@@ -1,11 +1,12 @@
-"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_*."""
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c;
+16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import conv_output_multipliers
+from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
@@ -14,6 +15,7 @@ from .common import (
     is_float_weighted_op,
     kernel_call,
     output_tensor,
+    require_16x8_weighted_op,
     scale,
     sliding_window,
     zero_point,
@@ -71,6 +73,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
             raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
     params = _geometry(op, inp, filt, out, per_filter)
+    if inp.dtype == "int16":
+        return _lower_16x8(op, stem, params, inp, filt, bias, out, depthwise)
     if is_float_weighted_op(op, inp, filt, bias, out):
         return kernel_call(
             op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3
@@ -91,6 +95,23 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+
+
+def _lower_16x8(
+    op: Operator, stem: str, params: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, depthwise: bool
+) -> KernelCall:
+    """int16 activations, int8 weights, an int64 bias (CONV_2D: or int32, as
+    TFLM takes it); the sums accumulate in int64 either way."""
+    require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",) if depthwise else ("int64", "int32"))
+    function = f"{stem}_s16_bias32" if bias is not None and bias.dtype == "int32" else f"{stem}_s16"
+    multipliers, shifts = int64_rescale_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
+    s16_params = {
+        **params,
+        "output_multiplier": int32_array(multipliers),
+        "output_shift": int32_array(shifts),
+        **activation_params(op, out),
+    }
+    return kernel_call(op, function, "mcu_conv_s16_params", s16_params, ("mcu_conv_s16",), inputs=3)
 
 
 def _window_offset_terms(filt: Tensor, input_offset: int, depthwise: bool) -> CArray | str:

@@ -1,8 +1,9 @@
-"""ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_f32 (firmware/runtime/mcu_elementwise.c).
+"""ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_f32 (firmware/runtime/mcu_elementwise.c),
+int16 ADD/SUB/MUL -> mcu_add_s16 / mcu_{add,sub}_s16_pot / mcu_mul_s16 (mcu_elementwise_s16.c).
 
 The constants follow TFLite's add.cc / sub.cc / mul.cc Prepare: for int8 ADD
 and SUB both inputs are rescaled to twice the larger input scale with 20 bits
-of headroom, SUB negating the second input's multiplier; MUL rescales the
+of headroom (int16: 15 bits, unless pot_scale_int16 picks the power-of-two path), SUB negating the second input's multiplier; MUL rescales the
 product by input1_scale * input2_scale / output_scale, that product computed
 in float32 as the C++ expression on float fields is.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from ..quant import log2_if_power_of_two, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     MAX_RANK,
@@ -27,8 +28,13 @@ from .common import (
 )
 
 
-# Headroom bits TFLite gives int8 operands of ADD/SUB before adding them.
+SOURCES = ("mcu_elementwise",)
+SOURCES_S16 = ("mcu_elementwise_s16",)  # the 16x8 kernels
+
+# Headroom bits TFLite gives int8 operands of ADD/SUB before adding them,
+# and int16 ones on the general (not power-of-two) path.
 ADD_LEFT_SHIFT = 20
+ADD_LEFT_SHIFT_INT16 = 15
 
 
 def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...], out_shape: tuple[int, ...]):
@@ -89,7 +95,27 @@ def _call(op: Operator, function: str, params_type: str, operands: tuple[Tensor,
     dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
     walk = {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
     params = {**walk, **own, **activation_params(op, out)}
-    return kernel_call(op, function, params_type, params, ("mcu_elementwise",), inputs=2)
+    sources = SOURCES_S16 if "_s16" in function else SOURCES
+    return kernel_call(op, function, params_type, params, sources, inputs=2)
+
+
+def _lower_add_sub_s16_pot(op: Operator, operands: tuple[Tensor, Tensor, Tensor]) -> KernelCall:
+    """TFLite's int16 ADD/SUB with pot_scale_int16 and power-of-two scales
+    (the LSTM-era path): one input is right-shifted to the output's scale."""
+    a, b, out = operands
+    if a.shape != b.shape or a.shape != out.shape:
+        # The reference's power-of-two kernels do not broadcast.
+        raise NotLowerable(f"int16 {op.opcode} with power-of-two scales on shapes {a.shape}, {b.shape}")
+    if any(zero_point(t) for t in operands):
+        raise NotLowerable(f"int16 {op.opcode} with a non-zero zero point")
+    out_log2 = log2_if_power_of_two(scale(out))
+    shift1, shift2 = log2_if_power_of_two(scale(a)) - out_log2, log2_if_power_of_two(scale(b)) - out_log2
+    if (shift1 and shift2) or shift1 > 0 or shift2 > 0:
+        # Prepare refuses these.
+        raise NotLowerable(f"int16 {op.opcode} with power-of-two input shifts {shift1}, {shift2}")
+    function = "mcu_add_s16_pot" if op.opcode == "ADD" else "mcu_sub_s16_pot"
+    params = {"size": out.num_elements, "input1_shift": shift1, "input2_shift": shift2, **activation_params(op, out)}
+    return kernel_call(op, function, "mcu_add_s16_pot_params", params, SOURCES_S16, inputs=2)
 
 
 def _int8_offsets(a: Tensor, b: Tensor, out: Tensor) -> dict[str, int]:
@@ -102,14 +128,21 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     if out.dtype == "float32":
         function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
         return _call(op, function, "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8")
+    require_dtype(op, out, "int8", "int16")
+    if out.dtype == "int16":
+        if op.options.get("pot_scale_int16", False) and all(log2_if_power_of_two(scale(t)) is not None for t in operands):
+            return _lower_add_sub_s16_pot(op, operands)
+        kernel, left_shift = "mcu_add_s16", ADD_LEFT_SHIFT_INT16
+    else:
+        kernel, left_shift = "mcu_add_s8", ADD_LEFT_SHIFT
     scale1, scale2, out_scale = scale(a), scale(b), scale(out)
     # 2 * std::max(float, float) stays float32; every division after it is in
     # double, the float operands widened.
     twice_max_input_scale = float(2 * max(np.float32(scale1), np.float32(scale2)))
     real_multiplier1 = scale1 / twice_max_input_scale
     real_multiplier2 = scale2 / twice_max_input_scale
-    real_output_multiplier = twice_max_input_scale / float(np.float32(1 << ADD_LEFT_SHIFT) * np.float32(out_scale))
+    # (1 << left_shift) * float: float32.
+    real_output_multiplier = twice_max_input_scale / float(np.float32(1 << left_shift) * np.float32(out_scale))
     multiplier1, shift1 = quantize_multiplier_smaller_than_one_exp(real_multiplier1)
     multiplier2, shift2 = quantize_multiplier_smaller_than_one_exp(real_multiplier2)
     output_multiplier, output_shift = quantize_multiplier_smaller_than_one_exp(real_output_multiplier)
@@ -117,11 +150,11 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
         multiplier2 = -multiplier2
     return _call(
         op,
-        "mcu_add_s8",
-        "mcu_add_s8_params",
+        kernel,
+        "mcu_add_s8_params",  # both dtypes: the same fields
         operands,
         **_int8_offsets(a, b, out),
-        left_shift=ADD_LEFT_SHIFT,
+        left_shift=left_shift,
         input1_multiplier=multiplier1,
         input1_shift=shift1,
         input2_multiplier=multiplier2,
@@ -136,13 +169,13 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8")
+    require_dtype(op, out, "int8", "int16")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
     return _call(
         op,
-        "mcu_mul_s8",
-        "mcu_mul_s8_params",
+        "mcu_mul_s8" if out.dtype == "int8" else "mcu_mul_s16",
+        "mcu_mul_s8_params",  # both dtypes: the same fields
         operands,
         **_int8_offsets(a, b, out),
         output_multiplier=output_multiplier,

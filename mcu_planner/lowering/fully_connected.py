@@ -1,4 +1,5 @@
-"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32}."""
+"""FULLY_CONNECTED -> mcu_fully_connected_{s8,f32} (mcu_fully_connected.c), 16x8 ->
+mcu_fully_connected_s16 (mcu_fully_connected_s16.c)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .common import (
     is_float_weighted_op,
     kernel_call,
     output_tensor,
+    require_16x8_weighted_op,
     scale,
     zero_point,
 )
@@ -36,6 +38,29 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
     return int32_array(terms)
 
 
+def _lower_16x8(op: Operator, sizes: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> KernelCall:
+    """LiteRT rescales the int64 sums in double by input * filter / output
+    scale (see mcu_fully_connected_s16.c); it reads a 16x8 bias as int64
+    whatever its type (an int32 one gives garbage), so only int64 has a
+    reference to match."""
+    require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",))
+    filter_scales = filt.quantization.scales
+    per_channel = len(filter_scales) > 1
+    if per_channel and len(filter_scales) != sizes["output_depth"]:
+        raise NotLowerable(f"FULLY_CONNECTED filter has {len(filter_scales)} scales for {sizes['output_depth']} outputs")
+    # double(float) * double(float) / double(float), as the reference.
+    scales = [scale(inp) * filter_scale / scale(out) for filter_scale in filter_scales]
+    params = {
+        **sizes,
+        "per_channel": int(per_channel),
+        "output_scale": CArray("double", tuple(scales)),
+        **activation_params(op, out),
+    }
+    return kernel_call(
+        op, "mcu_fully_connected_s16", "mcu_fully_connected_s16_params", params, ("mcu_fully_connected_s16",), inputs=3
+    )
+
+
 @lowers("FULLY_CONNECTED")
 def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     inp = input_tensor(op, graph, 0)
@@ -53,6 +78,8 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     if out.num_elements != batches * output_depth:
         raise NotLowerable(f"FULLY_CONNECTED output shape {out.shape} does not match {batches}x{output_depth}")
     sizes = {"batches": batches, "output_depth": output_depth, "accum_depth": accum_depth}
+    if inp.dtype == "int16":
+        return _lower_16x8(op, sizes, inp, filt, bias, out)
     if is_float_weighted_op(op, inp, filt, bias, out):
         params = {**sizes, **activation_params(op, out)}
         return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)

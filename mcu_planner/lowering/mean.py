@@ -47,12 +47,12 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         return KernelCall("mcu_mean_f32", "mcu_mean_f32_params", shape, args, ("mcu_mean",))
 
-    require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8")
+    require_dtype(op, inp, "int8", "int16")
+    require_dtype(op, out, inp.dtype)
     multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
     return KernelCall(
-        "mcu_mean_s8",
-        "mcu_mean_s8_params",
+        "mcu_mean_s8" if inp.dtype == "int8" else "mcu_mean_s16",
+        "mcu_mean_s8_params",  # both dtypes: the same fields
         {
             **shape,
             "input_zero_point": zero_point(inp),
@@ -61,5 +61,5 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
             "shift": shift,
         },
         args,
-        ("mcu_mean",),
+        ("mcu_mean",) if inp.dtype == "int8" else ("mcu_mean_s16",),
     )

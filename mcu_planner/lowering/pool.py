@@ -1,4 +1,5 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,f32}."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,f32} (mcu_pool.c), int16 ->
+mcu_{average,max}_pool_2d_s16 (mcu_pool_s16.c)."""
 
 from __future__ import annotations
 
@@ -46,16 +47,18 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
         require_dtype(op, out, "float32")
         suffix, params_type = "f32", "mcu_pool_f32_params"
     else:
-        require_dtype(op, inp, "int8")
-        require_dtype(op, out, "int8")
+        require_dtype(op, inp, "int8", "int16")
+        require_dtype(op, out, inp.dtype)
         # The int8 kernels copy quantized values through unchanged, so they
         # are only right when input and output share scale and zero point
         # (TFLite enforces the same in Prepare).
         if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
             raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
-        suffix, params_type = "s8", "mcu_pool_s8_params"
+        # int16 takes the int8 kernels' parameter block (the same fields).
+        suffix, params_type = ("s8" if inp.dtype == "int8" else "s16"), "mcu_pool_s8_params"
     params = {**params, **activation_params(op, out)}
-    return kernel_call(op, f"{stem}_{suffix}", params_type, params, ("mcu_pool",))
+    sources = ("mcu_pool_s16",) if suffix == "s16" else ("mcu_pool",)
+    return kernel_call(op, f"{stem}_{suffix}", params_type, params, sources)
 
 
 @lowers("AVERAGE_POOL_2D")

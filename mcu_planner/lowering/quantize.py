@@ -19,11 +19,15 @@ TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "flo
 REQUANTIZE_PAIRS = {
     ("int8", "int8"),
     ("int8", "uint8"),
+    ("int8", "int16"),
     ("uint8", "int8"),
     ("uint8", "uint8"),
+    ("uint8", "int16"),
     ("int16", "int8"),
     ("int16", "int16"),
     ("int16", "int32"),
+    ("int32", "int8"),
+    ("int32", "int16"),
 }
 
 

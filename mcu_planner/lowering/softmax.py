@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from ..quant import calculate_input_radius, f32, preprocess_softmax_scaling
-from . import KernelCall, NotLowerable, lowers
+import math
+
+from ..graph import Tensor
+from ..quant import calculate_input_radius, f32, lut_int16, preprocess_softmax_scaling, quantize_multiplier
+from . import CArray, KernelCall, NotLowerable, lowers
 from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_softmax",)
@@ -27,9 +30,16 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         params = {"outer_size": outer_size, "depth": depth, "beta": beta}
         return kernel_call(op, "mcu_softmax_f32", "mcu_softmax_f32_params", params, SOURCES)
+    if inp.dtype == "int16":
+        return _lower_softmax_s16(op, inp, out, beta, outer_size, depth)
     require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8")
-    if zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
+    require_dtype(op, out, "int8", "int16")
+    if out.dtype == "int16":
+        # TFLite fixes only the zero point of an int16 output; the kernel
+        # writes probabilities in steps of 1/65536 whatever the scale says.
+        if zero_point(out) != -32768:
+            raise NotLowerable("int8 SOFTMAX to int16 whose output zero point is not -32768")
+    elif zero_point(out) != -128 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
         raise NotLowerable("int8 SOFTMAX whose output is not quantized with scale 1/256, zero point -128")
     multiplier, left_shift = preprocess_softmax_scaling(beta, scale(inp), SCALED_DIFF_INTEGER_BITS)
     diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, left_shift)
@@ -40,4 +50,33 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "input_left_shift": left_shift,
         "diff_min": diff_min,
     }
-    return kernel_call(op, "mcu_softmax_s8", "mcu_softmax_s8_params", params, SOURCES)
+    function = "mcu_softmax_s8" if out.dtype == "int8" else "mcu_softmax_s8_s16"
+    return kernel_call(op, function, "mcu_softmax_s8_params", params, SOURCES)
+
+
+# int16 SOFTMAX's lookup tables (activations.cc, SoftmaxPrepare): exp over
+# [-10, 0] (exp(-10) counts for nothing in a sum) and 1 / (1 + x) over
+# [0, 1], both with outputs in [-1, 1], populated in double.
+INT16_RANGE = 65535
+EXP_LUT = lut_int16((10.0 / INT16_RANGE, 32767), (2.0 / INT16_RANGE, 0), math.exp)
+ONE_OVER_ONE_PLUS_X_LUT = lut_int16((1.0 / INT16_RANGE, -32768), (2.0 / INT16_RANGE, 0), lambda x: 1.0 / (1.0 + x))
+
+
+def _lower_softmax_s16(op: Operator, inp: Tensor, out: Tensor, beta: float, outer_size: int, depth: int) -> KernelCall:
+    """int16 in and out, zero points 0: TFLite's SoftmaxInt16 with its two
+    lookup tables (the output is probabilities in Q0.15 whatever the scale)."""
+    require_dtype(op, out, "int16")
+    if zero_point(inp) != 0 or zero_point(out) != 0:
+        raise NotLowerable("int16 SOFTMAX with a zero point other than 0")
+    # float input scale * float beta in float32, then / (10 / 65535) in
+    # double: the differences [-65535, 0] become [-10, 0].
+    multiplier, shift = quantize_multiplier(f32(scale(inp) * beta) / (10.0 / INT16_RANGE))
+    params = {
+        "outer_size": outer_size,
+        "depth": depth,
+        "input_multiplier": multiplier,
+        "input_shift": shift,
+        "exp_lut": CArray("int16_t", EXP_LUT),
+        "one_over_one_plus_x_lut": CArray("int16_t", ONE_OVER_ONE_PLUS_X_LUT),
+    }
+    return kernel_call(op, "mcu_softmax_s16", "mcu_softmax_s16_params", params, SOURCES)

@@ -1,0 +1,117 @@
+/* Follows TensorFlow Lite's reference_integer_ops::ConvPerChannel and
+ * DepthwiseConvPerChannel for int16 input (conv.h / depthwise_conv.h).
+ *
+ * The sum of a window is computed exactly in int64 (each product of an int16
+ * and an int8 is below 2^22 in magnitude), the bias added, and the int64
+ * MultiplyByQuantizedMultiplier applied, whatever the bias type (conv.h's
+ * int16 ConvPerChannel is a template on the bias type only; TFLM passes an
+ * int32 bias to it as such). */
+#include "mcu_conv_s16.h"
+
+#include "mcu_quant.h"
+#include "mcu_window.h"
+
+/* The window sum of one CONV_2D output (b, wy, wx, out_c). */
+static int64_t conv_window_sum(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, int32_t b,
+                               const mcu_window_axis *wy, const mcu_window_axis *wx, int32_t out_c)
+{
+    const int32_t filter_in_c = p->filter_in_c_or_multiplier;
+    const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
+    const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
+    int64_t acc = 0;
+    int32_t fy, fx, ic;
+    for (fy = wy->first; fy < wy->end; ++fy) {
+        for (fx = wx->first; fx < wx->end; ++fx) {
+            const int16_t *in_px = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                           mcu_window_input(wy, fy), mcu_window_input(wx, fx),
+                                                           group_first_c);
+            const int8_t *f_px = filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
+            for (ic = 0; ic < filter_in_c; ++ic) {
+                acc += (int32_t)in_px[ic] * (int32_t)f_px[ic];
+            }
+        }
+    }
+    return acc;
+}
+
+/* int64 bias, int32 bias (widened) or none: the sum stays in int64 either way. */
+static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const int64_t *bias64, const int32_t *bias32,
+                              int32_t out_c)
+{
+    int32_t scaled;
+    if (bias64 != NULL) {
+        acc += bias64[out_c];
+    } else if (bias32 != NULL) {
+        acc += bias32[out_c];
+    }
+    scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
+}
+
+static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                        const int64_t *bias64, const int32_t *bias32, int16_t *output)
+{
+    int32_t b, out_y, out_x, out_c;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                int16_t *out_px = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, 0);
+                for (out_c = 0; out_c < p->output_c; ++out_c) {
+                    const int64_t sum = conv_window_sum(p, input, filter, b, &wy, &wx, out_c);
+                    out_px[out_c] = requantize_s16(p, sum, bias64, bias32, out_c);
+                }
+            }
+        }
+    }
+}
+
+void mcu_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, const int64_t *bias,
+                     int16_t *output)
+{
+    conv_2d_s16(p, input, filter, bias, NULL, output);
+}
+
+void mcu_conv_2d_s16_bias32(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                            const int32_t *bias, int16_t *output)
+{
+    conv_2d_s16(p, input, filter, NULL, bias, output);
+}
+
+void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
+                               const int64_t *bias, int16_t *output)
+{
+    const int32_t multiplier = p->filter_in_c_or_multiplier;
+    int32_t b, out_y, out_x, ic, m, fy, fx;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                for (ic = 0; ic < p->input_c; ++ic) {
+                    for (m = 0; m < multiplier; ++m) {
+                        const int32_t out_c = m + ic * multiplier;
+                        int64_t acc = 0;
+                        for (fy = wy.first; fy < wy.end; ++fy) {
+                            for (fx = wx.first; fx < wx.end; ++fx) {
+                                const int16_t in = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                                         mcu_window_input(&wy, fy),
+                                                                         mcu_window_input(&wx, fx), ic)];
+                                const int8_t f =
+                                    filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, out_c)];
+                                acc += (int32_t)in * (int32_t)f;
+                            }
+                        }
+                        output[mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, out_c)] =
+                            requantize_s16(p, acc, bias, NULL, out_c);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,729 @@
+/* UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite's interpreter computes it
+ * (kernels/lstm_eval.cc: LstmStepInteger8x8_16 and LstmStepFloat, with the
+ * portable tensor_utils the x86 build dispatches to).  Each step function
+ * below names the TFLite function it follows; the order of operations,
+ * where the 16-bit gates saturate and which buffer holds what are kept,
+ * because they decide output bits. */
+#include "mcu_lstm.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "mcu_fully_connected.h"
+#include "mcu_quant.h"
+
+enum { GATE_INPUT = 0, GATE_FORGET = 1, GATE_CELL = 2, GATE_OUTPUT = 3 };
+
+/* ---------------------------------------------------------------- int8 x int8 -> int16 */
+
+/* Rows [r, r + count) of matrix . vector plus their effective biases: the
+ * accumulators of TFLite's PortableMatrixBatchVectorMultiplyAccumulate (the
+ * zero points are folded into the biases at generation time).  Integer sums
+ * are exact in any order; four rows go through mcu_dot4_s8 together. */
+static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *matrix, int32_t n_col,
+                       int32_t n_row, int32_t r, int32_t sums[4])
+{
+    int k;
+    if (r + 4 <= n_row) {
+        mcu_dot4_s8(vector, matrix + (size_t)r * (size_t)n_col, n_col, sums);
+        for (k = 0; k < 4; ++k) {
+            sums[k] += bias[r + k];
+        }
+        return 4;
+    }
+    {
+        const int8_t *row = matrix + (size_t)r * (size_t)n_col;
+        int32_t c, sum = bias[r];
+        for (c = 0; c < n_col; ++c) {
+            sum += (int32_t)vector[c] * (int32_t)row[c];
+        }
+        sums[0] = sum;
+    }
+    return 1;
+}
+
+/* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
+ * accumulator rescaled, added to what `output` holds and saturated. */
+static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                   int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
+                                   int32_t n_row, int16_t *output)
+{
+    int32_t b, r;
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        int16_t *out = output + (size_t)b * (size_t)n_row;
+        for (r = 0; r < n_row;) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + out[r];
+                out[r] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+            }
+        }
+    }
+}
+
+/* The same with int8 output and an output zero point (the projection). */
+static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                  int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col, int32_t n_row,
+                                  int32_t output_zp, int8_t *output)
+{
+    int32_t b, r;
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        int8_t *out = output + (size_t)b * (size_t)n_row;
+        for (r = 0; r < n_row;) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + output_zp + out[r];
+                out[r] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+            }
+        }
+    }
+}
+
+/* PortableApplyLayerNorm. */
+MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t *bias, int32_t multiplier,
+                           int32_t shift, int32_t variance_guard, int32_t n_batch, int32_t n_cell)
+{
+    const int64_t two_to_20 = (int64_t)1 << 20;
+    int32_t b, j;
+    for (b = 0; b < n_batch; ++b) {
+        int16_t *row = gate + (size_t)b * (size_t)n_cell;
+        int64_t sum = 0, sum_sq = 0, variance;
+        int32_t mean, variance2, inv_sqrt;
+        int inv_sqrt_shift;
+        for (j = 0; j < n_cell; ++j) {
+            sum += row[j];
+            sum_sq += (int32_t)row[j] * (int32_t)row[j];
+        }
+        mean = (int32_t)(sum * 1024 / n_cell);
+        /* Exact only for a power-of-two n_cell, as in TFLite. */
+        variance = sum_sq * (int64_t)(two_to_20 / n_cell) - (int64_t)mean * (int64_t)mean;
+        variance2 = (int32_t)(variance / two_to_20);
+        if (variance2 < 1) {
+            variance2 = variance_guard;
+        }
+        mcu_inv_sqrt_quantized_multiplier_exp(variance2, -1, &inv_sqrt, &inv_sqrt_shift);
+        for (j = 0; j < n_cell; ++j) {
+            const int32_t shifted = 1024 * (int32_t)row[j] - mean;
+            const int32_t rescaled = mcu_mul_by_quantized_mul(shifted, inv_sqrt, inv_sqrt_shift);
+            /* int32 arithmetic (wrapping) before the widening, as TFLite writes it. */
+            const int64_t weighted =
+                (int32_t)((uint32_t)rescaled * (uint32_t)(int32_t)weights[j] + (uint32_t)bias[j]);
+            const int32_t rounded = (int32_t)((weighted > 0 ? weighted + 512 : weighted - 512) / 1024);
+            const int32_t value = mcu_mul_by_quantized_mul(rounded, multiplier, (int)shift + 12);
+            row[j] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+/* The op's tensors other than the sequence and the states, by gate (NULL
+ * where absent), gathered once per call; steps take them by pointer, which
+ * keeps the stack of the call chain within a small firmware's reserve. */
+typedef struct {
+    const int8_t *input_weights[MCU_LSTM_GATES];
+    const int8_t *recurrent_weights[MCU_LSTM_GATES];
+    const int16_t *cell_weights[MCU_LSTM_GATES]; /* none for the cell gate */
+    const int32_t *gate_bias[MCU_LSTM_GATES];
+    const int16_t *layer_norm[MCU_LSTM_GATES];
+    const int8_t *projection_weights;
+    int16_t *gate_scratch;
+    int8_t *hidden_scratch;
+} lstm_s8_tensors;
+
+/* The gate's accumulated products: Q3.12 sigmoid, or tanh for the cell
+ * gate, to Q0.15 (a function of its own: its fixed-point temporaries stay
+ * off the stack of the matrix products). */
+MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_index)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
+    }
+}
+
+/* PortableVectorBatchVectorCwiseProductAccumulate for the peephole, called
+ * by TFLite with n_output as the vector length (lowering refuses n_output >
+ * n_cell). */
+MCU_NOINLINE static void peephole_s16(const mcu_lstm_s8_params *p, int gate_index, int32_t rows,
+                                      const int16_t *cell_weights, const int16_t *cell_state, int16_t *gate)
+{
+    int32_t b, v;
+    for (b = 0; b < rows; ++b) {
+        for (v = 0; v < p->n_output; ++v) {
+            const size_t at = (size_t)b * (size_t)p->n_output + (size_t)v;
+            int32_t product = (int32_t)cell_weights[v] * (int32_t)cell_state[at];
+            product = mcu_mul_by_quantized_mul(product, p->cell_multiplier[gate_index], (int)p->cell_shift[gate_index]);
+            gate[at] = (int16_t)mcu_clamp_s32(product + gate[at], INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+/* CalculateLstmGateInteger8x8_16. */
+static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int gate_index, int32_t rows,
+                    const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
+    memset(gate, 0, n * sizeof *gate);
+    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
+                           p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input, p->n_cell,
+                           gate);
+    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
+                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
+                           p->n_cell, gate);
+    if (w->cell_weights[gate_index] != NULL) {
+        peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
+    }
+    if (w->layer_norm[gate_index] != NULL) {
+        layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
+                       p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
+    }
+    activate_gate_s16(gate, n, gate_index);
+}
+
+/* LstmStepInteger8x8_16 for `rows` batch rows. */
+static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32_t rows, const int8_t *input,
+                    int8_t *output_state, int16_t *cell_state, int8_t *output)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    int16_t *const input_gate = w->gate_scratch;
+    int16_t *const forget_gate = input_gate + n;
+    int16_t *const cell_gate = forget_gate + n;
+    int16_t *const output_gate = cell_gate + n;
+    const int use_cifg = w->input_weights[GATE_INPUT] == NULL;
+    int8_t *const hidden = w->projection_weights != NULL ? w->hidden_scratch : output_state;
+    /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
+     * a projection and with +hidden_zp without one. */
+    const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
+    int g;
+    size_t i;
+    for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
+        gate_s8(p, w, g, rows, input, output_state, cell_state, w->gate_scratch + (size_t)g * n);
+    }
+
+    /* UpdateLstmCellInteger: the forget gate's buffer becomes the scratch. */
+    for (i = 0; i < n; ++i) {
+        const int16_t forget = forget_gate[i];
+        const int16_t in_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : input_gate[i];
+        /* CwiseMul: rounded shifts, then a plain (wrapping) cast to int16. */
+        const int16_t kept = (int16_t)mcu_rounding_divide_by_pot((int32_t)forget * cell_state[i], 15);
+        const int16_t added =
+            (int16_t)mcu_rounding_divide_by_pot((int32_t)in_gate * cell_gate[i], (int)p->cell_product_shift);
+        int32_t cell = mcu_clamp_s32((int32_t)kept + added, INT16_MIN, INT16_MAX);
+        if (p->quantized_cell_clip > 0) {
+            cell = mcu_clamp_s32(cell, -p->quantized_cell_clip, p->quantized_cell_clip);
+        }
+        cell_state[i] = (int16_t)cell;
+    }
+
+    gate_s8(p, w, GATE_OUTPUT, rows, input, output_state, cell_state, output_gate);
+
+    /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
+     * buffer (allocated even under CIFG). */
+    for (i = 0; i < n; ++i) {
+        input_gate[i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
+    }
+    for (i = 0; i < n; ++i) {
+        int32_t value = (int32_t)output_gate[i] * input_gate[i];
+        value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;
+        hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+    }
+    if (w->projection_weights != NULL) {
+        const size_t outputs = (size_t)rows * (size_t)p->n_output;
+        memset(output_state, 0, outputs);
+        mat_vec_accumulate_s8(w->hidden_scratch, p->projection_effective_bias, w->projection_weights,
+                              p->projection_multiplier, p->projection_shift, rows, p->n_cell, p->n_output,
+                              p->output_state_zero_point, output_state);
+        if (p->quantized_proj_clip > 0) {
+            for (i = 0; i < outputs; ++i) {
+                output_state[i] = (int8_t)mcu_clamp_s32(output_state[i], -p->quantized_proj_clip, p->quantized_proj_clip);
+            }
+        }
+    }
+    memcpy(output, output_state, (size_t)rows * (size_t)p->n_output);
+}
+
+void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t *input_to_input_weights,
+                 const int8_t *input_to_forget_weights, const int8_t *input_to_cell_weights,
+                 const int8_t *input_to_output_weights, const int8_t *recurrent_to_input_weights,
+                 const int8_t *recurrent_to_forget_weights, const int8_t *recurrent_to_cell_weights,
+                 const int8_t *recurrent_to_output_weights, const int16_t *cell_to_input_weights,
+                 const int16_t *cell_to_forget_weights, const int16_t *cell_to_output_weights,
+                 const int32_t *input_gate_bias, const int32_t *forget_gate_bias, const int32_t *cell_gate_bias,
+                 const int32_t *output_gate_bias, const int8_t *projection_weights, const int32_t *projection_bias,
+                 int8_t *output_state, int16_t *cell_state, const int16_t *input_layer_norm_coefficients,
+                 const int16_t *forget_layer_norm_coefficients, const int16_t *cell_layer_norm_coefficients,
+                 const int16_t *output_layer_norm_coefficients, int8_t *output, int16_t *gate_scratch,
+                 int8_t *hidden_scratch)
+{
+    const lstm_s8_tensors w = {
+        {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
+        {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
+         recurrent_to_output_weights},
+        {cell_to_input_weights, cell_to_forget_weights, NULL, cell_to_output_weights},
+        {input_gate_bias, forget_gate_bias, cell_gate_bias, output_gate_bias},
+        {input_layer_norm_coefficients, forget_layer_norm_coefficients, cell_layer_norm_coefficients,
+         output_layer_norm_coefficients},
+        projection_weights,
+        gate_scratch,
+        hidden_scratch,
+    };
+    const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
+    int32_t t, b;
+    (void)projection_bias; /* folded into projection_effective_bias */
+    if (p->time_major) {
+        /* All batch rows step together. */
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)t * (size_t)p->n_batch;
+            step_s8(p, &w, p->n_batch, input + row * in_row, output_state, cell_state, output + row * out_row);
+        }
+        return;
+    }
+    /* Batch-major: each sequence on its own, with its rows of the states. */
+    for (b = 0; b < p->n_batch; ++b) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
+            step_s8(p, &w, 1, input + row * in_row, output_state + (size_t)b * out_row,
+                    cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- float */
+
+/* TFLite's float LSTM applies tanh and the logistic function through Eigen
+ * (tensor_utils.h: .array().tanh() / .logistic()), not libm.  These follow
+ * Eigen's float implementations as an SSE build without FMA runs them: every
+ * multiply-add rounds twice. */
+
+/* ptanh_float: a [9/8] rational function on the input clamped to +-c. */
+static float eigen_tanh_f32(float a)
+{
+    static const float alpha[4] = {1.394553628e-8f, 2.102733560e-5f, 3.520756727e-3f, 1.340216100e-1f};
+    static const float beta[5] = {8.015776984e-7f, 3.326951409e-4f, 2.597254514e-2f, 4.673548340e-1f, 1.0f};
+    const float clamp = 7.90738964080810547f;
+    const float x = a < -clamp ? -clamp : (clamp < a ? clamp : a);
+    const float x2 = x * x;
+    const float x3 = x2 * x;
+    float p = alpha[0], q = beta[0];
+    int i;
+    for (i = 1; i < 4; ++i) {
+        p = p * x2 + alpha[i];
+    }
+    for (i = 1; i < 5; ++i) {
+        q = q * x2 + beta[i];
+    }
+    p = x3 * p + x;
+    return p / q;
+}
+
+/* scalar_logistic_op<float>::packetOp: exp(x) / (1 + exp(x)) with exp(x)
+ * computed as exp(x / 2)^2 by Cephes-style range reduction and a degree-5
+ * polynomial. */
+static float eigen_logistic_packet_f32(float in)
+{
+    float x, m, r, r2, p_even, p_odd, p, e;
+    if (in < -104.0f) {
+        return 0.0f;
+    }
+    x = (16.6355324f < in ? 16.6355324f : in) * 0.5f;
+    m = floorf(x * 1.44269504088896341f + 0.5f);
+    r = m * -0.693359375f + x;
+    r = m * 2.12194440e-4f + r;
+    r2 = r * r;
+    p_even = r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
+    p_odd = r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
+    p = r * p_odd + p_even;
+    p = r2 * p + (r + 1.0f);
+    e = ldexpf(p, (int)m);
+    e = e * e;
+    return e / (1.0f + e);
+}
+
+/* scalar_logistic_op<float>::operator(), for the elements Eigen's loop does
+ * not reach with whole packets. */
+static float eigen_logistic_scalar_f32(float x)
+{
+    const float e = expf(16.6355324f < x ? 16.6355324f : x);
+    return e / (1.0f + e);
+}
+
+/* ApplyActivationToVector: NONE leaves `out` as it was, as TFLite's does.
+ * Eigen's assignment loop takes the elements before the first 16-byte
+ * boundary of `out` and after the last whole packet of 4 one by one:
+ * `phase` is out[0]'s position in TFLite's (16-byte aligned) scratch buffer,
+ * in floats. */
+static void activate_f32(int activation, const float *in, size_t n, float *out, size_t phase)
+{
+    size_t head = (4u - phase % 4u) % 4u;
+    size_t end, i;
+    if (head > n) {
+        head = n;
+    }
+    end = head + (n - head) / 4u * 4u;
+    for (i = 0; i < n; ++i) {
+        switch (activation) {
+        case MCU_LSTM_ACT_RELU:
+            out[i] = in[i] < 0.0f ? 0.0f : in[i];
+            break;
+        case MCU_LSTM_ACT_RELU_N1_TO_1:
+            out[i] = in[i] < -1.0f ? -1.0f : (1.0f < in[i] ? 1.0f : in[i]);
+            break;
+        case MCU_LSTM_ACT_RELU6:
+            out[i] = in[i] < 0.0f ? 0.0f : (6.0f < in[i] ? 6.0f : in[i]);
+            break;
+        case MCU_LSTM_ACT_TANH:
+            out[i] = eigen_tanh_f32(in[i]);
+            break;
+        case MCU_LSTM_ACT_SIGMOID:
+            out[i] = i >= head && i < end ? eigen_logistic_packet_f32(in[i]) : eigen_logistic_scalar_f32(in[i]);
+            break;
+        default:
+            return;
+        }
+    }
+}
+
+/* Row . vector as Eigen's matrix x vector product sums it in TFLite's x86
+ * build (SSE packets of 4): four running sums over the columns in groups of
+ * four, added as (0 + 2) + (1 + 3), then the leftover columns one by one.
+ * Every multiply and add rounds on its own (no fused multiply-add). */
+MCU_NOINLINE static float dot_in_packets_f32(const float *row, const float *vector, int32_t n_col)
+{
+    float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float sum;
+    int32_t c = 0, l;
+    for (; c + 4 <= n_col; c += 4) {
+        for (l = 0; l < 4; ++l) {
+            lane[l] += row[c + l] * vector[c + l];
+        }
+    }
+    sum = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+    for (; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
+/* Row . vector as Eigen's coefficient-wise (lazy) product sums it for small
+ * matrix products: products in packets of 4, two packet sums over pairs of
+ * packets, a last whole packet, the packet's lanes as (0 + 2) + (1 + 3),
+ * then the leftover products one by one. */
+MCU_NOINLINE static float dot_reduced_f32(const float *row, const float *vector, int32_t n_col)
+{
+    float sum0[4], sum1[4], sum;
+    const int32_t whole = n_col / 4 * 4, pairs = n_col / 8 * 8;
+    int32_t c, l;
+    if (whole == 0) {
+        sum = row[0] * vector[0];
+        for (c = 1; c < n_col; ++c) {
+            sum += row[c] * vector[c];
+        }
+        return sum;
+    }
+    for (l = 0; l < 4; ++l) {
+        sum0[l] = row[l] * vector[l];
+    }
+    if (whole > 4) {
+        for (l = 0; l < 4; ++l) {
+            sum1[l] = row[4 + l] * vector[4 + l];
+        }
+        for (c = 8; c < pairs; c += 8) {
+            for (l = 0; l < 4; ++l) {
+                sum0[l] += row[c + l] * vector[c + l];
+                sum1[l] += row[c + 4 + l] * vector[c + 4 + l];
+            }
+        }
+        for (l = 0; l < 4; ++l) {
+            sum0[l] += sum1[l];
+        }
+        if (whole > pairs) {
+            for (l = 0; l < 4; ++l) {
+                sum0[l] += row[pairs + l] * vector[pairs + l];
+            }
+        }
+    }
+    sum = (sum0[0] + sum0[2]) + (sum0[1] + sum0[3]);
+    for (c = whole; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
+/* Row . vector as Eigen's matrix product kernel (gebp, SSE: packets of 4,
+ * blocks of 4 columns) sums it, which depends on where the element falls:
+ * rows in pairs of packets, and any row outside the blocks of 4 columns,
+ * sum the depth in order; a last packet of rows accumulates even and odd
+ * depth in two sums over groups of 8 (added, then the rest in order); the
+ * leftover rows keep four sums by depth modulo 4, added as (0 + 1) + (2 + 3),
+ * then the rest in order.  (Eigen splits depths beyond a cache-dependent
+ * block, 504 on the machine the tests ran on; LSTM inputs are shorter.) */
+MCU_NOINLINE static float dot_in_gebp_order_f32(const float *row, const float *vector, int32_t n_col, int32_t r, int32_t n_row,
+                                   int32_t b, int32_t n_batch)
+{
+    const int32_t rows_in_pairs = n_row / 8 * 8;
+    const int32_t rows_in_packets = rows_in_pairs + (n_row - rows_in_pairs) / 4 * 4;
+    float sum = 0.0f;
+    int32_t c = 0;
+    if (b >= n_batch / 4 * 4 || r < rows_in_pairs) {
+        /* in order */
+    } else if (r < rows_in_packets) {
+        float odd = 0.0f;
+        for (; c < n_col / 8 * 8; c += 2) {
+            sum += row[c] * vector[c];
+            odd += row[c + 1] * vector[c + 1];
+        }
+        sum += odd;
+    } else {
+        float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        int32_t l;
+        for (; c < n_col / 4 * 4; c += 4) {
+            for (l = 0; l < 4; ++l) {
+                lane[l] += row[c + l] * vector[c + l];
+            }
+        }
+        sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+    }
+    for (; c < n_col; ++c) {
+        sum += row[c] * vector[c];
+    }
+    return sum;
+}
+
+/* Eigen's threshold (EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) below which depth +
+ * rows + columns of a matrix product go through the lazy product. */
+#define EIGEN_LAZY_PRODUCT_LIMIT 20
+
+/* The fully connected product TFLite's float LSTM runs (optimized_ops::
+ * FullyConnected through Eigen): out = matrix x vector + add.  One vector is
+ * a matrix x vector product (summed in packets); several are a matrix
+ * product: the lazy product when small, else the gebp kernel. */
+static void mat_vec_add_f32(const float *matrix, const float *vectors, const float *add, int32_t n_batch,
+                            int32_t n_col, int32_t n_row, float *out)
+{
+    const int lazy = n_col + n_row + n_batch < EIGEN_LAZY_PRODUCT_LIMIT;
+    int32_t b, r;
+    for (b = 0; b < n_batch; ++b) {
+        const float *vector = vectors + (size_t)b * (size_t)n_col;
+        for (r = 0; r < n_row; ++r) {
+            const float *row = matrix + (size_t)r * (size_t)n_col;
+            const size_t at = (size_t)b * (size_t)n_row + (size_t)r;
+            float dot;
+            if (n_batch == 1) {
+                dot = dot_in_packets_f32(row, vector, n_col);
+            } else if (lazy) {
+                dot = dot_reduced_f32(row, vector, n_col);
+            } else {
+                dot = dot_in_gebp_order_f32(row, vector, n_col, r, n_row, b, n_batch);
+            }
+            out[at] = dot + add[at];
+        }
+    }
+}
+
+static int all_zero_f32(const float *v, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (v[i] != 0.0f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The float op's tensors by gate, gathered once per call (see lstm_s8_tensors). */
+typedef struct {
+    const float *input_weights[MCU_LSTM_GATES];
+    const float *recurrent_weights[MCU_LSTM_GATES];
+    const float *cell_weights[MCU_LSTM_GATES];
+    const float *gate_bias[MCU_LSTM_GATES];
+    const float *layer_norm[MCU_LSTM_GATES];
+    const float *projection_weights;
+    const float *projection_bias;
+    float *gate_scratch;
+    float *accumulator; /* TFLite's accumulation scratch */
+} lstm_f32_tensors;
+
+/* PortableMeanStddevNormalization, then the layer norm weights and the bias. */
+MCU_NOINLINE static void layer_norm_f32(float *gate, const float *weights, const float *bias, int32_t rows,
+                                        size_t n_cell)
+{
+    int32_t b;
+    size_t i;
+    for (b = 0; b < rows; ++b) {
+        float *row = gate + (size_t)b * n_cell;
+        float total = 0.0f, squares = 0.0f, mean, stddev_inv;
+        for (i = 0; i < n_cell; ++i) {
+            total += row[i];
+        }
+        mean = total / (float)n_cell;
+        for (i = 0; i < n_cell; ++i) {
+            const float diff = row[i] - mean;
+            squares += diff * diff;
+        }
+        stddev_inv = 1.0f / sqrtf(squares / (float)n_cell + 1e-8f);
+        for (i = 0; i < n_cell; ++i) {
+            row[i] = (row[i] - mean) * stddev_inv;
+            row[i] = weights[i] * row[i];
+            row[i] += bias[i];
+        }
+    }
+}
+
+/* CalculateLstmGateFloat, the gate's activation applied at `phase` (see
+ * activate_f32). */
+static void gate_f32(const mcu_lstm_f32_params *p, const lstm_f32_tensors *w, int gate_index, int32_t rows,
+                     const float *input, int input_all_zero, const float *output_state, const float *cell_state,
+                     float *gate, size_t phase)
+{
+    const size_t n_cell = (size_t)p->n_cell;
+    const size_t n = (size_t)rows * n_cell;
+    const float *const cell_weights = w->cell_weights[gate_index];
+    const float *const layer_norm = w->layer_norm[gate_index];
+    float *sum = gate, *other = w->accumulator;
+    int32_t b;
+    size_t i;
+    for (b = 0; b < rows; ++b) {
+        if (layer_norm != NULL) {
+            memset(gate + (size_t)b * n_cell, 0, n_cell * sizeof *gate);
+        } else {
+            memcpy(gate + (size_t)b * n_cell, w->gate_bias[gate_index], n_cell * sizeof *gate);
+        }
+    }
+    if (!input_all_zero) {
+        mat_vec_add_f32(w->input_weights[gate_index], input, sum, rows, p->n_input, p->n_cell, other);
+        sum = other;
+        other = gate;
+    }
+    mat_vec_add_f32(w->recurrent_weights[gate_index], output_state, sum, rows, p->n_output, p->n_cell, other);
+    if (cell_weights != NULL) {
+        for (i = 0; i < n; ++i) {
+            other[i] += cell_weights[i % n_cell] * cell_state[i];
+        }
+    }
+    if (layer_norm != NULL) {
+        layer_norm_f32(other, layer_norm, w->gate_bias[gate_index], rows, n_cell);
+    }
+    activate_f32(gate_index == GATE_CELL ? (int)p->activation : MCU_LSTM_ACT_SIGMOID, other, n, gate, phase);
+}
+
+/* Where TFLite's EvalFloat puts a gate in its scratch buffer (in units of
+ * n_batch x n_cell floats): input, cell, forget, output; without the input
+ * gate (CIFG) cell, forget, output. */
+static size_t tflite_gate_slot(int gate, int use_cifg)
+{
+    static const size_t slot[MCU_LSTM_GATES] = {0, 2, 1, 3};
+    return slot[gate] - (use_cifg ? 1u : 0u);
+}
+
+/* LstmStepFloat for `rows` batch rows; `batch_offset` is the first row's
+ * offset (in floats) into TFLite's per-gate buffers. */
+static void step_f32(const mcu_lstm_f32_params *p, const lstm_f32_tensors *w, int32_t rows, size_t batch_offset,
+                     const float *input, float *output_state, float *cell_state, float *output)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    const size_t outputs = (size_t)rows * (size_t)p->n_output;
+    const size_t gate_floats = (size_t)p->n_batch * (size_t)p->n_cell;
+    const int use_cifg = w->input_weights[GATE_INPUT] == NULL;
+    const int input_all_zero = all_zero_f32(input, (size_t)rows * (size_t)p->n_input);
+    float *const input_gate = w->gate_scratch;
+    float *const forget_gate = input_gate + n;
+    float *const cell_gate = forget_gate + n;
+    float *const output_gate = cell_gate + n;
+    int g;
+    size_t i;
+    for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
+        gate_f32(p, w, g, rows, input, input_all_zero, output_state, cell_state, w->gate_scratch + (size_t)g * n,
+                 tflite_gate_slot(g, use_cifg) * gate_floats + batch_offset);
+    }
+    /* UpdateLstmCellFloat. */
+    for (i = 0; i < n; ++i) {
+        cell_state[i] = forget_gate[i] * cell_state[i];
+    }
+    for (i = 0; i < n; ++i) {
+        cell_state[i] += cell_gate[i] * (use_cifg ? 1.0f - forget_gate[i] : input_gate[i]);
+    }
+    if (p->cell_clip > 0.0f) {
+        for (i = 0; i < n; ++i) {
+            cell_state[i] = mcu_clamp_f32(cell_state[i], -p->cell_clip, p->cell_clip);
+        }
+    }
+    gate_f32(p, w, GATE_OUTPUT, rows, input, input_all_zero, output_state, cell_state, output_gate,
+             tflite_gate_slot(GATE_OUTPUT, use_cifg) * gate_floats + batch_offset);
+    /* CalculateLstmOutputFloat: the cell gate's buffer is the scratch. */
+    activate_f32((int)p->activation, cell_state, n, cell_gate,
+                 tflite_gate_slot(GATE_CELL, use_cifg) * gate_floats + batch_offset);
+    for (i = 0; i < n; ++i) {
+        cell_gate[i] = output_gate[i] * cell_gate[i];
+    }
+    if (w->projection_weights != NULL) {
+        int32_t b;
+        for (b = 0; b < rows; ++b) {
+            float *row = w->accumulator + (size_t)b * (size_t)p->n_output;
+            if (w->projection_bias != NULL) {
+                memcpy(row, w->projection_bias, (size_t)p->n_output * sizeof *row);
+            } else {
+                memset(row, 0, (size_t)p->n_output * sizeof *row);
+            }
+        }
+        mat_vec_add_f32(w->projection_weights, cell_gate, w->accumulator, rows, p->n_cell, p->n_output, output_state);
+        if (p->proj_clip > 0.0f) {
+            for (i = 0; i < outputs; ++i) {
+                output_state[i] = mcu_clamp_f32(output_state[i], -p->proj_clip, p->proj_clip);
+            }
+        }
+    } else {
+        memcpy(output_state, cell_gate, outputs * sizeof *output_state);
+    }
+    memcpy(output, output_state, outputs * sizeof *output);
+}
+
+void mcu_lstm_f32(const mcu_lstm_f32_params *p, const float *input, const float *input_to_input_weights,
+                  const float *input_to_forget_weights, const float *input_to_cell_weights,
+                  const float *input_to_output_weights, const float *recurrent_to_input_weights,
+                  const float *recurrent_to_forget_weights, const float *recurrent_to_cell_weights,
+                  const float *recurrent_to_output_weights, const float *cell_to_input_weights,
+                  const float *cell_to_forget_weights, const float *cell_to_output_weights,
+                  const float *input_gate_bias, const float *forget_gate_bias, const float *cell_gate_bias,
+                  const float *output_gate_bias, const float *projection_weights, const float *projection_bias,
+                  float *output_state, float *cell_state, const float *input_layer_norm_coefficients,
+                  const float *forget_layer_norm_coefficients, const float *cell_layer_norm_coefficients,
+                  const float *output_layer_norm_coefficients, float *output, float *gate_scratch,
+                  float *accumulator_scratch)
+{
+    const lstm_f32_tensors w = {
+        {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
+        {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
+         recurrent_to_output_weights},
+        {cell_to_input_weights, cell_to_forget_weights, NULL, cell_to_output_weights},
+        {input_gate_bias, forget_gate_bias, cell_gate_bias, output_gate_bias},
+        {input_layer_norm_coefficients, forget_layer_norm_coefficients, cell_layer_norm_coefficients,
+         output_layer_norm_coefficients},
+        projection_weights,
+        projection_bias,
+        gate_scratch,
+        accumulator_scratch,
+    };
+    const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
+    int32_t t, b;
+    if (p->time_major) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)t * (size_t)p->n_batch;
+            step_f32(p, &w, p->n_batch, 0, input + row * in_row, output_state, cell_state, output + row * out_row);
+        }
+        return;
+    }
+    for (b = 0; b < p->n_batch; ++b) {
+        for (t = 0; t < p->n_time; ++t) {
+            const size_t row = (size_t)b * (size_t)p->n_time + (size_t)t;
+            step_f32(p, &w, 1, (size_t)b * (size_t)p->n_cell, input + row * in_row, output_state + (size_t)b * out_row,
+                     cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+"""The one pipeline (read -> lifetimes -> plan) the command line, check and
+bench share, and its one fit rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mcu_planner import cli
+from mcu_planner.pipeline import PlanOptions, plan_model, ram_needed
+from mcu_planner.planners import load_all
+from mcu_planner.problem import arena_bytes
+from mcu_planner.verify import verify
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
+
+
+def test_the_command_writes_the_plan_the_pipeline_makes(tmp_path, capsys):
+    planned = plan_model(EXAMPLE, PlanOptions(planner="greedy", ram=64 * 1024))
+    plan_json = tmp_path / "plan.json"
+    assert cli.main([str(EXAMPLE), "--ram", "64K", "--planner", "greedy", "--json", str(plan_json)]) == 0
+    capsys.readouterr()
+    written = json.loads(plan_json.read_text())
+    assert written["arena_bytes"] == planned.plan.arena_bytes
+    offsets = {t["index"]: t["offset"] for t in written["tensors"]}
+    for t, placement in planned.lifetimes.placements.items():
+        assert offsets[t] == planned.plan.offsets[placement.buffer] + placement.offset
+
+
+def test_a_model_fits_exactly_at_its_ram_needed():
+    planned = plan_model(EXAMPLE, PlanOptions(planner="greedy"))
+    needed = ram_needed(planned.plan.arena_bytes, planned.lifetimes.variable_bytes)
+    assert needed == planned.ram_needed == arena_bytes(planned.lifetimes.problem, planned.plan.offsets)
+    assert plan_model(EXAMPLE, PlanOptions(planner="greedy", ram=needed)).fits
+    assert not plan_model(EXAMPLE, PlanOptions(planner="greedy", ram=needed - 1)).fits
+
+
+def test_planner_all_compares_every_planner_and_keeps_the_smallest_verified_plan():
+    planned = plan_model(EXAMPLE, PlanOptions(planner="all", time_limit=2.0))
+    rows = dict(planned.compared)
+    assert list(rows) == list(load_all())
+    plans = [plan for plan in rows.values() if not isinstance(plan, str)]
+    assert planned.plan in plans and planned.plan.chosen_by_auto
+    assert planned.plan.arena_bytes == min(plan.arena_bytes for plan in plans)
+    assert verify(planned.lifetimes.problem, planned.plan.offsets) == []
