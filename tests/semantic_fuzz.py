@@ -9,6 +9,13 @@ and, when that succeeds, `check` on the model, and returns what happened.
 tests/test_semantic_fuzz.py draws mutations with Hypothesis (a few dozen in
 CI); `python tests/semantic_fuzz.py N SEED` runs N seeded random mutations
 once and prints the counts per exit code.
+
+Recorded run (`semantic_fuzz.py 10000 20261122 8`, at commit dcf5b18): plan exits
+{0: 2152, 2: 7747, 4: 101}, no exit 1; of the models that planned, every 8th
+distinct one was checked: 99 bit-exact, 7 exit 2 in one line; 0 runs broke the
+contract (nothing written on failure, one stderr line, no traceback).  An earlier
+run of the same seed found two ZeroDivisionErrors (exit 1, empty input depth)
+and numpy warnings on extra stderr lines, both fixed since.
 """
 
 from __future__ import annotations
