@@ -104,6 +104,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
+    # Import what every run needs before SIGTERM becomes an exception: an
+    # exception raised inside a C extension's import turns into an ImportError
+    # (until the handler is in place SIGTERM simply ends the process, before
+    # anything is written).
+    import numpy  # noqa: F401
+
+    from . import codegen, pipeline  # noqa: F401
+
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return _main(argv)
