@@ -55,8 +55,11 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
 {
     const int left_shift = shift > 0 ? shift : 0;
     const int right_shift = shift > 0 ? 0 : -shift;
-    /* Unsigned shift: TFLite writes x * (1 << left_shift), which wraps. */
-    const int32_t shifted = (int32_t)((uint32_t)x << left_shift);
+    /* Unsigned shift: TFLite writes x * (1 << left_shift), which wraps.  A
+     * tiny output scale can make left_shift 32..129, where that expression is
+     * undefined in C++; the x86 build of the reference shifts by the count
+     * mod 32 (SHL), and so does this, on every target, without UB. */
+    const int32_t shifted = (int32_t)((uint32_t)x << (left_shift & 31));
     return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(shifted, multiplier), right_shift);
 }
 
@@ -128,6 +131,32 @@ static inline int32_t mcu_round_f32_to_int32(float q)
         return truncated + 1;
     }
     if (fraction <= -0.5f) {
+        return truncated - 1;
+    }
+    return truncated;
+}
+
+/* static_cast<int32_t>(std::round(q)) without libm: round half away from
+ * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
+static inline int32_t mcu_round_to_int32(double q)
+{
+    int32_t truncated;
+    double fraction;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 2147483647.0) {
+        return INT32_MAX;
+    }
+    if (q <= -2147483648.0) {
+        return INT32_MIN;
+    }
+    truncated = (int32_t)q;
+    fraction = q - (double)truncated; /* exact: both share q's exponent range */
+    if (fraction >= 0.5) {
+        return truncated + 1;
+    }
+    if (fraction <= -0.5) {
         return truncated - 1;
     }
     return truncated;
