@@ -674,7 +674,7 @@ def ours_bit_exact(model: bytes, inputs: int) -> tuple[bool | None, str]:
     (`mcu-plan check --inputs N`: bit-exact; float outputs within its
     tolerance); None when the reference refuses the model."""
     from mcu_planner.check import check_model
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.reference import ReferenceModel, ReferenceRefused
 
     try:
         ReferenceModel(model)
@@ -682,7 +682,7 @@ def ours_bit_exact(model: bytes, inputs: int) -> tuple[bool | None, str]:
         return None, f"reference refuses: {' '.join(str(exc).split())[:200]}"
     try:
         report = check_model(model, inputs=inputs, raise_on_mismatch=False, time_limit=1.0)
-    except RuntimeError as exc:  # the reference refuses the random inputs (a negative SQRT, ...)
+    except (RuntimeError, ReferenceRefused) as exc:  # the reference refuses the random inputs (a negative SQRT, ...)
         return None, f"reference refuses the random inputs: {' '.join(str(exc).split())[:200]}"
     except Exception as exc:  # noqa: BLE001 - a build failure is a finding, not the end of the run
         return False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
