@@ -16,6 +16,50 @@ static int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int3
     return (int8_t)mcu_clamp_s32(acc + p->output_offset, p->act_min, p->act_max);
 }
 
+#if defined(MCU_MVE)
+/* requantize_s8 on four lanes whose channels are `channels` (their multiplier,
+ * shift and bias gathered); int32 adds wrap as the scalar ones do. */
+static inline int32x4_t requantize_s8x4_gather(const mcu_conv_s8_params *p, int32x4_t acc, const int32_t *bias,
+                                                uint32x4_t channels)
+{
+    if (bias) {
+        acc = vaddq_s32(acc, vldrwq_gather_shifted_offset_s32(bias, channels));
+    }
+    acc = mcu_mul_by_quantized_mul_x4(acc, vldrwq_gather_shifted_offset_s32(p->output_multiplier, channels),
+                                      vldrwq_gather_shifted_offset_s32(p->output_shift, channels));
+    acc = vaddq_n_s32(acc, p->output_offset);
+    return vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max));
+}
+
+/* Channels out_c .. out_c + 3, stored as four int8. */
+static inline void requantize_s8x4_store(const mcu_conv_s8_params *p, int32x4_t acc, const int32_t *bias,
+                                         int32_t out_c, int8_t *out)
+{
+    if (bias) {
+        acc = vaddq_s32(acc, vldrwq_s32(bias + out_c));
+    }
+    acc = mcu_mul_by_quantized_mul_x4(acc, vldrwq_s32(p->output_multiplier + out_c),
+                                      vldrwq_s32(p->output_shift + out_c));
+    acc = vaddq_n_s32(acc, p->output_offset);
+    vstrbq_s32(out + out_c, vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max)));
+}
+
+/* A 2 x 2 block: sums {pixel 0 channel c, pixel 0 c + 1, pixel 1 c, pixel 1
+ * c + 1} to out[c], out[c + 1], out[output_c + c], out[output_c + c + 1].
+ * Without a second channel (pixel) its lanes repeat the first channel and
+ * are not stored. */
+static inline void requantize_s8_2x2_store(const mcu_conv_s8_params *p, const int32_t sums[4], const int32_t *bias,
+                                           int32_t out_c, int has_pair, int has_second, int8_t *out)
+{
+    const uint32_t c0 = (uint32_t)out_c, c1 = c0 + (has_pair ? 1u : 0u), row = (uint32_t)p->output_c;
+    const uint32_t lane_channels[4] = {c0, c1, c0, c1};
+    const uint32_t lane_offsets[4] = {c0, c0 + 1u, row + c0, row + c0 + 1u};
+    const mve_pred16_t lanes = (mve_pred16_t)((has_pair ? 0xFFFFu : 0x0F0Fu) & (has_second ? 0xFFFFu : 0x00FFu));
+    const int32x4_t q = requantize_s8x4_gather(p, vldrwq_s32(sums), bias, vldrwq_u32(lane_channels));
+    vstrbq_scatter_offset_p_s32(out, vldrwq_u32(lane_offsets), q, lanes);
+}
+#endif
+
 static float bias_and_clamp_f32(const mcu_conv_f32_params *p, float total, const float *bias, int32_t out_c)
 {
     return mcu_clamp_f32(total + (bias ? bias[out_c] : 0.0f), p->act_min, p->act_max);
@@ -224,6 +268,15 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
             const int8_t *w0 = filter + (size_t)oc * (size_t)in_c;
             int32_t acc[4];
             dot2x2_s8(x[0], x[1], w0, has_pair ? w0 + in_c : w0, in_c, acc);
+#if defined(MCU_MVE)
+            acc[0] += terms[oc];
+            acc[2] += terms[oc];
+            acc[1] += has_pair ? terms[oc + 1] : 0;
+            acc[3] += has_pair ? terms[oc + 1] : 0;
+            requantize_s8_2x2_store(p, acc, bias, oc, has_pair, has_second, out0);
+            (void)out1;
+            continue;
+#endif
             out0[oc] = requantize_s8(p, acc[0] + terms[oc], bias, oc);
             if (has_second) {
                 out1[oc] = requantize_s8(p, acc[2] + terms[oc], bias, oc);
@@ -273,6 +326,10 @@ MCU_NOINLINE static void conv_2d_s8_inside_pair(const mcu_conv_s8_params *p, con
                 acc[3] += sums[3];
             }
         }
+#if defined(MCU_MVE)
+        requantize_s8_2x2_store(p, acc, bias, oc, has_pair, 1, out);
+        continue;
+#endif
         out[oc] = requantize_s8(p, acc[0], bias, oc);
         out[out_c + oc] = requantize_s8(p, acc[2], bias, oc);
         if (has_pair) {
@@ -494,7 +551,11 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
 #if defined(MCU_MVE)
         {
             /* The four channels as the four lanes of a vector. */
-            int32x4_t sums = vdupq_n_s32(0);
+            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
+            (void)a0;
+            (void)a1;
+            (void)a2;
+            (void)a3;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
@@ -502,10 +563,8 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
                     sums = vaddq_s32(sums, vmulq_s32(xv, vldrbq_s32(wk)));
                 }
             }
-            a0 += vgetq_lane_s32(sums, 0);
-            a1 += vgetq_lane_s32(sums, 1);
-            a2 += vgetq_lane_s32(sums, 2);
-            a3 += vgetq_lane_s32(sums, 3);
+            requantize_s8x4_store(p, sums, bias, oc, out);
+            continue;
         }
 #else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
@@ -559,17 +618,19 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
         }
 #if defined(MCU_MVE)
         {
-            int32x4_t sums = vdupq_n_s32(0);
+            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
+            (void)a0;
+            (void)a1;
+            (void)a2;
+            (void)a3;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                     sums = vmlaq_n_s32(sums, vldrbq_s32(wk), (int32_t)*xk + offset);
                 }
             }
-            a0 += vgetq_lane_s32(sums, 0);
-            a1 += vgetq_lane_s32(sums, 1);
-            a2 += vgetq_lane_s32(sums, 2);
-            a3 += vgetq_lane_s32(sums, 3);
+            requantize_s8x4_store(p, sums, bias, oc, out);
+            continue;
         }
 #else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {

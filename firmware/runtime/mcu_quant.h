@@ -107,6 +107,30 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
     return (int32_t)(uint32_t)(uint64_t)((x * (int64_t)reduced_multiplier + round) >> total_shift);
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
+#include <arm_mve.h>
+
+/* mcu_mul_by_quantized_mul on four lanes (Helium), each with its own
+ * multiplier and shift; the same values:
+ * - VSHL by a non-negative amount is the wrapping left shift;
+ * - VQRDMULH is by definition the saturating rounding doubling high mul,
+ *   SignedSat((2ab + 2^31) >> 32) = floor((ab + 2^30) / 2^31), saturating
+ *   only INT32_MIN * INT32_MIN;
+ * - VRSHL by -e rounds ties up, computed without overflow:
+ *   (t + 2^(e-1)) >> e; TFLite rounds ties away from zero, so negative t
+ *   first loses 1 when e > 0 (t & (-e) has the sign bit exactly then).  The
+ *   saturating add only matters at t = INT32_MIN, a multiple of 2^e, where
+ *   both give the same quotient. */
+static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t right = vminq_s32(shift, zero); /* -e */
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, vmaxq_s32(shift, zero)), multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), right);
+}
+#endif
+
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
 {
     return mcu_mul_by_quantized_mul(x, multiplier, left_shift); /* left_shift >= 0: the high mul alone */
