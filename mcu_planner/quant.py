@@ -68,18 +68,6 @@ def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> tuple[in
     return multiplier, shift
 
 
-def log2_if_power_of_two(value: float) -> int | None:
-    """CheckedLog2: round(log2(value)) when value is within 1e-3 (in the
-    exponent) of a power of two, else None; float32 arithmetic throughout."""
-    x = np.float32(value)
-    if not x > 0:
-        return None
-    with np.errstate(all="ignore"):
-        x_log2 = np.float32(np.log(x)) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
-    rounded = tflite_round(float(x_log2))
-    return rounded if abs(float(np.float32(x_log2 - np.float32(rounded)))) < float(np.float32(1e-3)) else None
-
-
 def conv_output_multipliers(
     input_scale: float, filter_scales: tuple[float, ...], output_scale: float, channels: int
 ) -> tuple[list[int], list[int]]:
@@ -161,19 +149,26 @@ def preprocess_softmax_scaling(beta: float, input_scale: float, input_integer_bi
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total_signed_bits: int = 31) -> int:
     """CalculateInputRadius."""
     max_input_rescaled = (
-        1.0 * ((1 << input_integer_bits) - 1) * (1 << (total_signed_bits - input_integer_bits)) / (1 << input_left_shift)
+        1.0
+        * ((1 << input_integer_bits) - 1)
+        * (1 << (total_signed_bits - input_integer_bits))
+        / (1 << input_left_shift)
     )
     return math.floor(max_input_rescaled)
 
 
-def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
-    """LUTPopulateInt8: entry (uint8_t)q = quantized transform(dequantized q)."""
+def lut_int8(
+    input_q: tuple[float, int], output_q: tuple[float, int], transform, dtype: str = "int8"
+) -> tuple[int, ...]:
+    """LUTPopulate<int8_t or uint8_t>: entry (uint8_t)q = quantized
+    transform(dequantized q), clamped to the type's range."""
     input_scale, input_zero_point = np.float32(input_q[0]), input_q[1]
     output_scale, output_zero_point = np.float32(output_q[0]), output_q[1]
     inverse_scale = np.float32(1) / output_scale
+    q_min, q_max = INT_RANGES[dtype]
     table = [0] * 256
     with np.errstate(over="ignore"):
-        for value in range(-128, 128):
+        for value in range(q_min, q_max + 1):
             dequantized = input_scale * np.float32(value - input_zero_point)
             transformed = transform(dequantized)
             rescaled = float(transformed * inverse_scale)
@@ -181,7 +176,7 @@ def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform)
             rounded = np.float32(tflite_round(rescaled)) if math.isfinite(rescaled) else np.float32(rescaled)
             quantized_float = rounded + np.float32(output_zero_point)
             quantized = float_to_int32(quantized_float)
-            table[value & 0xFF] = max(min(127, quantized), -128)
+            table[value & 0xFF] = max(min(q_max, quantized), q_min)
     return tuple(table)
 
 
@@ -318,4 +313,3 @@ def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) 
     reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     total_shift = 15 - shift
     return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
-

@@ -152,8 +152,12 @@ def test_float_transpose_conv():
         out_shape = (n, grow(h, kernel[0], strides[0]), grow(w, kernel[1], strides[1]), 2 + i)
         inputs = [net.int32_const(out_shape), net.const((2 + i, *kernel, 3)), x]
         inputs.append(net.const((2 + i,)) if bias else -1)
-        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
-                   "fused_activation_function": activation}
+        options = {
+            "padding": padding,
+            "stride_h": strides[0],
+            "stride_w": strides[1],
+            "fused_activation_function": activation,
+        }
         outputs.append(net.op("TRANSPOSE_CONV", inputs, out_shape, options))
     assert_matches_reference(net.build(*outputs), inputs=2)
 
@@ -222,8 +226,16 @@ def test_16x8_leaky_relu_and_requantization():
         x = model.input((2, 50), "int16", (random_scale(rng, 1e-4, 0.01), 0))
         model.op("LEAKY_RELU", (x,), (2, 50), "int16", (random_scale(rng, 1e-4, 0.01), 0), {"alpha": alpha})
     # QUANTIZE to and from int16: every pair LiteRT takes.
-    pairs = [("int32", "int16"), ("int32", "int8"), ("int16", "int16"), ("int16", "int8"), ("int16", "int32"),
-             ("int8", "int16"), ("uint8", "int16"), ("float32", "int16")]
+    pairs = [
+        ("int32", "int16"),
+        ("int32", "int8"),
+        ("int16", "int16"),
+        ("int16", "int8"),
+        ("int16", "int32"),
+        ("int8", "int16"),
+        ("uint8", "int16"),
+        ("float32", "int16"),
+    ]
     for in_dtype, out_dtype in pairs:
         in_q = None if in_dtype == "float32" else (random_scale(rng, 1e-5, 0.05), 0 if in_dtype != "uint8" else 128)
         out_zp = int(rng.integers(-20, 20)) if out_dtype == "int8" else 0
@@ -261,11 +273,15 @@ def test_16x8_fully_connected(per_channel):
         b = -1
         if bias:
             bias_scales = tuple(float(np.float32(0.001 * s)) for s in scales)
-            b = model.constant(rng.integers(-(1 << 40), 1 << 40, size=units).astype(np.int64), "int64",
-                               Quantization(bias_scales, (0,) * len(bias_scales), 0))
+            b = model.constant(
+                rng.integers(-(1 << 40), 1 << 40, size=units).astype(np.int64),
+                "int64",
+                Quantization(bias_scales, (0,) * len(bias_scales), 0),
+            )
         out_scale = 0.0005 if depth < 100 else 40.0
-        model.op("FULLY_CONNECTED", (x, w, b), (3, units), "int16", (out_scale, 0),
-                 {"fused_activation_function": activation})
+        model.op(
+            "FULLY_CONNECTED", (x, w, b), (3, units), "int16", (out_scale, 0), {"fused_activation_function": activation}
+        )
     # Exact ties: x * 0.5 * 0.5 / 1.0 is k + 0.5 for every x = 2 mod 4; LiteRT
     # rounds them away from zero.
     x = model.input((4, 1), "int16", (0.5, 0))
@@ -369,15 +385,28 @@ def test_16x8_convolutions_at_extreme_rescales(transpose):
         scales = tuple(float(np.float32(s)) for s in (0.01, 0.004, 0.02))
         w = model.constant(weights, "int8", Quantization(scales, (0, 0, 0), 0))
         bias_scales = tuple(float(np.float32(0.02 * s)) for s in scales)
-        b = model.constant(rng.integers(-5000, 5000, size=3).astype(np.int64), "int64",
-                           Quantization(bias_scales, (0, 0, 0), 0))
+        b = model.constant(
+            rng.integers(-5000, 5000, size=3).astype(np.int64), "int64", Quantization(bias_scales, (0, 0, 0), 0)
+        )
         if transpose:
             shape_tensor = model.constant(np.array([1, 8, 10, 3], np.int32), "int32")
-            model.op("TRANSPOSE_CONV", (shape_tensor, w, x, b), (1, 8, 10, 3), "int16", (out_scale, 0),
-                     {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"})
+            model.op(
+                "TRANSPOSE_CONV",
+                (shape_tensor, w, x, b),
+                (1, 8, 10, 3),
+                "int16",
+                (out_scale, 0),
+                {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"},
+            )
         else:
-            model.op("CONV_2D", (x, w, b), (1, 4, 5, 3), "int16", (out_scale, 0),
-                     {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "NONE"})
+            model.op(
+                "CONV_2D",
+                (x, w, b),
+                (1, 4, 5, 3),
+                "int16",
+                (out_scale, 0),
+                {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "NONE"},
+            )
     assert_matches_reference(model.build(), inputs=2)
 
 
@@ -385,8 +414,9 @@ def test_16x8_rescale_beyond_the_int64_requantization_is_not_lowerable():
     model = Branches("16x8 rescale 2^16")
     x = model.input((1, 2, 2, 1), "int16", (1.0, 0))
     w = model.constant(np.ones((1, 1, 1, 1), np.int8), "int8", Quantization((1.0,), (0,), 0))
-    model.op("CONV_2D", (x, w, -1), (1, 2, 2, 1), "int16", (2.0**-16, 0),
-             {"padding": "VALID", "stride_h": 1, "stride_w": 1})
+    model.op(
+        "CONV_2D", (x, w, -1), (1, 2, 2, 1), "int16", (2.0**-16, 0), {"padding": "VALID", "stride_h": 1, "stride_w": 1}
+    )
     graph = read_model(model.build())
     with pytest.raises(NotLowerable, match="rescale factor"):
         lower(graph.operators[0], graph)

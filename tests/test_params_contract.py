@@ -13,7 +13,7 @@ import pytest
 from conftest import model_param, needs_shared, supported_shared_model_paths
 from kernel_models import Branches, FloatNet
 from mcu_planner import cli
-from mcu_planner.builder import Int8Net, Int16x8Net, int8_quant
+from mcu_planner.builder import Int8Net, Int16x8Net, Uint8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
@@ -257,6 +257,49 @@ def _float_models() -> dict[str, bytes]:
     return {"float32_kernels": net.build(*outputs)}
 
 
+def _uint8_models() -> dict[str, bytes]:
+    """Every uint8 kernel in one Uint8Net, the RESIZE_BILINEAR / ARG_MAX /
+    ARG_MIN kernels of the other types, and the hybrid FULLY_CONNECTED."""
+    net = Uint8Net(seed=5)
+    x = net.input((1, 6, 5, 3))
+    y = net.conv2d(x, 4, kernel=(3, 3), activation="RELU")
+    z = net.depthwise_conv2d(y)
+    flat = net.reshape(z, (1, 120))
+    f = net.fully_connected(flat, 6)
+    outputs = [
+        net.average_pool2d(y),
+        net.max_pool2d(y),
+        net.add(y, z),
+        net.mul(y, z),
+        net.concatenation(y, x, axis=3),
+        net.softmax(f),
+        net.logistic(f),
+        net.relu(f),
+        net.resize_bilinear(y, (9, 7)),
+        net.arg_max(y, 3, "int64"),
+        net.arg_min(y, 1),
+    ]
+    models = {"uint8_kernels": net.build(*outputs)}
+    net = Int8Net(seed=6)
+    x = net.input((1, 6, 5, 3))
+    models["int8_resize_bilinear_arg_max"] = net.build(net.resize_bilinear(x, (4, 9)), net.arg_max(x, 2))
+    net = FloatNet(seed=7)
+    x = net.input((1, 6, 5, 3))
+    resized = net.op("RESIZE_BILINEAR", (x, net.int32_const([3, 8])), (1, 3, 8, 3), {"half_pixel_centers": True})
+    arg = net.mb.add_tensor((1, 6, 5), "int32")
+    net.mb.add_op("ARG_MIN", (x, net.int32_const([3])), (arg,), {"output_type": "INT32"})
+    models["float32_resize_bilinear_arg_min"] = net.build(resized, arg)
+    net = Int8Net(seed=8)
+    x = net.float_input((2, 12))
+    image = net.float_input((1, 4, 4, 2))
+    models["hybrid_fully_connected_conv"] = net.build(
+        net.hybrid_fully_connected(x, 5, asymmetric_quantize_inputs=True),
+        net.hybrid_conv2d(image, 3),
+        net.hybrid_depthwise_conv2d(image),
+    )
+    return models
+
+
 def _int16x8_models() -> dict[str, bytes]:
     """The 16x8 kernels and TRANSPOSE_CONV (int8, 16x8, float32)."""
     net = Int16x8Net(seed=7)
@@ -345,6 +388,7 @@ BUILT_MODELS = {
     **_svdf_models(),
     **_int16_softmax_models(),
     **_lstm_models(),
+    **_uint8_models(),
     **_int16x8_models(),
 }
 

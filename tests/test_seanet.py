@@ -21,9 +21,7 @@ from mcu_planner.codegen import c_identifier
 
 SEANET = SHARED / "peer-tests" / "tflm-seanet"
 
-needs_seanet = pytest.mark.skipif(
-    not SEANET.is_dir(), reason=f"TFLM's SEANet suite is absent (looked for {SEANET})"
-)
+needs_seanet = pytest.mark.skipif(not SEANET.is_dir(), reason=f"TFLM's SEANet suite is absent (looked for {SEANET})")
 
 CSV_DTYPES = {"int16": np.int16, "int32": np.int32, "int8": np.int8}
 
@@ -84,7 +82,14 @@ def test_the_suite_is_complete():
     cases = seanet_cases()
     assert len(cases) == 66
     assert {p.parent.name for p in cases} == {
-        "add", "sub", "conv", "transpose_conv", "leaky_relu", "pad", "quantize", "strided_slice"
+        "add",
+        "sub",
+        "conv",
+        "transpose_conv",
+        "leaky_relu",
+        "pad",
+        "quantize",
+        "strided_slice",
     }
 
 

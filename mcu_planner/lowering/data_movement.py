@@ -16,7 +16,7 @@ import numpy as np
 
 from ..graph import Graph, Operator
 from ..quant import quantize_multiplier, tflite_round
-from . import KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, NotLowerable, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
 
 CONCAT_MAX_INPUTS = 8  # MCU_CONCAT_MAX_INPUTS in firmware/runtime/mcu_concat.h
@@ -62,7 +62,7 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     args = tuple(op.inputs) + padding + (op.outputs[0],)
     common = {"num_inputs": len(inputs), "outer_size": outer, "copy_bytes": int32_array(copy_bytes)}
 
-    if out.dtype != "int8" or all(t.same_quantization(out) for t in inputs):
+    if out.dtype not in ("int8", "uint8") or all(t.same_quantization(out) for t in inputs):
         return KernelCall(
             function="mcu_concatenation",
             params_type="mcu_concatenation_params",
@@ -70,6 +70,8 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
             args=args,
             sources=("mcu_concat",),
         )
+    if out.dtype == "uint8":
+        return _concatenation_with_scaling(inputs, out, common, args)
     # TFLite's own int8 CONCATENATION refuses differing quantization; here such
     # an input is requantized as QUANTIZE to the output's parameters would.
     rescale, zero_points, multipliers, shifts = [], [], [], []
@@ -89,6 +91,34 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
             "input_zero_point": int32_array(zero_points),
             "multiplier": int32_array(multipliers),
             "shift": int32_array(shifts),
+            "output_zero_point": zero_point(out),
+        },
+        args=args,
+        sources=("mcu_concat",),
+    )
+
+
+def _concatenation_with_scaling(inputs, out, common: dict, args: tuple) -> KernelCall:
+    """uint8 inputs quantized unlike the output, as reference_ops::
+    ConcatenationWithScaling rescales them: in float32, scale = input_scale *
+    (1.f / output_scale), bias = -zero_point * scale; an input whose scale
+    and zero point equal the output's is copied."""
+    inverse_output_scale = np.float32(1) / np.float32(scale(out))
+    rescale, scales, biases = [], [], []
+    for t in inputs:
+        copy = zero_point(t) == zero_point(out) and np.float32(scale(t)) == np.float32(scale(out))
+        input_scale = np.float32(scale(t)) * inverse_output_scale
+        rescale.append(0 if copy else 1)
+        scales.append(float(input_scale))
+        biases.append(float(np.float32(-zero_point(t)) * input_scale))
+    return KernelCall(
+        function="mcu_concatenation_u8",
+        params_type="mcu_concatenation_u8_params",
+        params={
+            **common,
+            "rescale": int32_array(rescale),
+            "scale": CArray("float", tuple(scales)),
+            "bias": CArray("float", tuple(biases)),
             "output_zero_point": zero_point(out),
         },
         args=args,
