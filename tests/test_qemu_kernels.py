@@ -32,9 +32,9 @@ def conv_model() -> bytes:
     # Input ranges [0, 3] and [-2, 0]: zero points -128 and 127.
     odd = net.input((1, 5, 7, 13), 0.0, 3.0)
     wide = net.input((2, 3, 3, 22), -2.0, 0.0)
-    # 3 * 3 * 29 = 261 values per window: past the 256 that windows copied
+    # 3 * 3 * 73 = 657 values per window: past the 640 that windows copied
     # into columns hold (mcu_conv.c), so these take the runs-per-row path.
-    deep = net.input((1, 6, 5, 29), -1.0, 2.0)
+    deep = net.input((1, 6, 5, 73), -1.0, 2.0)
     outputs = [
         net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
         net.conv2d(deep, 3, kernel=(3, 3), strides=(1, 2), padding="SAME", activation="RELU"),
@@ -43,7 +43,7 @@ def conv_model() -> bytes:
         net.conv2d(odd, 9, kernel=(1, 1)),
         net.conv2d(odd, 6, kernel=(1, 1), strides=(2, 3)),
         net.conv2d(wide, 5, kernel=(1, 1), activation="RELU"),
-        # Windows of up to 256 values go through columns (a whole window per
+        # Windows of up to 640 values go through columns (a whole window per
         # run, padding as the zero point): 3 * 3 * 13 = 117 at every border,
         # odd output widths (a lone last pixel), dilation and stride.
         net.conv2d(odd, 7, kernel=(3, 3), padding="SAME"),

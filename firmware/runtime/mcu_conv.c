@@ -309,8 +309,8 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
 /* Windows of at most this many values (filter_h * filter_w * input_c) are
  * copied whole into a column, two output pixels at a time, so that every
  * window is one run of taps however short its rows are and wherever it
- * lies: 2 x 256 bytes of static RAM. */
-#define MCU_CONV_COLUMN_MAX 256
+ * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
+#define MCU_CONV_COLUMN_MAX 640
 static int8_t conv_columns[2][MCU_CONV_COLUMN_MAX];
 
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
