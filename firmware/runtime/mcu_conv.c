@@ -9,7 +9,8 @@
 
 #include <string.h>
 
-static int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias, int32_t out_c)
+static inline MCU_ALWAYS_INLINE int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias,
+                                                int32_t out_c)
 {
     if (bias) {
         acc += bias[out_c];
