@@ -270,3 +270,39 @@ def test_c_int64_multiplier_matches_python(quant_harness):
         exact = Fraction(x * reduced, 1 << (15 - s))
         assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
 
+
+
+def _saturate_int32(x: int) -> int:
+    return max(-(1 << 31), min((1 << 31) - 1, x))
+
+
+def _helium_mul_by_quantized_mul(x: int, multiplier: int, shift: int) -> int:
+    """mcu_mul_by_quantized_mul_x4's instruction sequence on one lane, each
+    instruction as the Arm ARM's pseudocode defines it (VSHL, VQRDMULH, VAND,
+    VSHR, VQADD, VRSHL on 32-bit lanes)."""
+    right = min(shift, 0)  # VMIN with 0: -e
+    shifted = quant.wrap_int32(x << max(shift, 0))  # VSHL by a non-negative register: no saturation
+    high = _saturate_int32((2 * shifted * multiplier + (1 << 31)) >> 32)  # VQRDMULH
+    ties_away = -1 if (high & right & 0xFFFFFFFF) >> 31 else 0  # VAND, VSHR #31
+    fixed = _saturate_int32(high + ties_away)  # VQADD
+    if right == 0:
+        return fixed  # VRSHL by 0
+    return (fixed + (1 << (-right - 1))) >> -right  # VRSHL by -e: rounded, no overflow
+
+
+def test_helium_requantization_sequence_equals_tflite():
+    """The Helium lane sequence (Cortex-M55) against TFLite's two roundings:
+    ties of both roundings on either sign, the int32 ends, every shift.  The
+    QEMU kernel tests run the instructions themselves on models."""
+    rng = np.random.default_rng(13)
+    multipliers = [0, 1, 1 << 30, (1 << 30) + (1 << 29), 0x60000000, (1 << 31) - 1, -(1 << 31), 1518500250]
+    xs = list(range(-40, 41)) + [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -(1 << 30), 1 << 30, -(3 << 28), 3 << 28]
+    xs += [int(v) for v in rng.integers(-(1 << 31), 1 << 31, 40)]
+    checked = 0
+    for shift in range(-31, 31):
+        for multiplier in multipliers:
+            for x in xs:  # small x against 2^30-style multipliers land on exact ties
+                expected = quant.multiply_by_quantized_multiplier(x, multiplier, shift)
+                assert _helium_mul_by_quantized_mul(x, multiplier, shift) == expected, (x, multiplier, shift)
+                checked += 1
+    assert checked > 50_000
