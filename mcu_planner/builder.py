@@ -27,7 +27,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .graph import Quantization
+from .graph import Graph, Quantization
 from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
 
 NUMPY_DTYPES = {
@@ -209,6 +209,22 @@ class ModelBuilder:
             _OpSpec(opcode, tuple(inputs), tuple(outputs), options, table, version, tuple(intermediates), custom_code)
         )
         return len(self.ops) - 1
+
+    @classmethod
+    def from_graph(cls, graph: Graph) -> "ModelBuilder":
+        """A builder holding `graph` (as read_model returns it), so that tests
+        can change its values -- scales, shapes, options, op order -- and
+        write the model again."""
+        builder = cls(graph.description or "rebuilt by mcu_planner.builder")
+        for t in graph.tensors:
+            builder.add_tensor(t.shape, t.dtype, t.quantization, t.data, name=t.name or None, is_variable=t.is_variable)
+        for op in graph.operators:
+            builder.add_op(
+                op.opcode, op.inputs, op.outputs, op.options, version=op.version, intermediates=op.intermediates,
+                custom_code=op.custom_code, options_table=op.options_tables[0] if op.options_tables else None,
+            )
+        builder.set_io(graph.inputs, graph.outputs)
+        return builder
 
     def set_io(self, inputs: Iterable[int], outputs: Iterable[int]) -> None:
         self.inputs, self.outputs = list(inputs), list(outputs)
@@ -522,6 +538,21 @@ _ACTIVATION_RANGES = {
 }
 
 
+def python_slice(begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0, ellipsis_mask=0, new_axis_mask=0):
+    """The numpy index a TensorFlow strided-slice spec stands for (tf.strided_slice's docs)."""
+    spec = []
+    for i in range(len(begin)):
+        if ellipsis_mask >> i & 1:
+            spec.append(Ellipsis)
+        elif new_axis_mask >> i & 1:
+            spec.append(np.newaxis)
+        elif shrink_axis_mask >> i & 1:
+            spec.append(begin[i])
+        else:
+            spec.append(slice(None if begin_mask >> i & 1 else begin[i], None if end_mask >> i & 1 else end[i], strides[i]))
+    return tuple(spec)
+
+
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
     effective = (kernel - 1) * dilation + 1
     if padding == "SAME":
@@ -805,21 +836,107 @@ class Int8Net:
         a = self._int32_const(axes, f"mean_{self._count.get('mean', 0) + 1}/axes")
         return self._same_quant("MEAN", self._name("mean"), x, out, {"keep_dims": keep_dims}, (a,))
 
-    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0) -> int:
-        shape = self.shape(x)
-        slices, out = [], []
-        for i, d in enumerate(shape):
-            b = None if begin_mask >> i & 1 else begin[i]
-            e = None if end_mask >> i & 1 else end[i]
-            if shrink_axis_mask >> i & 1:
-                slices.append(begin[i])
-            else:
-                slices.append(slice(b, e, strides[i]))
-        out = np.empty(shape, dtype=np.int8)[tuple(slices)].shape
+    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0,
+                      ellipsis_mask=0, new_axis_mask=0) -> int:
+        """x[spec] with TensorFlow's masks; the output shape is numpy's for the
+        same Python slice (an independent statement of the rules)."""
+        out = np.empty(self.shape(x), dtype=np.int8)[
+            python_slice(begin, end, strides, begin_mask, end_mask, shrink_axis_mask, ellipsis_mask, new_axis_mask)
+        ].shape
         name = self._name("strided_slice")
         consts = [self._int32_const(v, f"{name}/{k}") for k, v in (("begin", begin), ("end", end), ("strides", strides))]
-        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask}
+        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask,
+                   "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask}
         return self._same_quant("STRIDED_SLICE", name, x, out, options, consts)
+
+    # data movement on any element type (the output keeps x's type and quantization)
+    def _indices(self, values, name: str) -> int:
+        """A tensor index as given, or an int32 constant of the given values."""
+        return values if isinstance(values, (int, np.integer)) else self._int32_const(values, name)
+
+    def slice(self, x, begin: Sequence[int], size: Sequence[int]) -> int:
+        out = tuple(d - b if n == -1 else n for b, n, d in zip(begin, size, self.shape(x)))
+        name = self._name("slice")
+        b, n = self._int32_const(begin, f"{name}/begin"), self._int32_const(size, f"{name}/size")
+        return self._same_quant("SLICE", name, x, out, {}, (b, n))
+
+    def split(self, x, num_splits: int, axis: int = -1) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        shape[a] //= num_splits
+        name = self._name("split")
+        axis_tensor = self.mb.add_tensor((), "int32", data=np.array(axis, np.int32), name=f"{name}/axis")
+        return self._multi("SPLIT", name, x, [tuple(shape)] * num_splits, {"num_splits": num_splits}, (axis_tensor, x))
+
+    def split_v(self, x, sizes: Sequence[int], axis: int = -1) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        known = sum(s for s in sizes if s != -1)
+        shapes = []
+        for s in sizes:
+            shape[a] = self.shape(x)[a] - known if s == -1 else s
+            shapes.append(tuple(shape))
+        name = self._name("split_v")
+        sizes_tensor = self._int32_const(sizes, f"{name}/size_splits")
+        axis_tensor = self.mb.add_tensor((), "int32", data=np.array(axis, np.int32), name=f"{name}/axis")
+        return self._multi("SPLIT_V", name, x, shapes, {"num_splits": len(sizes)}, (x, sizes_tensor, axis_tensor))
+
+    def unpack(self, x, axis: int = 0) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        count = shape.pop(a)
+        return self._multi("UNPACK", self._name("unpack"), x, [tuple(shape)] * count, {"num": count, "axis": axis}, (x,))
+
+    def pack(self, *xs: int, axis: int = 0) -> int:
+        shape = list(self.shape(xs[0]))
+        shape.insert(axis % (len(shape) + 1), len(xs))
+        y = self._activation(self._name("pack"), shape, self.mb.tensors[xs[0]].dtype, self.mb.tensors[xs[0]].quant)
+        self.mb.add_op("PACK", xs, (y,), {"values_count": len(xs), "axis": axis})
+        if xs[0] in self.rms:
+            self.rms[y] = self.rms[xs[0]]
+        return y
+
+    def gather(self, x, indices, axis: int = 0, batch_dims: int = 0) -> int:
+        """`indices`: the values of an int32 constant, or a tensor index."""
+        name = self._name("gather")
+        index = self._indices(indices, f"{name}/indices")
+        params_shape, index_shape = self.shape(x), self.mb.tensors[index].shape
+        a = axis % len(params_shape)
+        b = batch_dims + len(index_shape) if batch_dims < 0 else batch_dims
+        out = params_shape[:a] + index_shape[b:] + params_shape[a + 1 :]
+        return self._same_quant("GATHER", name, x, out, {"axis": axis, "batch_dims": batch_dims}, (index,))
+
+    def _multi(self, opcode, name, x, shapes, options, inputs) -> list[int]:
+        tensor = self.mb.tensors[x]
+        ys = [self._activation(f"{name}/{i}", s, tensor.dtype, tensor.quant) for i, s in enumerate(shapes)]
+        self.mb.add_op(opcode, inputs, ys, options)
+        for y in ys:
+            if x in self.rms:
+                self.rms[y] = self.rms[x]
+        return ys
+
+    # shape arithmetic and other ops on any types: the caller states the output
+    def shape_of(self, x, out_type: str = "int32") -> int:
+        y = self.mb.add_tensor((len(self.shape(x)),), out_type.lower(), name=self._name("shape"))
+        self.mb.add_op("SHAPE", (x,), (y,), {"out_type": out_type.upper()})
+        return y
+
+    def const(self, values, dtype: str = "int32", quant=None) -> int:
+        values = np.asarray(values, dtype=NUMPY_DTYPES[dtype])
+        return self.mb.add_tensor(values.shape, dtype, quant, data=values, name=self._name("const"))
+
+    def op(self, opcode: str, inputs: Sequence[int], shape: Sequence[int], dtype: str = "int32",
+           options: dict[str, Any] | None = None, quant=None) -> int:
+        """Any single-output op whose output shape, type and quantization the caller knows."""
+        y = self.mb.add_tensor(tuple(shape), dtype, quant, name=self._name(opcode.lower()))
+        self.mb.add_op(opcode, inputs, (y,), options or {})
+        return y
+
+    def typed_input(self, shape: Sequence[int], dtype: str, quant=None, name: str | None = None) -> int:
+        """A graph input of any type (`input` is int8, `float_input` float32)."""
+        t = self.mb.add_tensor(shape, dtype, quant, name=name or self._name("input"))
+        self.inputs.append(t)
+        return t
 
     def resize_nearest_neighbor(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
         n, _, _, c = self.shape(x)
@@ -969,6 +1086,137 @@ class Uint8Net(Int8Net):
         self.rms[y] = max(self._rms(x) for x in xs)
         self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
         return y
+
+
+class FloatNet:
+    """A float32 graph: inputs, layers added by opcode or by name, seeded
+    random weights.  Output shapes follow TFLite's shape rules (numpy
+    broadcasting for the binary ops)."""
+
+    def __init__(self, seed: int = 0, description: str = "float32 network built by mcu_planner.builder"):
+        self.rng = np.random.default_rng(seed)
+        self.mb = ModelBuilder(description)
+        self.inputs: list[int] = []
+
+    def input(self, shape) -> int:
+        t = self.mb.add_tensor(shape, "float32", name=f"input_{len(self.inputs)}")
+        self.inputs.append(t)
+        return t
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.mb.tensors[t].shape
+
+    def const(self, shape, scale: float = 1.0) -> int:
+        values = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        return self.mb.add_tensor(shape, "float32", data=values)
+
+    def int32_const(self, values) -> int:
+        values = np.asarray(values, dtype=np.int32)
+        return self.mb.add_tensor(values.shape, "int32", data=values)
+
+    def scalar(self, value: float) -> int:
+        """A one-element float32 constant, to broadcast against a tensor."""
+        return self.mb.add_tensor((1,), "float32", data=np.array([value], dtype=np.float32))
+
+    def op(self, opcode: str, inputs, out_shape, options=None) -> int:
+        y = self.mb.add_tensor(out_shape, "float32")
+        self.mb.add_op(opcode, inputs, (y,), options or {})
+        return y
+
+    def build(self, *outputs: int) -> bytes:
+        self.mb.set_io(self.inputs, outputs)
+        return self.mb.build()
+
+    # binary ops, broadcasting
+    def _binary(self, opcode: str, a: int, b: int, options=None) -> int:
+        return self.op(opcode, (a, b), np.broadcast_shapes(self.shape(a), self.shape(b)), options)
+
+    def div(self, a: int, b: int, activation: str = "NONE") -> int:
+        return self._binary("DIV", a, b, {"fused_activation_function": activation})
+
+    def pow(self, a: int, b: int) -> int:
+        return self._binary("POW", a, b)
+
+    def squared_difference(self, a: int, b: int) -> int:
+        return self._binary("SQUARED_DIFFERENCE", a, b)
+
+    def maximum(self, a: int, b: int) -> int:
+        return self._binary("MAXIMUM", a, b)
+
+    def minimum(self, a: int, b: int) -> int:
+        return self._binary("MINIMUM", a, b)
+
+    def prelu(self, x: int, alpha: int) -> int:
+        return self.op("PRELU", (x, alpha), self.shape(x))
+
+    # unary ops
+    def _unary(self, opcode: str, x: int, options=None) -> int:
+        return self.op(opcode, (x,), self.shape(x), options)
+
+    def exp(self, x: int) -> int:
+        return self._unary("EXP", x)
+
+    def log(self, x: int) -> int:
+        return self._unary("LOG", x)
+
+    def sqrt(self, x: int) -> int:
+        return self._unary("SQRT", x)
+
+    def rsqrt(self, x: int) -> int:
+        return self._unary("RSQRT", x)
+
+    def square(self, x: int) -> int:
+        return self._unary("SQUARE", x)
+
+    def abs(self, x: int) -> int:
+        return self._unary("ABS", x)
+
+    def neg(self, x: int) -> int:
+        return self._unary("NEG", x)
+
+    def logistic(self, x: int) -> int:
+        return self._unary("LOGISTIC", x)
+
+    def tanh(self, x: int) -> int:
+        return self._unary("TANH", x)
+
+    def gelu(self, x: int, approximate: bool = False) -> int:
+        return self._unary("GELU", x, {"approximate": approximate})
+
+    def l2_normalization(self, x: int) -> int:
+        return self._unary("L2_NORMALIZATION", x)
+
+    # reductions
+    def _reduce(self, opcode: str, x: int, axes, keep_dims: bool) -> int:
+        shape = self.shape(x)
+        axes_set = {a % len(shape) for a in axes}
+        out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)
+        return self.op(opcode, (x, self.int32_const(list(axes))), out, {"keep_dims": keep_dims})
+
+    def sum(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("SUM", x, axes, keep_dims)
+
+    def reduce_max(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("REDUCE_MAX", x, axes, keep_dims)
+
+    # matrices and rearrangements
+    def batch_matmul(self, a: int, b: int, adj_x: bool = False, adj_y: bool = False) -> int:
+        sa, sb = self.shape(a), self.shape(b)
+        rows = sa[-1] if adj_x else sa[-2]
+        cols = sb[-2] if adj_y else sb[-1]
+        out = tuple(np.broadcast_shapes(sa[:-2], sb[:-2])) + (rows, cols)
+        return self.op("BATCH_MATMUL", (a, b), out, {"adj_x": adj_x, "adj_y": adj_y})
+
+    def space_to_depth(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("SPACE_TO_DEPTH", (x,), (n, h // block, w // block, c * block * block), {"block_size": block})
+
+    def depth_to_space(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("DEPTH_TO_SPACE", (x,), (n, h * block, w * block, c // (block * block)), {"block_size": block})
+
+    def reverse_v2(self, x: int, axes) -> int:
+        return self.op("REVERSE_V2", (x, self.int32_const(list(axes))), self.shape(x))
 
 
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,

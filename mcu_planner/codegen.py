@@ -22,6 +22,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -30,13 +31,14 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .errors import InputError, UnsupportedModel
-from .graph import DTYPE_C_TYPE, Graph, Tensor
+from .errors import InputError, UnsupportedModel, unsupported_model_error
+from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
+from .validate import check_kernel_call
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -271,41 +273,32 @@ def _tensor_c_type(tensor: Tensor) -> str:
 
 def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
     """A KernelCall for every op that runs, or one UnsupportedModel naming
-    every operator and activation type the runtime lacks."""
+    every operator and dtype combination and every tensor type the runtime
+    lacks, each once with its count."""
     calls: dict[int, KernelCall] = {}
     unsupported: Counter[str] = Counter()
+    reasons: dict[str, str] = {}
     for op in graph.operators:
         if op.index in elided:
             continue
         try:
             calls[op.index] = lower(op, graph)
         except NotLowerable as exc:
-            unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
+            key = operator_dtype_key(op, graph.tensors)
+            unsupported[key] += 1
+            reason = str(exc).strip()
+            if key not in reasons and reason and reason != operator_name(op):
+                reasons[key] = reason
+            continue
+        check_kernel_call(graph, op, calls[op.index])
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
         # A scratch tensor's dtype is its kernel's choice, not the model's.
         if graph.tensors[t].dtype not in ACTIVATION_DTYPES and not graph.tensors[t].is_scratch:
             bad_types[graph.tensors[t].dtype] += 1
-    parts = []
-    if unsupported:
-        parts.append("unsupported operators: " + ", ".join(f"{k} x{n}" for k, n in sorted(unsupported.items())))
-    if bad_types:
-        parts.append(
-            "unsupported activation types: " + ", ".join(f"{k} x{n}" for k, n in sorted(bad_types.items()))
-        )
-    if parts:
-        raise UnsupportedModel("; ".join(parts))
+    if unsupported or bad_types:
+        raise unsupported_model_error(dict(unsupported), reasons, dict(bad_types))
     return calls
-
-
-def _unsupported_key(opcode: str, custom_code: str | None, reason: str) -> str:
-    name = f"CUSTOM({custom_code})" if opcode == "CUSTOM" else opcode
-    reason = reason.strip()
-    if not reason or reason == name:
-        return name
-    if reason.startswith(name):
-        return reason
-    return f"{name} ({reason})"
 
 
 class _Builder:
@@ -468,6 +461,12 @@ class _Builder:
                 if consumers[slot] == 0 and slot not in held:
                     code.releases.append(slot)
                     consumers[slot] += 1
+        # So is a graph input nobody reads (one read only by folded ops, say):
+        # the plan lets op 1 onwards reuse its bytes.
+        for slot in sorted(self.live_at_start):
+            if ops and consumers[slot] == 0 and slot not in held:
+                ops[0].releases.append(slot)
+                consumers[slot] += 1
         return [
             Slot(
                 index=i,
@@ -753,23 +752,70 @@ def check_output_dir(outdir: str | os.PathLike) -> None:
         )
 
 
+def make_parents(path: str | os.PathLike) -> list[Path]:
+    """Create the missing parent directories of `path`; return the ones this
+    call created, outermost first, for remove_created() after a failure."""
+    created: list[Path] = []
+    parent = Path(os.path.abspath(path)).parent
+    missing = []
+    while not parent.exists() and not parent.is_symlink():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir()
+        except OSError as exc:
+            remove_created(created)
+            raise InputError(f"cannot create {directory}: {exc.strerror or exc}") from None
+        created.append(directory)
+    return created
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove directories make_parents created (innermost first) when empty."""
+    for directory in reversed(created):
+        try:
+            directory.rmdir()
+        except OSError:
+            break
+
+
+class _SignalsHeld:
+    """SIGINT and SIGTERM wait (are blocked) while the block runs, so that
+    the two renames that swap OUTDIR are never separated by an interruption:
+    OUTDIR is either the old or the new directory, never absent."""
+
+    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+    def __enter__(self):
+        self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+        return False
+
+
 def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
     """Move the finished directory `staging` to `outdir` in one rename,
     retiring what was there, but only when check_output_dir allows it.
     `staging` must be on the same file system (e.g. made beside `outdir`)."""
     staging, outdir = Path(staging), Path(os.path.abspath(outdir))
     check_output_dir(outdir)
-    if outdir.exists():
-        retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
-        os.rename(outdir, retired / "dir")
-        try:
-            os.rename(staging, outdir)
-        except BaseException:
-            os.rename(retired / "dir", outdir)
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
+    if not outdir.exists():
         os.rename(staging, outdir)
+        return outdir
+    retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
+    try:
+        with _SignalsHeld():
+            os.rename(outdir, retired / "dir")
+            try:
+                os.rename(staging, outdir)
+            except BaseException:
+                os.rename(retired / "dir", outdir)
+                raise
+    finally:
+        shutil.rmtree(retired, ignore_errors=True)
     return outdir
 
 
@@ -780,15 +826,18 @@ def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
     InputError and nothing is written."""
     outdir = Path(os.path.abspath(outdir))  # `..` resolved, symlinks not followed
     check_output_dir(outdir)
-    outdir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    created = make_parents(outdir)
+    staging = None
     try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
         for file_name, data in files.items():
             (staging / _plain_name(file_name)).write_bytes(data)
         write_manifest(staging, files, getattr(files, "interface", None))
         os.chmod(staging, 0o755)
         replace_output_dir(staging, outdir)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        remove_created(created)
         raise
     return outdir

@@ -1,4 +1,4 @@
-"""The one pipeline every front end runs: read -> lifetimes -> plan within the
+"""The one pipeline every front end runs: read -> fold -> lifetimes -> plan within the
 budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
 through here, and `ram_needed` is the one rule for whether a model fits.
 """
@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .folding import fold_constants
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
-from .reader import read_model
+from .validate import load_model
 
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
 
@@ -70,7 +71,11 @@ class PlannedModel:
 
 
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
-    graph = read_model(model, label=label) if label is not None else read_model(model)
+    """Read and validate `model` (validate.py: exit 2 naming the op, tensor
+    and rule a model breaks), then fold constant chains and compute its
+    tensors' lifetimes."""
+    graph = load_model(model, label=label)
+    graph = fold_constants(graph)  # ops on constants and shapes run now, once
     return AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
 
 
