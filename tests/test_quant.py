@@ -164,7 +164,8 @@ int main(void)
     size_t mi, ei;
     int s;
     int32_t x;
-    for (s = -31; s <= 30; ++s) {
+    /* Left shifts past 31 (tiny output scales) shift by the count mod 32. */
+    for (s = -31; s <= 40; ++s) {
         for (mi = 0; mi < sizeof multipliers / sizeof multipliers[0]; ++mi) {
             const int32_t m = multipliers[mi];
             for (x = -70000; x <= 70000; ++x) {
@@ -281,7 +282,7 @@ def _helium_mul_by_quantized_mul(x: int, multiplier: int, shift: int) -> int:
     instruction as the Arm ARM's pseudocode defines it (VSHL, VQRDMULH, VAND,
     VSHR, VQADD, VRSHL on 32-bit lanes)."""
     right = min(shift, 0)  # VMIN with 0: -e
-    shifted = quant.wrap_int32(x << max(shift, 0))  # VSHL by a non-negative register: no saturation
+    shifted = quant.wrap_int32(x << (max(shift, 0) & 31))  # VAND 31, VSHL: no saturation
     high = _saturate_int32((2 * shifted * multiplier + (1 << 31)) >> 32)  # VQRDMULH
     ties_away = -1 if (high & right & 0xFFFFFFFF) >> 31 else 0  # VAND, VSHR #31
     fixed = _saturate_int32(high + ties_away)  # VQADD

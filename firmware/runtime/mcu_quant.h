@@ -89,7 +89,8 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
         return mcu_mul_by_quantized_mul_two_roundings(x, multiplier, shift);
     }
     if (shift >= 0) {
-        product = (int64_t)(int32_t)((uint32_t)x << shift) * (int64_t)multiplier;
+        /* The left shift count mod 32, as the two-step version (x86's SHL). */
+        product = (int64_t)(int32_t)((uint32_t)x << (shift & 31)) * (int64_t)multiplier;
         return (int32_t)((product + ((int64_t)1 << 30)) >> 31);
     }
     right_shift = -shift;
@@ -129,7 +130,7 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
 
 /* mcu_mul_by_quantized_mul on four lanes (Helium), each with its own
  * multiplier and shift; the same values:
- * - VSHL by a non-negative amount is the wrapping left shift;
+ * - VSHL by a non-negative amount below 32 is the wrapping left shift;
  * - VQRDMULH is by definition the saturating rounding doubling high mul,
  *   SignedSat((2ab + 2^31) >> 32) = floor((ab + 2^30) / 2^31), saturating
  *   only INT32_MIN * INT32_MIN;
@@ -142,7 +143,10 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multi
 {
     const int32x4_t zero = vdupq_n_s32(0);
     const int32x4_t right = vminq_s32(shift, zero); /* -e */
-    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, vmaxq_s32(shift, zero)), multiplier);
+    /* VSHL by 32 or more gives 0; the count mod 32 is what the scalar
+     * helpers (and the x86 reference) shift by. */
+    const int32x4_t left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, left), multiplier);
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
