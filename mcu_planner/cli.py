@@ -71,6 +71,11 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
     p.add_argument("--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model")
     p.add_argument("--capacity", type=_size, help="with --intervals: the capacity to fit")
+    p.add_argument(
+        "--stop-at-fit",
+        action="store_true",
+        help="with --capacity or --ram: keep the first plan that fits instead of tightening for the time limit",
+    )
     p.add_argument("--out", metavar="OFFSETS.csv", help="with --intervals: write id,lower,upper,size,offset")
     return p
 
@@ -152,6 +157,8 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
+    if args.stop_at_fit and (args.capacity if args.intervals else args.ram) is None:
+        raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:
         return _run_intervals(args)
     if not args.model:
@@ -161,7 +168,12 @@ def _run_plan(args: argparse.Namespace) -> int:
     from .pipeline import PlanOptions, analyse_model, plan_analysed
 
     options = PlanOptions(
-        planner=args.planner, alignment=args.align, alias=args.alias == "on", time_limit=args.time_limit, ram=args.ram
+        planner=args.planner,
+        alignment=args.align,
+        alias=args.alias == "on",
+        time_limit=args.time_limit,
+        ram=args.ram,
+        stop_at_fit=args.stop_at_fit,
     )
     analysed = analyse_model(args.model, options)
     graph, lifetimes = analysed.graph, analysed.lifetimes
@@ -264,7 +276,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = plan_within(problem, name, args.time_limit, args.capacity)
+        plan = plan_within(problem, name, args.time_limit, args.capacity, args.stop_at_fit)
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:

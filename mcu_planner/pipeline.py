@@ -30,6 +30,7 @@ class PlanOptions:
     alias: bool = True
     time_limit: float = DEFAULT_TIME_LIMIT
     ram: int | None = None  # the budget for the arena and the variable tensors
+    stop_at_fit: bool = False  # with ram: the first plan within it is kept (no tightening)
 
 
 @dataclass
@@ -78,9 +79,9 @@ def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
     if options.planner == "all":
-        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity)
+        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity, options.stop_at_fit)
     else:
-        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity)
+        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
 
 
