@@ -434,6 +434,7 @@ def check_model(
     raise_on_mismatch: bool = True,
     ram: int | None = None,
     keep_dir: str | os.PathLike | None = None,
+    order: str | tuple[int, ...] = "auto",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -452,7 +453,8 @@ def check_model(
     name = c_identifier(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
     graph, plan, files = generate_for_model(
-        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label
+        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label,
+        order=order,
     )
 
     needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)

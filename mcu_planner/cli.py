@@ -62,6 +62,13 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
     p.add_argument("--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops")
     p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument(
+        "--order",
+        choices=("model", "auto", "memory"),
+        default="auto",
+        help="op order: the model's; auto (default): the memory-aware order when it lowers the arena; "
+        "memory: the memory-aware order whenever it differs",
+    )
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
@@ -174,6 +181,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
         ram=args.ram,
         stop_at_fit=args.stop_at_fit,
+        order=args.order,
     )
     analysed = analyse_model(args.model, options)
     graph, lifetimes = analysed.graph, analysed.lifetimes
@@ -183,7 +191,16 @@ def _run_plan(args: argparse.Namespace) -> int:
         print(line, file=out)
 
     planned = plan_analysed(analysed, options)
-    plan = planned.plan
+    graph, lifetimes, plan = planned.graph, planned.lifetimes, planned.plan
+    if planned.op_order is not None:
+        before = planned.model_order_arena
+        print(
+            "op order: memory-aware"
+            + (f" (the model's order needs {format_bytes(before)})" if before is not None else "")
+            + ": "
+            + " ".join(str(i) for i in planned.op_order),
+            file=out,
+        )
     if planned.compared:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
@@ -206,7 +223,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         _warn_if_not_generatable(graph, lifetimes)
     if args.json:
         _write_atomically(Path(args.json), json.dumps(
-            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on"), indent=1) + "\n")
+            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1) + "\n")
     return 0
 
 
