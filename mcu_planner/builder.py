@@ -451,12 +451,19 @@ def int16_quant(low: float, high: float) -> Quantization:
     return Quantization((float32(bound / 32767.0),), (0,))
 
 
+def uint8_quant(low: float, high: float) -> Quantization:
+    """Asymmetric uint8 quantization covering [low, high]: int8_quant's scale
+    with the zero point moved up by 128 (the legacy TF1 / Coral scheme)."""
+    q = int8_quant(low, high)
+    return Quantization(q.scales, (q.zero_points[0] + 128,))
+
+
 def activation_quant(dtype: str, low: float, high: float) -> Quantization:
-    """Quantization of an activation of `dtype` ("int8" or "int16") covering [low, high]."""
-    return int16_quant(low, high) if dtype == "int16" else int8_quant(low, high)
+    """Quantization of an activation of `dtype` ("int8", "uint8" or "int16") covering [low, high]."""
+    return {"int16": int16_quant, "uint8": uint8_quant}.get(dtype, int8_quant)(low, high)
 
 
-_QUANTIZED_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767)}
+_QUANTIZED_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
 
 
 def quant_range(q: Quantization, dtype: str = "int8") -> tuple[float, float]:
@@ -481,6 +488,17 @@ def per_channel_int8_weights(
     return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
 
 
+def asymmetric_uint8_weights(rng: np.random.Generator, shape: Sequence[int], std: float) -> tuple[np.ndarray, Quantization]:
+    """Random normal weights quantized asymmetrically per tensor to uint8 over
+    their own [min, max] (widened to hold 0), as TF1's quantization-aware
+    training exports them: the filter zero point is rarely 0 or 128."""
+    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+    q = uint8_quant(float(weights.min()), float(weights.max()))
+    scale, zero_point = q.scales[0], q.zero_points[0]
+    quantized = np.clip(np.round(weights / np.float32(scale)) + zero_point, 0, 255).astype(np.uint8)
+    return quantized, q
+
+
 def int32_bias(
     rng: np.random.Generator, input_scale: float, weight_scales: Sequence[float], std: float, dtype: str = "int32"
 ) -> tuple[np.ndarray, Quantization]:
@@ -502,6 +520,21 @@ _ACTIVATION_RANGES = {
     "RELU6": (0.0, 6.0),
     "RELU_N1_TO_1": (-1.0, 1.0),
 }
+
+
+def python_slice(begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0, ellipsis_mask=0, new_axis_mask=0):
+    """The numpy index a TensorFlow strided-slice spec stands for (tf.strided_slice's docs)."""
+    spec = []
+    for i in range(len(begin)):
+        if ellipsis_mask >> i & 1:
+            spec.append(Ellipsis)
+        elif new_axis_mask >> i & 1:
+            spec.append(np.newaxis)
+        elif shrink_axis_mask >> i & 1:
+            spec.append(begin[i])
+        else:
+            spec.append(slice(None if begin_mask >> i & 1 else begin[i], None if end_mask >> i & 1 else end[i], strides[i]))
+    return tuple(spec)
 
 
 def conv_output_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> int:
@@ -571,6 +604,10 @@ class Int8Net:
     def _quant(self, low: float, high: float) -> Quantization:
         return activation_quant(self.activation_dtype, low, high)
 
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        """Quantized weights, one scale per channel along `axis` (Uint8Net: uint8, one scale)."""
+        return per_channel_int8_weights(self.rng, shape, axis, std)
+
     def _range(self, t: int) -> tuple[float, float]:
         return quant_range(self.quant(t), self.mb.tensors[t].dtype)
 
@@ -594,7 +631,7 @@ class Int8Net:
     def conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1)) -> int:
         n, h, w, c = self.shape(x)
         name = self._name("conv2d")
-        weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
+        weights, wq = self._weights((filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
         return self._weighted(
             "CONV_2D", name, x, weights, wq, filters,
             (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
@@ -609,7 +646,7 @@ class Int8Net:
         n, h, w, c = self.shape(x)
         channels = c * depth_multiplier
         name = self._name("depthwise_conv2d")
-        weights, wq = per_channel_int8_weights(self.rng, (1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
+        weights, wq = self._weights((1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
         return self._weighted(
             "DEPTHWISE_CONV_2D", name, x, weights, wq, channels,
             (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
@@ -626,7 +663,7 @@ class Int8Net:
         rows = int(np.prod(shape[:-1]))
         out_shape = tuple(shape[:-1]) + (units,) if keep_num_dims else (rows, units)
         name = self._name("fully_connected")
-        weights, wq = per_channel_int8_weights(self.rng, (units, depth), 0, 1 / math.sqrt(depth))
+        weights, wq = self._weights((units, depth), 0, 1 / math.sqrt(depth))
         return self._weighted(
             "FULLY_CONNECTED", name, x, weights, wq, units, out_shape,
             {"fused_activation_function": activation, "keep_num_dims": keep_num_dims},
@@ -653,6 +690,59 @@ class Int8Net:
         return self._weighted("TRANSPOSE_CONV", name, x, weights, wq, filters, out_shape, options, activation,
                               leading=(shape_tensor,), use_bias=use_bias)
 
+    # hybrid (dynamic-range) layers: float32 activations and bias, int8 weights
+    def _hybrid_weighted(self, opcode, name, x, shape, axis, filter_scales, out_shape, options) -> int:
+        """`filter_scales`: "per_channel", "equal" (one per channel, all the
+        same) or "one" (a single scale for the tensor)."""
+        weights, wq = per_channel_int8_weights(self.rng, shape, axis, 1 / math.sqrt(np.prod(shape) / shape[axis]))
+        if filter_scales != "per_channel":
+            scale = float32(max(wq.scales) / 2)
+            broadcast = [1] * len(shape)
+            broadcast[axis] = shape[axis]
+            real = weights.astype(np.float32) * np.asarray(wq.scales, np.float32).reshape(broadcast)
+            weights = np.clip(np.round(real / np.float32(scale)), -127, 127).astype(np.int8)
+            count = 1 if filter_scales == "one" else shape[axis]
+            wq = Quantization((scale,) * count, (0,) * count, axis)
+        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
+        channels = out_shape[-1]
+        bias = self.rng.normal(0.0, 0.1, size=channels).astype(np.float32)
+        b = self.mb.add_tensor((channels,), "float32", data=bias, name=f"{name}/bias")
+        y = self.mb.add_tensor(out_shape, "float32", name=name)
+        self.mb.add_op(opcode, (x, w, b), (y,), options)
+        return y
+
+    def hybrid_fully_connected(self, x, units, activation="NONE", per_channel=True,
+                               asymmetric_quantize_inputs=False) -> int:
+        """FULLY_CONNECTED of a hybrid model (per output channel or one weight scale)."""
+        shape = self.shape(x)
+        return self._hybrid_weighted(
+            "FULLY_CONNECTED", self._name("hybrid_fully_connected"), x, (units, shape[-1]), 0,
+            "per_channel" if per_channel else "one", (int(np.prod(shape[:-1])), units),
+            {"fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs})
+
+    def hybrid_conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
+                      dilation=(1, 1), filter_scales="per_channel") -> int:
+        n, h, w, c = self.shape(x)
+        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), filters)
+        return self._hybrid_weighted(
+            "CONV_2D", self._name("hybrid_conv2d"), x, (filters, *kernel, c), 0, filter_scales, out,
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "dilation_h_factor": dilation[0],
+             "dilation_w_factor": dilation[1], "fused_activation_function": activation})
+
+    def hybrid_depthwise_conv2d(self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
+                                depth_multiplier=1, dilation=(1, 1), filter_scales="per_channel") -> int:
+        n, h, w, c = self.shape(x)
+        channels = c * depth_multiplier
+        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), channels)
+        return self._hybrid_weighted(
+            "DEPTHWISE_CONV_2D", self._name("hybrid_depthwise_conv2d"), x, (1, *kernel, channels), 3,
+            filter_scales, out,
+            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "depth_multiplier": depth_multiplier,
+             "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
+             "fused_activation_function": activation})
+
     def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation,
                   leading=(), use_bias=True) -> int:
         """An op with weights: inputs leading..., x, weights, bias (CONV_2D &c.
@@ -660,10 +750,14 @@ class Int8Net:
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
         std = self._rms(x)
-        w = self.mb.add_tensor(weights.shape, "int8", wq, data=weights, name=f"{name}/weights")
+        w = self.mb.add_tensor(weights.shape, str(weights.dtype), wq, data=weights, name=f"{name}/weights")
         b = -1
         if use_bias:
-            bias, bq = int32_bias(self.rng, in_q.scales[0], wq.scales, std=0.1 * std, dtype=self.bias_dtype)
+            per_tensor = len(wq.scales) == 1
+            bias_scales = wq.scales * (channels if per_tensor else 1)
+            bias, bq = int32_bias(self.rng, in_q.scales[0], bias_scales, std=0.1 * std, dtype=self.bias_dtype)
+            if per_tensor:
+                bq = Quantization(bq.scales[:1], bq.zero_points[:1])
             b = self.mb.add_tensor((channels,), self.bias_dtype, bq, data=bias, name=f"{name}/bias")
         y = self._zero_mean_output(name, out_shape, std, activation)
         inputs = (*leading, w, x, b) if leading else (x, w, b)
@@ -726,27 +820,136 @@ class Int8Net:
         a = self._int32_const(axes, f"mean_{self._count.get('mean', 0) + 1}/axes")
         return self._same_quant("MEAN", self._name("mean"), x, out, {"keep_dims": keep_dims}, (a,))
 
-    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0) -> int:
-        shape = self.shape(x)
-        slices, out = [], []
-        for i, d in enumerate(shape):
-            b = None if begin_mask >> i & 1 else begin[i]
-            e = None if end_mask >> i & 1 else end[i]
-            if shrink_axis_mask >> i & 1:
-                slices.append(begin[i])
-            else:
-                slices.append(slice(b, e, strides[i]))
-        out = np.empty(shape, dtype=np.int8)[tuple(slices)].shape
+    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0,
+                      ellipsis_mask=0, new_axis_mask=0) -> int:
+        """x[spec] with TensorFlow's masks; the output shape is numpy's for the
+        same Python slice (an independent statement of the rules)."""
+        out = np.empty(self.shape(x), dtype=np.int8)[
+            python_slice(begin, end, strides, begin_mask, end_mask, shrink_axis_mask, ellipsis_mask, new_axis_mask)
+        ].shape
         name = self._name("strided_slice")
         consts = [self._int32_const(v, f"{name}/{k}") for k, v in (("begin", begin), ("end", end), ("strides", strides))]
-        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask}
+        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask,
+                   "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask}
         return self._same_quant("STRIDED_SLICE", name, x, out, options, consts)
+
+    # data movement on any element type (the output keeps x's type and quantization)
+    def _indices(self, values, name: str) -> int:
+        """A tensor index as given, or an int32 constant of the given values."""
+        return values if isinstance(values, (int, np.integer)) else self._int32_const(values, name)
+
+    def slice(self, x, begin: Sequence[int], size: Sequence[int]) -> int:
+        out = tuple(d - b if n == -1 else n for b, n, d in zip(begin, size, self.shape(x)))
+        name = self._name("slice")
+        b, n = self._int32_const(begin, f"{name}/begin"), self._int32_const(size, f"{name}/size")
+        return self._same_quant("SLICE", name, x, out, {}, (b, n))
+
+    def split(self, x, num_splits: int, axis: int = -1) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        shape[a] //= num_splits
+        name = self._name("split")
+        axis_tensor = self.mb.add_tensor((), "int32", data=np.array(axis, np.int32), name=f"{name}/axis")
+        return self._multi("SPLIT", name, x, [tuple(shape)] * num_splits, {"num_splits": num_splits}, (axis_tensor, x))
+
+    def split_v(self, x, sizes: Sequence[int], axis: int = -1) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        known = sum(s for s in sizes if s != -1)
+        shapes = []
+        for s in sizes:
+            shape[a] = self.shape(x)[a] - known if s == -1 else s
+            shapes.append(tuple(shape))
+        name = self._name("split_v")
+        sizes_tensor = self._int32_const(sizes, f"{name}/size_splits")
+        axis_tensor = self.mb.add_tensor((), "int32", data=np.array(axis, np.int32), name=f"{name}/axis")
+        return self._multi("SPLIT_V", name, x, shapes, {"num_splits": len(sizes)}, (x, sizes_tensor, axis_tensor))
+
+    def unpack(self, x, axis: int = 0) -> list[int]:
+        shape = list(self.shape(x))
+        a = axis % len(shape)
+        count = shape.pop(a)
+        return self._multi("UNPACK", self._name("unpack"), x, [tuple(shape)] * count, {"num": count, "axis": axis}, (x,))
+
+    def pack(self, *xs: int, axis: int = 0) -> int:
+        shape = list(self.shape(xs[0]))
+        shape.insert(axis % (len(shape) + 1), len(xs))
+        y = self._activation(self._name("pack"), shape, self.mb.tensors[xs[0]].dtype, self.mb.tensors[xs[0]].quant)
+        self.mb.add_op("PACK", xs, (y,), {"values_count": len(xs), "axis": axis})
+        if xs[0] in self.rms:
+            self.rms[y] = self.rms[xs[0]]
+        return y
+
+    def gather(self, x, indices, axis: int = 0, batch_dims: int = 0) -> int:
+        """`indices`: the values of an int32 constant, or a tensor index."""
+        name = self._name("gather")
+        index = self._indices(indices, f"{name}/indices")
+        params_shape, index_shape = self.shape(x), self.mb.tensors[index].shape
+        a = axis % len(params_shape)
+        b = batch_dims + len(index_shape) if batch_dims < 0 else batch_dims
+        out = params_shape[:a] + index_shape[b:] + params_shape[a + 1 :]
+        return self._same_quant("GATHER", name, x, out, {"axis": axis, "batch_dims": batch_dims}, (index,))
+
+    def _multi(self, opcode, name, x, shapes, options, inputs) -> list[int]:
+        tensor = self.mb.tensors[x]
+        ys = [self._activation(f"{name}/{i}", s, tensor.dtype, tensor.quant) for i, s in enumerate(shapes)]
+        self.mb.add_op(opcode, inputs, ys, options)
+        for y in ys:
+            if x in self.rms:
+                self.rms[y] = self.rms[x]
+        return ys
+
+    # shape arithmetic and other ops on any types: the caller states the output
+    def shape_of(self, x, out_type: str = "int32") -> int:
+        y = self.mb.add_tensor((len(self.shape(x)),), out_type.lower(), name=self._name("shape"))
+        self.mb.add_op("SHAPE", (x,), (y,), {"out_type": out_type.upper()})
+        return y
+
+    def const(self, values, dtype: str = "int32", quant=None) -> int:
+        values = np.asarray(values, dtype=NUMPY_DTYPES[dtype])
+        return self.mb.add_tensor(values.shape, dtype, quant, data=values, name=self._name("const"))
+
+    def op(self, opcode: str, inputs: Sequence[int], shape: Sequence[int], dtype: str = "int32",
+           options: dict[str, Any] | None = None, quant=None) -> int:
+        """Any single-output op whose output shape, type and quantization the caller knows."""
+        y = self.mb.add_tensor(tuple(shape), dtype, quant, name=self._name(opcode.lower()))
+        self.mb.add_op(opcode, inputs, (y,), options or {})
+        return y
+
+    def typed_input(self, shape: Sequence[int], dtype: str, quant=None, name: str | None = None) -> int:
+        """A graph input of any type (`input` is int8, `float_input` float32)."""
+        t = self.mb.add_tensor(shape, dtype, quant, name=name or self._name("input"))
+        self.inputs.append(t)
+        return t
 
     def resize_nearest_neighbor(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
         n, _, _, c = self.shape(x)
         s = self._int32_const(size, f"resize_nearest_neighbor_{self._count.get('resize_nearest_neighbor', 0) + 1}/size")
         options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
         return self._same_quant("RESIZE_NEAREST_NEIGHBOR", self._name("resize_nearest_neighbor"), x, (n, *size, c), options, (s,))
+
+    def resize_bilinear(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
+        n, _, _, c = self.shape(x)
+        s = self._int32_const(size, f"resize_bilinear_{self._count.get('resize_bilinear', 0) + 1}/size")
+        options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
+        return self._same_quant("RESIZE_BILINEAR", self._name("resize_bilinear"), x, (n, *size, c), options, (s,))
+
+    def _arg_min_max(self, opcode: str, x, axis: int, output_type: str, axis_type: str) -> int:
+        shape = self.shape(x)
+        out = tuple(d for i, d in enumerate(shape) if i != axis % len(shape))
+        name = self._name(opcode.lower())
+        values = np.array([axis], dtype=NUMPY_DTYPES[axis_type])
+        a = self.mb.add_tensor((1,), axis_type, data=values, name=f"{name}/axis")
+        y = self.mb.add_tensor(out, output_type, name=name)
+        self.mb.add_op(opcode, (x, a), (y,), {"output_type": output_type.upper()})
+        return y
+
+    def arg_max(self, x, axis: int = -1, output_type: str = "int32", axis_type: str = "int32") -> int:
+        """Index of the largest value along `axis` (int32 or int64 output)."""
+        return self._arg_min_max("ARG_MAX", x, axis, output_type, axis_type)
+
+    def arg_min(self, x, axis: int = -1, output_type: str = "int32", axis_type: str = "int32") -> int:
+        return self._arg_min_max("ARG_MIN", x, axis, output_type, axis_type)
 
     def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
         first = self.quant(xs[0])
@@ -787,12 +990,13 @@ class Int8Net:
         return y
 
     # The output quantization TFLite requires of SOFTMAX / LOGISTIC (and
-    # expects of TANH): int8 1/256 at zero point -128 (TANH 1/128 at 0); int16
-    # 1/32768 at 0 for all three.
+    # expects of TANH): int8 1/256 at zero point -128 (TANH 1/128 at 0), uint8
+    # the same scales at 0 (128); int16 1/32768 at 0 for all three.
     def _fixed_output_quant(self, int8_scale: float, int8_zero_point: int) -> Quantization:
         if self.activation_dtype == "int16":
             return Quantization((1 / 32768,), (0,))
-        return Quantization((int8_scale,), (int8_zero_point,))
+        # uint8: the same scale, the zero point 128 higher.
+        return Quantization((int8_scale,), (int8_zero_point + (128 if self.activation_dtype == "uint8" else 0),))
 
     def softmax(self, x, beta: float = 1.0) -> int:
         return self._unary("SOFTMAX", x, self._fixed_output_quant(1 / 256, -128), {"beta": beta})
@@ -837,6 +1041,35 @@ class Int16x8Net(Int8Net):
 
     activation_dtype = "int16"
     bias_dtype = "int64"
+
+
+class Uint8Net(Int8Net):
+    """Int8Net's layers on the legacy TF1 / Coral quantization: uint8
+    activations (int8_quant's ranges, zero points + 128) and uint8 weights
+    quantized asymmetrically per tensor, so filters have non-zero zero points.
+    CONCATENATION may mix input quantizations (TFLite rescales uint8 inputs)."""
+
+    activation_dtype = "uint8"
+
+    def __init__(self, seed: int = 0, description: str = "uint8 network built by mcu_planner.builder"):
+        super().__init__(seed, description)
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        return asymmetric_uint8_weights(self.rng, shape, std)
+
+    def concatenation(self, *xs: int, axis: int = -1, activation="NONE") -> int:
+        ranges = [self._range(x) for x in xs]
+        shapes = [self.shape(x) for x in xs]
+        axis_index = axis % len(shapes[0])
+        out = list(shapes[0])
+        out[axis_index] = sum(s[axis_index] for s in shapes)
+        quant = self._quant(min(r[0] for r in ranges), max(r[1] for r in ranges))
+        if all(self.quant(x) == self.quant(xs[0]) for x in xs):
+            quant = self.quant(xs[0])
+        y = self._activation(self._name("concatenation"), out, self.activation_dtype, quant)
+        self.rms[y] = max(self._rms(x) for x in xs)
+        self.mb.add_op("CONCATENATION", xs, (y,), {"axis": axis, "fused_activation_function": activation})
+        return y
 
 
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,

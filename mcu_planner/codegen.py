@@ -49,7 +49,7 @@ _NUMPY_DTYPE = {
     "float32": "<f4",
 }
 # Activation dtypes the runtime has kernels for; everything else is refused up front.
-ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int16", "int32", "float32", "bool"})
+ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int16", "int32", "int64", "float32", "bool"})
 
 _VALUES_PER_LINE = {1: 24, 2: 16, 4: 12, 8: 8}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -468,6 +468,12 @@ class _Builder:
                 if consumers[slot] == 0 and slot not in held:
                     code.releases.append(slot)
                     consumers[slot] += 1
+        # So is a graph input nobody reads (one read only by folded ops, say):
+        # the plan lets op 1 onwards reuse its bytes.
+        for slot in sorted(self.live_at_start):
+            if ops and consumers[slot] == 0 and slot not in held:
+                ops[0].releases.append(slot)
+                consumers[slot] += 1
         return [
             Slot(
                 index=i,

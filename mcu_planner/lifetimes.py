@@ -9,9 +9,14 @@ With aliasing on, two graph rewrites shrink the problem before any planner
 sees it (seed 001's in-place reuse):
 - an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS;
   the op traits in lowering/traits.py say which) gives its output the input's bytes when the input dies there;
-- a CONCATENATION whose inputs are contiguous slices of its output (every
-  dimension before the axis is 1), with identical quantization and no fused
-  activation, has its producers write straight into those slices.
+- a CONCATENATION (or PACK, a concatenation along a new axis) whose inputs
+  are contiguous slices of its output (every dimension before the axis is 1),
+  with identical quantization and no fused activation, has its producers
+  write straight into those slices;
+- a SPLIT, SPLIT_V, UNPACK or SLICE (traits `cuts_input_into_pieces`) whose
+  every output is a contiguous run of its input's bytes
+  (slicing.contiguous_pieces) gives each output those bytes when the input
+  dies there.
 Ops whose whole work is done by such aliasing are listed in `elided_ops`:
 the generated code runs nothing for them.
 
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from .graph import DTYPE_BITS, Graph, Operator
 from .lowering.traits import op_traits
 from .problem import Buffer, Problem, Step, align_up
+from .slicing import contiguous_pieces
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,24 @@ class _AliasBuilder:
         self.aliases[dst] = src
         self.elided.add(op.index)
 
+    def try_share_pieces(self, op: Operator) -> None:
+        """Outputs that are contiguous runs of the dying input take its bytes."""
+        offsets = contiguous_pieces(op, self.graph)
+        if offsets is None or len(offsets) != len(op.outputs):
+            return
+        src = op.inputs[1] if op.opcode == "SPLIT" else op.inputs[0]
+        if src not in self.activation_set or not self._dies_at(src, op):
+            return
+        for dst in op.outputs:
+            if dst not in self.activation_set or dst in self.graph.inputs or dst == src:
+                return
+            if self.graph.tensors[dst].dtype != self.graph.tensors[src].dtype:
+                return
+        for dst, offset in zip(op.outputs, offsets):
+            self._merge(dst, into=src, offset=offset)
+            self.aliases[dst] = src
+        self.elided.add(op.index)
+
     def try_concatenate_in_place(self, op: Operator) -> None:
         if len(op.outputs) != 1 or op.options.get("fused_activation_function", "NONE") != "NONE":
             return
@@ -188,6 +212,8 @@ class _AliasBuilder:
                 self.try_reinterpret(op)
             elif traits.concatenates_inputs:
                 self.try_concatenate_in_place(op)
+            elif traits.cuts_input_into_pieces:
+                self.try_share_pieces(op)
 
 
 def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:

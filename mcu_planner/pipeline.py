@@ -1,4 +1,4 @@
-"""The one pipeline every front end runs: read -> lifetimes -> plan within the
+"""The one pipeline every front end runs: read -> fold -> lifetimes -> plan within the
 budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
 through here, and `ram_needed` is the one rule for whether a model fits.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .folding import fold_constants
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
@@ -89,6 +90,7 @@ ORDERS = ("model", "auto", "memory")
 
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
     graph = read_model(model, label=label) if label is not None else read_model(model)
+    graph = fold_constants(graph)  # ops on constants and shapes run now, once
     analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
     if options.order == "model":
         return analysed

@@ -157,14 +157,18 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total
     return math.floor(max_input_rescaled)
 
 
-def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
-    """LUTPopulateInt8: entry (uint8_t)q = quantized transform(dequantized q)."""
+def lut_int8(
+    input_q: tuple[float, int], output_q: tuple[float, int], transform, dtype: str = "int8"
+) -> tuple[int, ...]:
+    """LUTPopulate<int8_t or uint8_t>: entry (uint8_t)q = quantized
+    transform(dequantized q), clamped to the type's range."""
     input_scale, input_zero_point = np.float32(input_q[0]), input_q[1]
     output_scale, output_zero_point = np.float32(output_q[0]), output_q[1]
     inverse_scale = np.float32(1) / output_scale
+    q_min, q_max = INT_RANGES[dtype]
     table = [0] * 256
     with np.errstate(over="ignore"):
-        for value in range(-128, 128):
+        for value in range(q_min, q_max + 1):
             dequantized = input_scale * np.float32(value - input_zero_point)
             transformed = transform(dequantized)
             rescaled = float(transformed * inverse_scale)
@@ -172,7 +176,7 @@ def lut_int8(input_q: tuple[float, int], output_q: tuple[float, int], transform)
             rounded = np.float32(tflite_round(rescaled)) if math.isfinite(rescaled) else np.float32(rescaled)
             quantized_float = rounded + np.float32(output_zero_point)
             quantized = float_to_int32(quantized_float)
-            table[value & 0xFF] = max(min(127, quantized), -128)
+            table[value & 0xFF] = max(min(q_max, quantized), q_min)
     return tuple(table)
 
 

@@ -84,6 +84,11 @@ ENUM_FIELDS: dict[str, Any] = {
 _ENUM_FIELDS_BY_TABLE = {("LSHProjectionOptions", "type"): tflite.LSHProjectionType}
 
 
+def _one_line(text: str, limit: int = 80) -> str:
+    """`text` for an error message: control characters as '?', at most `limit` characters."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
+
+
 def enum_for(table: str, field: str) -> Any:
     return _ENUM_FIELDS_BY_TABLE.get((table, field)) or ENUM_FIELDS.get(field)
 
@@ -389,7 +394,8 @@ class _ModelParser:
         for vt_offset in (4, 18):  # shape, shape_signature
             self.check_vector(tensor, vt_offset, 4)
         name = self.text(tensor.Name())
-        what = f"tensor {index} ({name})" if name else f"tensor {index}"
+        # A damaged name may hold line breaks; errors stay one line.
+        what = f"tensor {index} ({_one_line(name)})" if name else f"tensor {index}"
         type_code = tensor.Type()
         dtype = _DTYPE_NAMES.get(type_code)
         if dtype is None:

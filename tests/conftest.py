@@ -93,9 +93,18 @@ SLOW_MODULES = frozenset(
         "test_dropin_build",
         "test_install",
         "test_random_networks",
+        "test_seanet",
     }
 )
 SLOW_MODULE_PREFIXES = ("test_kernels_", "test_qemu")
+# Tests elsewhere that compile and run generated C.
+SLOW_TESTS = frozenset(
+    {
+        "test_the_readme_example_application_builds_and_runs",
+        "test_in_place_never_writes_over_a_graph_output",
+        "test_reshapes_feeding_a_concatenation_move_into_its_slices",
+    }
+)
 
 
 def _is_slow_module(name: str) -> bool:
@@ -108,5 +117,6 @@ def pytest_collection_modifyitems(config, items):
             marker = _MARKER_OF_SKIP.get(id(mark))
             if marker is not None:
                 item.add_marker(marker)
-        if item.module is not None and _is_slow_module(item.module.__name__.rsplit(".", 1)[-1]):
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
+        if _is_slow_module(module) or item.originalname in SLOW_TESTS:
             item.add_marker("slow")

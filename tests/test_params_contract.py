@@ -13,7 +13,7 @@ import pytest
 from conftest import model_param, needs_shared, supported_shared_model_paths
 from kernel_models import Branches, FloatNet
 from mcu_planner import cli
-from mcu_planner.builder import Int8Net, Int16x8Net, int8_quant
+from mcu_planner.builder import Int8Net, Int16x8Net, Uint8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
@@ -211,6 +211,13 @@ def _int8_models() -> dict[str, bytes]:
     padded = net.mb.add_tensor((1, 7, 7, 3), "int8", net.quant(a))
     net.mb.add_op("PADV2", (a, paddings, pad_value), (padded,))
     models["int8_requantizing_concat_relu_n1_to_1_padv2"] = net.build(y, clipped, padded)
+    # The pieces ops, each on a graph input (so they run as kernels, not aliases).
+    net = Int8Net(seed=101)
+    x = net.input((2, 6, 4))
+    pieces = [*net.split(x, 2, axis=-1), *net.split_v(net.input((2, 5)), [2, -1], axis=1),
+              *net.unpack(net.input((2, 3)), axis=1), net.slice(net.input((3, 4)), [1, 0], [2, 3]),
+              net.gather(net.input((5, 2)), [3, 0], axis=0), net.pack(x, x, axis=1)]
+    models["int8_split_unpack_slice_gather_pack"] = net.build(*pieces)
     return models
 
 
@@ -255,6 +262,49 @@ def _float_models() -> dict[str, bytes]:
     net.mb.add_op("QUANTIZE", (flat,), (quantized,))
     outputs.append(quantized)
     return {"float32_kernels": net.build(*outputs)}
+
+
+def _uint8_models() -> dict[str, bytes]:
+    """Every uint8 kernel in one Uint8Net, the RESIZE_BILINEAR / ARG_MAX /
+    ARG_MIN kernels of the other types, and the hybrid FULLY_CONNECTED."""
+    net = Uint8Net(seed=5)
+    x = net.input((1, 6, 5, 3))
+    y = net.conv2d(x, 4, kernel=(3, 3), activation="RELU")
+    z = net.depthwise_conv2d(y)
+    flat = net.reshape(z, (1, 120))
+    f = net.fully_connected(flat, 6)
+    outputs = [
+        net.average_pool2d(y),
+        net.max_pool2d(y),
+        net.add(y, z),
+        net.mul(y, z),
+        net.concatenation(y, x, axis=3),
+        net.softmax(f),
+        net.logistic(f),
+        net.relu(f),
+        net.resize_bilinear(y, (9, 7)),
+        net.arg_max(y, 3, "int64"),
+        net.arg_min(y, 1),
+    ]
+    models = {"uint8_kernels": net.build(*outputs)}
+    net = Int8Net(seed=6)
+    x = net.input((1, 6, 5, 3))
+    models["int8_resize_bilinear_arg_max"] = net.build(net.resize_bilinear(x, (4, 9)), net.arg_max(x, 2))
+    net = FloatNet(seed=7)
+    x = net.input((1, 6, 5, 3))
+    resized = net.op("RESIZE_BILINEAR", (x, net.int32_const([3, 8])), (1, 3, 8, 3), {"half_pixel_centers": True})
+    arg = net.mb.add_tensor((1, 6, 5), "int32")
+    net.mb.add_op("ARG_MIN", (x, net.int32_const([3])), (arg,), {"output_type": "INT32"})
+    models["float32_resize_bilinear_arg_min"] = net.build(resized, arg)
+    net = Int8Net(seed=8)
+    x = net.float_input((2, 12))
+    image = net.float_input((1, 4, 4, 2))
+    models["hybrid_fully_connected_conv"] = net.build(
+        net.hybrid_fully_connected(x, 5, asymmetric_quantize_inputs=True),
+        net.hybrid_conv2d(image, 3),
+        net.hybrid_depthwise_conv2d(image),
+    )
+    return models
 
 
 def _int16x8_models() -> dict[str, bytes]:
@@ -345,6 +395,7 @@ BUILT_MODELS = {
     **_svdf_models(),
     **_int16_softmax_models(),
     **_lstm_models(),
+    **_uint8_models(),
     **_int16x8_models(),
 }
 

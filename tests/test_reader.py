@@ -294,6 +294,17 @@ def test_unknown_dtype_only_matters_when_used():
         read_model(mb.build())
 
 
+def test_a_tensor_name_with_line_breaks_gives_a_one_line_error():
+    mb = ModelBuilder()
+    x = mb.add_tensor((4,), "string", name="bad\nname\r")
+    y = mb.add_tensor((4,), "int8")
+    mb.add_op("RELU", (x,), (y,))
+    mb.set_io([x], [y])
+    with pytest.raises(InputError) as error:
+        read_model(mb.build(), label="names.tflite")
+    assert str(error.value) == "names.tflite: tensor 0 (bad?name?) has dtype string, which mcu-planner does not handle"
+
+
 def test_constant_data_of_wrong_length():
     mb = ModelBuilder()
     x = mb.add_tensor((4,), "int8")

@@ -1,5 +1,7 @@
 /* Follows TensorFlow Lite's activations.cc for the reference op resolver:
- * EvalUsingLookupTable (int8 LOGISTIC, TANH), ReluX (int8 RELU family),
+ * EvalUsingLookupTable (int8 and uint8 LOGISTIC, TANH), ReluX (int8 and
+ * uint8 RELU family), reference_ops::QuantizeLeakyRelu and HardSwish (int8,
+ * uint8),
  * reference_ops::QuantizeLeakyRelu, reference_ops::HardSwish (int8 and
  * float) and the float RELU / LEAKY_RELU loops. */
 #include "mcu_activations.h"
@@ -14,14 +16,32 @@ void mcu_lut_s8(const mcu_lut_s8_params *p, const int8_t *input, int8_t *output)
     }
 }
 
-void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output)
+static void relu_8bit(const mcu_relu_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
     int32_t i;
     for (i = 0; i < p->size; ++i) {
+        const int32_t centered = mcu_widen_8bit(input[i], is_signed) - p->input_zero_point;
         const int32_t rescaled =
-            p->output_zero_point +
-            mcu_mul_by_quantized_mul((int32_t)input[i] - p->input_zero_point, p->output_multiplier, (int)p->output_shift);
-        output[i] = (int8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+            p->output_zero_point + mcu_mul_by_quantized_mul(centered, p->output_multiplier, (int)p->output_shift);
+        output[i] = (uint8_t)mcu_clamp_s32(rescaled, p->act_min, p->act_max);
+    }
+}
+
+void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output)
+{
+    relu_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_relu_u8(const mcu_relu_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    relu_8bit(p, input, 0, output);
+}
+
+void mcu_lut_u8(const mcu_lut_u8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        output[i] = p->table[input[i]];
     }
 }
 
@@ -33,16 +53,27 @@ void mcu_relu_f32(const mcu_relu_f32_params *p, const float *input, float *outpu
     }
 }
 
-void mcu_leaky_relu_s8(const mcu_leaky_relu_s8_params *p, const int8_t *input, int8_t *output)
+static void leaky_relu_8bit(const mcu_leaky_relu_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
+    const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
     int32_t i;
     for (i = 0; i < p->size; ++i) {
-        const int32_t centered = (int32_t)input[i] - p->input_zero_point;
+        const int32_t centered = mcu_widen_8bit(input[i], is_signed) - p->input_zero_point;
         const int32_t rescaled =
             centered >= 0 ? mcu_mul_by_quantized_mul(centered, p->identity_multiplier, (int)p->identity_shift)
                           : mcu_mul_by_quantized_mul(centered, p->alpha_multiplier, (int)p->alpha_shift);
-        output[i] = (int8_t)mcu_clamp_s32(p->output_zero_point + rescaled, INT8_MIN, INT8_MAX);
+        output[i] = (uint8_t)mcu_clamp_s32(p->output_zero_point + rescaled, lowest, highest);
     }
+}
+
+void mcu_leaky_relu_s8(const mcu_leaky_relu_s8_params *p, const int8_t *input, int8_t *output)
+{
+    leaky_relu_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_leaky_relu_u8(const mcu_leaky_relu_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    leaky_relu_8bit(p, input, 0, output);
 }
 
 void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, float *output)
@@ -54,14 +85,15 @@ void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, 
     }
 }
 
-void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output)
+static void hard_swish_8bit(const mcu_hard_swish_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
     const int16_t output_multiplier = (int16_t)p->output_multiplier;
     const int16_t reluish_multiplier = (int16_t)p->reluish_multiplier;
     const int reluish_exponent = (int)p->reluish_exponent;
+    const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
     int32_t i;
     for (i = 0; i < p->size; ++i) {
-        const int16_t centered = (int16_t)((int32_t)input[i] - p->input_zero_point);
+        const int16_t centered = (int16_t)(mcu_widen_8bit(input[i], is_signed) - p->input_zero_point);
         /* |centered| <= 255, so 7 bits of left shift stay inside int16. */
         const int16_t hires = (int16_t)(centered * (1 << 7));
         const int16_t preshift_output = mcu_sat_round_doubling_high_mul_s16(hires, output_multiplier);
@@ -86,8 +118,18 @@ void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, i
         /* TFLite adds the zero point in int16, wrapping like it. */
         result = (int16_t)((int16_t)mcu_rounding_divide_by_pot(preshift_result, -(int)p->output_exponent) +
                            p->output_zero_point);
-        output[i] = (int8_t)mcu_clamp_s32(result, INT8_MIN, INT8_MAX);
+        output[i] = (uint8_t)mcu_clamp_s32(result, lowest, highest);
     }
+}
+
+void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output)
+{
+    hard_swish_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_hard_swish_u8(const mcu_hard_swish_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    hard_swish_8bit(p, input, 0, output);
 }
 
 void mcu_hard_swish_f32(const mcu_hard_swish_f32_params *p, const float *input, float *output)

@@ -1,5 +1,6 @@
-/* Elementwise activations: LOGISTIC and TANH (int8, by table), RELU, RELU6,
- * RELU_N1_TO_1, LEAKY_RELU and HARD_SWISH (int8 and float32).
+/* Elementwise activations: LOGISTIC and TANH (int8 and uint8, by table),
+ * RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU and HARD_SWISH (int8, uint8 --
+ * with the int8 parameters -- and float32).
  *
  * Every kernel reads element i before writing element i, so the output may
  * share bytes with the input.
@@ -16,7 +17,13 @@ typedef struct {
     const int8_t *table;
 } mcu_lut_s8_params;
 
-/* int8 RELU / RELU6 / RELU_N1_TO_1 (TFLite's ReluX): rescale from the input to
+/* The same for uint8: output[i] = table[input[i]]. */
+typedef struct {
+    int32_t size;
+    const uint8_t *table;
+} mcu_lut_u8_params;
+
+/* int8 (and, with the same parameters, uint8) RELU / RELU6 / RELU_N1_TO_1 (TFLite's ReluX): rescale from the input to
  * the output quantization, then clamp. */
 typedef struct {
     int32_t size;
@@ -67,10 +74,14 @@ typedef struct {
 
 void mcu_lut_s8(const mcu_lut_s8_params *p, const int8_t *input, int8_t *output);
 void mcu_relu_s8(const mcu_relu_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_lut_u8(const mcu_lut_u8_params *p, const uint8_t *input, uint8_t *output);
+void mcu_relu_u8(const mcu_relu_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_relu_f32(const mcu_relu_f32_params *p, const float *input, float *output);
 void mcu_leaky_relu_s8(const mcu_leaky_relu_s8_params *p, const int8_t *input, int8_t *output);
 void mcu_leaky_relu_f32(const mcu_leaky_relu_f32_params *p, const float *input, float *output);
 void mcu_hard_swish_s8(const mcu_hard_swish_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_leaky_relu_u8(const mcu_leaky_relu_s8_params *p, const uint8_t *input, uint8_t *output);
+void mcu_hard_swish_u8(const mcu_hard_swish_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_hard_swish_f32(const mcu_hard_swish_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_ACTIVATIONS_H */

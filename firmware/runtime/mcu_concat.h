@@ -33,6 +33,20 @@ typedef struct {
     int32_t output_zero_point;
 } mcu_concatenation_s8_params;
 
+/* uint8 inputs whose quantization differs from the output's are rescaled as
+ * TFLite's ConcatenationWithScaling does, in float: q * scale + bias, with
+ * scale = input_scale * (1 / output_scale) and bias = -input_zero_point *
+ * scale computed in float32 at generation time. */
+typedef struct {
+    int32_t num_inputs;
+    int32_t outer_size;
+    const int32_t *copy_bytes;
+    const int32_t *rescale; /* per input: 0 copy, 1 rescale */
+    const float *scale;
+    const float *bias;
+    int32_t output_zero_point;
+} mcu_concatenation_u8_params;
+
 void mcu_concatenation(const mcu_concatenation_params *p, const void *input0, const void *input1, const void *input2,
                        const void *input3, const void *input4, const void *input5, const void *input6,
                        const void *input7, void *output);
@@ -40,5 +54,9 @@ void mcu_concatenation(const mcu_concatenation_params *p, const void *input0, co
 void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const int8_t *input0, const int8_t *input1,
                           const int8_t *input2, const int8_t *input3, const int8_t *input4, const int8_t *input5,
                           const int8_t *input6, const int8_t *input7, int8_t *output);
+
+void mcu_concatenation_u8(const mcu_concatenation_u8_params *p, const uint8_t *input0, const uint8_t *input1,
+                          const uint8_t *input2, const uint8_t *input3, const uint8_t *input4, const uint8_t *input5,
+                          const uint8_t *input6, const uint8_t *input7, uint8_t *output);
 
 #endif /* MCU_CONCAT_H */

@@ -62,6 +62,9 @@ typedef struct {
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_mul_s8(const mcu_mul_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+/* uint8 ADD / SUB and MUL: the int8 parameter blocks, the same arithmetic. */
+void mcu_add_u8(const mcu_add_s8_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output);
+void mcu_mul_u8(const mcu_mul_s8_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output);
 void mcu_add_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
 void mcu_sub_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);
 void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const float *input2, float *output);

@@ -1,24 +1,36 @@
-/* Follows reference_ops::QuantizedMeanOrSum (int8) and reference_ops::Mean
+/* Follows reference_ops::QuantizedMeanOrSum (int8, uint8) and reference_ops::Mean
  * (float) of TensorFlow Lite. */
 #include "mcu_mean.h"
 
 #include "mcu_quant.h"
 #include "mcu_reduce_walk.h"
 
-void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
+/* int8 and uint8 (is_signed 0): QuantizedMeanOrSum<T> computes alike. */
+static void mean_8bit(const mcu_mean_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
+    const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
     int32_t k[MCU_MAX_RANK] = {0};
     do {
         const size_t base = mcu_reduce_offset(p->input_strides, k);
         int32_t r[MCU_MAX_RANK] = {0};
         int32_t acc = 0;
         do {
-            acc += input[base + mcu_reduce_offset(p->input_strides, r)];
+            acc += mcu_widen_8bit(input[base + mcu_reduce_offset(p->input_strides, r)], is_signed);
         } while (mcu_reduce_next(r, p->reduced_dims));
         acc -= p->input_zero_point * p->count;
         acc = mcu_mul_by_quantized_mul(acc, p->multiplier, (int)p->shift) + p->output_zero_point;
-        *output++ = (int8_t)mcu_clamp_s32(acc, INT8_MIN, INT8_MAX);
+        *output++ = (uint8_t)mcu_clamp_s32(acc, lowest, highest);
     } while (mcu_reduce_next(k, p->kept_dims));
+}
+
+void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output)
+{
+    mean_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_mean_u8(const mcu_mean_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    mean_8bit(p, input, 0, output);
 }
 
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output)

@@ -29,6 +29,8 @@ typedef struct {
 } mcu_mean_f32_params;
 
 void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
+/* uint8 takes the int8 parameters. */
+void mcu_mean_u8(const mcu_mean_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_MEAN_H */

@@ -1,6 +1,7 @@
-/* Follows reference_integer_ops::AveragePool / MaxPool and reference_ops'
- * float versions of TensorFlow Lite: windows are clipped to the input, and
- * the average divides by the number of elements actually inside. */
+/* Follows reference_integer_ops::AveragePool / MaxPool (int8), reference_ops'
+ * uint8 versions (the same sums and maxima over uint8 values) and the float
+ * versions of TensorFlow Lite: windows are clipped to the input, and the
+ * average divides by the number of elements actually inside. */
 #include "mcu_pool.h"
 
 #include <float.h>
@@ -16,7 +17,9 @@ static int32_t taps_inside(const mcu_window_axis *wy, const mcu_window_axis *wx)
     return MCU_MAX(0, wy->end - wy->first) * MCU_MAX(0, wx->end - wx->first);
 }
 
-void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
+/* int8 and uint8 (is_signed 0): the same sums and rounding (a uint8 sum is
+ * never negative). */
+static void average_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
     for (b = 0; b < p->batches; ++b) {
@@ -33,18 +36,30 @@ void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, in
                     int32_t acc = 0;
                     for (fy = wy.first; fy < wy.end; ++fy) {
                         for (fx = wx.first; fx < wx.end; ++fx) {
-                            acc += input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
-                                                         mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)];
+                            acc += mcu_widen_8bit(input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                        mcu_window_input(&wy, fy),
+                                                                        mcu_window_input(&wx, fx), c)],
+                                                  is_signed);
                         }
                     }
                     /* Round half away from zero. */
                     acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
                     output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
-                        (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
+                        (uint8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
                 }
             }
         }
     }
+}
+
+void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
+{
+    average_pool_2d_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_average_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    average_pool_2d_8bit(p, input, 0, output);
 }
 
 void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output)
@@ -74,7 +89,7 @@ void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, f
     }
 }
 
-void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
+static void max_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
     int32_t b, out_y, out_x, c, fy, fx;
     for (b = 0; b < p->batches; ++b) {
@@ -85,21 +100,32 @@ void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
                 for (c = 0; c < p->channels; ++c) {
-                    int32_t max = INT8_MIN;
+                    int32_t max = is_signed ? INT8_MIN : 0;
                     for (fy = wy.first; fy < wy.end; ++fy) {
                         for (fx = wx.first; fx < wx.end; ++fx) {
-                            const int32_t v = input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
-                                                                    mcu_window_input(&wy, fy),
-                                                                    mcu_window_input(&wx, fx), c)];
+                            const int32_t v = mcu_widen_8bit(
+                                input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                      mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)],
+                                is_signed);
                             max = MCU_MAX(max, v);
                         }
                     }
                     output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
-                        (int8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
+                        (uint8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
                 }
             }
         }
     }
+}
+
+void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
+{
+    max_pool_2d_8bit(p, (const uint8_t *)input, 1, (uint8_t *)output);
+}
+
+void mcu_max_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    max_pool_2d_8bit(p, input, 0, output);
 }
 
 void mcu_max_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output)

@@ -18,6 +18,7 @@
     int32_t pad_h;               \
     int32_t pad_w;
 
+/* int8 and uint8 pooling take the same parameters. */
 typedef struct {
     MCU_POOL_GEOMETRY_FIELDS
     int32_t act_min;
@@ -31,8 +32,10 @@ typedef struct {
 } mcu_pool_f32_params;
 
 void mcu_average_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_average_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output);
 void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_max_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_max_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_POOL_H */

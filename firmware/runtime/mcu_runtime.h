@@ -27,4 +27,12 @@
 #define MCU_NOINLINE
 #endif
 
+/* One byte of an int8 or uint8 tensor as its value: kernels that compute
+ * alike on both types read the bytes through this and store the clamped
+ * result's low byte, which is the same two's complement byte for int8. */
+static inline int32_t mcu_widen_8bit(uint8_t byte, int is_signed)
+{
+    return is_signed ? (int32_t)(int8_t)byte : (int32_t)byte;
+}
+
 #endif /* MCU_RUNTIME_H */

@@ -1,7 +1,8 @@
 /* Follows TensorFlow Lite's reference_ops::Softmax: the int8 versions (int8
  * or int16 output) in
  * gemmlowp fixed point (exp of scaled differences accumulated with 12 integer
- * bits, one reciprocal per row), the float version with expf. */
+ * bits, one reciprocal per row; a uint8 output is the int8 one with zero
+ * point 0), the float version with expf. */
 #include "mcu_softmax.h"
 
 #include <float.h>
@@ -23,17 +24,17 @@ static int32_t exp_of_diff(const mcu_softmax_s8_params *p, int32_t diff)
 
 /* Per row: the largest input, and 1 / sum(exp) as a Q0.31 reciprocal with
  * its extra shift. */
-static void row_reciprocal(const mcu_softmax_s8_params *p, const int8_t *in_row, int32_t *max_in_row,
+static void row_reciprocal(const mcu_softmax_s8_params *p, const uint8_t *in_row, int is_signed, int32_t *max_in_row,
                            int32_t *reciprocal, int *num_bits_over_unit)
 {
-    int32_t max_value = INT8_MIN;
+    int32_t max_value = is_signed ? INT8_MIN : 0;
     int32_t sum_of_exps = 0;
     int32_t c;
     for (c = 0; c < p->depth; ++c) {
-        max_value = MCU_MAX(max_value, (int32_t)in_row[c]);
+        max_value = MCU_MAX(max_value, mcu_widen_8bit(in_row[c], is_signed));
     }
     for (c = 0; c < p->depth; ++c) {
-        const int32_t diff = (int32_t)in_row[c] - max_value;
+        const int32_t diff = mcu_widen_8bit(in_row[c], is_signed) - max_value;
         if (diff >= p->diff_min) {
             const int32_t exp_q0 = exp_of_diff(p, diff);
             sum_of_exps = mcu_fp_add(sum_of_exps, mcu_fp_sat_round_mul_by_pot(exp_q0, -MCU_SOFTMAX_ACCUM_INTEGER_BITS));
@@ -62,7 +63,7 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
         int8_t *out_row = output + (size_t)i * (size_t)p->depth;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
-        row_reciprocal(p, in_row, &max_in_row, &reciprocal, &num_bits_over_unit);
+        row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
         /* The input row may be the output row (in place): each element is
          * read before it is written. */
         for (c = 0; c < p->depth; ++c) {
@@ -75,6 +76,26 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
     }
 }
 
+/* uint8: the same outputs with zero point 0 instead of -128. */
+void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const uint8_t *in_row = input + (size_t)i * (size_t)p->depth;
+        uint8_t *out_row = output + (size_t)i * (size_t)p->depth;
+        int32_t max_in_row, reciprocal;
+        int num_bits_over_unit;
+        row_reciprocal(p, in_row, 0, &max_in_row, &reciprocal, &num_bits_over_unit);
+        for (c = 0; c < p->depth; ++c) {
+            const int32_t diff = (int32_t)in_row[c] - max_in_row;
+            out_row[c] = diff >= p->diff_min
+                             ? (uint8_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 8) + 128,
+                                                      0, UINT8_MAX)
+                             : 0;
+        }
+    }
+}
+
 void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output)
 {
     int32_t i, c;
@@ -83,7 +104,7 @@ void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int
         int16_t *out_row = output + (size_t)i * (size_t)p->depth;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
-        row_reciprocal(p, in_row, &max_in_row, &reciprocal, &num_bits_over_unit);
+        row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
             out_row[c] = diff >= p->diff_min

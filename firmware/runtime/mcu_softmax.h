@@ -32,6 +32,8 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
 /* int8 input, int16 output with zero point -32768 (the reference's
  * Softmax<int8_t, int16_t>: the same fixed point, 16 output bits). */
 void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output);
+/* uint8 in and out: scale 1/256, zero point 0. */
+void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
 /* int16 in and out, zero points 0 (TFLite's SoftmaxInt16: lookup tables). */
 void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, int16_t *output);

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..graph import Graph, Operator, Tensor
+from ..graph import DTYPE_C_TYPE, Graph, Operator, Tensor
 from ..quant import (
     FLOAT32_MAX,
     INT_RANGES,
@@ -29,7 +29,7 @@ from ..quant import (
     tflite_round,
 )
 from . import CArray, KernelCall, NotLowerable, lowers
-from .common import elementwise_operands, kernel_call, require_dtype, scale, zero_point
+from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_activations",)
 SOURCES_S16 = ("mcu_activations_s16",)  # the int16 kernels
@@ -108,17 +108,18 @@ def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     if inp.dtype == "int16":
         return _lower_sigmoid_s16(op, inp, out)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.
-        raise NotLowerable(f"int8 LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
+        raise NotLowerable(f"{inp.dtype} LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
     transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
-    table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform)
+    table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform, inp.dtype)
+    suffix = TYPE_SUFFIX[inp.dtype]
     return kernel_call(
         op,
-        "mcu_lut_s8",
-        "mcu_lut_s8_params",
-        {"size": inp.num_elements, "table": CArray("int8_t", table)},
+        f"mcu_lut_{suffix}",
+        f"mcu_lut_{suffix}_params",
+        {"size": inp.num_elements, "table": CArray(DTYPE_C_TYPE[inp.dtype], table)},
         SOURCES,
     )
 
@@ -140,9 +141,9 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
             SOURCES,
         )
     # TFLite's RELU_N1_TO_1 has no int16 kernel.
-    require_dtype(op, inp, "int8", *(("int16",) if op.opcode != "RELU_N1_TO_1" else ()))
+    require_dtype(op, inp, "int8", "uint8", *(("int16",) if op.opcode != "RELU_N1_TO_1" else ()))
     q_min, q_max = INT_RANGES[inp.dtype]
-    kernel, sources = ("mcu_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_relu_s16", SOURCES_S16)
+    kernel, sources = f"mcu_relu_{TYPE_SUFFIX[inp.dtype]}", (SOURCES_S16 if inp.dtype == "int16" else SOURCES)
     output_scale, output_zero_point = np.float32(scale(out)), zero_point(out)
 
     def quantized(bound: float) -> int:
@@ -154,7 +155,7 @@ def lower_relu(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(
         op,
         kernel,
-        "mcu_relu_s8_params",  # both dtypes: the same fields
+        "mcu_relu_s8_params",  # every dtype: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
@@ -175,8 +176,9 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     if inp.dtype == "float32":
         params = {"size": inp.num_elements, "alpha": alpha}
         return kernel_call(op, "mcu_leaky_relu_f32", "mcu_leaky_relu_f32_params", params, SOURCES)
-    require_dtype(op, inp, "int8", "int16")
-    kernel, sources = ("mcu_leaky_relu_s8", SOURCES) if inp.dtype == "int8" else ("mcu_leaky_relu_s16", SOURCES_S16)
+    require_dtype(op, inp, "int8", "uint8", "int16")
+    kernel = f"mcu_leaky_relu_{TYPE_SUFFIX[inp.dtype]}"
+    sources = SOURCES_S16 if inp.dtype == "int16" else SOURCES
     input_scale, output_scale = np.float32(scale(inp)), np.float32(scale(out))
     # Both ratios are float32 arithmetic in LeakyReluPrepare, widened after.
     alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * np.float32(alpha) / output_scale))
@@ -184,7 +186,7 @@ def lower_leaky_relu(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(
         op,
         kernel,
-        "mcu_leaky_relu_s8_params",  # both dtypes: the same fields
+        "mcu_leaky_relu_s8_params",  # every dtype: the same fields
         {
             "size": inp.num_elements,
             "input_zero_point": zero_point(inp),
@@ -203,7 +205,7 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
     if inp.dtype == "float32":
         return kernel_call(op, "mcu_hard_swish_f32", "mcu_hard_swish_f32_params", {"size": inp.num_elements}, SOURCES)
-    require_dtype(op, inp, "int8")
+    require_dtype(op, inp, "int8", "uint8")
     # HardSwishPrepare computes these ratios in float32.
     hires_input_scale = np.float32(1.0 / 128.0) * np.float32(scale(inp))
     reluish_scale = np.float32(3.0) / np.float32(32768.0)
@@ -215,7 +217,7 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable("HARD_SWISH with a rescale below 2^-15")
     return kernel_call(
         op,
-        "mcu_hard_swish_s8",
+        f"mcu_hard_swish_{TYPE_SUFFIX[inp.dtype]}",
         "mcu_hard_swish_s8_params",
         {
             "size": inp.num_elements,

@@ -7,10 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import DTYPE_BITS, Graph, Operator, Tensor
-from ..quant import activation_range_float, activation_range_quantized
+from ..quant import (
+    activation_range_float,
+    activation_range_quantized,
+    conv_output_multipliers,
+)
 from . import CArray, KernelCall, NotLowerable
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
+
+# How kernel names spell a tensor type: mcu_softmax_u8, mcu_arg_max_f32_s64 ...
+TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "int64": "s64", "float32": "f32"}
 
 
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
@@ -148,6 +155,55 @@ def kernel_call(
     return KernelCall(
         function=function, params_type=params_type, params=params, args=args + (op.outputs[0],), sources=sources
     )
+
+
+def uint8_weighted_params(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> dict:
+    """The quantization fields of a uint8 op with weights (the legacy TF1 /
+    Coral scheme, reference_ops' uint8 Conv / DepthwiseConv / FullyConnected):
+    three offsets and one multiplier, which PopulateConvolutionQuantizationParams
+    computes from the same double product as the per-channel ones.
+
+    Checks the tensors first: uint8 filter and output, int32 bias, and one
+    scale for the whole filter -- TFLite's uint8 kernels take
+    filter->params.scale, the first scale, and would silently ignore others."""
+    for t in (filt, out):
+        require_dtype(op, t, "uint8")
+    if bias is not None:
+        require_dtype(op, bias, "int32")
+    if filt.quantization is None or not filt.quantization.scales:
+        raise NotLowerable(f"{op.opcode} with an unquantized uint8 filter")
+    if filt.quantization.per_channel:
+        raise NotLowerable(f"{op.opcode} with a per-channel quantized uint8 filter")
+    (multiplier,), (shift,) = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), 1)
+    return {
+        "input_offset": -zero_point(inp),
+        "filter_offset": -zero_point(filt),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
+
+
+def is_hybrid_weighted_op(inp: Tensor, filt: Tensor) -> bool:
+    """A hybrid (dynamic-range) op: float32 activations with int8 weights,
+    which TFLite quantizes the input for when the op runs."""
+    return inp.dtype == "float32" and filt.dtype == "int8"
+
+
+def hybrid_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor) -> None:
+    """Checks a hybrid op's other tensors: float32 output and bias, and
+    constant symmetric int8 weights (the reference ignores a zero point)."""
+    require_dtype(op, out, "float32")
+    if bias is not None:
+        require_dtype(op, bias, "float32")
+    q = filt.quantization
+    if q is None or not q.scales:
+        raise NotLowerable(f"hybrid {op.opcode} with an unquantized int8 filter")
+    if any(q.zero_points):
+        raise NotLowerable(f"hybrid {op.opcode} with a non-zero filter zero point")
+    if not filt.is_constant or filt.data is None:
+        raise NotLowerable(f"hybrid {op.opcode} whose filter is not a constant")
 
 
 def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> bool:

@@ -10,14 +10,17 @@ from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
+    hybrid_weighted_operands,
     input_tensor,
     int32_array,
     is_float_weighted_op,
+    is_hybrid_weighted_op,
     kernel_call,
     output_tensor,
     require_16x8_weighted_op,
     scale,
     sliding_window,
+    uint8_weighted_params,
     zero_point,
 )
 
@@ -73,6 +76,10 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         if per_filter == 0 or in_c % per_filter or out_c % (in_c // per_filter):
             raise NotLowerable(f"CONV_2D filter {filt.shape} does not divide {in_c} input channels into groups")
     params = _geometry(op, inp, filt, out, per_filter)
+    if inp.dtype == "uint8":
+        return _lower_u8(op, inp, filt, bias, out, stem, params)
+    if is_hybrid_weighted_op(inp, filt):
+        return _lower_hybrid(op, filt, bias, out, stem, params, depthwise)
     if inp.dtype == "int16":
         return _lower_16x8(op, stem, params, inp, filt, bias, out, depthwise)
     if is_float_weighted_op(op, inp, filt, bias, out):
@@ -95,6 +102,51 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+
+
+def _lower_u8(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict
+) -> KernelCall:
+    """reference_ops::Conv / DepthwiseConv for uint8."""
+    params = {**geometry, **uint8_weighted_params(op, inp, filt, bias, out)}
+    return kernel_call(op, f"{stem}_u8", "mcu_conv_u8_params", params, ("mcu_conv_u8",), inputs=3)
+
+
+def _lower_hybrid(
+    op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict, depthwise: bool
+) -> KernelCall:
+    """The hybrid (dynamic-range) convolutions of TFLite's conv.cc and
+    depthwise_conv.cc: a CONV_2D with one filter scale (all scales equal)
+    quantizes its input symmetrically (EvalHybrid), one with per-channel
+    scales and every DEPTHWISE_CONV_2D asymmetrically (EvalHybridPerChannel)."""
+    hybrid_weighted_operands(op, filt, bias, out)
+    scales = filt.quantization.scales
+    channels = out.shape[3]
+    if len(scales) not in (1, channels):
+        raise NotLowerable(f"hybrid {op.opcode} filter with {len(scales)} scales for {channels} channels")
+    if depthwise and len(scales) != channels:
+        # TFLite's hybrid depthwise kernel reads a scale per channel.
+        raise NotLowerable(
+            "DEPTHWISE_CONV_2D of a hybrid (dynamic-range) model with one filter scale (TFLite reads one per "
+            "channel): convert with full-integer quantization (int8 activations) or keep float32 weights"
+        )
+    if not depthwise and (geometry["dilation_h"], geometry["dilation_w"]) != (1, 1):
+        # TFLite's hybrid CONV_2D sets the dilation to 1 whatever the model
+        # says, and so computes another convolution than the model's.
+        raise NotLowerable(
+            "dilated CONV_2D of a hybrid (dynamic-range) model (TFLite ignores its dilation): "
+            "convert with full-integer quantization (int8 activations) or keep float32 weights"
+        )
+    per_channel = depthwise or len(set(scales)) > 1
+    params = {
+        **geometry,
+        "asymmetric": int(per_channel),
+        "per_channel": int(len(scales) > 1),
+        "scales_first": int(depthwise or not per_channel),
+        "filter_scales": CArray("float", tuple(scales)),
+        **activation_params(op, out),
+    }
+    return kernel_call(op, f"{stem}_hybrid", "mcu_conv_hybrid_params", params, ("mcu_conv_hybrid",), inputs=3)
 
 
 def _lower_16x8(

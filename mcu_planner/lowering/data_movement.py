@@ -14,9 +14,10 @@ import math
 
 import numpy as np
 
-from ..graph import Graph, Operator
+from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, tflite_round
-from . import KernelCall, NotLowerable, lowers
+from ..slicing import SliceAxis, strided_slice_axes
+from . import CArray, KernelCall, NotLowerable, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
 
 CONCAT_MAX_INPUTS = 8  # MCU_CONCAT_MAX_INPUTS in firmware/runtime/mcu_concat.h
@@ -35,12 +36,18 @@ def _product(values) -> int:
 # ---------------------------------------------------------------- CONCATENATION
 
 
-@lowers("CONCATENATION")
-def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
+def concatenated_operands(op: Operator, graph: Graph) -> tuple[Tensor, list[Tensor]]:
+    """Output and inputs of an op the concatenation kernel runs (CONCATENATION, PACK)."""
     out = output_tensor(op, graph)
     inputs = [input_tensor(op, graph, i) for i in range(len(op.inputs))]
     if not 1 <= len(inputs) <= CONCAT_MAX_INPUTS:
-        raise NotLowerable(f"CONCATENATION of {len(inputs)} inputs (at most {CONCAT_MAX_INPUTS})")
+        raise NotLowerable(f"{op.opcode} of {len(inputs)} inputs (at most {CONCAT_MAX_INPUTS})")
+    return out, inputs
+
+
+@lowers("CONCATENATION")
+def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
+    out, inputs = concatenated_operands(op, graph)
     if (op.options.get("fused_activation_function") or "NONE") != "NONE":
         raise NotLowerable("CONCATENATION with a fused activation (TFLite rejects it)")
     rank = len(out.shape)
@@ -62,7 +69,7 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     args = tuple(op.inputs) + padding + (op.outputs[0],)
     common = {"num_inputs": len(inputs), "outer_size": outer, "copy_bytes": int32_array(copy_bytes)}
 
-    if out.dtype != "int8" or all(t.same_quantization(out) for t in inputs):
+    if out.dtype not in ("int8", "uint8") or all(t.same_quantization(out) for t in inputs):
         return KernelCall(
             function="mcu_concatenation",
             params_type="mcu_concatenation_params",
@@ -70,6 +77,8 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
             args=args,
             sources=("mcu_concat",),
         )
+    if out.dtype == "uint8":
+        return _concatenation_with_scaling(inputs, out, common, args)
     # TFLite's own int8 CONCATENATION refuses differing quantization; here such
     # an input is requantized as QUANTIZE to the output's parameters would.
     rescale, zero_points, multipliers, shifts = [], [], [], []
@@ -96,41 +105,35 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+def _concatenation_with_scaling(inputs, out, common: dict, args: tuple) -> KernelCall:
+    """uint8 inputs quantized unlike the output, as reference_ops::
+    ConcatenationWithScaling rescales them: in float32, scale = input_scale *
+    (1.f / output_scale), bias = -zero_point * scale; an input whose scale
+    and zero point equal the output's is copied."""
+    inverse_output_scale = np.float32(1) / np.float32(scale(out))
+    rescale, scales, biases = [], [], []
+    for t in inputs:
+        copy = zero_point(t) == zero_point(out) and np.float32(scale(t)) == np.float32(scale(out))
+        input_scale = np.float32(scale(t)) * inverse_output_scale
+        rescale.append(0 if copy else 1)
+        scales.append(float(input_scale))
+        biases.append(float(np.float32(-zero_point(t)) * input_scale))
+    return KernelCall(
+        function="mcu_concatenation_u8",
+        params_type="mcu_concatenation_u8_params",
+        params={
+            **common,
+            "rescale": int32_array(rescale),
+            "scale": CArray("float", tuple(scales)),
+            "bias": CArray("float", tuple(biases)),
+            "output_zero_point": zero_point(out),
+        },
+        args=args,
+        sources=("mcu_concat",),
+    )
+
+
 # ---------------------------------------------------------------- STRIDED_SLICE
-
-
-def _clamp(v: int, lo: int, hi: int) -> int:
-    return hi if v > hi else lo if v < lo else v
-
-
-def slice_start(begin: int, stride: int, masked: bool, axis_size: int) -> int:
-    """strided_slice::StridedSliceStartForAxis."""
-    start = begin + axis_size if begin < 0 else begin
-    start = _clamp(start, 0, axis_size) if stride > 0 else _clamp(start, -1, axis_size - 1)
-    if masked:
-        start = 0 if stride > 0 else axis_size - 1
-    return start
-
-
-def slice_end(end: int, stride: int, masked: bool, shrink: bool, offset: bool, start: int, axis_size: int) -> int:
-    """strided_slice::StridedSliceEndForAxis."""
-    if shrink:
-        return start if start >= axis_size else start + 1
-    if offset:
-        end += start
-    if end < 0:
-        end += axis_size
-    end = _clamp(end, 0, axis_size) if stride > 0 else _clamp(end, -1, axis_size - 1)
-    if masked:
-        end = axis_size if stride > 0 else -1
-    return end
-
-
-def slice_count(start: int, end: int, stride: int) -> int:
-    """How many of start, start + stride, ... lie before end (TFLite's loop condition)."""
-    if stride > 0:
-        return max(0, -(-(end - start) // stride))
-    return max(0, -(-(start - end) // -stride))
 
 
 @lowers("STRIDED_SLICE")
@@ -138,55 +141,37 @@ def lower_strided_slice(op: Operator, graph: Graph) -> KernelCall:
     inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
     if inp.dtype != out.dtype:
         raise NotLowerable(f"STRIDED_SLICE from {inp.dtype} to {out.dtype}")
-    options = op.options
-    if options.get("ellipsis_mask", 0) or options.get("new_axis_mask", 0):
-        raise NotLowerable("STRIDED_SLICE with ellipsis_mask or new_axis_mask")
     begin = constant_ints(op, input_tensor(op, graph, 1), "begin")
     end = constant_ints(op, input_tensor(op, graph, 2), "end")
     strides = constant_ints(op, input_tensor(op, graph, 3), "strides")
-    rank = len(inp.shape)
-    if not (len(begin) == len(end) == len(strides)) or len(begin) > rank or rank > SLICE_RANK:
-        raise NotLowerable(f"STRIDED_SLICE of a rank-{rank} input with {len(begin)} indices")
-    if any(s == 0 for s in strides):
-        raise NotLowerable("STRIDED_SLICE with stride 0")
-    begin_mask, end_mask = options.get("begin_mask", 0), options.get("end_mask", 0)
-    shrink_mask, offset = options.get("shrink_axis_mask", 0), bool(options.get("offset", False))
-    # Axes past the given indices are taken whole.
-    for axis in range(len(begin), rank):
-        begin.append(0)
-        end.append(0)
-        strides.append(1)
-        begin_mask |= 1 << axis
-        end_mask |= 1 << axis
-
-    input_strides = [_product(inp.shape[axis + 1 :]) for axis in range(rank)]
-    first, counts, steps, kept = 0, [], [], []
-    for axis in range(rank):
-        size, stride = inp.shape[axis], strides[axis]
-        start = slice_start(begin[axis], stride, bool(begin_mask >> axis & 1), size)
-        stop = slice_end(
-            end[axis], stride, bool(end_mask >> axis & 1), bool(shrink_mask >> axis & 1), offset, start, size
-        )
-        count = slice_count(start, stop, stride)
-        counts.append(count)
-        steps.append(stride * input_strides[axis])
-        if count:
-            first += start * input_strides[axis]
-        if not shrink_mask >> axis & 1:
-            kept.append(count)
-    if tuple(kept) != tuple(out.shape):
-        raise NotLowerable(f"STRIDED_SLICE computes shape {tuple(kept)} but the model says {out.shape}")
-    if _product(counts) == 0:
+    try:
+        axes, shape = strided_slice_axes(inp.shape, begin, end, strides, op.options)
+    except ValueError as exc:
+        raise NotLowerable(f"STRIDED_SLICE: {exc}") from None
+    if len(shape) > SLICE_RANK:
+        raise NotLowerable(f"STRIDED_SLICE over {len(shape)} dimensions (at most {SLICE_RANK})")
+    kept = tuple(a.count for a in axes if not a.shrink)
+    if kept != tuple(out.shape):
+        raise NotLowerable(f"STRIDED_SLICE computes shape {kept} but the model says {out.shape}")
+    if _product(a.count for a in axes) == 0:
         raise NotLowerable("STRIDED_SLICE with an empty result")
-    pad = SLICE_RANK - rank
+    return strided_copy(op, element_bytes(op, inp), shape, axes)
+
+
+def strided_copy(op: Operator, element_size: int, shape: tuple[int, ...], axes: list[SliceAxis]) -> KernelCall:
+    """mcu_strided_slice taking `axes` of an input of `shape` (SLICE and
+    STRIDED_SLICE both lower to it)."""
+    input_strides = [_product(shape[axis + 1 :]) for axis in range(len(shape))]
+    first = sum(a.start * s for a, s in zip(axes, input_strides))
+    pad = SLICE_RANK - len(shape)
     return KernelCall(
         function="mcu_strided_slice",
         params_type="mcu_strided_slice_params",
         params={
-            "element_bytes": element_bytes(op, inp),
+            "element_bytes": element_size,
             "first": first,
-            "counts": int32_array([1] * pad + counts),
-            "steps": int32_array([0] * pad + steps),
+            "counts": int32_array([1] * pad + [a.count for a in axes]),
+            "steps": int32_array([0] * pad + [a.stride * s for a, s in zip(axes, input_strides)]),
         },
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_slice",),

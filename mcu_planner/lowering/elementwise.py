@@ -17,6 +17,7 @@ from ..quant import checked_log2, quantize_multiplier, quantize_multiplier_small
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     MAX_RANK,
+    TYPE_SUFFIX,
     activation_params,
     input_tensor,
     int32_array,
@@ -31,8 +32,8 @@ from .common import (
 SOURCES = ("mcu_elementwise",)
 SOURCES_S16 = ("mcu_elementwise_s16",)  # the 16x8 kernels
 
-# Headroom bits TFLite gives int8 operands of ADD/SUB before adding them,
-# and int16 ones on the general (not power-of-two) path.
+# Headroom bits TFLite gives int8 and uint8 operands of ADD/SUB before adding
+# them, and int16 ones on the general (not power-of-two) path.
 ADD_LEFT_SHIFT = 20
 ADD_LEFT_SHIFT_INT16 = 15
 
@@ -128,13 +129,13 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     if out.dtype == "float32":
         function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
         return _call(op, function, "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8", "int16")
+    require_dtype(op, out, "int8", "uint8", "int16")
     if out.dtype == "int16":
         if op.options.get("pot_scale_int16", False) and all(checked_log2(scale(t)) is not None for t in operands):
             return _lower_add_sub_s16_pot(op, operands)
         kernel, left_shift = "mcu_add_s16", ADD_LEFT_SHIFT_INT16
     else:
-        kernel, left_shift = "mcu_add_s8", ADD_LEFT_SHIFT
+        kernel, left_shift = f"mcu_add_{TYPE_SUFFIX[out.dtype]}", ADD_LEFT_SHIFT
     scale1, scale2, out_scale = scale(a), scale(b), scale(out)
     # 2 * std::max(float, float) stays float32; every division after it is in
     # double, the float operands widened.
@@ -151,7 +152,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     return _call(
         op,
         kernel,
-        "mcu_add_s8_params",  # both dtypes: the same fields
+        "mcu_add_s8_params",  # every dtype: the same fields
         operands,
         **_int8_offsets(a, b, out),
         left_shift=left_shift,
@@ -169,13 +170,13 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     operands = a, b, out = _operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
-    require_dtype(op, out, "int8", "int16")
+    require_dtype(op, out, "int8", "uint8", "int16")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
     return _call(
         op,
-        "mcu_mul_s8" if out.dtype == "int8" else "mcu_mul_s16",
-        "mcu_mul_s8_params",  # both dtypes: the same fields
+        f"mcu_mul_{TYPE_SUFFIX[out.dtype]}",
+        "mcu_mul_s8_params",  # every dtype: the same fields
         operands,
         **_int8_offsets(a, b, out),
         output_multiplier=output_multiplier,

@@ -1,5 +1,6 @@
 """FULLY_CONNECTED -> mcu_fully_connected_{s8,f32} (mcu_fully_connected.c), 16x8 ->
-mcu_fully_connected_s16 (mcu_fully_connected_s16.c)."""
+mcu_fully_connected_s16 (mcu_fully_connected_s16.c), uint8 -> mcu_fully_connected_u8,
+hybrid (float activations, int8 weights) -> mcu_fully_connected_hybrid."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from ..quant import conv_output_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
+    fused_activation,
+    hybrid_weighted_operands,
+    is_hybrid_weighted_op,
     input_tensor,
     int32_array,
     is_float_weighted_op,
@@ -17,6 +21,7 @@ from .common import (
     output_tensor,
     require_16x8_weighted_op,
     scale,
+    uint8_weighted_params,
     zero_point,
 )
 
@@ -36,6 +41,52 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
     if terms.size and (terms.min() < -(2**31) or terms.max() >= 2**31):
         return "NULL"
     return int32_array(terms)
+
+
+def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+    """reference_ops::FullyConnected for uint8."""
+    params = {**sizes, **uint8_weighted_params(op, inp, filt, bias, out)}
+    return kernel_call(
+        op, "mcu_fully_connected_u8", "mcu_fully_connected_u8_params", params, ("mcu_fully_connected_u8",), inputs=3
+    )
+
+
+# tensor_utils::ApplyActivationToVector's fused activations, as the kernel numbers them.
+HYBRID_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+def _lower_hybrid(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+    """EvalHybrid: the float input quantized per batch row when the op runs,
+    symmetric or (asymmetric_quantize_inputs) with a zero point."""
+    hybrid_weighted_operands(op, filt, bias, out)
+    activation = fused_activation(op)
+    if activation not in HYBRID_ACTIVATIONS:
+        raise NotLowerable(f"hybrid FULLY_CONNECTED with fused activation {activation}")
+    output_depth = sizes["output_depth"]
+    scales = filt.quantization.scales
+    if len(scales) not in (1, output_depth) or (len(scales) > 1 and filt.quantization.axis != 0):
+        raise NotLowerable(f"hybrid FULLY_CONNECTED filter with {len(scales)} scales for {output_depth} outputs")
+    asymmetric = bool(op.options.get("asymmetric_quantize_inputs", False))
+    row_sums: CArray | str = "NULL"
+    if asymmetric:
+        weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+        row_sums = int32_array(weights.sum(axis=1))
+    params = {
+        **sizes,
+        "asymmetric": int(asymmetric),
+        "per_channel": int(len(scales) > 1),
+        "filter_scales": CArray("float", tuple(scales)),
+        "row_sums": row_sums,
+        "activation": HYBRID_ACTIVATIONS[activation],
+    }
+    return kernel_call(
+        op,
+        "mcu_fully_connected_hybrid",
+        "mcu_fully_connected_hybrid_params",
+        params,
+        ("mcu_fully_connected_hybrid",),
+        inputs=3,
+    )
 
 
 def _lower_16x8(op: Operator, sizes: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> KernelCall:
@@ -78,6 +129,10 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     if out.num_elements != batches * output_depth:
         raise NotLowerable(f"FULLY_CONNECTED output shape {out.shape} does not match {batches}x{output_depth}")
     sizes = {"batches": batches, "output_depth": output_depth, "accum_depth": accum_depth}
+    if inp.dtype == "uint8":
+        return _lower_u8(op, inp, filt, bias, out, sizes)
+    if is_hybrid_weighted_op(inp, filt):
+        return _lower_hybrid(op, inp, filt, bias, out, sizes)
     if inp.dtype == "int16":
         return _lower_16x8(op, sizes, inp, filt, bias, out)
     if is_float_weighted_op(op, inp, filt, bias, out):

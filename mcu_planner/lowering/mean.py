@@ -1,4 +1,4 @@
-"""MEAN -> mcu_mean_{s8,f32}."""
+"""MEAN -> mcu_mean_{s8,u8,f32}."""
 
 from __future__ import annotations
 
@@ -7,7 +7,17 @@ import numpy as np
 from ..graph import Graph, Operator
 from ..quant import mean_multiplier
 from . import KernelCall, NotLowerable, lowers
-from .common import MAX_RANK, constant_ints, input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    MAX_RANK,
+    TYPE_SUFFIX,
+    constant_ints,
+    input_tensor,
+    int32_array,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+)
 from .shape_ops import padded, strides
 
 
@@ -47,12 +57,12 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         require_dtype(op, out, "float32")
         return KernelCall("mcu_mean_f32", "mcu_mean_f32_params", shape, args, ("mcu_mean",))
 
-    require_dtype(op, inp, "int8", "int16")
+    require_dtype(op, inp, "int8", "uint8", "int16")
     require_dtype(op, out, inp.dtype)
     multiplier, shift = mean_multiplier(scale(inp), scale(out), count)
     return KernelCall(
-        "mcu_mean_s8" if inp.dtype == "int8" else "mcu_mean_s16",
-        "mcu_mean_s8_params",  # both dtypes: the same fields
+        f"mcu_mean_{TYPE_SUFFIX[inp.dtype]}",
+        "mcu_mean_s8_params",  # every dtype: the same fields
         {
             **shape,
             "input_zero_point": zero_point(inp),
@@ -61,5 +71,5 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
             "shift": shift,
         },
         args,
-        ("mcu_mean",) if inp.dtype == "int8" else ("mcu_mean_s16",),
+        ("mcu_mean_s16",) if inp.dtype == "int16" else ("mcu_mean",),
     )

@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,f32} (mcu_pool.c), int16 ->
+"""AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,u8,f32} (mcu_pool.c), int16 ->
 mcu_{average,max}_pool_2d_s16 (mcu_pool_s16.c)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator
 from . import KernelCall, NotLowerable, lowers
 from .common import (
+    TYPE_SUFFIX,
     activation_params,
     input_tensor,
     kernel_call,
@@ -47,15 +48,15 @@ def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:
         require_dtype(op, out, "float32")
         suffix, params_type = "f32", "mcu_pool_f32_params"
     else:
-        require_dtype(op, inp, "int8", "int16")
+        require_dtype(op, inp, "int8", "uint8", "int16")
         require_dtype(op, out, inp.dtype)
         # The int8 kernels copy quantized values through unchanged, so they
         # are only right when input and output share scale and zero point
         # (TFLite enforces the same in Prepare).
         if scale(inp) != scale(out) or zero_point(inp) != zero_point(out):
             raise NotLowerable(f"{op.opcode} whose output quantization differs from its input's")
-        # int16 takes the int8 kernels' parameter block (the same fields).
-        suffix, params_type = ("s8" if inp.dtype == "int8" else "s16"), "mcu_pool_s8_params"
+        # uint8 and int16 take the int8 kernels' parameter block (the same fields).
+        suffix, params_type = TYPE_SUFFIX[inp.dtype], "mcu_pool_s8_params"
     params = {**params, **activation_params(op, out)}
     sources = ("mcu_pool_s16",) if suffix == "s16" else ("mcu_pool",)
     return kernel_call(op, f"{stem}_{suffix}", params_type, params, sources)

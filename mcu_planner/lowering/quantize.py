@@ -10,10 +10,9 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
 from . import KernelCall, NotLowerable, lowers
-from .common import elementwise_operands, kernel_call, scale, zero_point
+from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, scale, zero_point
 
 SOURCES = ("mcu_quantize",)
-TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "float32": "f32"}
 
 # (input dtype, output dtype) pairs of integer requantization TFLite's QUANTIZE takes.
 REQUANTIZE_PAIRS = {

@@ -1,4 +1,4 @@
-"""SOFTMAX -> mcu_softmax_{s8,f32}."""
+"""SOFTMAX -> mcu_softmax_{s8,u8,s8_s16,s16,f32}."""
 
 from __future__ import annotations
 
@@ -32,9 +32,12 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         return kernel_call(op, "mcu_softmax_f32", "mcu_softmax_f32_params", params, SOURCES)
     if inp.dtype == "int16":
         return _lower_softmax_s16(op, inp, out, beta, outer_size, depth)
-    require_dtype(op, inp, "int8")
-    require_dtype(op, out, "int8", "int16")
-    if out.dtype == "int16":
+    require_dtype(op, inp, "int8", "uint8")
+    require_dtype(op, out, *(("int8", "int16") if inp.dtype == "int8" else ("uint8",)))
+    if out.dtype == "uint8":
+        if zero_point(out) != 0 or abs(scale(out) - 1.0 / 256) > 0.001 / 256:
+            raise NotLowerable("uint8 SOFTMAX whose output is not quantized with scale 1/256, zero point 0")
+    elif out.dtype == "int16":
         # TFLite fixes only the zero point of an int16 output; the kernel
         # writes probabilities in steps of 1/65536 whatever the scale says.
         if zero_point(out) != -32768:
@@ -50,7 +53,7 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "input_left_shift": left_shift,
         "diff_min": diff_min,
     }
-    function = "mcu_softmax_s8" if out.dtype == "int8" else "mcu_softmax_s8_s16"
+    function = {"int8": "mcu_softmax_s8", "uint8": "mcu_softmax_u8", "int16": "mcu_softmax_s8_s16"}[out.dtype]
     return kernel_call(op, function, "mcu_softmax_s8_params", params, SOURCES)
 
 

@@ -19,6 +19,9 @@ class OpTraits:
     # The output is the inputs laid end to end along an axis: inputs that are
     # contiguous slices of it may be written there by their producers.
     concatenates_inputs: bool = False
+    # The outputs are consecutive runs of the input along one axis: when each
+    # is contiguous (slicing.contiguous_pieces) it may be the input's bytes.
+    cuts_input_into_pieces: bool = False
 
 
 _NONE = OpTraits()
@@ -43,6 +46,12 @@ OP_TRAITS: dict[str, OpTraits] = {
     "HARD_SWISH": _ELEMENTWISE,
     "QUANTIZE": _ELEMENTWISE,
     "CONCATENATION": OpTraits(concatenates_inputs=True),  # mcu_concat.c
+    "PACK": OpTraits(concatenates_inputs=True),  # mcu_concat.c, along a new axis (lowering/split_gather.py)
+    # mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.
+    "SPLIT": OpTraits(cuts_input_into_pieces=True),
+    "SPLIT_V": OpTraits(cuts_input_into_pieces=True),
+    "UNPACK": OpTraits(cuts_input_into_pieces=True),
+    "SLICE": OpTraits(cuts_input_into_pieces=True),
 }
 
 

@@ -1,0 +1,27 @@
+/* GATHER along one axis with batch dimensions, any element type, int16,
+ * int32 or int64 indices.
+ *
+ * As TFLite's reference_ops::Gather views it: the input is
+ * batch_size x outer_size x axis_size blocks of inner_bytes, the indices are
+ * batch_size x coord_size, and the output is batch_size x outer_size x
+ * coord_size blocks, each the input block its index names.
+ */
+#ifndef MCU_GATHER_H
+#define MCU_GATHER_H
+
+#include "mcu_runtime.h"
+
+typedef struct {
+    int32_t batch_size;
+    int32_t outer_size;
+    int32_t axis_size;
+    int32_t coord_size;
+    int32_t inner_bytes;
+    int32_t index_bytes; /* 2, 4 or 8: the indices' element size */
+} mcu_gather_params;
+
+/* An index outside [0, axis_size) makes TFLite fail the invoke; here its
+ * output block is zero-filled and the input is never read out of bounds. */
+void mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output);
+
+#endif /* MCU_GATHER_H */
