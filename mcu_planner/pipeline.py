@@ -49,7 +49,8 @@ class AnalysedModel:
     # When `graph` runs its ops in a memory-aware order: the model in its own
     # order, which planning keeps instead unless the new order's arena is smaller.
     model_order: "AnalysedModel | None" = None
-    op_order: tuple[int, ...] | None = None  # with model_order: the model's op indices in the order `graph` runs them
+    # The op indices of the model (after constant folding) in the order `graph` runs them.
+    op_order: tuple[int, ...] | None = None
 
     def arena_capacity(self, ram: int | None) -> int | None:
         """The arena's share of a RAM budget: what the exact planner must fit."""
