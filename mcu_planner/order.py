@@ -138,9 +138,9 @@ def best_order(graph: Graph, alignment: int = 16, max_states: int = DEFAULT_MAX_
                 candidate_order = order + (op,)
                 # Same executed set, same bytes alive: the lower peak wins, then the earlier order.
                 if known is None or (max(peak, during), candidate_order) < (known[0], known[2]):
-                    now_ready = tuple(sorted(
-                        [r for r in ready if r != op] + [s for s in successors[op] if not costs.preds[s] & ~key]
-                    ))
+                    now_ready = tuple(
+                        sorted([r for r in ready if r != op] + [s for s in successors[op] if not costs.preds[s] & ~key])
+                    )
                     following[key] = (max(peak, during), after, candidate_order, now_ready)
         if len(following) > max_states:
             exact = False

@@ -131,6 +131,7 @@ def plan_auto(
 
     # Below the live peak only in-place reuse can go, and only the seed planners try it.
     may_beat_bound = bool(problem.in_place_pairs())
+
     def good_enough(plan: ArenaPlan) -> bool:
         if stop_at_fit and capacity is not None and plan.arena_bytes <= capacity:
             return True

@@ -125,8 +125,9 @@ def test_branchy_random_networks_run_in_another_order_bit_exact(recipe):
     for name in load_all():
         plan = run_planner(problem, name, 1.0)
         assert verify(problem, plan.offsets, plan.arena_bytes) == [], name
-    report = check_model(net.model, inputs=2, seed=recipe_seed(recipe), order=other, time_limit=1.0,
-                         raise_on_mismatch=False)
+    report = check_model(
+        net.model, inputs=2, seed=recipe_seed(recipe), order=other, time_limit=1.0, raise_on_mismatch=False
+    )
     assert report.passed, f"{net.name}: {report.mismatch_message()}"
 
 
