@@ -32,7 +32,7 @@ from shared_data import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E40
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
 from mcu_planner.codegen import c_identifier, write_output  # noqa: E402
-from mcu_planner.errors import DoesNotFit, UnsupportedModel  # noqa: E402
+from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
 from mcu_planner.firmware_build import board_names, build_firmware, load_board  # noqa: E402
 from mcu_planner.qemu import run_firmware  # noqa: E402
 from mcu_planner.reference import ReferenceModel  # noqa: E402
@@ -120,7 +120,7 @@ def measure(path: Path, board_name: str, workdir: Path, planner: str, runner=Non
     try:
         graph, plan, files = generate_for_model(model_bytes, name=name, planner=planner, label=str(path))
     except UnsupportedModel as exc:
-        row.note = f"unsupported: {exc}"
+        row.note = f"unsupported: {one_line(exc)}"
         return row
     outdir = write_output(files, workdir / "out")
     try:

@@ -28,7 +28,7 @@ from shared_data import MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.check import HostTarget, random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
 from mcu_planner.codegen import c_identifier, write_output  # noqa: E402
-from mcu_planner.errors import UnsupportedModel  # noqa: E402
+from mcu_planner.errors import UnsupportedModel, one_line  # noqa: E402
 
 
 def tflm_seconds(model_bytes: bytes, inputs: list[np.ndarray], iterations: int, arena_bytes: int) -> float:
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['model']}: generated {format_seconds(r['generated'])}, TFLM {format_seconds(r['tflm'])}, "
                   f"x{r['tflm'] / r['generated']:.2f} ({r['iterations']} invocations)", flush=True)
         except UnsupportedModel as exc:
-            skipped.append((path.stem, str(exc)))
-            print(f"{path.stem}: unsupported: {exc}", flush=True)
+            skipped.append((path.stem, one_line(exc)))
+            print(f"{path.stem}: unsupported: {one_line(exc)}", flush=True)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1072,6 +1072,137 @@ class Uint8Net(Int8Net):
         return y
 
 
+class FloatNet:
+    """A float32 graph: inputs, layers added by opcode or by name, seeded
+    random weights.  Output shapes follow TFLite's shape rules (numpy
+    broadcasting for the binary ops)."""
+
+    def __init__(self, seed: int = 0, description: str = "float32 network built by mcu_planner.builder"):
+        self.rng = np.random.default_rng(seed)
+        self.mb = ModelBuilder(description)
+        self.inputs: list[int] = []
+
+    def input(self, shape) -> int:
+        t = self.mb.add_tensor(shape, "float32", name=f"input_{len(self.inputs)}")
+        self.inputs.append(t)
+        return t
+
+    def shape(self, t: int) -> tuple[int, ...]:
+        return self.mb.tensors[t].shape
+
+    def const(self, shape, scale: float = 1.0) -> int:
+        values = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        return self.mb.add_tensor(shape, "float32", data=values)
+
+    def int32_const(self, values) -> int:
+        values = np.asarray(values, dtype=np.int32)
+        return self.mb.add_tensor(values.shape, "int32", data=values)
+
+    def scalar(self, value: float) -> int:
+        """A one-element float32 constant, to broadcast against a tensor."""
+        return self.mb.add_tensor((1,), "float32", data=np.array([value], dtype=np.float32))
+
+    def op(self, opcode: str, inputs, out_shape, options=None) -> int:
+        y = self.mb.add_tensor(out_shape, "float32")
+        self.mb.add_op(opcode, inputs, (y,), options or {})
+        return y
+
+    def build(self, *outputs: int) -> bytes:
+        self.mb.set_io(self.inputs, outputs)
+        return self.mb.build()
+
+    # binary ops, broadcasting
+    def _binary(self, opcode: str, a: int, b: int, options=None) -> int:
+        return self.op(opcode, (a, b), np.broadcast_shapes(self.shape(a), self.shape(b)), options)
+
+    def div(self, a: int, b: int, activation: str = "NONE") -> int:
+        return self._binary("DIV", a, b, {"fused_activation_function": activation})
+
+    def pow(self, a: int, b: int) -> int:
+        return self._binary("POW", a, b)
+
+    def squared_difference(self, a: int, b: int) -> int:
+        return self._binary("SQUARED_DIFFERENCE", a, b)
+
+    def maximum(self, a: int, b: int) -> int:
+        return self._binary("MAXIMUM", a, b)
+
+    def minimum(self, a: int, b: int) -> int:
+        return self._binary("MINIMUM", a, b)
+
+    def prelu(self, x: int, alpha: int) -> int:
+        return self.op("PRELU", (x, alpha), self.shape(x))
+
+    # unary ops
+    def _unary(self, opcode: str, x: int, options=None) -> int:
+        return self.op(opcode, (x,), self.shape(x), options)
+
+    def exp(self, x: int) -> int:
+        return self._unary("EXP", x)
+
+    def log(self, x: int) -> int:
+        return self._unary("LOG", x)
+
+    def sqrt(self, x: int) -> int:
+        return self._unary("SQRT", x)
+
+    def rsqrt(self, x: int) -> int:
+        return self._unary("RSQRT", x)
+
+    def square(self, x: int) -> int:
+        return self._unary("SQUARE", x)
+
+    def abs(self, x: int) -> int:
+        return self._unary("ABS", x)
+
+    def neg(self, x: int) -> int:
+        return self._unary("NEG", x)
+
+    def logistic(self, x: int) -> int:
+        return self._unary("LOGISTIC", x)
+
+    def tanh(self, x: int) -> int:
+        return self._unary("TANH", x)
+
+    def gelu(self, x: int, approximate: bool = False) -> int:
+        return self._unary("GELU", x, {"approximate": approximate})
+
+    def l2_normalization(self, x: int) -> int:
+        return self._unary("L2_NORMALIZATION", x)
+
+    # reductions
+    def _reduce(self, opcode: str, x: int, axes, keep_dims: bool) -> int:
+        shape = self.shape(x)
+        axes_set = {a % len(shape) for a in axes}
+        out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)
+        return self.op(opcode, (x, self.int32_const(list(axes))), out, {"keep_dims": keep_dims})
+
+    def sum(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("SUM", x, axes, keep_dims)
+
+    def reduce_max(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("REDUCE_MAX", x, axes, keep_dims)
+
+    # matrices and rearrangements
+    def batch_matmul(self, a: int, b: int, adj_x: bool = False, adj_y: bool = False) -> int:
+        sa, sb = self.shape(a), self.shape(b)
+        rows = sa[-1] if adj_x else sa[-2]
+        cols = sb[-2] if adj_y else sb[-1]
+        out = tuple(np.broadcast_shapes(sa[:-2], sb[:-2])) + (rows, cols)
+        return self.op("BATCH_MATMUL", (a, b), out, {"adj_x": adj_x, "adj_y": adj_y})
+
+    def space_to_depth(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("SPACE_TO_DEPTH", (x,), (n, h // block, w // block, c * block * block), {"block_size": block})
+
+    def depth_to_space(self, x: int, block: int) -> int:
+        n, h, w, c = self.shape(x)
+        return self.op("DEPTH_TO_SPACE", (x,), (n, h * block, w * block, c // (block * block)), {"block_size": block})
+
+    def reverse_v2(self, x: int, axes) -> int:
+        return self.op("REVERSE_V2", (x, self.int32_const(list(axes))), self.shape(x))
+
+
 def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
                     input_ranges: Sequence[tuple[float, float]] | None = None, activations: str = "int8",
                     **kwargs) -> bytes:

@@ -327,9 +327,14 @@ def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | N
         ref = expected.reshape(-1).astype(np.float64)
         if values.size != ref.size:
             return (values.size, ref.size, values.size)
-        bound = FLOAT_RELATIVE_TOLERANCE * max(float(np.max(np.abs(ref), initial=0.0)), 1e-30)
-        error = np.abs(values.astype(np.float64) - ref)
-        bad = np.flatnonzero(~(error <= bound))
+        # Identical values (infinities and NaNs included) match; the rest are
+        # compared within the tolerance of the largest finite magnitude.
+        same = (values.astype(np.float64) == ref) | (np.isnan(values) & np.isnan(ref))
+        finite = ref[np.isfinite(ref)]
+        bound = FLOAT_RELATIVE_TOLERANCE * max(float(np.max(np.abs(finite), initial=0.0)), 1e-30)
+        with np.errstate(invalid="ignore"):
+            error = np.abs(values.astype(np.float64) - ref)
+        bad = np.flatnonzero(~(same | (error <= bound)))
         if bad.size:
             i = int(bad[0])
             return (i, float(ref[i]), float(values[i]))
@@ -352,7 +357,13 @@ def _float_error(expected: np.ndarray, got: bytes) -> float:
     ref = expected.reshape(-1).astype(np.float64)
     if values.size != ref.size or not ref.size:
         return 0.0
-    return float(np.max(np.abs(values - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+    same = (values == ref) | (np.isnan(values) & np.isnan(ref))
+    if same.all():
+        return 0.0
+    finite = ref[np.isfinite(ref)]
+    with np.errstate(invalid="ignore"):
+        error = np.abs(values[~same] - ref[~same])
+    return float(np.max(error) / max(float(np.max(np.abs(finite), initial=0.0)), 1e-30))
 
 
 # ---------------------------------------------------------------- the check
@@ -434,10 +445,13 @@ def check_model(
     raise_on_mismatch: bool = True,
     ram: int | None = None,
     keep_dir: str | os.PathLike | None = None,
+    input_sets: list[list[np.ndarray]] | None = None,
     order: str | tuple[int, ...] = "auto",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
+    `input_sets` (one array per graph input in each set) replaces the random
+    sets with chosen values, e.g. a sweep of the edge cases of a kernel.
 
     The model is planned as `mcu-plan --ram RAM -o OUTDIR` plans it, so the
     check runs the C that command writes.  Raises CheckMismatch on the first
@@ -447,6 +461,8 @@ def check_model(
     targets = load_targets()
     if target not in targets:
         raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    if input_sets is not None:
+        inputs = len(input_sets)
     if inputs < 1:
         raise InputError("--inputs must be at least 1")
     model_bytes, stem = _load(model)
@@ -467,7 +483,8 @@ def check_model(
 
     reference = ReferenceModel(model_bytes)
     rng = np.random.default_rng(seed)
-    input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+    if input_sets is None:
+        input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
     # One interpreter, never reset: its variable tensors carry over as the C's do.
     expected = [reference.run(arrays) for arrays in input_sets]
     reset_at = None

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .errors import InputError, UnsupportedModel
-from .graph import DTYPE_C_TYPE, Graph, Tensor
+from .errors import InputError, UnsupportedModel, unsupported_model_error
+from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
@@ -271,41 +271,30 @@ def _tensor_c_type(tensor: Tensor) -> str:
 
 def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
     """A KernelCall for every op that runs, or one UnsupportedModel naming
-    every operator and activation type the runtime lacks."""
+    every operator and dtype combination and every tensor type the runtime
+    lacks, each once with its count."""
     calls: dict[int, KernelCall] = {}
     unsupported: Counter[str] = Counter()
+    reasons: dict[str, str] = {}
     for op in graph.operators:
         if op.index in elided:
             continue
         try:
             calls[op.index] = lower(op, graph)
         except NotLowerable as exc:
-            unsupported[_unsupported_key(op.opcode, op.custom_code, str(exc))] += 1
+            key = operator_dtype_key(op, graph.tensors)
+            unsupported[key] += 1
+            reason = str(exc).strip()
+            if key not in reasons and reason and reason != operator_name(op):
+                reasons[key] = reason
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
         # A scratch tensor's dtype is its kernel's choice, not the model's.
         if graph.tensors[t].dtype not in ACTIVATION_DTYPES and not graph.tensors[t].is_scratch:
             bad_types[graph.tensors[t].dtype] += 1
-    parts = []
-    if unsupported:
-        parts.append("unsupported operators: " + ", ".join(f"{k} x{n}" for k, n in sorted(unsupported.items())))
-    if bad_types:
-        parts.append(
-            "unsupported activation types: " + ", ".join(f"{k} x{n}" for k, n in sorted(bad_types.items()))
-        )
-    if parts:
-        raise UnsupportedModel("; ".join(parts))
+    if unsupported or bad_types:
+        raise unsupported_model_error(dict(unsupported), reasons, dict(bad_types))
     return calls
-
-
-def _unsupported_key(opcode: str, custom_code: str | None, reason: str) -> str:
-    name = f"CUSTOM({custom_code})" if opcode == "CUSTOM" else opcode
-    reason = reason.strip()
-    if not reason or reason == name:
-        return name
-    if reason.startswith(name):
-        return reason
-    return f"{name} ({reason})"
 
 
 class _Builder:

@@ -19,6 +19,15 @@ DTYPE_BITS = {
     "int32": 32,
     "float32": 32,
     "int64": 64,
+    # Types no kernel reads; sized so that a model holding them still plans,
+    # and generation names them (exit 4).
+    "bfloat16": 16,
+    "uint16": 16,
+    "uint32": 32,
+    "uint64": 64,
+    "float64": 64,
+    "complex64": 64,
+    "complex128": 128,
 }
 
 # C type of one element, for the dtypes the generated code can touch.
@@ -99,6 +108,33 @@ class Operator:
     # Scratch tensors (Tensor.is_scratch) the kernel works in during this op
     # alone; added by scratch.py, passed to the kernel like outputs.
     scratch: tuple[int, ...] = ()
+
+
+# Custom op names in messages are cut to this many characters.
+MAX_CUSTOM_CODE_CHARS = 60
+
+
+def operator_name(op: Operator) -> str:
+    if op.opcode != "CUSTOM":
+        return op.opcode
+    code = op.custom_code or ""
+    if len(code) > MAX_CUSTOM_CODE_CHARS:
+        code = code[: MAX_CUSTOM_CODE_CHARS - 3] + "..."
+    return f"CUSTOM({code})"
+
+
+def operator_dtype_key(op: Operator, tensors: tuple[Tensor, ...] | list[Tensor]) -> str:
+    """"OPCODE dtype" for messages: the dtype of the op's first non-constant
+    input (its first input where all are constant), "in->out" when the first
+    output's differs."""
+    present = [t for t in op.inputs if t >= 0]
+    data_inputs = [t for t in present if not tensors[t].is_constant] or present
+    outputs = [t for t in op.outputs if t >= 0]
+    dtype_in = tensors[data_inputs[0]].dtype if data_inputs else None
+    dtype_out = tensors[outputs[0]].dtype if outputs else None
+    if dtype_in is None or dtype_out is None or dtype_in == dtype_out:
+        return f"{operator_name(op)} {dtype_in or dtype_out or 'no tensors'}"
+    return f"{operator_name(op)} {dtype_in}->{dtype_out}"
 
 
 @dataclass(frozen=True)

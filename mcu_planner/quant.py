@@ -313,3 +313,46 @@ def multiply_by_quantized_multiplier_int64(x: int, multiplier: int, shift: int) 
     reduced = (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
     total_shift = 15 - shift
     return wrap_int32((x * reduced + (1 << (total_shift - 1))) >> total_shift)
+
+
+def saturating_rounding_multiply_by_pot(x: int, exponent: int) -> int:
+    """gemmlowp's SaturatingRoundingMultiplyByPOT on an int32 raw value."""
+    if exponent > 0:
+        threshold = (1 << (31 - exponent)) - 1
+        if x > threshold:
+            return INT32_MAX
+        if x < -threshold:
+            return INT32_MIN
+        return wrap_int32(x << exponent)
+    if exponent < 0:
+        return rounding_divide_by_pot(x, -exponent)
+    return x
+
+
+def inv_sqrt_quantized_multiplier_exp(value: int, reverse_shift: int) -> tuple[int, int]:
+    """GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(value) as (multiplier,
+    shift), by the reference's five Newton-Raphson steps in gemmlowp fixed
+    point with 3 integer bits."""
+    if value <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    leading_zeros = 32 - value.bit_length()
+    pairs = (leading_zeros - 1) // 2 - 1
+    shift -= pairs
+    value <<= 2 * pairs
+    srdhm = saturating_rounding_doubling_high_mul
+    fixed_input = value >> 1  # F3
+    half_input = saturating_rounding_multiply_by_pot(fixed_input, -1)
+    half_three = (1 << 28) + (1 << 27)  # 1.5 in F3
+    x = 1 << 28  # F3 one
+    for _ in range(5):
+        x3 = saturating_rounding_multiply_by_pot(srdhm(srdhm(x, x), x), 6)  # F9 -> F3
+        x = saturating_rounding_multiply_by_pot(wrap_int32(srdhm(half_three, x) - srdhm(half_input, x3)), 3)
+    x = srdhm(x, 1518500250)  # * sqrt(2) / 2 in F0
+    if shift < 0:
+        x = wrap_int32(x << -shift)
+        shift = 0
+    return x, shift * reverse_shift

@@ -8,6 +8,7 @@ the bytes ends as one InputError line naming the file and what was being read.
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 import os
 import re
 import struct
@@ -20,8 +21,8 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .errors import InputError, McuPlanError, UnsupportedModel
-from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
+from .errors import InputError, McuPlanError, UnsupportedModel, unsupported_model_error
+from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
 from .scratch import with_scratch_tensors
 
 TFLITE_IDENTIFIER = b"TFL3"
@@ -41,6 +42,13 @@ _DTYPE_NAMES = {
     tflite.TensorType.INT16: "int16",
     tflite.TensorType.INT8: "int8",
     tflite.TensorType.INT4: "int4",
+    tflite.TensorType.BFLOAT16: "bfloat16",
+    tflite.TensorType.UINT16: "uint16",
+    tflite.TensorType.UINT32: "uint32",
+    tflite.TensorType.UINT64: "uint64",
+    tflite.TensorType.FLOAT64: "float64",
+    tflite.TensorType.COMPLEX64: "complex64",
+    tflite.TensorType.COMPLEX128: "complex128",
 }
 assert set(_DTYPE_NAMES.values()) <= set(DTYPE_BITS)
 
@@ -97,6 +105,10 @@ def snake_case(camel: str) -> str:
     """'DilationWFactor' -> 'dilation_w_factor', the schema's own spelling."""
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", camel)
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", s).lower()
+
+
+# The note a model gets when its shape signatures leave a non-batch dimension open.
+DYNAMIC_INNER_NOTE = "dimensions dynamic (-1) in shape_signature beyond the batch are planned with the sizes in shape"
 
 
 @dataclass(frozen=True)
@@ -192,6 +204,8 @@ class _ModelParser:
         self.label = label
         self.where = "model header"
         self.notes: list[str] = []
+        # Used tensors of a type without an element size: index -> type name.
+        self.unsized_types: dict[int, str] = {}
 
     def fail(self, message: str) -> None:
         raise InputError(f"{self.label}: {message}")
@@ -282,6 +296,9 @@ class _ModelParser:
             self.where = f"tensor {i}"
             tensors.append(self.read_tensor(i, subgraph.Tensors(i), i in used))
 
+        if self.unsized_types:
+            self.refuse_unsized_types(tensors, operators)
+
         self.where = "metadata"
         offline = self.read_offline_offsets(model, num_tensors)
         self.where = "model description"
@@ -294,6 +311,17 @@ class _ModelParser:
             offline_offsets=offline,
             notes=tuple(self.notes),
             description=description,
+        )
+
+    def refuse_unsized_types(self, tensors: list[Tensor], operators: list[Operator]) -> None:
+        """Exit 4 naming the ops that touch tensors of a type without an
+        element size, and the types."""
+        combinations: Counter[str] = Counter()
+        for op in operators:
+            if any(t in self.unsized_types for t in op.inputs + op.outputs):
+                combinations[operator_dtype_key(op, tensors)] += 1
+        raise unsupported_model_error(
+            dict(combinations), {}, dict(Counter(self.unsized_types.values())), label=self.label
         )
 
     def read_op_codes(self, model: Any) -> list[tuple[str, int, str | None]]:
@@ -399,9 +427,13 @@ class _ModelParser:
         type_code = tensor.Type()
         dtype = _DTYPE_NAMES.get(type_code)
         if dtype is None:
-            type_name = _TENSOR_TYPE_NAMES.get(type_code, f"type code {type_code}").lower()
+            if type_code not in _TENSOR_TYPE_NAMES:
+                self.fail(f"{what} has type code {type_code}, which is no TFLite tensor type")
+            type_name = _TENSOR_TYPE_NAMES[type_code].lower()
             if used:
-                raise InputError(f"{self.label}: {what} has dtype {type_name}, which mcu-planner does not handle")
+                # No fixed element size (string, resource, variant): nothing
+                # can be planned; parse() reports it with the ops that use it.
+                self.unsized_types[index] = type_name
             # Unused tensors are never looked at again; keep the index slot.
             return Tensor(index, name, self.ints(tensor.ShapeAsNumpy()), type_name)
 
@@ -424,15 +456,25 @@ class _ModelParser:
         signature = self.ints(tensor.ShapeSignatureAsNumpy())
         if signature and len(signature) != len(shape):
             self.fail(f"{what}: shape {shape} and shape signature {list(signature)} differ in rank")
-        dynamic = {i for i, d in enumerate(shape) if d == -1} | {i for i, d in enumerate(signature) if d == -1}
-        if dynamic - {0}:
-            dim = min(dynamic - {0})
-            self.fail(f"{what} has a dynamic dimension {dim} (-1) in shape {list(signature or shape)}; only a dynamic batch (dimension 0) can be planned")
-        if dynamic:
-            shape[0] = 1
-            note = "input batch dimension is dynamic (-1); planned as 1"
+        unknown = [i for i, d in enumerate(shape) if d == -1 and i > 0]
+        if unknown:
+            self.fail(
+                f"{what} has dimension {unknown[0]} unknown (-1) in its shape {shape}; only a dynamic batch "
+                f"(dimension 0) can be planned without a size"
+            )
+        if shape and (shape[0] == -1 or (signature and signature[0] == -1)):
+            # The interpreter allocates `shape`; a batch it does not give is 1.
+            if shape[0] == -1:
+                shape[0] = 1
+            note = f"input batch dimension is dynamic (-1); planned as {shape[0]}"
             if note not in self.notes:
                 self.notes.append(note)
+        if any(d == -1 for d in signature[1:]) and not any(n.startswith(DYNAMIC_INNER_NOTE) for n in self.notes):
+            # Time-major and other sequence exports: the signature leaves a
+            # dimension open, the shape holds the size it was converted with,
+            # which is what the interpreter allocates.  One note names the
+            # first such tensor.
+            self.notes.append(f"{DYNAMIC_INNER_NOTE} (first: {what}, {list(signature)} -> {shape})")
         for d in shape:
             if d < 0:
                 self.fail(f"{what} has a negative dimension in shape {shape}")

@@ -92,8 +92,10 @@ SLOW_MODULES = frozenset(
         "test_codegen",
         "test_dropin_build",
         "test_install",
+        "test_quantize_exact",
         "test_random_networks",
         "test_seanet",
+        "test_unsupported_messages",
     }
 )
 SLOW_MODULE_PREFIXES = ("test_kernels_", "test_qemu")

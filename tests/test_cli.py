@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.cli import main
+from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.problem import Buffer, Problem
 from mcu_planner.reader import read_model
@@ -176,7 +177,14 @@ def test_mutated_models_never_crash_the_command(tmp_path, capsys, data):
     err = capsys.readouterr().err
     assert code in (0, 2, 3, 4), err
     if code:
-        assert len(err.strip().splitlines()) == 1, err
+        lines = err.strip().splitlines()
+        if code == 4:
+            # Unsupported: the error line, then one indented line per missing
+            # operator and dtype (errors.unsupported_model_error).
+            assert len(lines) <= MAX_UNSUPPORTED_LINES + 2, err
+            assert all(line.startswith("  ") for line in lines[1:]), err
+        else:
+            assert len(lines) == 1, err
         assert not outdir.exists() and not plan.exists()
     else:
         assert (outdir / "mutated.h").is_file() and json.loads(plan.read_text())["arena_bytes"] > 0

@@ -116,8 +116,12 @@ def test_logistic_with_an_output_scale_tflite_rejects_is_not_lowerable():
         lower(op, graph)
 
 
-def test_float_logistic_is_not_lowerable():
+def test_float_logistic_takes_the_float_kernel_and_int16_is_not_lowerable():
+    """float32 LOGISTIC runs in mcu_math.c (tests/test_kernels_math.py checks
+    its values); int16 LOGISTIC has no kernel yet."""
     op, graph = _unary("LOGISTIC", None, None, "float32")
+    assert lower(op, graph).function == "mcu_logistic_f32"
+    op, graph = _unary("LOGISTIC", (0.001, 0), (1 / 32768, 0), "int16")
     with pytest.raises(NotLowerable):
         lower(op, graph)
 

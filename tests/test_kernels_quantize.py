@@ -116,7 +116,8 @@ def test_int8_requantize_multiplier_is_the_scale_ratio():
     not (shutil.which("qemu-system-arm") and shutil.which("arm-none-eabi-gcc")),
     reason="needs qemu-system-arm and arm-none-eabi-gcc",
 )
-def test_quantize_double_math_is_exact_on_cortex_m4():
-    """The float conversions use double arithmetic, in software on a Cortex-M4F;
-    the emulated board must still match the reference byte for byte."""
+def test_quantize_is_exact_on_cortex_m4():
+    """The float conversions run on the Cortex-M4F's single-precision FPU
+    (no software double); the emulated board must still match the reference
+    byte for byte."""
     assert_matches_reference(quantize_model(0), inputs=2, target="mps2-an386")

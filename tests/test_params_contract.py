@@ -359,6 +359,24 @@ def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
 
 
+def _math_models() -> dict[str, bytes]:
+    """The float math operators (mcu_math.c, reductions, rearrangements)."""
+    from test_kernels_math import every_math_op_model
+
+    model = Branches("int8 prelu")
+    q = (0.05, 3)
+    x = model.input((1, 4, 4, 3), "int8", q)
+    alpha = model.constant(np.arange(-1, 2, dtype=np.int8), "int8", (0.01, 0))
+    model.op("PRELU", (x, alpha), (1, 4, 4, 3), "int8", q)
+    y = model.input((1, 4, 4, 3), "int8", (0.04, -2))
+    model.op("SQUARED_DIFFERENCE", (x, y), (1, 4, 4, 3), "int8", (0.5, -128))
+    model.op("BATCH_MATMUL", (x, y), (1, 4, 4, 4), "int8", (0.1, 0), {"adj_x": False, "adj_y": True})
+    model.op("L2_NORMALIZATION", (y,), (1, 4, 4, 3), "int8", (1 / 128, 0))
+    model.op("DIV", (x, y), (1, 4, 4, 3), "int8", (0.3, 1), {"fused_activation_function": "NONE"})
+    return {"float32_math": every_math_op_model(), "int8_math": model.build()}
+
+
+
 def _svdf_models() -> dict[str, bytes]:
     """SVDF, float32 and int8 (mcu_svdf_f32 / mcu_svdf_s8)."""
     from test_kernels_svdf import _svdf_branch
@@ -397,6 +415,7 @@ BUILT_MODELS = {
     **_lstm_models(),
     **_uint8_models(),
     **_int16x8_models(),
+    **_math_models(),
 }
 
 

@@ -13,7 +13,8 @@ from conftest import MODELS_DIR, model_param, needs_shared, parse_int, shared_mo
 from mcu_planner.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
 from mcu_planner.errors import InputError, UnsupportedModel
 from mcu_planner.graph import Quantization
-from mcu_planner.reader import BUILTIN_CODES, enum_for, option_fields, read_model
+from mcu_planner.check import check_model
+from mcu_planner.reader import BUILTIN_CODES, DYNAMIC_INNER_NOTE, enum_for, option_fields, read_model
 
 NUMPY_TO_DTYPE = {
     np.dtype(np.float32): "float32",
@@ -270,13 +271,39 @@ def test_dynamic_batch_is_planned_as_one_with_one_note():
     assert graph.notes == ("input batch dimension is dynamic (-1); planned as 1",)
 
 
-def test_dynamic_inner_dimension_is_an_input_error():
+def test_dynamic_inner_dimension_with_a_concrete_shape_is_planned_with_one_note():
+    """A time-major export: shape_signature leaves dimension 1 open, the
+    shape holds the size the interpreter allocates; that size is planned and
+    one note (naming the first such tensor) says so."""
     mb = ModelBuilder()
-    x = mb.add_tensor((1, 8), "int8", (0.1, 0), shape_signature=(1, -1), name="frames")
+    x = mb.add_tensor((1, 8, 4), "int8", (0.1, 0), shape_signature=(1, -1, 4), name="frames")
+    y = mb.add_tensor((1, 8, 4), "int8", (0.1, 0), shape_signature=(-1, -1, 4), name="y")
+    mb.add_op("RELU", (x,), (y,))
+    mb.set_io([x], [y])
+    graph = read_model(mb.build(), label="dyn.tflite")
+    assert graph.tensors[x].shape == (1, 8, 4) and graph.tensors[y].shape == (1, 8, 4)
+    inner = [n for n in graph.notes if n.startswith(DYNAMIC_INNER_NOTE)]
+    assert len(inner) == 1 and "frames" in inner[0]
+    assert "input batch dimension is dynamic (-1); planned as 1" in graph.notes
+
+
+def test_dynamic_inner_dimension_runs_bit_exact():
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 6, 3), "int8", (0.05, 3), shape_signature=(-1, -1, 3))
+    y = mb.add_tensor((1, 6, 3), "int8", (0.04, -2), shape_signature=(-1, -1, 3))
+    mb.add_op("RELU", (x,), (y,))
+    mb.set_io([x], [y])
+    report = check_model(mb.build(), inputs=3)
+    assert report.passed and any(n.startswith(DYNAMIC_INNER_NOTE) for n in report.notes)
+
+
+def test_inner_dimension_unknown_in_the_shape_too_is_an_input_error():
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, -1), "int8", (0.1, 0), shape_signature=(1, -1), name="frames")
     y = mb.add_tensor((1, 8), "int8", (0.1, 0))
     mb.add_op("RELU", (x,), (y,))
     mb.set_io([x], [y])
-    with pytest.raises(InputError, match=r"tensor 0 \(frames\) has a dynamic dimension 1"):
+    with pytest.raises(InputError, match=r"tensor 0 \(frames\) has dimension 1 unknown \(-1\)"):
         read_model(mb.build(), label="dyn.tflite")
 
 
@@ -290,8 +317,12 @@ def test_unknown_dtype_only_matters_when_used():
     assert read_model(mb.build()).tensors[x].dtype == "int8"
 
     mb.add_op("RELU", (2,), (y,))
-    with pytest.raises(InputError, match=r"tensor 2 \(label_names\) has dtype string"):
+    with pytest.raises(UnsupportedModel) as caught:
         read_model(mb.build())
+    assert caught.value.exit_code == 4
+    lines = str(caught.value).splitlines()
+    assert "unsupported tensor type string" in lines[0]
+    assert "  RELU string->int8: 1 op" in lines and "  tensor type string: 1 tensor" in lines
 
 
 def test_a_tensor_name_with_line_breaks_gives_a_one_line_error():

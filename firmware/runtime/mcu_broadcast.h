@@ -50,4 +50,24 @@ static inline void mcu_for_each_broadcast_row(int32_t rank, const int32_t *dims,
     }
 }
 
+/* Defines `name`, an mcu_broadcast_row_fn computing out[i] = expr from
+ * x = input1's and y = input2's element, with p pointing at the kernel's
+ * params_t. */
+#define MCU_BROADCAST_ROW(name, params_t, in_t, out_t, expr)                                                  \
+    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,       \
+                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
+    {                                                                                                           \
+        const params_t *p = (const params_t *)ctx->params;                                                      \
+        const in_t *a = (const in_t *)ctx->input1 + offset1;                                                    \
+        const in_t *b = (const in_t *)ctx->input2 + offset2;                                                    \
+        out_t *out = (out_t *)ctx->output + out_offset;                                                         \
+        int32_t i;                                                                                              \
+        (void)p;                                                                                                \
+        for (i = 0; i < n; ++i) {                                                                               \
+            const in_t x = a[i * stride1];                                                                      \
+            const in_t y = b[i * stride2];                                                                      \
+            out[i] = (expr);                                                                                    \
+        }                                                                                                       \
+    }
+
 #endif /* MCU_BROADCAST_H */

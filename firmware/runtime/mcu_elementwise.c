@@ -62,25 +62,9 @@ MCU_ROW_8BIT(add_row_u8, add_row_8bit, 0)
 MCU_ROW_8BIT(mul_row_s8, mul_row_8bit, 1)
 MCU_ROW_8BIT(mul_row_u8, mul_row_8bit, 0)
 
-#define MCU_BINARY_ROW_F32(name, expr)                                                                          \
-    static void name(const mcu_broadcast_context *ctx, int32_t offset1, int32_t stride1, int32_t offset2,      \
-                     int32_t stride2, int32_t out_offset, int32_t n)                                            \
-    {                                                                                                           \
-        const mcu_binary_f32_params *p = (const mcu_binary_f32_params *)ctx->params;                            \
-        const float *a = (const float *)ctx->input1 + offset1;                                                  \
-        const float *b = (const float *)ctx->input2 + offset2;                                                  \
-        float *out = (float *)ctx->output + out_offset;                                                         \
-        int32_t i;                                                                                              \
-        for (i = 0; i < n; ++i) {                                                                               \
-            const float x = a[i * stride1];                                                                     \
-            const float y = b[i * stride2];                                                                     \
-            out[i] = mcu_clamp_f32(expr, p->act_min, p->act_max);                                               \
-        }                                                                                                       \
-    }
-
-MCU_BINARY_ROW_F32(add_row_f32, x + y)
-MCU_BINARY_ROW_F32(sub_row_f32, x - y)
-MCU_BINARY_ROW_F32(mul_row_f32, x * y)
+MCU_BROADCAST_ROW(add_row_f32, mcu_binary_f32_params, float, float, mcu_clamp_f32(x + y, p->act_min, p->act_max))
+MCU_BROADCAST_ROW(sub_row_f32, mcu_binary_f32_params, float, float, mcu_clamp_f32(x - y, p->act_min, p->act_max))
+MCU_BROADCAST_ROW(mul_row_f32, mcu_binary_f32_params, float, float, mcu_clamp_f32(x * y, p->act_min, p->act_max))
 
 void mcu_add_s8(const mcu_add_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
 {

@@ -1,4 +1,4 @@
-/* MEAN over any set of axes of a tensor of up to MCU_MAX_RANK dimensions.
+/* MEAN (and SUM, REDUCE_MAX) over any set of axes of a tensor of up to MCU_MAX_RANK dimensions.
  *
  * The tensor is viewed as MCU_MAX_RANK dimensions; every dimension is either
  * kept (it indexes the output) or reduced.  For each output element the
@@ -32,5 +32,14 @@ void mcu_mean_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *outpu
 /* uint8 takes the int8 parameters. */
 void mcu_mean_u8(const mcu_mean_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+/* int8 SUM: multiplier = input scale / output scale (no count folded in). */
+void mcu_sum_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
+
+/* SUM and REDUCE_MAX walk the same shape (mcu_mean_f32_params: no
+ * quantization is involved; int8 REDUCE_MAX compares stored values, its
+ * output sharing the input's quantization). */
+void mcu_sum_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+void mcu_reduce_max_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+void mcu_reduce_max_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
 
 #endif /* MCU_MEAN_H */

@@ -35,6 +35,20 @@ static inline int32_t mcu_rounding_divide_by_pot(int32_t x, int exponent)
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+/* mcu_rounding_divide_by_pot for exponents up to 62, as TFLite's
+ * RoundingDivideByPOT executes on x86-64 where its "exponent <= 31" assert is
+ * compiled out: the mask is the low 32 bits of 2^exponent - 1 and the shift
+ * count is taken mod 32 (x86's SAR).  An Arm core shifts by the full count,
+ * so this spells the x86 result out for the kernels whose exponent can pass
+ * 31 (int8 DIV on a small dividend). */
+static inline int32_t mcu_rounding_divide_by_pot_wide(int32_t x, int exponent)
+{
+    const int32_t mask = (int32_t)(uint32_t)(((uint64_t)1 << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> (exponent & 31)) + (remainder > threshold ? 1 : 0);
+}
+
 /* x * multiplier * 2^shift where multiplier is a Q31 value in [0.5, 1):
  * TFLite's MultiplyByQuantizedMultiplier (double rounding variant). */
 static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, int shift)
@@ -92,27 +106,28 @@ static inline float mcu_clamp_f32(float x, float lo, float hi)
     return hi < above ? hi : above;
 }
 
-/* static_cast<int32_t>(std::round(q)) without libm: round half away from
- * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
-static inline int32_t mcu_round_to_int32(double q)
+/* static_cast<int32_t>(TfLiteRound(q)) for a float q, as TFLite's reference
+ * kernels execute it on x86-64: std::round on the float (half away from
+ * zero), then the conversion, which gives INT32_MIN for NaN and for values
+ * outside the int32 range (cvttss2si's "integer indefinite"; Arm's VCVT would
+ * saturate instead, so this does not rely on the cast there).  Every step is
+ * exact in float (the integer part of a float and its fraction are floats),
+ * so no double arithmetic is needed on a single-precision FPU. */
+static inline int32_t mcu_round_f32_to_int32(float q)
 {
     int32_t truncated;
-    double fraction;
-    if (q != q) {
-        return 0;
-    }
-    if (q >= 2147483647.0) {
-        return INT32_MAX;
-    }
-    if (q <= -2147483648.0) {
-        return INT32_MIN;
+    float fraction;
+    if (!(q >= -2147483648.0f && q < 2147483648.0f)) {
+        return INT32_MIN; /* NaN too */
     }
     truncated = (int32_t)q;
-    fraction = q - (double)truncated; /* exact: both share q's exponent range */
-    if (fraction >= 0.5) {
+    fraction = q - (float)truncated;
+    if (fraction >= 0.5f) {
+        /* std::round(2^31 - 0.5) would be 2^31, also out of range: that float
+         * does not exist (floats near 2^31 are integers). */
         return truncated + 1;
     }
-    if (fraction <= -0.5) {
+    if (fraction <= -0.5f) {
         return truncated - 1;
     }
     return truncated;
@@ -277,6 +292,15 @@ static inline int mcu_count_leading_zeros_u32(uint32_t x)
     return n;
 }
 
+/* TFLite's CountLeadingSignBits: redundant sign bits of x (31 for 0 and -1). */
+static inline int mcu_count_leading_sign_bits(int32_t x)
+{
+    if (x >= 0) {
+        return mcu_count_leading_zeros_u32((uint32_t)x) - 1;
+    }
+    return mcu_count_leading_zeros_u32(~(uint32_t)x) - 1;
+}
+
 /* TFLite's GetReciprocal: 1 / x for x with `integer_digits` integer bits, as a
  * 0-integer-bit value scaled by 2^-num_bits_over_unit. */
 static inline int32_t mcu_fp_reciprocal(int32_t x, int integer_digits, int *num_bits_over_unit)
@@ -419,7 +443,9 @@ static inline int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
 }
 
 /* TFLite's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) as a Q31
- * multiplier and a shift, multiplied by `reverse_shift` (-1: a left shift). */
+ * multiplier and a shift, multiplied by `reverse_shift` (-1: a left shift).
+ * quant.inv_sqrt_quantized_multiplier_exp is the same computation in Python
+ * (for the int8 RSQRT table). */
 static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reverse_shift, int32_t *output_inv_sqrt,
                                                          int *output_shift)
 {

@@ -4,13 +4,19 @@
 
 #include "mcu_quant.h"
 
+/* AffineQuantize: static_cast<int32_t>(std::round(val / scale)) + zero point,
+ * clamped to the output type, all as the reference does it: the division in
+ * float (val / static_cast<float>(scale)), the sum in int32 (wrapping as it
+ * does on x86-64 when the cast gave INT32_MIN and the zero point is
+ * negative), then the clamp. */
 #define MCU_QUANTIZE_F32(name, out_t)                                                          \
     void name(const mcu_quantize_f32_params *p, const float *input, out_t *output)             \
     {                                                                                          \
         int32_t i;                                                                             \
         for (i = 0; i < p->size; ++i) {                                                        \
-            const int64_t q = (int64_t)mcu_round_to_int32((double)input[i] / p->scale) + p->zero_point; \
-            output[i] = (out_t)(q < p->q_min ? p->q_min : (q > p->q_max ? p->q_max : q));      \
+            const int32_t rounded = mcu_round_f32_to_int32(input[i] / p->scale);               \
+            const int32_t unclamped = (int32_t)((uint32_t)rounded + (uint32_t)p->zero_point);  \
+            output[i] = (out_t)mcu_clamp_s32(unclamped, p->q_min, p->q_max);                   \
         }                                                                                      \
     }
 
@@ -42,12 +48,21 @@ MCU_REQUANTIZE(mcu_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)
 MCU_REQUANTIZE(mcu_requantize_s32_s8, int32_t, int8_t, INT8_MIN, INT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_s32_s16, int32_t, int16_t, INT16_MIN, INT16_MAX)
 
+/* The reference computes static_cast<float>(double(scale) * (val - zero_point)).
+ * scale is a float32 value (24 significant bits) and |val - zero_point| <=
+ * 2^24 (the lowering checks the zero point), so that double product has at
+ * most 48 significant bits: it is exact, and narrowing it rounds once, to the
+ * float nearest the true product.  A float multiply of the same exact
+ * operands (the int -> float conversion is exact below 2^24) is correctly
+ * rounded to that same float, overflow and subnormals included.  So one
+ * float multiply gives the reference's bits, without software double math
+ * on a single-precision FPU. */
 #define MCU_DEQUANTIZE(name, in_t)                                                        \
     void name(const mcu_dequantize_params *p, const in_t *input, float *output)           \
     {                                                                                     \
         int32_t i;                                                                        \
         for (i = 0; i < p->size; ++i) {                                                   \
-            output[i] = (float)(p->scale * (double)((int32_t)input[i] - p->zero_point)); \
+            output[i] = p->scale * (float)((int32_t)input[i] - p->zero_point);            \
         }                                                                                 \
     }
 

@@ -1,9 +1,9 @@
 /* QUANTIZE (float32 -> int8/uint8/int16, and requantization between int8,
  * uint8, int16 and int32) and DEQUANTIZE (int8/uint8/int16 -> float32).
  *
- * The float conversions use double arithmetic exactly as TFLite's reference
- * AffineQuantize and Dequantize do; on an FPU-less or single-precision core
- * that is software double math, slower but bit-exact.  QUANTIZE writes
+ * The float conversions follow TFLite's reference AffineQuantize and
+ * Dequantize bit for bit with float arithmetic only (mcu_quantize.c says why
+ * that is exact), so a single-precision FPU does them in hardware.  QUANTIZE writes
  * element i after reading element i and never wider than it reads, so its
  * output may share bytes with its input.
  */
@@ -14,7 +14,7 @@
 
 typedef struct {
     int32_t size;
-    double scale; /* the output's float32 scale, widened */
+    float scale; /* the output's scale: the reference divides by it in float */
     int32_t zero_point;
     int32_t q_min; /* the output type's range */
     int32_t q_max;
@@ -31,7 +31,7 @@ typedef struct {
 
 typedef struct {
     int32_t size;
-    double scale;
+    float scale;
     int32_t zero_point;
 } mcu_dequantize_params;
 

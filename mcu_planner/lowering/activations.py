@@ -1,10 +1,13 @@
-"""LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU, HARD_SWISH ->
-firmware/runtime/mcu_activations.c.
+"""LOGISTIC, TANH, EXP, GELU, ABS, LOG, SQRT, RSQRT, RELU, RELU6, RELU_N1_TO_1,
+LEAKY_RELU, HARD_SWISH -> firmware/runtime/mcu_activations.c (the float
+variants of the first eight: mcu_math.c).
 
-Constants follow TFLite's activations.cc Prepare functions.  int8 LOGISTIC and
-TANH are, in TFLite's reference path, a 256-entry table filled at Prepare time
-with float32 arithmetic and the C library's expf / tanhf; the table is built
-here the same way and stored as a constant, so the MCU does no float math.
+Constants follow TFLite's activations.cc Prepare functions.  int8 LOGISTIC,
+TANH, EXP and GELU are, in TFLite's reference path, a 256-entry table filled
+at Prepare time with float32 arithmetic and the C library's expf / tanhf /
+erfcf; the table is built here the same way and stored as a constant, so the
+MCU does no float math.  int8 ABS, LOG, SQRT and RSQRT are per-element
+functions of the input byte in the reference, so they become tables too.
 """
 
 from __future__ import annotations
@@ -24,12 +27,17 @@ from ..quant import (
     checked_log2,
     downscale_multiplier_to_int16,
     f32,
+    float_to_int32,
+    inv_sqrt_quantized_multiplier_exp,
     lut_int8,
+    multiply_by_quantized_multiplier,
     quantize_multiplier,
     tflite_round,
+    wrap_int32,
 )
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
+from .math import lower_float_gelu, lower_float_unary
 
 SOURCES = ("mcu_activations",)
 SOURCES_S16 = ("mcu_activations_s16",)  # the int16 kernels
@@ -103,17 +111,156 @@ def _lower_sigmoid_s16(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     return kernel_call(op, function, "mcu_sigmoid_s16_params", params, SOURCES_S16)
 
 
-@lowers("LOGISTIC", "TANH")
+def _erfc_f32(x: np.float32) -> np.float32:
+    return _float32_unary("erfcf", math.erfc)(x)
+
+
+# float32 constants of gelu.h: -M_SQRT1_2, and sqrt(2 / pi) as a constexpr float.
+_MINUS_SQRT1_2 = np.float32(-0.70710678118654752440)
+_SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)
+
+
+def _gelu_f32(x: np.float32) -> np.float32:
+    """GeluTransform: 0.5f * in * std::erfc(in * -M_SQRT1_2), in float32."""
+    return np.float32(0.5) * x * _erfc_f32(x * _MINUS_SQRT1_2)
+
+
+def _gelu_approximate_f32(x: np.float32) -> np.float32:
+    """GeluTransformApproximate, its float32 operations in the C++ order."""
+    cube_term = np.float32(0.044715) * x * x * x
+    inner = _SQRT_2_OVER_PI * (x + cube_term)
+    return np.float32(0.5) * x * (np.float32(1.0) + _tanh_f32(inner))
+
+
+def _log_f32(x: np.float32) -> np.float32:
+    return _float32_unary("logf", lambda v: math.log(v) if v > 0 else -math.inf)(x)
+
+
+# Opcode -> the float32 transform TFLite fills the int8 table with.
+LUT_TRANSFORMS = {"LOGISTIC": _logistic_f32, "TANH": _tanh_f32, "EXP": _exp_f32}
+
+# int8 ops elementwise.cc computes per element in integer or float steps; as
+# a function of the input byte alone each becomes a table here, built by
+# following those steps for all 256 inputs.
+INT8_ELEMENTWISE = ("ABS", "LOG", "SQRT", "RSQRT", "NEG")
+
+
+def wrap_int8(value: int) -> int:
+    return (value + 128) % 256 - 128
+
+
+def _abs_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """AbsEvalQuantized; the rescale (input / output scale in float32) only
+    where the scales differ."""
+    in_scale, out_scale = np.float32(scale(inp)), np.float32(scale(out))
+    multiplier, shift = quantize_multiplier(float(in_scale / out_scale))
+    table = [0] * 256
+    for q in range(-128, 128):
+        value = abs(q - zero_point(inp))
+        if in_scale != out_scale:
+            value = multiply_by_quantized_multiplier(value, multiplier, shift)
+        table[q & 0xFF] = max(-128, min(127, value + zero_point(out)))
+    return tuple(table)
+
+
+def _log_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """LogLUTPrepare: log of the dequantized value, the output's lowest value
+    for inputs <= 0."""
+    output_min = np.float32(-128 - zero_point(out)) * np.float32(scale(out))
+    return lut_int8(
+        (scale(inp), zero_point(inp)),
+        (scale(out), zero_point(out)),
+        lambda v: output_min if v <= 0 else _log_f32(v),
+    )
+
+
+def _sqrt_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """SqrtEvalQuantized: sqrt in float32, then static_cast<int> (truncating)
+    of the quotient by the output scale.  Inputs below the zero point make the
+    reference fail; their entries follow the same arithmetic (NaN)."""
+    in_scale, out_scale = np.float32(scale(inp)), np.float32(scale(out))
+    table = [0] * 256
+    with np.errstate(invalid="ignore"):
+        for q in range(-128, 128):
+            root = np.sqrt(in_scale * np.float32(q - zero_point(inp)))
+            quantized = wrap_int32(float_to_int32(root / out_scale) + zero_point(out))
+            table[q & 0xFF] = max(-128, min(127, quantized))
+    return tuple(table)
+
+
+# RsqrtEvalQuantizedInt8's extra bits, and the reverse-shift convention of
+# GetInvSqrtQuantizedMultiplierExp (kReverseShift).
+_RSQRT_SHIFT = 20
+_REVERSE_SHIFT = -1
+
+
+def _rsqrt_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """RsqrtEvalQuantizedInt8: 1 / sqrt(q - zero point) in gemmlowp fixed
+    point, rescaled by 1 / (sqrt(input scale) * output scale) (float32 sqrt and
+    product, double quotient); q at the zero point gives the largest output."""
+    root = np.sqrt(np.float32(scale(inp))) * np.float32(scale(out))
+    multiplier, shift = quantize_multiplier(1.0 / float(root))
+    table = [0] * 256
+    for q in range(-128, 128):
+        value = q - zero_point(inp)
+        if value == 0:
+            table[q & 0xFF] = 127
+            continue
+        inv_sqrt, inv_shift = inv_sqrt_quantized_multiplier_exp(value, _REVERSE_SHIFT)
+        data = multiply_by_quantized_multiplier(1, inv_sqrt, inv_shift + _RSQRT_SHIFT)
+        result = multiply_by_quantized_multiplier(data, multiplier, shift - _RSQRT_SHIFT) + zero_point(out)
+        table[q & 0xFF] = max(-128, min(127, result))
+    return tuple(table)
+
+
+def _neg_table(inp: Tensor, out: Tensor) -> tuple[int, ...]:
+    """neg.cc negates the stored int8 value whatever the quantization, in int8
+    (-(-128) wraps to -128)."""
+    return tuple(wrap_int8(-q) for q in (list(range(0, 128)) + list(range(-128, 0))))
+
+
+INT8_TABLES = {"ABS": _abs_table, "LOG": _log_table, "SQRT": _sqrt_table, "RSQRT": _rsqrt_table, "NEG": _neg_table}
+
+
+# The table ops TFLite also has for uint8 (the others are int8 only).
+UINT8_TABLE_OPS = ("LOGISTIC", "TANH")
+
+
+@lowers(*LUT_TRANSFORMS, *INT8_ELEMENTWISE)
 def lower_lut(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _unary_operands(op, graph)
-    if inp.dtype == "int16":
+    if inp.dtype == "float32":
+        return lower_float_unary(op, graph)
+    if inp.dtype == "int16" and op.opcode in ("LOGISTIC", "TANH"):
         return _lower_sigmoid_s16(op, inp, out)
-    require_dtype(op, inp, "int8", "uint8")
+    require_dtype(op, inp, "int8", *(("uint8",) if op.opcode in UINT8_TABLE_OPS else ()))
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.
         raise NotLowerable(f"{inp.dtype} LOGISTIC with output scale {scale(out)!r} (TFLite requires 1/256)")
-    transform = _logistic_f32 if op.opcode == "LOGISTIC" else _tanh_f32
+    if op.opcode in INT8_TABLES:
+        return _table_call(op, inp, INT8_TABLES[op.opcode](inp, out))
+    return _lut_call(op, inp, out, LUT_TRANSFORMS[op.opcode])
+
+
+@lowers("GELU")
+def lower_gelu(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _unary_operands(op, graph)
+    if inp.dtype == "float32":
+        return lower_float_gelu(op, graph)
+    require_dtype(op, inp, "int8")
+    transform = _gelu_approximate_f32 if op.options.get("approximate", False) else _gelu_f32
+    return _lut_call(op, inp, out, transform)
+
+
+def _lut_call(op: Operator, inp: Tensor, out: Tensor, transform) -> KernelCall:
+    """int8 / uint8 through a 256-entry table filled as TFLite's
+    LUTPopulate fills it (quant.lut_int8)."""
     table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform, inp.dtype)
+    return _table_call(op, inp, table)
+
+
+def _table_call(op: Operator, inp: Tensor, table: tuple[int, ...]) -> KernelCall:
+    """mcu_lut_s8 / mcu_lut_u8: output byte = table[input byte]."""
     suffix = TYPE_SUFFIX[inp.dtype]
     return kernel_call(
         op,

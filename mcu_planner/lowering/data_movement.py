@@ -163,15 +163,24 @@ def strided_copy(op: Operator, element_size: int, shape: tuple[int, ...], axes: 
     STRIDED_SLICE both lower to it)."""
     input_strides = [_product(shape[axis + 1 :]) for axis in range(len(shape))]
     first = sum(a.start * s for a, s in zip(axes, input_strides))
-    pad = SLICE_RANK - len(shape)
+    counts = [a.count for a in axes]
+    steps = [a.stride * s for a, s in zip(axes, input_strides)]
+    return strided_slice_call(op, element_size, first, counts, steps)
+
+
+def strided_slice_call(op: Operator, element_size: int, first: int, counts: list[int], steps: list[int]) -> KernelCall:
+    """mcu_strided_slice taking counts[d] elements `steps[d]` input elements
+    apart along each dimension, from input element `first` (padded to
+    SLICE_RANK dimensions in front)."""
+    pad = SLICE_RANK - len(counts)
     return KernelCall(
         function="mcu_strided_slice",
         params_type="mcu_strided_slice_params",
         params={
             "element_bytes": element_size,
             "first": first,
-            "counts": int32_array([1] * pad + [a.count for a in axes]),
-            "steps": int32_array([0] * pad + [a.stride * s for a, s in zip(axes, input_strides)]),
+            "counts": int32_array([1] * pad + list(counts)),
+            "steps": int32_array([0] * pad + list(steps)),
         },
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_slice",),

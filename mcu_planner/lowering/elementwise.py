@@ -80,7 +80,14 @@ def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...
     )
 
 
-def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
+def broadcast_params(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict:
+    """The walk fields every broadcasting params struct starts with."""
+    dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
+    return {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
+
+
+def binary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]:
+    """Both inputs and the output of a two-input op, all of one dtype."""
     if len(op.inputs) != 2 or len(op.outputs) != 1:
         raise NotLowerable(f"{op.opcode} with {len(op.inputs)} inputs and {len(op.outputs)} outputs")
     a, b, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
@@ -93,9 +100,7 @@ def _call(op: Operator, function: str, params_type: str, operands: tuple[Tensor,
     """Fields in the order every params struct here declares them: the
     broadcast walk, the kernel's own constants, the fused activation."""
     a, b, out = operands
-    dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
-    walk = {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
-    params = {**walk, **own, **activation_params(op, out)}
+    params = {**broadcast_params(op, a, b, out), **own, **activation_params(op, out)}
     sources = SOURCES_S16 if "_s16" in function else SOURCES
     return kernel_call(op, function, params_type, params, sources, inputs=2)
 
@@ -125,7 +130,7 @@ def _int8_offsets(a: Tensor, b: Tensor, out: Tensor) -> dict[str, int]:
 
 @lowers("ADD", "SUB")
 def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
-    operands = a, b, out = _operands(op, graph)
+    operands = a, b, out = binary_operands(op, graph)
     if out.dtype == "float32":
         function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
         return _call(op, function, "mcu_binary_f32_params", operands)
@@ -167,7 +172,7 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
 
 @lowers("MUL")
 def lower_mul(op: Operator, graph: Graph) -> KernelCall:
-    operands = a, b, out = _operands(op, graph)
+    operands = a, b, out = binary_operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
     require_dtype(op, out, "int8", "uint8", "int16")

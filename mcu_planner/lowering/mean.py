@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Graph, Operator
-from ..quant import mean_multiplier
+from ..graph import Graph, Operator, Tensor
+from ..quant import mean_multiplier, quantize_multiplier
 from . import KernelCall, NotLowerable, lowers
 from .common import (
     MAX_RANK,
@@ -21,36 +21,80 @@ from .common import (
 from .shape_ops import padded, strides
 
 
-@lowers("MEAN")
-def lower_mean(op: Operator, graph: Graph) -> KernelCall:
+def _reduction(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, dict | None]:
+    """(input, output, shape fields) of a reduction over constant axes; the
+    shape fields are None when no axis is reduced (TFLite then copies)."""
     inp = input_tensor(op, graph, 0)
     out = output_tensor(op, graph)
     rank = len(inp.shape)
     if rank == 0 or rank > MAX_RANK:
-        raise NotLowerable(f"MEAN of rank {rank}")
+        raise NotLowerable(f"{op.opcode} of rank {rank}")
     if inp.num_elements == 0:
-        raise NotLowerable("MEAN of an empty tensor")
+        raise NotLowerable(f"{op.opcode} of an empty tensor")
     raw_axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
     if any(not -rank <= a < rank for a in raw_axes):
-        raise NotLowerable(f"MEAN over axes {raw_axes} of a rank-{rank} tensor")
+        raise NotLowerable(f"{op.opcode} over axes {raw_axes} of a rank-{rank} tensor")
     axes = sorted({a % rank for a in raw_axes})
     if not axes:
-        # TFLite copies the input unchanged (ReduceIsCopy), even across a
-        # change of quantization.
-        if inp.nbytes != out.nbytes:
-            raise NotLowerable(f"MEAN over no axes from {inp.shape} to {out.shape}")
-        return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+        return inp, out, None
     kept = [1 if i in axes else d for i, d in enumerate(inp.shape)]
     reduced = [d if i in axes else 1 for i, d in enumerate(inp.shape)]
-    count = int(np.prod(reduced))
     if out.num_elements != int(np.prod(kept)):
-        raise NotLowerable(f"MEAN output {out.shape} does not match input {inp.shape} over axes {axes}")
+        raise NotLowerable(f"{op.opcode} output {out.shape} does not match input {inp.shape} over axes {axes}")
     shape = {
         "kept_dims": int32_array(padded(kept)),
         "reduced_dims": int32_array(padded(reduced)),
         "input_strides": int32_array(padded(strides(list(inp.shape)), fill=0)),
-        "count": count,
+        "count": int(np.prod(reduced)),
     }
+    return inp, out, shape
+
+
+def _copy(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
+    # TFLite copies the input unchanged (ReduceIsCopy), even across a change
+    # of quantization.
+    if inp.nbytes != out.nbytes:
+        raise NotLowerable(f"{op.opcode} over no axes from {inp.shape} to {out.shape}")
+    return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+
+
+@lowers("SUM", "REDUCE_MAX")
+def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    if shape is None:
+        return _copy(op, inp, out)
+    require_dtype(op, inp, "float32", "int8")
+    require_dtype(op, out, inp.dtype)
+    if op.opcode == "SUM" and inp.dtype == "int8":
+        return _quantized_sum(op, inp, out, shape)
+    if inp.dtype == "int8" and not inp.same_quantization(out):
+        # EvalType requires it; the max of stored values means nothing otherwise.
+        raise NotLowerable("int8 REDUCE_MAX whose output quantization differs from its input's")
+    function = f"mcu_{op.opcode.lower()}_{'f32' if inp.dtype == 'float32' else 's8'}"
+    return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+def _quantized_sum(op: Operator, inp: Tensor, out: Tensor, shape: dict) -> KernelCall:
+    """int8 SUM: QuantizedMeanOrSum with compute_sum (the rescale
+    input_scale / output_scale, in double, not divided by the count), on the
+    bytes read as uint8 as LiteRT's reference does (mcu_sum_s8)."""
+    multiplier, shift = quantize_multiplier(scale(inp) / scale(out))
+    params = {
+        **shape,
+        "input_zero_point": zero_point(inp),
+        "output_zero_point": zero_point(out),
+        "multiplier": multiplier,
+        "shift": shift,
+    }
+    return KernelCall("mcu_sum_s8", "mcu_mean_s8_params", params, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+@lowers("MEAN")
+def lower_mean(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    if shape is None:
+        return _copy(op, inp, out)
+    count = shape["count"]
     args = (op.inputs[0], op.outputs[0])
 
     if inp.dtype == "float32":

@@ -1,8 +1,11 @@
 """QUANTIZE, DEQUANTIZE -> firmware/runtime/mcu_quantize.c.
 
-As TFLite's quantize.cc: float32 input is divided by the output scale in
-double and rounded half away from zero; an integer input is requantized with
-QuantizeMultiplier(input_scale / output_scale) computed in double.
+As TFLite's quantize.cc and dequantize.cc with the reference resolver:
+float32 input is divided by the output scale in float and rounded half away
+from zero (AffineQuantize); an integer input is requantized with
+QuantizeMultiplier(input_scale / output_scale) computed in double; DEQUANTIZE
+multiplies by the scale (mcu_quantize.c explains why a float multiply gives
+the reference's double-then-narrowed result).
 """
 
 from __future__ import annotations
@@ -28,6 +31,20 @@ REQUANTIZE_PAIRS = {
     ("int32", "int8"),
     ("int32", "int16"),
 }
+
+
+# DEQUANTIZE's float multiply equals the reference's double one while every
+# |q - zero_point| stays within 2^24 (the integers a float holds exactly);
+# real zero points lie in the type's range, far inside this.
+FLOAT_EXACT_INTEGER = 1 << 24
+
+
+def _float_exact_zero_point(op: Operator, t: Tensor) -> int:
+    zp = zero_point(t)
+    q_min, q_max = INT_RANGES[t.dtype]
+    if max(abs(q_min - zp), abs(q_max - zp)) > FLOAT_EXACT_INTEGER:
+        raise NotLowerable(f"{op.opcode} with zero point {zp} far outside the {t.dtype} range")
+    return zp
 
 
 def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
@@ -74,5 +91,5 @@ def lower_dequantize(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"DEQUANTIZE from {inp.dtype} to {out.dtype}")
     if inp.is_constant:
         raise NotLowerable("DEQUANTIZE of a constant tensor")
-    params = {"size": inp.num_elements, "scale": scale(inp), "zero_point": zero_point(inp)}
+    params = {"size": inp.num_elements, "scale": scale(inp), "zero_point": _float_exact_zero_point(op, inp)}
     return kernel_call(op, f"mcu_dequantize_{TYPE_SUFFIX[inp.dtype]}_f32", "mcu_dequantize_params", params, SOURCES)

@@ -26,7 +26,8 @@ class OpTraits:
 
 _NONE = OpTraits()
 _RESHAPING = OpTraits(reinterprets_input=True)  # mcu_copy (lowering/reshape.py)
-# mcu_elementwise.c (broadcasting binary ops), mcu_activations.c (one pass,
+# mcu_elementwise.c and mcu_math.c (broadcasting binary ops through
+# mcu_for_each_broadcast_row, unary ops in one pass), mcu_activations.c (one pass,
 # element by element, or a lookup table), mcu_quantize.c (element by element).
 _ELEMENTWISE = OpTraits(may_run_in_place=True)
 
@@ -45,6 +46,20 @@ OP_TRAITS: dict[str, OpTraits] = {
     "TANH": _ELEMENTWISE,
     "HARD_SWISH": _ELEMENTWISE,
     "QUANTIZE": _ELEMENTWISE,
+    "DIV": _ELEMENTWISE,
+    "POW": _ELEMENTWISE,
+    "SQUARED_DIFFERENCE": _ELEMENTWISE,
+    "MAXIMUM": _ELEMENTWISE,
+    "MINIMUM": _ELEMENTWISE,
+    "PRELU": _ELEMENTWISE,
+    "EXP": _ELEMENTWISE,
+    "LOG": _ELEMENTWISE,
+    "SQRT": _ELEMENTWISE,
+    "RSQRT": _ELEMENTWISE,
+    "SQUARE": _ELEMENTWISE,
+    "ABS": _ELEMENTWISE,
+    "NEG": _ELEMENTWISE,
+    "GELU": _ELEMENTWISE,
     "CONCATENATION": OpTraits(concatenates_inputs=True),  # mcu_concat.c
     "PACK": OpTraits(concatenates_inputs=True),  # mcu_concat.c, along a new axis (lowering/split_gather.py)
     # mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.

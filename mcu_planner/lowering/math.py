@@ -1,0 +1,250 @@
+"""Float math operators -> firmware/runtime/mcu_math.c.
+
+Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
+through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
+RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / GELU; those with int8 tables
+are registered in activations.py) map element to element;
+L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
+multiplies matrices over broadcast batch dimensions.  The expressions are
+TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
+whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
+int8 (their Prepare functions' rescales).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph, Operator
+from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from . import KernelCall, NotLowerable, lowers
+from .common import (
+    activation_params,
+    elementwise_operands,
+    int32_array,
+    kernel_call,
+    require_dtype,
+    scale,
+    zero_point,
+)
+from .elementwise import binary_operands, broadcast_params
+
+SOURCES = ("mcu_math",)
+
+UNARY_FUNCTIONS = {
+    "EXP": "mcu_exp_f32",
+    "LOG": "mcu_log_f32",
+    "SQRT": "mcu_sqrt_f32",
+    "RSQRT": "mcu_rsqrt_f32",
+    "SQUARE": "mcu_square_f32",
+    "ABS": "mcu_abs_f32",
+    "NEG": "mcu_neg_f32",
+    "LOGISTIC": "mcu_logistic_f32",
+    "TANH": "mcu_tanh_f32",
+}
+
+# Binary ops without a fused activation -> (function stem, dtypes it takes).
+BROADCAST_FUNCTIONS = {
+    "POW": ("mcu_pow", ("float32",)),
+    "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
+    "MINIMUM": ("mcu_minimum", ("float32", "int8")),
+}
+TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
+
+
+# |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
+# up to this the int8 DIV kernel's final shift always goes right.
+DIV_MAX_OUTPUT_SHIFT = 23
+
+
+@lowers("DIV")
+def lower_div(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, a, b, out)
+    if out.dtype == "float32":
+        params = {**walk, **activation_params(op, out)}
+        return kernel_call(op, "mcu_div_f32", "mcu_binary_f32_params", params, SOURCES, inputs=2)
+    # Prepare: input1 scale / (input2 scale * output scale) in float32, widened.
+    s1, s2, so = (np.float32(scale(t)) for t in (a, b, out))
+    multiplier, shift = quantize_multiplier(float(s1 / (s2 * so)))
+    if shift > DIV_MAX_OUTPUT_SHIFT:
+        raise NotLowerable(f"int8 DIV rescaling by {float(s1 / (s2 * so))!r} (2^{shift - 1} or more)")
+    params = {
+        **walk,
+        "input1_offset": -zero_point(a),
+        "input2_offset": -zero_point(b),
+        "output_offset": zero_point(out),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        **activation_params(op, out),
+    }
+    return kernel_call(op, "mcu_div_s8", "mcu_div_s8_params", params, SOURCES, inputs=2)
+
+
+@lowers(*BROADCAST_FUNCTIONS)
+def lower_broadcast(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = binary_operands(op, graph)
+    stem, dtypes = BROADCAST_FUNCTIONS[op.opcode]
+    require_dtype(op, out, *dtypes)
+    function = f"{stem}_{TYPE_SUFFIX[out.dtype]}"
+    return kernel_call(op, function, "mcu_broadcast_params", broadcast_params(op, a, b, out), SOURCES, inputs=2)
+
+
+# Headroom bits squared_difference.cc gives int8 operands before subtracting.
+SQUARED_DIFFERENCE_LEFT_SHIFT = 7
+
+
+@lowers("SQUARED_DIFFERENCE")
+def lower_squared_difference(op: Operator, graph: Graph) -> KernelCall:
+    a, b, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, a, b, out)
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_squared_difference_f32", "mcu_broadcast_params", walk, SOURCES, inputs=2)
+    for t in (a, b, out):
+        if not -128 <= zero_point(t) <= 127:
+            raise NotLowerable(f"int8 SQUARED_DIFFERENCE with zero point {zero_point(t)} (TFLite rejects it)")
+    # Prepare: 2 * max(float, float) stays float32 (exact), the rest in double.
+    twice_max_input_scale = float(2 * max(np.float32(scale(a)), np.float32(scale(b))))
+    real_output = (
+        twice_max_input_scale
+        * twice_max_input_scale
+        / float(np.float32(1 << (2 * SQUARED_DIFFERENCE_LEFT_SHIFT)) * np.float32(scale(out)))
+    )
+    multiplier1, shift1 = quantize_multiplier_smaller_than_one_exp(scale(a) / twice_max_input_scale)
+    multiplier2, shift2 = quantize_multiplier_smaller_than_one_exp(scale(b) / twice_max_input_scale)
+    output_multiplier, output_shift = quantize_multiplier_smaller_than_one_exp(real_output)
+    params = {
+        **walk,
+        "input1_offset": -zero_point(a),
+        "input2_offset": -zero_point(b),
+        "output_offset": zero_point(out),
+        "left_shift": SQUARED_DIFFERENCE_LEFT_SHIFT,
+        "input1_multiplier": multiplier1,
+        "input1_shift": shift1,
+        "input2_multiplier": multiplier2,
+        "input2_shift": shift2,
+        "output_multiplier": output_multiplier,
+        "output_shift": output_shift,
+    }
+    return kernel_call(op, "mcu_squared_difference_s8", "mcu_squared_difference_s8_params", params, SOURCES, inputs=2)
+
+
+@lowers("PRELU")
+def lower_prelu(op: Operator, graph: Graph) -> KernelCall:
+    x, alpha, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    walk = broadcast_params(op, x, alpha, out)
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_prelu_f32", "mcu_broadcast_params", walk, SOURCES, inputs=2)
+    # PreluPrepare: both ratios in float32 arithmetic on the float fields, widened after.
+    input_scale, alpha_scale, output_scale = (np.float32(scale(t)) for t in (x, alpha, out))
+    identity_multiplier, identity_shift = quantize_multiplier(float(input_scale / output_scale))
+    alpha_multiplier, alpha_shift = quantize_multiplier(float(input_scale * alpha_scale / output_scale))
+    params = {
+        **walk,
+        "input_offset": -zero_point(x),
+        "alpha_offset": -zero_point(alpha),
+        "output_offset": zero_point(out),
+        "identity_multiplier": identity_multiplier,
+        "identity_shift": identity_shift,
+        "alpha_multiplier": alpha_multiplier,
+        "alpha_shift": alpha_shift,
+    }
+    return kernel_call(op, "mcu_prelu_s8", "mcu_prelu_s8_params", params, SOURCES, inputs=2)
+
+
+def _float_unary_call(op: Operator, graph: Graph, function: str) -> KernelCall:
+    inp, out = elementwise_operands(op, graph)
+    require_dtype(op, inp, "float32")
+    require_dtype(op, out, "float32")
+    return kernel_call(op, function, "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
+
+
+@lowers("SQUARE")
+def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
+    """float32 unary ops; also the float variants of LOGISTIC, TANH, EXP, ABS,
+    LOG, SQRT, RSQRT, NEG, which activations.lower_lut owns with their int8
+    tables."""
+    return _float_unary_call(op, graph, UNARY_FUNCTIONS[op.opcode])
+
+
+def lower_float_gelu(op: Operator, graph: Graph) -> KernelCall:
+    """float32 GELU (activations.lower_gelu owns the opcode and its int8 table)."""
+    approximate = op.options.get("approximate", False)
+    return _float_unary_call(op, graph, "mcu_gelu_approximate_f32" if approximate else "mcu_gelu_f32")
+
+
+@lowers("L2_NORMALIZATION")
+def lower_l2_normalization(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = elementwise_operands(op, graph)
+    require_dtype(op, inp, "float32", "int8")
+    require_dtype(op, out, inp.dtype)
+    if not inp.shape or inp.shape != out.shape:
+        raise NotLowerable(f"L2_NORMALIZATION from shape {inp.shape} to {out.shape}")
+    if op.options.get("fused_activation_function", "NONE") not in ("NONE", None):
+        raise NotLowerable(f"L2_NORMALIZATION with fused {op.options['fused_activation_function']}")
+    depth = inp.shape[-1]
+    params = {"outer_size": inp.num_elements // depth if depth else 0, "depth": depth}
+    if inp.dtype == "float32":
+        return kernel_call(op, "mcu_l2_normalization_f32", "mcu_l2_normalization_f32_params", params, SOURCES)
+    if np.float32(scale(out)) != np.float32(1 / 128) or zero_point(out) != 0:
+        raise NotLowerable("int8 L2_NORMALIZATION whose output is not scale 1/128, zero point 0 (TFLite requires it)")
+    params["input_zero_point"] = zero_point(inp)
+    return kernel_call(op, "mcu_l2_normalization_s8", "mcu_l2_normalization_s8_params", params, SOURCES)
+
+
+def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], matrix_elements: int) -> list[int]:
+    """Element offset of the operand's matrix for each output batch (row-major
+    over out_batch), repeating along the dimensions it is broadcast over."""
+    shape = (1,) * (len(out_batch) - len(batch_shape)) + tuple(batch_shape)
+    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    return [int(v) * matrix_elements for v in np.broadcast_to(index, out_batch).reshape(-1)]
+
+
+@lowers("BATCH_MATMUL")
+def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
+    lhs, rhs, out = binary_operands(op, graph)
+    require_dtype(op, out, "float32", "int8")
+    if len(lhs.shape) < 2 or len(rhs.shape) < 2:
+        raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape}")
+    adj_x, adj_y = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
+    lhs_rows, lhs_cols = lhs.shape[-2:]
+    rhs_rows, rhs_cols = rhs.shape[-2:]
+    rows, depth = (lhs_cols, lhs_rows) if adj_x else (lhs_rows, lhs_cols)
+    rhs_depth, cols = (rhs_cols, rhs_rows) if adj_y else (rhs_rows, rhs_cols)
+    if depth != rhs_depth:
+        raise NotLowerable(f"BATCH_MATMUL of shapes {lhs.shape} and {rhs.shape} (adj_x {adj_x}, adj_y {adj_y})")
+    try:
+        out_batch = tuple(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
+    except ValueError:
+        raise NotLowerable(f"BATCH_MATMUL cannot broadcast batches {lhs.shape[:-2]} and {rhs.shape[:-2]}") from None
+    if tuple(out.shape) != out_batch + (rows, cols):
+        raise NotLowerable(f"BATCH_MATMUL output {out.shape}, expected {out_batch + (rows, cols)}")
+    params = {
+        "batches": int(np.prod(out_batch, dtype=np.int64)),
+        "rows": rows,
+        "cols": cols,
+        "depth": depth,
+        "lhs_offsets": int32_array(_batch_offsets(lhs.shape[:-2], out_batch, lhs_rows * lhs_cols)),
+        "rhs_offsets": int32_array(_batch_offsets(rhs.shape[:-2], out_batch, rhs_rows * rhs_cols)),
+        # Stored (rows, depth), or (depth, rows) with adj_x; rhs (depth, cols), or (cols, depth) with adj_y.
+        "lhs_row_stride": 1 if adj_x else depth,
+        "lhs_depth_stride": rows if adj_x else 1,
+        "rhs_depth_stride": 1 if adj_y else cols,
+        "rhs_col_stride": depth if adj_y else 1,
+    }
+    if out.dtype == "float32":
+        return kernel_call(op, "mcu_batch_matmul_f32", "mcu_batch_matmul_f32_params", params, SOURCES, inputs=2)
+    # Prepare: lhs scale * rhs scale / output scale in double
+    # (GetQuantizedConvolutionMultipler, one filter scale).
+    (multiplier,), (shift,) = conv_output_multipliers(scale(lhs), (scale(rhs),), scale(out), 1)
+    params.update(
+        lhs_zero_offset=-zero_point(lhs),
+        rhs_zero_offset=-zero_point(rhs),
+        output_offset=zero_point(out),
+        output_multiplier=multiplier,
+        output_shift=shift,
+    )
+    return kernel_call(op, "mcu_batch_matmul_s8", "mcu_batch_matmul_s8_params", params, SOURCES, inputs=2)
