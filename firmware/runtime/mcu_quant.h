@@ -133,6 +133,32 @@ static inline int32_t mcu_round_f32_to_int32(float q)
     return truncated;
 }
 
+/* static_cast<int32_t>(std::round(q)) without libm: round half away from
+ * zero.  Where the C++ cast is undefined (NaN, |q| >= 2^31) this saturates. */
+static inline int32_t mcu_round_to_int32(double q)
+{
+    int32_t truncated;
+    double fraction;
+    if (q != q) {
+        return 0;
+    }
+    if (q >= 2147483647.0) {
+        return INT32_MAX;
+    }
+    if (q <= -2147483648.0) {
+        return INT32_MIN;
+    }
+    truncated = (int32_t)q;
+    fraction = q - (double)truncated; /* exact: both share q's exponent range */
+    if (fraction >= 0.5) {
+        return truncated + 1;
+    }
+    if (fraction <= -0.5) {
+        return truncated - 1;
+    }
+    return truncated;
+}
+
 /* static_cast<int32_t>(std::round(q)) as the reference interpreter computes
  * it on x86-64: rounding half away from zero, and where the C++ cast is
  * undefined (NaN, out of range) the value x86's conversion gives, INT32_MIN. */
