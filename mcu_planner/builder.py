@@ -27,7 +27,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .graph import Quantization
+from .graph import Graph, Quantization
 from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
 
 NUMPY_DTYPES = {
@@ -209,6 +209,22 @@ class ModelBuilder:
             _OpSpec(opcode, tuple(inputs), tuple(outputs), options, table, version, tuple(intermediates), custom_code)
         )
         return len(self.ops) - 1
+
+    @classmethod
+    def from_graph(cls, graph: Graph) -> "ModelBuilder":
+        """A builder holding `graph` (as read_model returns it), so that tests
+        can change its values -- scales, shapes, options, op order -- and
+        write the model again."""
+        builder = cls(graph.description or "rebuilt by mcu_planner.builder")
+        for t in graph.tensors:
+            builder.add_tensor(t.shape, t.dtype, t.quantization, t.data, name=t.name or None, is_variable=t.is_variable)
+        for op in graph.operators:
+            builder.add_op(
+                op.opcode, op.inputs, op.outputs, op.options, version=op.version, intermediates=op.intermediates,
+                custom_code=op.custom_code, options_table=op.options_tables[0] if op.options_tables else None,
+            )
+        builder.set_io(graph.inputs, graph.outputs)
+        return builder
 
     def set_io(self, inputs: Iterable[int], outputs: Iterable[int]) -> None:
         self.inputs, self.outputs = list(inputs), list(outputs)

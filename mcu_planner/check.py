@@ -50,6 +50,23 @@ WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
 # TFLite rounds every float multiply and add on its own; a fused multiply-add
 # would round once and change float outputs.
 FLOAT_FLAGS = ("-ffp-contract=off",)
+# `check --sanitize`: any report stops the program at once, so it cannot be missed.
+SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
+# The lines in a sanitizer's stderr that say what went wrong.
+_SANITIZER_MARKERS = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "SUMMARY: ")
+
+
+class SanitizerReport(CheckMismatch):
+    """The generated C, built with ASan/UBSan, did something undefined."""
+
+
+def sanitizer_line(stderr: str) -> str | None:
+    """The one line of a sanitizer report that names the fault, if any."""
+    for marker in _SANITIZER_MARKERS:
+        for line in stderr.splitlines():
+            if marker in line:
+                return " ".join(line.split())[:300]
+    return None
 # Float outputs may differ from the reference by summation order; the issue
 # allows 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
@@ -118,7 +135,9 @@ class HostTarget(Target):
         *,
         build_timeout: float = HOST_BUILD_TIMEOUT_SECONDS,
         run_timeout: float = HOST_RUN_TIMEOUT_SECONDS,
+        sanitize: bool = False,
     ):
+        self.sanitize = sanitize
         self.compiler = compiler or os.environ.get("CC", "cc")
         self.optimization = optimization
         self.build_timeout = build_timeout
@@ -138,6 +157,7 @@ class HostTarget(Target):
             *shlex.split(self.compiler),
             *WARNING_FLAGS,
             *FLOAT_FLAGS,
+            *(SANITIZE_FLAGS if self.sanitize else ()),
             self.optimization,
             *(["-DMCU_PLAN_CHECK"] if check_build else []),
             "-I",
@@ -172,6 +192,9 @@ class HostTarget(Target):
                 f"{self.run_timeout:g} s (hung?)"
             ) from None
         stderr = done.stderr.decode("utf-8", "replace")
+        report = sanitizer_line(stderr) if self.sanitize else None
+        if report:
+            raise SanitizerReport(f"sanitizer: {report}")
         if done.returncode != 0:
             violation = next((line for line in stderr.splitlines() if line.startswith("mcu-plan check:")), None)
             if violation:
@@ -213,6 +236,36 @@ def _float_input_range(graph: Graph, tensor: int) -> tuple[float, float]:
                 scale, zero = q.scales[0], q.zero_points[0]
                 return scale * (info.min - zero), scale * (info.max - zero)
     return -1.0, 1.0
+
+
+def extreme_inputs(graph: Graph) -> list[list[np.ndarray]]:
+    """Three input sets at the edges: every element at its type's minimum,
+    at its maximum, and at the input's zero point (floats: the ends of the
+    range random_inputs draws from, and 0)."""
+    sets: list[list[np.ndarray]] = [[], [], []]
+    for t in graph.inputs:
+        tensor = graph.tensors[t]
+        q = tensor.quantization
+        zero = q.zero_points[0] if q and q.zero_points else 0
+        if tensor.dtype in ("int8", "uint8", "int16"):
+            info = np.iinfo(tensor.dtype)
+            values = (info.min, info.max, zero)
+        elif tensor.dtype in ("int32", "int64") and (static := _static_shape_fed_by(graph, t)) is not None:
+            for s in range(3):
+                sets[s].append(np.array(static, dtype=tensor.dtype).reshape(tensor.shape))
+            continue
+        elif tensor.dtype in ("int32", "int64"):
+            values = (-100, 100, zero)  # random_inputs' range: such inputs are often indices or sizes
+        elif tensor.dtype == "float32":
+            lo, hi = _float_input_range(graph, t)
+            values = (lo, hi, 0.0)
+        elif tensor.dtype == "bool":
+            values = (False, True, False)
+        else:
+            raise InputError(f"cannot make inputs of type {tensor.dtype}")
+        for s, value in enumerate(values):
+            sets[s].append(np.full(tensor.shape, value, dtype=np.bool_ if tensor.dtype == "bool" else tensor.dtype))
+    return sets
 
 
 # Operators whose input `position` is the shape of their output.
@@ -327,14 +380,13 @@ def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | N
         ref = expected.reshape(-1).astype(np.float64)
         if values.size != ref.size:
             return (values.size, ref.size, values.size)
-        # Identical values (infinities and NaNs included) match; the rest are
-        # compared within the tolerance of the largest finite magnitude.
-        same = (values.astype(np.float64) == ref) | (np.isnan(values) & np.isnan(ref))
-        finite = ref[np.isfinite(ref)]
-        bound = FLOAT_RELATIVE_TOLERANCE * max(float(np.max(np.abs(finite), initial=0.0)), 1e-30)
+        finite = np.isfinite(ref)
+        bound = FLOAT_RELATIVE_TOLERANCE * max(float(np.max(np.abs(ref[finite]), initial=0.0)), 1e-30)
         with np.errstate(invalid="ignore"):
             error = np.abs(values.astype(np.float64) - ref)
-        bad = np.flatnonzero(~(same | (error <= bound)))
+        # NaN matches NaN and an infinity the same infinity; finite values within the bound.
+        same_special = (np.isnan(ref) & np.isnan(values)) | (np.isinf(ref) & (values == ref))
+        bad = np.flatnonzero(~(same_special | (finite & (error <= bound))))
         if bad.size:
             i = int(bad[0])
             return (i, float(ref[i]), float(values[i]))
@@ -355,15 +407,12 @@ def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | N
 def _float_error(expected: np.ndarray, got: bytes) -> float:
     values = np.frombuffer(got, dtype="<f4").astype(np.float64)
     ref = expected.reshape(-1).astype(np.float64)
-    if values.size != ref.size or not ref.size:
+    if values.size != ref.size:
         return 0.0
-    same = (values == ref) | (np.isnan(values) & np.isnan(ref))
-    if same.all():
+    finite = np.isfinite(ref) & np.isfinite(values)
+    if not finite.any():
         return 0.0
-    finite = ref[np.isfinite(ref)]
-    with np.errstate(invalid="ignore"):
-        error = np.abs(values[~same] - ref[~same])
-    return float(np.max(error) / max(float(np.max(np.abs(finite), initial=0.0)), 1e-30))
+    return float(np.max(np.abs(values[finite] - ref[finite])) / max(float(np.max(np.abs(ref[finite]))), 1e-30))
 
 
 # ---------------------------------------------------------------- the check
@@ -390,6 +439,7 @@ def run_generated(
     check_build: bool = True,
     keep_dir: str | os.PathLike | None = None,
     reset_at: int | None = None,
+    sanitize: bool = False,
 ) -> list[TargetRun]:
     """Build the generated `files` for `target` and run them on `input_sets`
     (one array per graph input each) in one sequence of invocations, calling
@@ -410,6 +460,11 @@ def run_generated(
         generated = write_output(files, work / "generated")
         builds = [False, True] if check_build else [False]
         runner = targets[target] if ram is None else targets[target].with_ram(ram)
+        if sanitize:
+            if not isinstance(runner, HostTarget):
+                raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
+            runner = HostTarget(runner.compiler, runner.optimization, build_timeout=runner.build_timeout,
+                                run_timeout=runner.run_timeout, sanitize=True)
 
         def run(check: bool) -> TargetRun:
             return runner.run(
@@ -446,6 +501,8 @@ def check_model(
     ram: int | None = None,
     keep_dir: str | os.PathLike | None = None,
     input_sets: list[list[np.ndarray]] | None = None,
+    sanitize: bool = False,
+    extremes: bool = False,
     order: str | tuple[int, ...] = "auto",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
@@ -479,14 +536,14 @@ def check_model(
         detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
         raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
 
-    from .reference import ReferenceModel
+    from .reference import run_isolated
 
-    reference = ReferenceModel(model_bytes)
     rng = np.random.default_rng(seed)
     if input_sets is None:
-        input_sets = [random_inputs(graph, rng) for _ in range(inputs)]
+        input_sets = (extreme_inputs(graph) if extremes else []) + [random_inputs(graph, rng) for _ in range(inputs)]
+    inputs = len(input_sets)
     # One interpreter, never reset: its variable tensors carry over as the C's do.
-    expected = [reference.run(arrays) for arrays in input_sets]
+    expected = run_isolated(model_bytes, input_sets)
     reset_at = None
     if files.interface.variable_bytes:
         # After NAME_reset() the first sets must give the first outputs again.
@@ -496,7 +553,7 @@ def check_model(
         expected = expected + expected[:replayed]
     runs = run_generated(
         graph, files, name, input_sets, target=target, ram=ram, check_build=check_build, keep_dir=keep_dir,
-        reset_at=reset_at,
+        reset_at=reset_at, sanitize=sanitize,
     )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -94,18 +96,58 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)")
+    p.add_argument("--sanitize", action="store_true",
+                   help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)")
     return p
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that every cleanup (staging
+    directories, staged files, a half-swapped OUTDIR) runs on the way out."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    # Import what every run needs before SIGTERM becomes an exception: an
+    # exception raised inside a C extension's import turns into an ImportError
+    # (until the handler is in place SIGTERM simply ends the process, before
+    # anything is written).
+    import numpy  # noqa: F401
+
+    from . import codegen, pipeline  # noqa: F401
+
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        if argv and argv[0] == "check":
-            return _run_check(_check_parser().parse_args(argv[1:]))
-        return _run_plan(_plan_parser().parse_args(argv))
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
+    try:
+        import numpy as np
+
+        # Extreme scales overflow float32 arithmetic on the way to a constant;
+        # the validator judges the result (e.g. rule rescale-finite), so
+        # numpy's warnings would only add lines to the one error line.
+        with np.errstate(all="ignore"):
+            if argv and argv[0] == "check":
+                return _run_check(_check_parser().parse_args(argv[1:]))
+            return _run_plan(_plan_parser().parse_args(argv))
     except McuPlanError as exc:
         print(f"mcu-plan: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("mcu-plan: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("mcu-plan: interrupted", file=sys.stderr)
         return 130
@@ -157,8 +199,73 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
 
         load_board(args.board)
     for path in (args.json, args.out):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"cannot write {path}: its directory does not exist")
+        if path:
+            check_replaceable_file(Path(path))
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_replaceable_file(path: Path) -> None:
+    """InputError unless `path` is absent or a regular file (never a symlink,
+    FIFO, device or directory: mcu-plan replaces files, nothing else) in an
+    existing, writable directory."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InputError(f"refusing to replace {path}: it is {_kind_of(mode)}, not a regular file")
+    parent = Path(os.path.abspath(path)).parent
+    if not parent.is_dir():
+        raise InputError(f"cannot write {path}: its directory does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {path}: its directory is not writable")
+
+
+class _StagedFile:
+    """A file's new contents written beside it, put in place by commit()
+    (one rename) or removed by discard(): written first, so that a failure
+    afterwards (e.g. in -o OUTDIR) leaves neither file changed."""
+
+    def __init__(self, path: Path, text: str):
+        check_replaceable_file(path)
+        self.path = path
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=os.path.abspath(path.parent))
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        self.tmp = Path(tmp)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        except OSError as exc:
+            self.discard()
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        try:
+            check_replaceable_file(self.path)  # again: it may have changed meanwhile
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            self.discard()
+            raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        self.tmp.unlink(missing_ok=True)
 
 
 def _run_plan(args: argparse.Namespace) -> int:
@@ -217,13 +324,21 @@ def _run_plan(args: argparse.Namespace) -> int:
     if not planned.fits:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
-    if args.output:
-        _generate(args, planned)
-    else:
-        _warn_if_not_generatable(graph, lifetimes)
+    staged = None
     if args.json:
-        _write_atomically(Path(args.json), json.dumps(
+        staged = _StagedFile(Path(args.json), json.dumps(
             report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1) + "\n")
+    try:
+        if args.output:
+            _generate(args, planned)
+        else:
+            _warn_if_not_generatable(graph, lifetimes)
+    except BaseException:
+        if staged is not None:
+            staged.discard()
+        raise
+    if staged is not None:
+        staged.commit()
     return 0
 
 
@@ -243,18 +358,23 @@ def _generate(args, planned) -> None:
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
+        from .codegen import make_parents, remove_created
+
+        created = make_parents(args.output)
         try:
-            parent = Path(args.output).resolve().parent
-            parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=parent))
+            staging = Path(tempfile.mkdtemp(prefix=".mcu-plan-", dir=Path(os.path.abspath(args.output)).parent))
         except OSError as exc:
+            remove_created(created)
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
             firmware = build_firmware(staging / "out", model=files.interface, board=args.board, ram_bytes=args.ram)
             replace_output_dir(staging / "out", Path(args.output))
-        finally:
+        except BaseException:
             _remove_tree(staging)
+            remove_created(created)
+            raise
+        _remove_tree(staging)
         for line in firmware.format():
             print(line)
     else:
@@ -307,34 +427,18 @@ def _run_intervals(args: argparse.Namespace) -> int:
                 f"{format_bytes(-margin)} short (lower bound {format_bytes(bound)})"
             )
     if args.out:
-        _write_atomically(Path(args.out), format_offsets(buffers, best.offsets))
+        _StagedFile(Path(args.out), format_offsets(buffers, best.offsets)).commit()
     return 0
 
 
 def _run_check(args: argparse.Namespace) -> int:
     from .check import check_model
 
-    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram)
+    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram,
+                         sanitize=args.sanitize, extremes=args.sanitize)
     for line in report.format():
         print(line)
     return 0
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _remove_tree(path: Path) -> None:

@@ -22,6 +22,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,7 @@ from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
+from .validate import check_kernel_call
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -287,6 +289,8 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
             reason = str(exc).strip()
             if key not in reasons and reason and reason != operator_name(op):
                 reasons[key] = reason
+            continue
+        check_kernel_call(graph, op, calls[op.index])
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
         # A scratch tensor's dtype is its kernel's choice, not the model's.
@@ -748,23 +752,70 @@ def check_output_dir(outdir: str | os.PathLike) -> None:
         )
 
 
+def make_parents(path: str | os.PathLike) -> list[Path]:
+    """Create the missing parent directories of `path`; return the ones this
+    call created, outermost first, for remove_created() after a failure."""
+    created: list[Path] = []
+    parent = Path(os.path.abspath(path)).parent
+    missing = []
+    while not parent.exists() and not parent.is_symlink():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir()
+        except OSError as exc:
+            remove_created(created)
+            raise InputError(f"cannot create {directory}: {exc.strerror or exc}") from None
+        created.append(directory)
+    return created
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove directories make_parents created (innermost first) when empty."""
+    for directory in reversed(created):
+        try:
+            directory.rmdir()
+        except OSError:
+            break
+
+
+class _SignalsHeld:
+    """SIGINT and SIGTERM wait (are blocked) while the block runs, so that
+    the two renames that swap OUTDIR are never separated by an interruption:
+    OUTDIR is either the old or the new directory, never absent."""
+
+    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+    def __enter__(self):
+        self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+        return False
+
+
 def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
     """Move the finished directory `staging` to `outdir` in one rename,
     retiring what was there, but only when check_output_dir allows it.
     `staging` must be on the same file system (e.g. made beside `outdir`)."""
     staging, outdir = Path(staging), Path(os.path.abspath(outdir))
     check_output_dir(outdir)
-    if outdir.exists():
-        retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
-        os.rename(outdir, retired / "dir")
-        try:
-            os.rename(staging, outdir)
-        except BaseException:
-            os.rename(retired / "dir", outdir)
-            raise
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
+    if not outdir.exists():
         os.rename(staging, outdir)
+        return outdir
+    retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
+    try:
+        with _SignalsHeld():
+            os.rename(outdir, retired / "dir")
+            try:
+                os.rename(staging, outdir)
+            except BaseException:
+                os.rename(retired / "dir", outdir)
+                raise
+    finally:
+        shutil.rmtree(retired, ignore_errors=True)
     return outdir
 
 
@@ -775,15 +826,18 @@ def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
     InputError and nothing is written."""
     outdir = Path(os.path.abspath(outdir))  # `..` resolved, symlinks not followed
     check_output_dir(outdir)
-    outdir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+    created = make_parents(outdir)
+    staging = None
     try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
         for file_name, data in files.items():
             (staging / _plain_name(file_name)).write_bytes(data)
         write_manifest(staging, files, getattr(files, "interface", None))
         os.chmod(staging, 0o755)
         replace_output_dir(staging, outdir)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        remove_created(created)
         raise
     return outdir

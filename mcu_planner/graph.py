@@ -105,6 +105,9 @@ class Operator:
     # their schema names ("SAME", "RELU6", ...), vectors as tuples.
     options: dict[str, Any] = field(default_factory=dict)
     custom_code: str | None = None
+    # Names of the options tables the model wrote for this op (builtin_options,
+    # builtin_options_2), so the validator can refuse one that is not the opcode's.
+    options_tables: tuple[str, ...] = ()
     # Scratch tensors (Tensor.is_scratch) the kernel works in during this op
     # alone; added by scratch.py, passed to the kernel like outputs.
     scratch: tuple[int, ...] = ()

@@ -14,7 +14,7 @@ from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
 from .problem import peak_live
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
-from .reader import read_model
+from .validate import load_model
 
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
 
@@ -90,7 +90,10 @@ ORDERS = ("model", "auto", "memory")
 
 
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
-    graph = read_model(model, label=label) if label is not None else read_model(model)
+    """Read and validate `model` (validate.py: exit 2 naming the op, tensor
+    and rule a model breaks), then fold constant chains and compute its
+    tensors' lifetimes."""
+    graph = load_model(model, label=label)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
     analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
     if options.order == "model":

@@ -31,6 +31,11 @@ class UnsupportedQuantization(ValueError):
     """Quantization parameters the int8 kernels have no constants for."""
 
 
+class InvalidRescale(ValueError):
+    """A rescale factor derived from the model's scales that no kernel can
+    apply (not a finite number); the model is refused as bad input."""
+
+
 def f32(value: float) -> float:
     """`value` rounded to float32, as a tensor's float field holds it."""
     return float(np.float32(value))
@@ -48,6 +53,8 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     """QuantizeMultiplier: real = multiplier * 2^(shift - 31), multiplier a Q31 in [2^30, 2^31)."""
     if real_multiplier == 0.0:
         return 0, 0
+    if not math.isfinite(real_multiplier):
+        raise InvalidRescale(f"rescale factor {real_multiplier!r} derived from the scales is not finite")
     fraction, shift = math.frexp(real_multiplier)
     q_fixed = tflite_round(fraction * (1 << 31))
     if q_fixed == 1 << 31:
@@ -110,7 +117,10 @@ def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, in
     zero_point = q.zero_points[0]
 
     def quantize(value: float) -> int:
-        return zero_point + tflite_round(float(np.float32(value) / scale))
+        with np.errstate(over="ignore"):
+            scaled = np.float32(value) / scale
+        # static_cast<int32_t>(TfLiteRound(f / scale)): out of range, x86 gives INT32_MIN.
+        return zero_point + float_to_int32(np.float32(tflite_round(float(scaled)) if math.isfinite(scaled) else scaled))
 
     if activation == "NONE":
         return qmin, qmax

@@ -360,7 +360,7 @@ class _ModelParser:
         inputs = self.tensor_refs(op.InputsAsNumpy(), "input", allow_absent=True)
         outputs = self.tensor_refs(op.OutputsAsNumpy(), "output")
         intermediates = self.tensor_refs(op.IntermediatesAsNumpy(), "intermediate", allow_absent=True)
-        options = self.read_options(index, opcode, op)
+        options, tables = self.read_options(index, opcode, op)
         if opcode in ("WHILE", "IF", "CALL", "CALL_ONCE") or any("subgraph" in k for k in options):
             raise UnsupportedModel(
                 f"{self.label}: control flow ({opcode}) with {self.num_subgraphs} subgraphs is not supported"
@@ -374,10 +374,13 @@ class _ModelParser:
             intermediates=intermediates,
             options=options,
             custom_code=custom,
+            options_tables=tables,
         )
 
-    def read_options(self, index: int, opcode: str, op: Any) -> dict[str, Any]:
+    def read_options(self, index: int, opcode: str, op: Any) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The option values and the names of the tables they came from."""
         options: dict[str, Any] = {}
+        tables: list[str] = []
         for type_value, table, union_names in (
             (op.BuiltinOptionsType(), op.BuiltinOptions(), _OPTIONS_NAMES),
             (op.BuiltinOptions2Type(), op.BuiltinOptions2(), _OPTIONS2_NAMES),
@@ -389,7 +392,8 @@ class _ModelParser:
             obj.Init(table.Bytes, table.Pos)
             self.check_table(obj)
             options.update(self.options_values(index, opcode, name, obj))
-        return options
+            tables.append(name)
+        return options, tuple(tables)
 
     def options_values(self, index: int, opcode: str, table: str, obj: Any) -> dict[str, Any]:
         values: dict[str, Any] = {}

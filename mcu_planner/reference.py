@@ -6,9 +6,21 @@ kernels round differently in places and are not what the runtime matches.
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import pickle
+import select
+import signal
 import struct
+import tempfile
+import time
 
 import numpy as np
+
+from .errors import InputError
+
+# Generous: the largest shared model runs a few input sets in seconds.
+REFERENCE_TIMEOUT_SECONDS = 600.0
 
 # Field slot of QuantizationParameters.quantized_dimension in the schema's vtable.
 _QUANTIZED_DIMENSION_SLOT = 16
@@ -79,3 +91,72 @@ def with_valid_quantized_dimensions(model_bytes: bytes) -> bytes:
                     patched = bytearray(model_bytes)
                 struct.pack_into("<i", patched, quantization._tab.Pos + field, 0)
     return bytes(patched) if patched is not None else model_bytes
+
+
+class ReferenceRefused(InputError):
+    """The reference interpreter refused or could not run the model."""
+
+
+def run_isolated(model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout: float = REFERENCE_TIMEOUT_SECONDS
+                 ) -> list[list[np.ndarray]]:
+    """The reference outputs for each input set, computed in a forked child
+    process, so that a model the interpreter aborts on (TFLITE_CHECK, SIGABRT,
+    a crash) ends as one ReferenceRefused line instead of ending mcu-plan.
+    The child shares the parent's modules as they are (tests may patch
+    ReferenceModel); its stderr, where TFLite writes its own messages, is
+    kept apart and only its last line is reported."""
+    with tempfile.TemporaryFile() as child_stderr:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            status = 1
+            try:
+                os.close(read_end)
+                os.dup2(child_stderr.fileno(), 2)
+                # A fatal-error dump (pytest, PYTHONFAULTHANDLER) would go to
+                # the parent's stderr, not the child's.
+                faulthandler.disable()
+                try:
+                    reference = ReferenceModel(model_bytes)
+                    answer = ("ok", [reference.run(arrays) for arrays in input_sets])
+                except Exception as exc:  # the interpreter's refusal, in its own words
+                    answer = ("refused", " ".join(str(exc).split()) or type(exc).__name__)
+                data = pickle.dumps(answer)
+                with os.fdopen(write_end, "wb") as pipe:
+                    pipe.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_end)
+        chunks = []
+        deadline = time.monotonic() + timeout
+        with os.fdopen(read_end, "rb") as pipe:
+            while True:
+                left = deadline - time.monotonic()
+                ready, _, _ = select.select([pipe], [], [], max(left, 0))
+                if not ready:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    raise ReferenceRefused(f"the reference interpreter did not finish within {timeout:g} s")
+                chunk = os.read(pipe.fileno(), 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        _, wait_status = os.waitpid(pid, 0)
+        child_stderr.seek(0)
+        detail = _last_line(child_stderr.read().decode("utf-8", "replace"))
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        raise ReferenceRefused(f"the reference interpreter aborted ({name}) on this model" + (f": {detail}" if detail else ""))
+    if not chunks:
+        raise ReferenceRefused(f"the reference interpreter ended without an answer ({detail or 'no message'})")
+    kind, value = pickle.loads(b"".join(chunks))
+    if kind != "ok":
+        raise ReferenceRefused(f"the reference interpreter refuses this model: {value}"[:400])
+    return value
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " ".join(lines[-1].split())[:300] if lines else ""

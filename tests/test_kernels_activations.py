@@ -116,12 +116,15 @@ def test_logistic_with_an_output_scale_tflite_rejects_is_not_lowerable():
         lower(op, graph)
 
 
-def test_float_logistic_takes_the_float_kernel_and_int16_is_not_lowerable():
+def test_float_and_int16_logistic_take_their_own_kernels():
     """float32 LOGISTIC runs in mcu_math.c (tests/test_kernels_math.py checks
-    its values); int16 LOGISTIC has no kernel yet."""
+    its values), int16 in mcu_activations_s16.c (tests/test_kernels_s16.py);
+    an int16 output scale other than 1/32768 is refused, as TFLite does."""
     op, graph = _unary("LOGISTIC", None, None, "float32")
     assert lower(op, graph).function == "mcu_logistic_f32"
     op, graph = _unary("LOGISTIC", (0.001, 0), (1 / 32768, 0), "int16")
+    assert lower(op, graph).function == "mcu_logistic_s16"
+    op, graph = _unary("LOGISTIC", (0.001, 0), (1 / 16384, 0), "int16")
     with pytest.raises(NotLowerable):
         lower(op, graph)
 

@@ -89,6 +89,84 @@ int mcu_plan_check_start(const mcu_plan_check_plan *plan)
     return 0;
 }
 
+/* The bytes [*lo, *hi) of the graph input at `place`; 1 when they lie inside the arena. */
+static int input_range(const mcu_plan_check_plan *plan, const mcu_plan_check_place place, uint32_t *lo, uint32_t *hi)
+{
+    if (place[0] >= plan->num_buffers) {
+        *lo = *hi = 0u;
+        return 0;
+    }
+    *lo = plan->offset[place[0]] + place[1];
+    *hi = *lo + place[2];
+    return *lo >= plan->offset[place[0]] && *hi >= *lo && *hi <= plan->arena_size;
+}
+
+int mcu_plan_check_input_inside(const mcu_plan_check_plan *plan, const mcu_plan_check_place place)
+{
+    uint32_t lo, hi;
+    return input_range(plan, place, &lo, &hi);
+}
+
+/* Graph input `index` is outside the arena (other < 0), over graph input
+ * `other`, or over the live buffer `other - num_inputs`. */
+static void report_input(const mcu_plan_check_plan *plan, uint32_t index, int32_t other, uint32_t num_inputs,
+                         const mcu_plan_check_place *places)
+{
+#ifdef MCU_PLAN_CHECK_REPORT
+    (void)num_inputs;
+    MCU_PLAN_CHECK_REPORT(-1, (int)plan->buffer_tensor[places[index][0]],
+                          other < 0 ? -1 : (int)plan->buffer_tensor[(uint32_t)other < num_inputs
+                                                                        ? places[other][0]
+                                                                        : (uint32_t)other - num_inputs]);
+#else
+    uint32_t lo, hi;
+    (void)input_range(plan, places[index], &lo, &hi);
+    if (other < 0) {
+        fprintf(stderr, "mcu-plan check: %s: graph input %lu [%lu, %lu) lies outside the arena of %lu bytes\n",
+                plan->model, (unsigned long)index, (unsigned long)lo, (unsigned long)hi,
+                (unsigned long)plan->arena_size);
+    } else if ((uint32_t)other < num_inputs) {
+        fprintf(stderr, "mcu-plan check: %s: graph input %lu [%lu, %lu) overlaps graph input %d\n", plan->model,
+                (unsigned long)index, (unsigned long)lo, (unsigned long)hi, (int)other);
+    } else {
+        fprintf(stderr, "mcu-plan check: %s: graph input %lu [%lu, %lu) overlaps live tensor %s\n", plan->model,
+                (unsigned long)index, (unsigned long)lo, (unsigned long)hi,
+                plan->buffer_name[(uint32_t)other - num_inputs]);
+    }
+#endif
+}
+
+int mcu_plan_check_inputs(const mcu_plan_check_plan *plan, uint32_t num_inputs, const mcu_plan_check_place *places)
+{
+    uint32_t i, j, k, lo, hi, other_lo, other_hi;
+    for (i = 0; i < num_inputs; ++i) {
+        if (!input_range(plan, places[i], &lo, &hi)) {
+            report_input(plan, i, -1, num_inputs, places);
+            return 1;
+        }
+        for (j = 0; j < i; ++j) {
+            (void)input_range(plan, places[j], &other_lo, &other_hi);
+            if (lo < other_hi && other_lo < hi) {
+                report_input(plan, i, (int32_t)j, num_inputs, places);
+                return 1;
+            }
+        }
+        for (k = 0; k < plan->num_buffers; ++k) {
+            int is_input = 0;
+            for (j = 0; j < num_inputs; ++j) {
+                is_input |= places[j][0] == k;
+            }
+            other_lo = plan->offset[k];
+            other_hi = other_lo + plan->size[k];
+            if (!is_input && plan->live_at_start[k] && lo < other_hi && other_lo < hi) {
+                report_input(plan, i, (int32_t)(num_inputs + k), num_inputs, places);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 int mcu_plan_check_claim(const mcu_plan_check_plan *plan, int32_t op, uint32_t buffer)
 {
     uint32_t other;

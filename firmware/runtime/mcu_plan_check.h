@@ -28,6 +28,17 @@ typedef struct {
  * bytes; marks the buffers live at start and poisons the rest.  0 if so. */
 int mcu_plan_check_start(const mcu_plan_check_plan *plan);
 
+/* Where a graph input lives: its buffer, its offset inside the buffer, its bytes. */
+typedef uint32_t mcu_plan_check_place[3];
+
+/* 1 when the bytes of a graph input at `place` lie inside the arena. */
+int mcu_plan_check_input_inside(const mcu_plan_check_plan *plan, const mcu_plan_check_place place);
+
+/* At invoke start, before any op runs: every graph input inside the arena,
+ * apart from the other inputs and from every other buffer live at the
+ * start.  0 if so; else reports the input and returns 1. */
+int mcu_plan_check_inputs(const mcu_plan_check_plan *plan, uint32_t num_inputs, const mcu_plan_check_place *places);
+
 /* Before `op` first writes `buffer`: 0 when it overlaps no live buffer the
  * plan does not let it overwrite; else reports the pair and returns 1. */
 int mcu_plan_check_claim(const mcu_plan_check_plan *plan, int32_t op, uint32_t buffer);

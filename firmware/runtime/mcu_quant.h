@@ -55,8 +55,11 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
 {
     const int left_shift = shift > 0 ? shift : 0;
     const int right_shift = shift > 0 ? 0 : -shift;
-    /* Unsigned shift: TFLite writes x * (1 << left_shift), which wraps. */
-    const int32_t shifted = (int32_t)((uint32_t)x << left_shift);
+    /* Unsigned shift: TFLite writes x * (1 << left_shift), which wraps.  A
+     * tiny output scale can make left_shift 32..129, where that expression is
+     * undefined in C++; the x86 build of the reference shifts by the count
+     * mod 32 (SHL), and so does this, on every target, without UB. */
+    const int32_t shifted = (int32_t)((uint32_t)x << (left_shift & 31));
     return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(shifted, multiplier), right_shift);
 }
 

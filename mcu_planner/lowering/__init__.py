@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from ..graph import Graph, Operator
-from ..quant import UnsupportedQuantization
+from ..quant import InvalidRescale, UnsupportedQuantization
 from ..registry import Registry, package_modules
 
 
@@ -126,3 +126,7 @@ def lower(op: Operator, graph: Graph) -> KernelCall:
         return fn(op, graph)
     except UnsupportedQuantization as exc:
         raise NotLowerable(str(exc)) from exc
+    except InvalidRescale as exc:
+        from ..validate import InvalidModel
+
+        raise InvalidModel(f"op {op.index} ({op.opcode}): rule rescale-finite: {exc}") from None

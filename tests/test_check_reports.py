@@ -1,0 +1,68 @@
+"""`mcu-plan check` reports, never crashes (issue 14): the reference runs in a
+child process, so a model it refuses or aborts on is one line and exit 2;
+NaN equals NaN and an infinity the same infinity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcu_planner.builder import ModelBuilder
+from mcu_planner.check import _compare, check_model
+from mcu_planner.cli import main
+
+
+def _tiny_output_add() -> bytes:
+    """int8 ADD whose output scale makes TFLite's Prepare fail a TFLITE_CHECK (abort)."""
+    b = ModelBuilder()
+    x, z = b.add_tensor((1, 4), "int8", (0.1, 0)), b.add_tensor((1, 4), "int8", (0.1, 0))
+    y = b.add_tensor((1, 4), "int8", (1e-30, 0))
+    b.add_op("ADD", [x, z], [y])
+    b.set_io([x, z], [y])
+    return b.build()
+
+
+def _concat_of_two_scales() -> bytes:
+    """int8 CONCATENATION of inputs with different scales: the generated C
+    requantizes, TFLite's Prepare refuses (it wants one scale throughout)."""
+    b = ModelBuilder()
+    x, z = b.add_tensor((1, 4), "int8", (0.1, 0)), b.add_tensor((1, 4), "int8", (0.2, 1))
+    y = b.add_tensor((1, 8), "int8", (0.2, 1))
+    b.add_op("CONCATENATION", [x, z], [y], {"axis": 1})
+    b.set_io([x, z], [y])
+    return b.build()
+
+
+def test_a_reference_abort_is_reported_not_fatal():
+    from mcu_planner.reference import ReferenceRefused, run_isolated
+
+    with pytest.raises(ReferenceRefused, match="aborted \\(SIGABRT\\)"):
+        run_isolated(_tiny_output_add(), [[np.zeros((1, 4), np.int8)] * 2])
+
+
+def test_check_of_a_model_the_reference_refuses_exits_2_with_its_reason(tmp_path, capsys):
+    path = tmp_path / "concat.tflite"
+    path.write_bytes(_concat_of_two_scales())
+    capsys.readouterr()
+    code = main(["check", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2, err
+    assert len(err) == 1 and "reference interpreter" in err[0], err
+
+
+def test_nan_equals_nan_and_infinities_equal_themselves():
+    values = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    assert _compare(values, values.tobytes()) is None
+    other = np.array([np.nan, -np.inf, -np.inf, 1.0], np.float32)
+    assert _compare(values, other.tobytes())[0] == 1
+    assert _compare(values, np.array([0.0, np.inf, -np.inf, 1.0], np.float32).tobytes())[0] == 0
+
+
+def test_check_of_a_float_model_with_nan_and_inf_outputs_is_exact():
+    b = ModelBuilder()
+    x = b.add_tensor((1, 4), "float32")
+    c = b.add_tensor((1, 4), "float32", data=np.array([[np.inf, -np.inf, np.nan, 1.0]], np.float32))
+    y = b.add_tensor((1, 4), "float32")
+    b.add_op("ADD", [x, c], [y])
+    b.set_io([x], [y])
+    assert check_model(b.build(), inputs=2).passed
