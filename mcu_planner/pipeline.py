@@ -91,8 +91,8 @@ ORDERS = ("model", "auto", "memory")
 
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
     """Read and validate `model` (validate.py: exit 2 naming the op, tensor
-    and rule a model breaks), then fold constant chains and compute its
-    tensors' lifetimes."""
+    and rule a model breaks), fold constant chains, choose the op order
+    (`options.order`, order.py) and compute its tensors' lifetimes in it."""
     graph = load_model(model, label=label)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
     analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
