@@ -503,6 +503,7 @@ def check_model(
     input_sets: list[list[np.ndarray]] | None = None,
     sanitize: bool = False,
     extremes: bool = False,
+    order: str | tuple[int, ...] = "auto",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -525,7 +526,8 @@ def check_model(
     name = c_identifier(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
     graph, plan, files = generate_for_model(
-        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label
+        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label,
+        order=order,
     )
 
     needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)

@@ -64,6 +64,13 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
     p.add_argument("--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops")
     p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument(
+        "--order",
+        choices=("model", "auto", "memory"),
+        default="auto",
+        help="op order: the model's; auto (default): the memory-aware order when it lowers the arena; "
+        "memory: the memory-aware order whenever it differs",
+    )
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
@@ -73,6 +80,11 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
     p.add_argument("--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model")
     p.add_argument("--capacity", type=_size, help="with --intervals: the capacity to fit")
+    p.add_argument(
+        "--stop-at-fit",
+        action="store_true",
+        help="with --capacity or --ram: keep the first plan that fits instead of tightening for the time limit",
+    )
     p.add_argument("--out", metavar="OFFSETS.csv", help="with --intervals: write id,lower,upper,size,offset")
     return p
 
@@ -259,6 +271,8 @@ class _StagedFile:
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
+    if args.stop_at_fit and (args.capacity if args.intervals else args.ram) is None:
+        raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:
         return _run_intervals(args)
     if not args.model:
@@ -268,7 +282,13 @@ def _run_plan(args: argparse.Namespace) -> int:
     from .pipeline import PlanOptions, analyse_model, plan_analysed
 
     options = PlanOptions(
-        planner=args.planner, alignment=args.align, alias=args.alias == "on", time_limit=args.time_limit, ram=args.ram
+        planner=args.planner,
+        alignment=args.align,
+        alias=args.alias == "on",
+        time_limit=args.time_limit,
+        ram=args.ram,
+        stop_at_fit=args.stop_at_fit,
+        order=args.order,
     )
     analysed = analyse_model(args.model, options)
     graph, lifetimes = analysed.graph, analysed.lifetimes
@@ -278,7 +298,16 @@ def _run_plan(args: argparse.Namespace) -> int:
         print(line, file=out)
 
     planned = plan_analysed(analysed, options)
-    plan = planned.plan
+    graph, lifetimes, plan = planned.graph, planned.lifetimes, planned.plan
+    if planned.op_order is not None:
+        before = planned.model_order_arena
+        print(
+            "op order: memory-aware"
+            + (f" (the model's order needs {format_bytes(before)})" if before is not None else "")
+            + ": "
+            + " ".join(str(i) for i in planned.op_order),
+            file=out,
+        )
     if planned.compared:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
@@ -298,7 +327,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     staged = None
     if args.json:
         staged = _StagedFile(Path(args.json), json.dumps(
-            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on"), indent=1) + "\n")
+            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1) + "\n")
     try:
         if args.output:
             _generate(args, planned)
@@ -384,7 +413,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = plan_within(problem, name, args.time_limit, args.capacity)
+        plan = plan_within(problem, name, args.time_limit, args.capacity, args.stop_at_fit)
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from .folding import fold_constants
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
+from .order import best_order, reorder
+from .problem import peak_live
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .validate import load_model
 
@@ -31,6 +33,11 @@ class PlanOptions:
     alias: bool = True
     time_limit: float = DEFAULT_TIME_LIMIT
     ram: int | None = None  # the budget for the arena and the variable tensors
+    stop_at_fit: bool = False  # with ram: the first plan within it is kept (no tightening)
+    # "model": the model's op order; "auto": the memory-aware order when it lowers the arena;
+    # "memory": the memory-aware order whenever it differs (to test or measure it);
+    # or an explicit order: the model's op indices in the order to run them.
+    order: str | tuple[int, ...] = "auto"
 
 
 @dataclass
@@ -39,6 +46,11 @@ class AnalysedModel:
 
     graph: Graph
     lifetimes: Lifetimes
+    # When `graph` runs its ops in a memory-aware order: the model in its own
+    # order, which planning keeps instead unless the new order's arena is smaller.
+    model_order: "AnalysedModel | None" = None
+    # The op indices of the model (after constant folding) in the order `graph` runs them.
+    op_order: tuple[int, ...] | None = None
 
     def arena_capacity(self, ram: int | None) -> int | None:
         """The arena's share of a RAM budget: what the exact planner must fit."""
@@ -53,6 +65,10 @@ class PlannedModel:
     options: PlanOptions
     # With planner "all": one row per planner (its plan, or why it has none).
     compared: list[PlanRow] = field(default_factory=list)
+    # When the ops run in a memory-aware order: the model's op indices in run
+    # order, and the arena the model's own order would have needed.
+    op_order: tuple[int, ...] | None = None
+    model_order_arena: int | None = None
 
     @property
     def ram_needed(self) -> int:
@@ -70,23 +86,59 @@ class PlannedModel:
         )
 
 
+ORDERS = ("model", "auto", "memory")
+
+
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
     """Read and validate `model` (validate.py: exit 2 naming the op, tensor
-    and rule a model breaks), then fold constant chains and compute its
-    tensors' lifetimes."""
+    and rule a model breaks), fold constant chains, choose the op order
+    (`options.order`, order.py) and compute its tensors' lifetimes in it."""
     graph = load_model(model, label=label)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
-    return AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
+    analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
+    if options.order == "model":
+        return analysed
+    if isinstance(options.order, tuple):
+        reordered = reorder(graph, options.order)
+        if reordered is graph:
+            return analysed
+        lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
+        return AnalysedModel(reordered, lifetimes, op_order=options.order)
+    if options.order not in ORDERS:
+        raise ValueError(f"unknown op order {options.order!r}")
+    found = best_order(graph, alignment=options.alignment)
+    if found.order == tuple(range(len(graph.operators))):
+        return analysed
+    reordered = reorder(graph, found.order)
+    lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
+    if options.order == "memory":
+        return AnalysedModel(reordered, lifetimes, op_order=found.order)
+    if peak_live(lifetimes.problem).bytes >= peak_live(analysed.lifetimes.problem).bytes:
+        return analysed  # aliasing already took what the new order saves
+    return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order)
 
 
-def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
     if options.planner == "all":
-        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity)
+        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity, options.stop_at_fit)
     else:
-        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity)
+        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
+
+
+def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    planned = _plan_one(model, options)
+    planned.op_order = model.op_order
+    if model.model_order is None:
+        return planned
+    in_model_order = _plan_one(model.model_order, options)
+    # The memory-aware order only when its arena is smaller: equal arenas keep the model's order.
+    if planned.plan.arena_bytes >= in_model_order.plan.arena_bytes:
+        return in_model_order
+    planned.model_order_arena = in_model_order.plan.arena_bytes
+    return planned
 
 
 def plan_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
@@ -105,9 +157,12 @@ def generate_for_model(
     alias: bool = True,
     alignment: int = 16,
     label: str | None = None,
+    order: str | tuple[int, ...] = "auto",
 ):
     """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
     files); `files.interface` describes the generated model."""
-    options = PlanOptions(planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram)
+    options = PlanOptions(
+        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order
+    )
     planned = plan_model(model_bytes, options, label=label or name)
     return planned.graph, planned.plan, planned.generate(name)

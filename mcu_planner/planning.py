@@ -35,18 +35,23 @@ def planner_names() -> list[str]:
 
 
 def run_planner(
-    problem: Problem, name: str, time_limit: float | None = None, capacity: int | None = None
+    problem: Problem,
+    name: str,
+    time_limit: float | None = None,
+    capacity: int | None = None,
+    stop_at_fit: bool = False,
 ) -> ArenaPlan:
     """The named planner's verified plan, given the budget `time_limit`
     (seconds) and `capacity` (bytes; the planners that take one, such as the
-    exact planner, look for a plan within it first)."""
+    exact planner, look for a plan within it first and, with `stop_at_fit`,
+    stop there)."""
     if name == "auto":
-        return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity)
+        return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity, stop_at_fit)
     planners = load_all()
     if name not in planners:
         raise KeyError(name)
     started = time.perf_counter()
-    result = planners[name](problem, Budget(time_limit=time_limit, capacity=capacity))
+    result = planners[name](problem, Budget(time_limit=time_limit, capacity=capacity, stop_at_fit=stop_at_fit))
     seconds = time.perf_counter() - started
     size = arena_bytes(problem, result.offsets)
     check_plan(problem, result.offsets, size)
@@ -60,14 +65,18 @@ def run_planner(
     )
 
 
-def plan_within(problem: Problem, name: str, time_limit: float | None, capacity: int | None) -> ArenaPlan:
+def plan_within(
+    problem: Problem, name: str, time_limit: float | None, capacity: int | None, stop_at_fit: bool = False
+) -> ArenaPlan:
     """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: the
     exact planner (alone or inside auto) first looks for one within
-    `capacity` (R less the variable tensors); the caller reports a plan over
-    it as not fitting.  The time limit goes to clock-bounded planners alone:
-    the others are bounded by counts, and so give the same plan on every
-    machine."""
+    `capacity` (R less the variable tensors; with `stop_at_fit` the first
+    plan within it is kept); the caller reports a plan over it as not
+    fitting.  The time limit goes to clock-bounded planners alone: the others
+    are bounded by counts, and so give the same plan on every machine."""
     limit = time_limit if name == "auto" or name in CLOCK_BOUNDED else None
+    if stop_at_fit:
+        return run_planner(problem, name, limit, capacity, stop_at_fit=True)
     return run_planner(problem, name, limit, capacity)
 
 
@@ -88,13 +97,15 @@ def _preference(plan: ArenaPlan) -> tuple[int, bool, int]:
 PlanRow = tuple[str, "ArenaPlan | str"]
 
 
-def compare_planners(problem: Problem, time_limit: float | None, capacity: int | None) -> tuple[list[PlanRow], ArenaPlan]:
+def compare_planners(
+    problem: Problem, time_limit: float | None, capacity: int | None, stop_at_fit: bool = False
+) -> tuple[list[PlanRow], ArenaPlan]:
     """Every planner's plan (or why it has none) and the one auto's rule
     prefers among them, without planning anything twice."""
     rows: list[PlanRow] = []
     for name in load_all():
         try:
-            rows.append((name, plan_within(problem, name, time_limit, capacity)))
+            rows.append((name, plan_within(problem, name, time_limit, capacity, stop_at_fit)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
         except SolverNotBuilt:
@@ -104,9 +115,12 @@ def compare_planners(problem: Problem, time_limit: float | None, capacity: int |
     return rows, best
 
 
-def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None = None) -> ArenaPlan:
+def plan_auto(
+    problem: Problem, time_limit: float = 10.0, capacity: int | None = None, stop_at_fit: bool = False
+) -> ArenaPlan:
     """Fast planners first, then the exact one while the best plan is above the
-    lower bound (or the capacity, when one is given) and time remains."""
+    lower bound (or the capacity, when one is given) and time remains.  With
+    `stop_at_fit` and a capacity, a plan within the capacity ends the search."""
     started = time.perf_counter()
     bound = peak_live(problem).bytes
     best: ArenaPlan | None = None
@@ -117,8 +131,14 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
 
     # Below the live peak only in-place reuse can go, and only the seed planners try it.
     may_beat_bound = bool(problem.in_place_pairs())
+
+    def good_enough(plan: ArenaPlan) -> bool:
+        if stop_at_fit and capacity is not None and plan.arena_bytes <= capacity:
+            return True
+        return plan.arena_bytes <= bound and not may_beat_bound
+
     for name in FAST_PLANNERS:
-        if best is not None and best.arena_bytes <= bound and not may_beat_bound:
+        if best is not None and good_enough(best):
             break
         try:
             plan = run_planner(problem, name, None)
@@ -133,9 +153,12 @@ def plan_auto(problem: Problem, time_limit: float = 10.0, capacity: int | None =
     # peak, and not for a capacity below the peak, which nothing can meet.
     hopeless = capacity is not None and capacity < bound
     fit_capacity = capacity is not None and best.arena_bytes > capacity
-    if best.arena_bytes > bound and not hopeless and remaining() > 0:
+    if best.arena_bytes > bound and not good_enough(best) and not hopeless and remaining() > 0:
         try:
-            plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
+            if stop_at_fit and fit_capacity:
+                plan = run_planner(problem, "optimal", remaining(), capacity, stop_at_fit=True)
+            else:
+                plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
         except SolverNotBuilt:
             tried.append(("optimal", None))
         else:

@@ -124,11 +124,14 @@ def peak_live(problem: Problem) -> LiveSet:
 class Budget:
     """What a planner may spend and must meet: `time_limit` seconds for
     planners bounded by the clock (None: their own default), `capacity` bytes
-    the arena should fit (None: as small as the planner can).  Planners use
-    what applies to them and ignore the rest."""
+    the arena should fit (None: as small as the planner can), and
+    `stop_at_fit`: with a capacity, the first plan within it is the answer
+    (no tightening below it afterwards).  Planners use what applies to them
+    and ignore the rest."""
 
     time_limit: float | None = None
     capacity: int | None = None
+    stop_at_fit: bool = False
 
 
 @dataclass

@@ -148,7 +148,11 @@ def planner_table(lifetimes: Lifetimes, plans: list[tuple[str, ArenaPlan | str]]
     return lines
 
 
-def plan_json(model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, alias: bool) -> dict:
+def plan_json(
+    model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, alias: bool, op_order: tuple[int, ...] | None = None
+) -> dict:
+    """The plan as JSON; op steps (first_op, last_op, in_place's op) count in
+    run order, and `op_order` lists the model's op indices in that order."""
     tensors = []
     for t in sorted(lifetimes.placements):
         entry = {
@@ -183,5 +187,6 @@ def plan_json(model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, a
         "proven_optimal": plan.proven_optimal,
         "variable_bytes": lifetimes.variable_bytes,
         "in_place": in_place,
+        "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
     }

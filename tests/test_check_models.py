@@ -117,7 +117,7 @@ def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
     calls = []
     real_run_planner = planning.run_planner
 
-    def recording_run_planner(problem, name, time_limit=None, capacity=None):
+    def recording_run_planner(problem, name, time_limit=None, capacity=None, stop_at_fit=False):
         calls.append((name, time_limit, capacity))
         return real_run_planner(problem, name, time_limit, capacity)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS_DIR, REPO, UNSUPPORTED_SHARED_MODELS, needs_firmware_build, needs_shared
+from conftest import MODELS_DIR, REPO, UNSUPPORTED_PEER_MODELS, needs_firmware_build, needs_shared
 from mcu_planner.codegen import MANIFEST_NAME
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import plan_auto
@@ -80,11 +80,10 @@ def test_default_planner_gives_the_same_bytes_in_separate_processes(tmp_path, sh
 
 
 @needs_shared
-@pytest.mark.parametrize("stem", sorted(UNSUPPORTED_SHARED_MODELS))
-def test_shared_models_with_unsupported_operators_exit_4_without_writing(tmp_path, stem):
-    model = MODELS_DIR / "tflite-micro" / f"{stem}.tflite"
+@pytest.mark.parametrize("model", UNSUPPORTED_PEER_MODELS, ids=lambda p: p.stem)
+def test_shared_models_with_unsupported_operators_exit_4_without_writing(tmp_path, model):
     outdir = tmp_path / "out"
-    result = run_cli(model, "--ram", "1M", "-o", outdir)
+    result = run_cli(model, "--ram", "8M", "-o", outdir)
     assert result.returncode == 4 and "Traceback" not in result.stderr, result.stderr
     assert_names_every_unsupported_operator(result.stderr.strip(), read_model(model))
     assert not outdir.exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, UNSUPPORTED_SHARED_MODELS, needs_arm_gcc, needs_shared
+from conftest import MODELS_DIR, UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.codegen import (
@@ -424,11 +424,11 @@ def test_unsupported_operators_are_named_with_their_counts():
 
 
 @needs_shared
-@pytest.mark.parametrize("stem", sorted(UNSUPPORTED_SHARED_MODELS))
-def test_shared_models_with_unsupported_operators_are_refused(stem):
-    graph, lifetimes, plan = planned(MODELS_DIR / "tflite-micro" / f"{stem}.tflite")
+@pytest.mark.parametrize("path", UNSUPPORTED_PEER_MODELS, ids=lambda p: p.stem)
+def test_shared_models_with_unsupported_operators_are_refused(path):
+    graph, lifetimes, plan = planned(path)
     with pytest.raises(UnsupportedModel) as caught:
-        generate(graph, lifetimes, plan, name=stem)
+        generate(graph, lifetimes, plan, name="model")
     assert_names_every_unsupported_operator(str(caught.value), graph)
 
 

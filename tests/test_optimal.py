@@ -282,3 +282,67 @@ def test_malformed_interval_files_raise_input_error(tmp_path: Path, text: str, m
 def test_missing_interval_file(tmp_path: Path):
     with pytest.raises(InputError, match="no such interval file"):
         read_intervals(tmp_path / "absent.csv")
+
+
+# ---- --stop-at-fit ---------------------------------------------------------------
+
+# Eight intervals (start, end, size) on which the largest-first first fit (16) is
+# above the optimum (13, by brute force), so fitting and minimising differ.
+LOOSE_FIRST_FIT = [(2, 3, 8), (5, 7, 4), (7, 11, 3), (7, 10, 8), (4, 6, 5), (1, 4, 3), (3, 5, 4), (3, 6, 4)]
+
+
+def _cli_arena(path: Path, capacity: int, *flags: str) -> int:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "mcu_planner.cli", "--intervals", str(path), "--capacity", str(capacity),
+         "--planner", "optimal", "--time-limit", "5", *flags],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"^optimal: ([\d,]+) B", done.stdout, re.MULTILINE)
+    assert found, done.stdout
+    return int(found.group(1).replace(",", ""))
+
+
+@pytest.mark.parametrize("capacity", [15, 17])
+def test_stop_at_fit_keeps_the_first_plan_that_fits(tmp_path: Path, capacity: int):
+    """With the flag the exact planner answers the capacity and stops: its plan
+    fits (run_planner verifies it) but is not tightened to the optimum, which
+    the same command without the flag reaches."""
+    buffers = [Buffer(i, size, start, end) for i, (start, end, size) in enumerate(LOOSE_FIRST_FIT)]
+    problem = problem_from_intervals(buffers)
+    optimum = brute_force_optimum(problem)
+    path = tmp_path / "loose.csv"
+    path.write_text("id,lower,upper,size\n" + "".join(f"b{i},{s},{e},{z}\n" for i, (s, e, z) in enumerate(LOOSE_FIRST_FIT)))
+
+    first = run_planner(problem, "optimal", 5.0, capacity=capacity, stop_at_fit=True)
+    assert optimum < first.arena_bytes <= capacity
+    assert verify(problem, first.offsets, capacity) == []
+    # The work done: at most the one question "does it fit `capacity`?", none below it.
+    stopped = search(problem, 5.0, capacity=capacity, stop_when_fits=True)
+    assert [answer for _, answer, _ in stopped.questions] in ([], ["found"])
+    assert all(asked == capacity for asked, _, _ in stopped.questions)
+    tightened = search(problem, 5.0, capacity=capacity)
+    assert tightened.arena_bytes == optimum and len(tightened.questions) > len(stopped.questions)
+
+    assert _cli_arena(path, capacity, "--stop-at-fit") == first.arena_bytes
+    assert _cli_arena(path, capacity) == optimum
+
+
+def test_stop_at_fit_through_auto_stops_once_a_fast_planner_fits():
+    buffers = [Buffer(i, size, start, end) for i, (start, end, size) in enumerate(LOOSE_FIRST_FIT)]
+    problem = problem_from_intervals(buffers)
+    loose = max(run_planner(problem, name).arena_bytes for name in other_planners())
+    plan = run_planner(problem, "auto", 5.0, capacity=loose, stop_at_fit=True)
+    assert plan.arena_bytes <= loose
+    assert plan.tried and plan.tried[0][1] <= loose and len(plan.tried) == 1
+    assert run_planner(problem, "auto", 5.0, capacity=loose).arena_bytes == brute_force_optimum(problem)
+
+
+def test_stop_at_fit_needs_a_budget(tmp_path: Path):
+    from mcu_planner.cli import main
+
+    path = tmp_path / "x.csv"
+    path.write_text("id,lower,upper,size\na,0,1,4\n")
+    assert main(["--intervals", str(path), "--planner", "optimal", "--stop-at-fit"]) == 2

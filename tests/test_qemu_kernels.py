@@ -32,13 +32,20 @@ def conv_model() -> bytes:
     # Input ranges [0, 3] and [-2, 0]: zero points -128 and 127.
     odd = net.input((1, 5, 7, 13), 0.0, 3.0)
     wide = net.input((2, 3, 3, 22), -2.0, 0.0)
+    # 3 * 3 * 73 = 657 values per window: past the 640 that windows copied
+    # into columns hold (mcu_conv.c), so these take the runs-per-row path.
+    deep = net.input((1, 6, 5, 73), -1.0, 2.0)
     outputs = [
+        net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
+        net.conv2d(deep, 3, kernel=(3, 3), strides=(1, 2), padding="SAME", activation="RELU"),
         # Pointwise: 13 channels (three words and one left over), 35 pixels
         # (a lone last pixel), 9 filters (a lone last filter).
         net.conv2d(odd, 9, kernel=(1, 1)),
         net.conv2d(odd, 6, kernel=(1, 1), strides=(2, 3)),
         net.conv2d(wide, 5, kernel=(1, 1), activation="RELU"),
-        # Windows: whole rows of 3 * 13 = 39 taps inside, shorter at the border.
+        # Windows of up to 640 values go through columns (a whole window per
+        # run, padding as the zero point): 3 * 3 * 13 = 117 at every border,
+        # odd output widths (a lone last pixel), dilation and stride.
         net.conv2d(odd, 7, kernel=(3, 3), padding="SAME"),
         net.conv2d(odd, 4, kernel=(2, 3), strides=(2, 1), padding="SAME", dilation=(2, 2)),
         net.conv2d(wide, 3, kernel=(3, 2), padding="SAME", activation="RELU6"),

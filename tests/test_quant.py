@@ -129,6 +129,81 @@ def test_c_multiplier_matches_python(quant_harness):
         assert int(out[n + i]) == math.floor(exact + Fraction(1, 2))
 
 
+SWEEP = r"""
+#include <stdio.h>
+#include "mcu_quant.h"
+/* xorshift: a fixed sequence of 32-bit values, no libc rand. */
+static uint32_t next(uint32_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 17;
+    *state ^= *state << 5;
+    return *state;
+}
+static long checked, wrong;
+static void check(int32_t x, int32_t m, int s)
+{
+    const int32_t fast = mcu_mul_by_quantized_mul(x, m, s);
+    const int32_t slow = mcu_mul_by_quantized_mul_two_roundings(x, m, s);
+    ++checked;
+    if (fast != slow && wrong++ < 5) {
+        printf("x=%ld m=%ld s=%d fast=%ld two_roundings=%ld\n", (long)x, (long)m, s, (long)fast, (long)slow);
+    }
+}
+int main(void)
+{
+    /* Multipliers with many trailing zero bits make the products land on
+     * exact ties of both roundings; the rest are the range's ends and
+     * arbitrary values. */
+    static const int32_t multipliers[] = {0, 1, 3, 1 << 30, (1 << 30) + (1 << 29), (1 << 30) + 1, 0x50000000,
+                                          0x60000000, 0x7FFF0000, INT32_MAX, INT32_MIN, -1, -(1 << 30),
+                                          1518500250, 1140850688, 2004318071};
+    static const int32_t edges[] = {INT32_MIN, INT32_MIN + 1, -(1 << 30) - 1, -(1 << 30), -(1 << 30) + 1,
+                                    -1, 0, 1, (1 << 30) - 1, 1 << 30, INT32_MAX - 1, INT32_MAX};
+    uint32_t state = 2463534242u;
+    size_t mi, ei;
+    int s;
+    int32_t x;
+    /* Left shifts past 31 (tiny output scales) shift by the count mod 32. */
+    for (s = -31; s <= 40; ++s) {
+        for (mi = 0; mi < sizeof multipliers / sizeof multipliers[0]; ++mi) {
+            const int32_t m = multipliers[mi];
+            for (x = -70000; x <= 70000; ++x) {
+                check(x, m, s);
+            }
+            for (ei = 0; ei < sizeof edges / sizeof edges[0]; ++ei) {
+                check(edges[ei], m, s);
+            }
+            for (x = 0; x < 20000; ++x) {
+                check((int32_t)next(&state), m, s);
+                check((int32_t)next(&state), (int32_t)next(&state), s);
+            }
+        }
+    }
+    printf("%ld checked, %ld wrong\n", checked, wrong);
+    return 0;
+}
+"""
+
+
+def test_c_one_rounding_multiplier_equals_two_roundings(tmp_path):
+    """mcu_mul_by_quantized_mul (one 64-bit sum and shift) against TFLite's
+    two roundings written out, over every shift: all x in a band around 0,
+    the int32 edges, ties, and arbitrary values and multipliers."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "sweep.c").write_text(SWEEP)
+    exe = tmp_path / "sweep"
+    subprocess.run(
+        [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{firmware_dir() / 'runtime'}", str(tmp_path / "sweep.c"), "-o", str(exe)],
+        check=True,
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith(" 0 wrong"), out
+    assert int(out.split()[-4]) > 100_000_000
+
+
 def test_c_fixed_point_exp_and_reciprocal(quant_harness):
     diffs = [0.0, -0.001, -0.124, -0.25, -0.7, -1.0, -3.3, -8.0, -15.9, -31.0]
     integer_bits = 5
@@ -196,3 +271,39 @@ def test_c_int64_multiplier_matches_python(quant_harness):
         exact = Fraction(x * reduced, 1 << (15 - s))
         assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
 
+
+
+def _saturate_int32(x: int) -> int:
+    return max(-(1 << 31), min((1 << 31) - 1, x))
+
+
+def _helium_mul_by_quantized_mul(x: int, multiplier: int, shift: int) -> int:
+    """mcu_mul_by_quantized_mul_x4's instruction sequence on one lane, each
+    instruction as the Arm ARM's pseudocode defines it (VSHL, VQRDMULH, VAND,
+    VSHR, VQADD, VRSHL on 32-bit lanes)."""
+    right = min(shift, 0)  # VMIN with 0: -e
+    shifted = quant.wrap_int32(x << (max(shift, 0) & 31))  # VAND 31, VSHL: no saturation
+    high = _saturate_int32((2 * shifted * multiplier + (1 << 31)) >> 32)  # VQRDMULH
+    ties_away = -1 if (high & right & 0xFFFFFFFF) >> 31 else 0  # VAND, VSHR #31
+    fixed = _saturate_int32(high + ties_away)  # VQADD
+    if right == 0:
+        return fixed  # VRSHL by 0
+    return (fixed + (1 << (-right - 1))) >> -right  # VRSHL by -e: rounded, no overflow
+
+
+def test_helium_requantization_sequence_equals_tflite():
+    """The Helium lane sequence (Cortex-M55) against TFLite's two roundings:
+    ties of both roundings on either sign, the int32 ends, every shift.  The
+    QEMU kernel tests run the instructions themselves on models."""
+    rng = np.random.default_rng(13)
+    multipliers = [0, 1, 1 << 30, (1 << 30) + (1 << 29), 0x60000000, (1 << 31) - 1, -(1 << 31), 1518500250]
+    xs = list(range(-40, 41)) + [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -(1 << 30), 1 << 30, -(3 << 28), 3 << 28]
+    xs += [int(v) for v in rng.integers(-(1 << 31), 1 << 31, 40)]
+    checked = 0
+    for shift in range(-31, 31):
+        for multiplier in multipliers:
+            for x in xs:  # small x against 2^30-style multipliers land on exact ties
+                expected = quant.multiply_by_quantized_multiplier(x, multiplier, shift)
+                assert _helium_mul_by_quantized_mul(x, multiplier, shift) == expected, (x, multiplier, shift)
+                checked += 1
+    assert checked > 50_000

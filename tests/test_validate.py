@@ -223,7 +223,7 @@ def test_an_opcode_without_rules_is_left_to_lowering(tmp_path, capsys):
 
     assert "SIN" not in OP_RULES
     code, err = plan_exit(b.build(), tmp_path, capsys, "-o", str(tmp_path / "out"))
-    assert code == 4 and len(err) == 1 and "SIN" in err[0], err
+    assert code == 4 and any(line.strip().startswith("SIN float32") for line in err), err
 
 
 def test_zero_point_outside_an_int32_field_is_bad_input_not_a_bug():

@@ -7,7 +7,10 @@
 #include "mcu_quant.h"
 #include "mcu_window.h"
 
-static int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias, int32_t out_c)
+#include <string.h>
+
+static inline MCU_ALWAYS_INLINE int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias,
+                                                int32_t out_c)
 {
     if (bias) {
         acc += bias[out_c];
@@ -15,6 +18,50 @@ static int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int3
     acc = mcu_mul_by_quantized_mul(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
     return (int8_t)mcu_clamp_s32(acc + p->output_offset, p->act_min, p->act_max);
 }
+
+#if defined(MCU_MVE)
+/* requantize_s8 on four lanes whose channels are `channels` (their multiplier,
+ * shift and bias gathered); int32 adds wrap as the scalar ones do. */
+static inline int32x4_t requantize_s8x4_gather(const mcu_conv_s8_params *p, int32x4_t acc, const int32_t *bias,
+                                                uint32x4_t channels)
+{
+    if (bias) {
+        acc = vaddq_s32(acc, vldrwq_gather_shifted_offset_s32(bias, channels));
+    }
+    acc = mcu_mul_by_quantized_mul_x4(acc, vldrwq_gather_shifted_offset_s32(p->output_multiplier, channels),
+                                      vldrwq_gather_shifted_offset_s32(p->output_shift, channels));
+    acc = vaddq_n_s32(acc, p->output_offset);
+    return vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max));
+}
+
+/* Channels out_c .. out_c + 3, stored as four int8. */
+static inline void requantize_s8x4_store(const mcu_conv_s8_params *p, int32x4_t acc, const int32_t *bias,
+                                         int32_t out_c, int8_t *out)
+{
+    if (bias) {
+        acc = vaddq_s32(acc, vldrwq_s32(bias + out_c));
+    }
+    acc = mcu_mul_by_quantized_mul_x4(acc, vldrwq_s32(p->output_multiplier + out_c),
+                                      vldrwq_s32(p->output_shift + out_c));
+    acc = vaddq_n_s32(acc, p->output_offset);
+    vstrbq_s32(out + out_c, vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max)));
+}
+
+/* A 2 x 2 block: sums {pixel 0 channel c, pixel 0 c + 1, pixel 1 c, pixel 1
+ * c + 1} to out[c], out[c + 1], out[output_c + c], out[output_c + c + 1].
+ * Without a second channel (pixel) its lanes repeat the first channel and
+ * are not stored. */
+static inline void requantize_s8_2x2_store(const mcu_conv_s8_params *p, const int32_t sums[4], const int32_t *bias,
+                                           int32_t out_c, int has_pair, int has_second, int8_t *out)
+{
+    const uint32_t c0 = (uint32_t)out_c, c1 = c0 + (has_pair ? 1u : 0u), row = (uint32_t)p->output_c;
+    const uint32_t lane_channels[4] = {c0, c1, c0, c1};
+    const uint32_t lane_offsets[4] = {c0, c0 + 1u, row + c0, row + c0 + 1u};
+    const mve_pred16_t lanes = (mve_pred16_t)((has_pair ? 0xFFFFu : 0x0F0Fu) & (has_second ? 0xFFFFu : 0x00FFu));
+    const int32x4_t q = requantize_s8x4_gather(p, vldrwq_s32(sums), bias, vldrwq_u32(lane_channels));
+    vstrbq_scatter_offset_p_s32(out, vldrwq_u32(lane_offsets), q, lanes);
+}
+#endif
 
 static float bias_and_clamp_f32(const mcu_conv_f32_params *p, float total, const float *bias, int32_t out_c)
 {
@@ -197,6 +244,45 @@ MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int
     sums[3] = s11;
 }
 
+/* Every output channel of two pixels (or one: has_second 0, x1 = x0) whose
+ * `n` taps are contiguous in x0 and x1, against filters `n` apart, two
+ * channels at a time; window_offset_terms adds the input offset. */
+static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const int8_t *x1,
+                               const int8_t *filter, int32_t n, const int32_t *bias, int has_second, int8_t *out0)
+{
+    const int32_t out_c = p->output_c;
+    const int32_t *terms = p->window_offset_terms;
+    int8_t *out1 = out0 + out_c;
+    int32_t oc;
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int has_pair = oc + 1 < out_c;
+        const int8_t *w0 = filter + (size_t)oc * (size_t)n;
+        int32_t acc[4];
+        dot2x2_s8(x0, x1, w0, has_pair ? w0 + n : w0, n, acc);
+        acc[0] += terms[oc];
+        acc[2] += terms[oc];
+        if (has_pair) {
+            acc[1] += terms[oc + 1];
+            acc[3] += terms[oc + 1];
+        }
+#if defined(MCU_MVE)
+        requantize_s8_2x2_store(p, acc, bias, oc, has_pair, has_second, out0);
+        (void)out1;
+#else
+        out0[oc] = requantize_s8(p, acc[0], bias, oc);
+        if (has_second) {
+            out1[oc] = requantize_s8(p, acc[2], bias, oc);
+        }
+        if (has_pair) {
+            out0[oc + 1] = requantize_s8(p, acc[1], bias, oc + 1);
+            if (has_second) {
+                out1[oc + 1] = requantize_s8(p, acc[3], bias, oc + 1);
+            }
+        }
+#endif
+    }
+}
+
 /* Pointwise (1x1 filter, no padding, one group): a matrix product of the
  * strided input pixels and the filter, two pixels by two channels at a time. */
 static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -205,13 +291,10 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t pixels = p->batches * pixels_per_image;
-    const int32_t *terms = p->window_offset_terms;
-    int32_t pixel, oc;
+    int32_t pixel;
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
         const int8_t *x[2];
-        int8_t *out0 = output + (size_t)pixel * (size_t)out_c;
-        int8_t *out1 = out0 + out_c;
         int k;
         for (k = 0; k < 2; ++k) {
             const int32_t at = has_second ? pixel + k : pixel;
@@ -219,20 +302,74 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
             x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
                                            (yx % p->output_w) * p->stride_w, 0);
         }
-        for (oc = 0; oc < out_c; oc += 2) {
-            const int has_pair = oc + 1 < out_c;
-            const int8_t *w0 = filter + (size_t)oc * (size_t)in_c;
-            int32_t acc[4];
-            dot2x2_s8(x[0], x[1], w0, has_pair ? w0 + in_c : w0, in_c, acc);
-            out0[oc] = requantize_s8(p, acc[0] + terms[oc], bias, oc);
-            if (has_second) {
-                out1[oc] = requantize_s8(p, acc[2] + terms[oc], bias, oc);
-            }
-            if (has_pair) {
-                out0[oc + 1] = requantize_s8(p, acc[1] + terms[oc + 1], bias, oc + 1);
-                if (has_second) {
-                    out1[oc + 1] = requantize_s8(p, acc[3] + terms[oc + 1], bias, oc + 1);
+        conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, has_second,
+                           output + (size_t)pixel * (size_t)out_c);
+    }
+}
+
+/* Windows of at most this many values (filter_h * filter_w * input_c) are
+ * copied whole into a column, two output pixels at a time, so that every
+ * window is one run of taps however short its rows are and wherever it
+ * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
+#define MCU_CONV_COLUMN_MAX 640
+static int8_t conv_columns[2][MCU_CONV_COLUMN_MAX];
+
+/* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
+ * input_c values; taps in the padding hold the input zero point, which the
+ * input offset turns into 0, so the window's sum is the dot product plus
+ * window_offset_terms, exactly the reference's sum over the inside taps. */
+static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
+                                  const mcu_window_axis *wy, int32_t out_x, int8_t *column)
+{
+    const int32_t in_c = p->input_c;
+    const int zero_point = -p->input_offset; /* an int8 value */
+    const mcu_window_axis wx =
+        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const size_t row_bytes = (size_t)p->filter_w * (size_t)in_c;
+    int32_t fy, fx;
+    for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
+        if (fy < wy->first || fy >= wy->end) {
+            memset(column, zero_point, row_bytes);
+        } else if (p->dilation_w == 1 && wx.first == 0 && wx.end == p->filter_w) {
+            memcpy(column, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+                                                   mcu_window_input(&wx, 0), 0),
+                   row_bytes);
+        } else {
+            for (fx = 0; fx < p->filter_w; ++fx) {
+                int8_t *tap = column + (size_t)fx * (size_t)in_c;
+                if (fx < wx.first || fx >= wx.end) {
+                    memset(tap, zero_point, (size_t)in_c);
+                } else {
+                    memcpy(tap, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+                                                        mcu_window_input(&wx, fx), 0),
+                           (size_t)in_c);
                 }
+            }
+        }
+    }
+}
+
+/* One group, windows up to MCU_CONV_COLUMN_MAX values: each pair of output
+ * pixels is two columns against the whole filters. */
+static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                               const int32_t *bias, int8_t *output)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c;
+    int8_t *out = output;
+    int32_t b, out_y, out_x;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; out_x += 2) {
+                const int has_second = out_x + 1 < p->output_w;
+                conv_window_to_column(p, input, b, &wy, out_x, conv_columns[0]);
+                if (has_second) {
+                    conv_window_to_column(p, input, b, &wy, out_x + 1, conv_columns[1]);
+                }
+                conv_pixel_pair_s8(p, conv_columns[0], has_second ? conv_columns[1] : conv_columns[0], filter, window,
+                                   bias, has_second, out);
+                out += (size_t)p->output_c * (has_second ? 2u : 1u);
             }
         }
     }
@@ -273,6 +410,10 @@ MCU_NOINLINE static void conv_2d_s8_inside_pair(const mcu_conv_s8_params *p, con
                 acc[3] += sums[3];
             }
         }
+#if defined(MCU_MVE)
+        requantize_s8_2x2_store(p, acc, bias, oc, has_pair, 1, out);
+        continue;
+#endif
         out[oc] = requantize_s8(p, acc[0], bias, oc);
         out[out_c + oc] = requantize_s8(p, acc[2], bias, oc);
         if (has_pair) {
@@ -363,6 +504,8 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
         conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
         conv_1x1_s8(p, input, filter, bias, output);
+    } else if (p->filter_h * p->filter_w * p->input_c <= MCU_CONV_COLUMN_MAX) {
+        conv_2d_s8_columns(p, input, filter, bias, output);
     } else {
         conv_2d_s8_one_group(p, input, filter, bias, output);
     }
@@ -494,7 +637,11 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
 #if defined(MCU_MVE)
         {
             /* The four channels as the four lanes of a vector. */
-            int32x4_t sums = vdupq_n_s32(0);
+            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
+            (void)a0;
+            (void)a1;
+            (void)a2;
+            (void)a3;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
@@ -502,10 +649,8 @@ MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, con
                     sums = vaddq_s32(sums, vmulq_s32(xv, vldrbq_s32(wk)));
                 }
             }
-            a0 += vgetq_lane_s32(sums, 0);
-            a1 += vgetq_lane_s32(sums, 1);
-            a2 += vgetq_lane_s32(sums, 2);
-            a3 += vgetq_lane_s32(sums, 3);
+            requantize_s8x4_store(p, sums, bias, oc, out);
+            continue;
         }
 #else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
@@ -559,17 +704,19 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
         }
 #if defined(MCU_MVE)
         {
-            int32x4_t sums = vdupq_n_s32(0);
+            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
+            (void)a0;
+            (void)a1;
+            (void)a2;
+            (void)a3;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                     sums = vmlaq_n_s32(sums, vldrbq_s32(wk), (int32_t)*xk + offset);
                 }
             }
-            a0 += vgetq_lane_s32(sums, 0);
-            a1 += vgetq_lane_s32(sums, 1);
-            a2 += vgetq_lane_s32(sums, 2);
-            a3 += vgetq_lane_s32(sums, 3);
+            requantize_s8x4_store(p, sums, bias, oc, out);
+            continue;
         }
 #else
         for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {

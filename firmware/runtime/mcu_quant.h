@@ -50,8 +50,10 @@ static inline int32_t mcu_rounding_divide_by_pot_wide(int32_t x, int exponent)
 }
 
 /* x * multiplier * 2^shift where multiplier is a Q31 value in [0.5, 1):
- * TFLite's MultiplyByQuantizedMultiplier (double rounding variant). */
-static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, int shift)
+ * TFLite's MultiplyByQuantizedMultiplier (double rounding variant), written
+ * step by step as TFLite does.  mcu_mul_by_quantized_mul below gives the same
+ * value in fewer instructions; this one defines it (and tests compare them). */
+static inline int32_t mcu_mul_by_quantized_mul_two_roundings(int32_t x, int32_t multiplier, int shift)
 {
     const int left_shift = shift > 0 ? shift : 0;
     const int right_shift = shift > 0 ? 0 : -shift;
@@ -61,6 +63,43 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
      * mod 32 (SHL), and so does this, on every target, without UB. */
     const int32_t shifted = (int32_t)((uint32_t)x << (left_shift & 31));
     return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(shifted, multiplier), right_shift);
+}
+
+/* The same value from one 64-bit product, one constant and one shift (on
+ * Arm: SMULL, a 64-bit add, ASR of the high word).  Why it is equal, with
+ * p = x * multiplier and e = -shift:
+ * - the high mul is floor((p + 2^30) / 2^31) for either sign of p (gemmlowp
+ *   nudges negative products by 1 - 2^30 and truncates toward zero, which is
+ *   that floor), so t = that value, saturation aside;
+ * - the divide by 2^e (e >= 1) rounds ties away from zero:
+ *   floor((t + 2^(e-1) - [t < 0]) / 2^e);
+ * - floor(floor(y / A) / B) = floor(y / (A * B)) for integer y, so both
+ *   roundings are one floor of p + 2^30 + 2^(30+e) - [t < 0] * 2^31 over
+ *   2^(31+e), i.e. an arithmetic shift of its high word by e - 1;
+ * - t < 0 exactly when p < -2^30; for -2^30 <= p < 0, t = 0 and both values
+ *   of the correction give 0, so the sign of p decides.
+ * The one saturating case of the high mul (both factors INT32_MIN) needs a
+ * multiplier of INT32_MIN, which no quantized scale gives; it goes the long
+ * way. */
+static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, int shift)
+{
+    int64_t product, round;
+    int right_shift;
+    if (multiplier == INT32_MIN) {
+        return mcu_mul_by_quantized_mul_two_roundings(x, multiplier, shift);
+    }
+    if (shift >= 0) {
+        /* The left shift count mod 32, as the two-step version (x86's SHL). */
+        product = (int64_t)(int32_t)((uint32_t)x << (shift & 31)) * (int64_t)multiplier;
+        return (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+    }
+    right_shift = -shift;
+    product = (int64_t)x * (int64_t)multiplier;
+    /* 2^(30+e) | 2^30 (distinct bits, e >= 1) built from a 32-bit power of
+     * two shifted by a constant: no variable 64-bit shift. */
+    round = (int64_t)(((uint64_t)((uint32_t)1 << right_shift) << 30) | ((uint64_t)1 << 30)) -
+            (product < 0 ? ((int64_t)1 << 31) : 0);
+    return (int32_t)((product + round) >> 32) >> (right_shift - 1);
 }
 
 /* The same product rounded once: (x * multiplier + half) >> (31 - shift) in
@@ -86,14 +125,41 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
     return (int32_t)(uint32_t)(uint64_t)((x * (int64_t)reduced_multiplier + round) >> total_shift);
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
+#include <arm_mve.h>
+
+/* mcu_mul_by_quantized_mul on four lanes (Helium), each with its own
+ * multiplier and shift; the same values:
+ * - VSHL by a non-negative amount below 32 is the wrapping left shift;
+ * - VQRDMULH is by definition the saturating rounding doubling high mul,
+ *   SignedSat((2ab + 2^31) >> 32) = floor((ab + 2^30) / 2^31), saturating
+ *   only INT32_MIN * INT32_MIN;
+ * - VRSHL by -e rounds ties up, computed without overflow:
+ *   (t + 2^(e-1)) >> e; TFLite rounds ties away from zero, so negative t
+ *   first loses 1 when e > 0 (t & (-e) has the sign bit exactly then).  The
+ *   saturating add only matters at t = INT32_MIN, a multiple of 2^e, where
+ *   both give the same quotient. */
+static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t right = vminq_s32(shift, zero); /* -e */
+    /* VSHL by 32 or more gives 0; the count mod 32 is what the scalar
+     * helpers (and the x86 reference) shift by. */
+    const int32x4_t left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, left), multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), right);
+}
+#endif
+
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
 {
-    return mcu_sat_round_doubling_high_mul((int32_t)((uint32_t)x << left_shift), multiplier);
+    return mcu_mul_by_quantized_mul(x, multiplier, left_shift); /* left_shift >= 0: the high mul alone */
 }
 
 static inline int32_t mcu_mul_by_quantized_mul_smaller_than_one_exp(int32_t x, int32_t multiplier, int left_shift)
 {
-    return mcu_rounding_divide_by_pot(mcu_sat_round_doubling_high_mul(x, multiplier), -left_shift);
+    return mcu_mul_by_quantized_mul(x, multiplier, left_shift); /* left_shift <= 0: both steps */
 }
 
 static inline int32_t mcu_clamp_s32(int32_t x, int32_t lo, int32_t hi)

@@ -27,6 +27,15 @@
 #define MCU_NOINLINE
 #endif
 
+/* For a short step (requantizing one output) inside a kernel's output loop:
+ * inlined, the per-channel parameters stay in registers across outputs
+ * instead of being reloaded behind a call. */
+#if defined(__GNUC__)
+#define MCU_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define MCU_ALWAYS_INLINE
+#endif
+
 /* One byte of an int8 or uint8 tensor as its value: kernels that compute
  * alike on both types read the bytes through this and store the clamped
  * result's low byte, which is the same two's complement byte for int8. */

@@ -178,8 +178,9 @@ def search(
 def plan_optimal(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     """The smallest arena found in `budget.time_limit`; with a capacity, any
     plan within it is looked for first, then the search tightens while time
-    remains (when nothing fits, the smallest plan found is still the answer)."""
-    report = search(problem, budget.time_limit, capacity=budget.capacity)
+    remains, unless `budget.stop_at_fit` (when nothing fits, the smallest plan
+    found is still the answer)."""
+    report = search(problem, budget.time_limit, capacity=budget.capacity, stop_when_fits=budget.stop_at_fit)
     # Optimal among plans giving every live buffer its own bytes; with in-place
     # pairs a plan sharing bytes may be smaller, so claim nothing then.
     proven = report.proven_optimal and not problem.in_place_pairs()
