@@ -169,7 +169,9 @@ def _exact(flag: bool | None) -> str:
 def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> str:
     gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
     lines = [
         "# Cortex-M under QEMU: ticks, flash and RAM beside TFLM + CMSIS-NN",
         "",
@@ -180,7 +182,9 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> 
         "",
         "- ticks = SysTick ticks around one invoke under `-icount shift=0` (one instruction per virtual",
         "  nanosecond): deterministic; x instructions/tick (board's SysTick clock: "
-        + ", ".join(f"{b} {load_board(b).systick_hz // 10**6} MHz = {load_board(b).instructions_per_tick():g}" for b in boards)
+        + ", ".join(
+            f"{b} {load_board(b).systick_hz // 10**6} MHz = {load_board(b).instructions_per_tick():g}" for b in boards
+        )
         + ") = instructions executed. TFLM's figure is its first `Invoke()`.",
         "- ours / CMSIS-NN < 1 means we run fewer instructions than TFLM with CMSIS-NN.",
         "- exact: outputs equal LiteRT's reference kernels (float models: within 1e-5 of the largest magnitude),",
@@ -199,7 +203,9 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> 
         cmsis = r.tflm.get("cmsis-nn", (None,) * 4)
         ref = r.tflm.get("reference", (None,) * 4)
         if r.flash is None:
-            lines.append(f"| {r.model} | {r.board} | {r.note} | {_n(cmsis[0])} | {_n(ref[0])} |||||||||| {_n(cmsis[1])} |")
+            lines.append(
+                f"| {r.model} | {r.board} | {r.note} | {_n(cmsis[0])} | {_n(ref[0])} |||||||||| {_n(cmsis[1])} |"
+            )
             continue
         exact = " / ".join(_exact(flag) for flag in (r.exact, cmsis[2], ref[2]))
         runner_bytes = cmsis[3] if isinstance(cmsis[3], int) else None
@@ -241,8 +247,11 @@ def main() -> int:
                     row = Row(path.stem, board, note=f"error: {type(exc).__name__}: {exc}")
             rows.append(row)
             cmsis_ticks = row.tflm.get("cmsis-nn", (None,))[0]
-            print(f"{row.model:40} {row.board:11} ticks {_n(row.ticks):>12} TFLM+CMSIS-NN {_n(cmsis_ticks):>12} "
-                  f"ratio {_ratio(row.ticks, cmsis_ticks):>5} {row.note[:60]}", flush=True)
+            print(
+                f"{row.model:40} {row.board:11} ticks {_n(row.ticks):>12} TFLM+CMSIS-NN {_n(cmsis_ticks):>12} "
+                f"ratio {_ratio(row.ticks, cmsis_ticks):>5} {row.note[:60]}",
+                flush=True,
+            )
     Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner))
     print(f"wrote {args.out}")
     return 0

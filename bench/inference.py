@@ -45,8 +45,9 @@ def tflm_seconds(model_bytes: bytes, inputs: list[np.ndarray], iterations: int, 
     return (time.process_time() - started) / iterations
 
 
-def generated_seconds(target: HostTarget, generated: Path, name: str, graph, sample: list[bytes], iterations: int,
-                      workdir: Path) -> float:
+def generated_seconds(
+    target: HostTarget, generated: Path, name: str, graph, sample: list[bytes], iterations: int, workdir: Path
+) -> float:
     run = target.run(
         generated,
         name,
@@ -110,8 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rows.append(bench_model(path, args.seconds, workdir))
             r = rows[-1]
-            print(f"{r['model']}: generated {format_seconds(r['generated'])}, TFLM {format_seconds(r['tflm'])}, "
-                  f"x{r['tflm'] / r['generated']:.2f} ({r['iterations']} invocations)", flush=True)
+            print(
+                f"{r['model']}: generated {format_seconds(r['generated'])}, TFLM {format_seconds(r['tflm'])}, "
+                f"x{r['tflm'] / r['generated']:.2f} ({r['iterations']} invocations)",
+                flush=True,
+            )
         except UnsupportedModel as exc:
             skipped.append((path.stem, one_line(exc)))
             print(f"{path.stem}: unsupported: {one_line(exc)}", flush=True)

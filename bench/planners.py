@@ -120,7 +120,9 @@ def bench_models(names: list[str], time_limit: float) -> list[str]:
         try:
             graph = read_model(path)
         except McuPlanError as exc:
-            lines.append(f"| {label} | | | {type(exc).__name__}: {exc} |" + " |" * len(names) + " | ".join(tflm_cells) + " |")
+            lines.append(
+                f"| {label} | | | {type(exc).__name__}: {exc} |" + " |" * len(names) + " | ".join(tflm_cells) + " |"
+            )
             continue
         for alias in (True, False):
             problem = compute_lifetimes(graph, alignment=16, alias=alias).problem
@@ -195,8 +197,14 @@ def build_minimalloc() -> tuple[Path | None, str]:
 def minimalloc_fit(binary: Path, path: Path, capacity: int, time_limit: float) -> str:
     """minimalloc asked to fit `capacity` (its own validator checks the plan)."""
     with tempfile.TemporaryDirectory(prefix="minimalloc-") as scratch:
-        command = [str(binary), f"--capacity={capacity}", f"--input={path}", f"--output={scratch}/out.csv", "--validate",
-                   f"--timeout={time_limit:g}s"]
+        command = [
+            str(binary),
+            f"--capacity={capacity}",
+            f"--input={path}",
+            f"--output={scratch}/out.csv",
+            "--validate",
+            f"--timeout={time_limit:g}s",
+        ]
         started = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=time_limit + 30)
@@ -222,8 +230,13 @@ def interval_instances() -> list[tuple[str, Path, int | None]]:
 
 
 def bench_intervals(
-    names: list[str], time_limit: float, heuristic_limit: float, cpsat: bool, cpsat_absent: str = "",
-    minimalloc: Path | None = None, minimalloc_absent: str = "",
+    names: list[str],
+    time_limit: float,
+    heuristic_limit: float,
+    cpsat: bool,
+    cpsat_absent: str = "",
+    minimalloc: Path | None = None,
+    minimalloc_absent: str = "",
 ) -> list[str]:
     heuristics = [n for n in names if n != "optimal"]
     exact = ["optimal (first fit)", "auto"] if "optimal" in names else []
@@ -297,9 +310,16 @@ def bench_intervals(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "planners.md"))
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per interval instance (optimal, CP-SAT)")
+    parser.add_argument(
+        "--time-limit", type=float, default=60.0, help="seconds per interval instance (optimal, CP-SAT)"
+    )
     parser.add_argument("--model-time-limit", type=float, default=10.0, help="seconds per model for planners")
-    parser.add_argument("--heuristic-time-limit", type=float, default=10.0, help="seconds for time-limited heuristics on interval instances")
+    parser.add_argument(
+        "--heuristic-time-limit",
+        type=float,
+        default=10.0,
+        help="seconds for time-limited heuristics on interval instances",
+    )
     parser.add_argument("--no-cpsat", action="store_true", help="skip CP-SAT even when ortools is importable")
     parser.add_argument("--no-minimalloc", action="store_true", help="skip building and running minimalloc")
     parser.add_argument("--skip-models", action="store_true")
@@ -314,7 +334,14 @@ def main(argv: list[str] | None = None) -> int:
         cpsat, cpsat_absent = False, "`ortools` is not importable; it is not a dependency"
 
     minimalloc, minimalloc_absent = (None, "skipped with --no-minimalloc") if args.no_minimalloc else build_minimalloc()
-    lines = ["# Planner benchmark", "", machine_line(), "", f"Command: `python bench/planners.py` ({' '.join(sys.argv[1:]) or 'defaults'}).", ""]
+    lines = [
+        "# Planner benchmark",
+        "",
+        machine_line(),
+        "",
+        f"Command: `python bench/planners.py` ({' '.join(sys.argv[1:]) or 'defaults'}).",
+        "",
+    ]
     if not args.skip_models:
         print("models:", flush=True)
         lines += bench_models(names, args.model_time_limit) + [""]

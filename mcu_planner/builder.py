@@ -220,8 +220,14 @@ class ModelBuilder:
             builder.add_tensor(t.shape, t.dtype, t.quantization, t.data, name=t.name or None, is_variable=t.is_variable)
         for op in graph.operators:
             builder.add_op(
-                op.opcode, op.inputs, op.outputs, op.options, version=op.version, intermediates=op.intermediates,
-                custom_code=op.custom_code, options_table=op.options_tables[0] if op.options_tables else None,
+                op.opcode,
+                op.inputs,
+                op.outputs,
+                op.options,
+                version=op.version,
+                intermediates=op.intermediates,
+                custom_code=op.custom_code,
+                options_table=op.options_tables[0] if op.options_tables else None,
             )
         builder.set_io(graph.inputs, graph.outputs)
         return builder
@@ -319,7 +325,9 @@ class ModelBuilder:
         model_fields = {
             "Version": 3,
             "OperatorCodes": _offset_vector(fb, code_offsets),
-            "Subgraphs": _offset_vector(fb, [subgraph] + [_table(fb, tflite.SubGraph, {}) for _ in range(self.extra_subgraphs)]),
+            "Subgraphs": _offset_vector(
+                fb, [subgraph] + [_table(fb, tflite.SubGraph, {}) for _ in range(self.extra_subgraphs)]
+            ),
             "Description": fb.CreateString(self.description),
             "Buffers": _offset_vector(fb, buffer_offsets),
         }
@@ -504,7 +512,9 @@ def per_channel_int8_weights(
     return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
 
 
-def asymmetric_uint8_weights(rng: np.random.Generator, shape: Sequence[int], std: float) -> tuple[np.ndarray, Quantization]:
+def asymmetric_uint8_weights(
+    rng: np.random.Generator, shape: Sequence[int], std: float
+) -> tuple[np.ndarray, Quantization]:
     """Random normal weights quantized asymmetrically per tensor to uint8 over
     their own [min, max] (widened to hold 0), as TF1's quantization-aware
     training exports them: the filter zero point is rarely 0 or 128."""
@@ -549,7 +559,9 @@ def python_slice(begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask
         elif shrink_axis_mask >> i & 1:
             spec.append(begin[i])
         else:
-            spec.append(slice(None if begin_mask >> i & 1 else begin[i], None if end_mask >> i & 1 else end[i], strides[i]))
+            spec.append(
+                slice(None if begin_mask >> i & 1 else begin[i], None if end_mask >> i & 1 else end[i], strides[i])
+            )
     return tuple(spec)
 
 
@@ -644,32 +656,65 @@ class Int8Net:
         return self.mb.build()
 
     # weighted layers
-    def conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1)) -> int:
+    def conv2d(
+        self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1)
+    ) -> int:
         n, h, w, c = self.shape(x)
         name = self._name("conv2d")
         weights, wq = self._weights((filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(kernel[0] * kernel[1] * c))
         return self._weighted(
-            "CONV_2D", name, x, weights, wq, filters,
-            (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
-             conv_output_size(w, kernel[1], strides[1], dilation[1], padding), filters),
-            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
-             "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
-             "fused_activation_function": activation},
+            "CONV_2D",
+            name,
+            x,
+            weights,
+            wq,
+            filters,
+            (
+                n,
+                conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+                conv_output_size(w, kernel[1], strides[1], dilation[1], padding),
+                filters,
+            ),
+            {
+                "padding": padding,
+                "stride_h": strides[0],
+                "stride_w": strides[1],
+                "dilation_h_factor": dilation[0],
+                "dilation_w_factor": dilation[1],
+                "fused_activation_function": activation,
+            },
             activation,
         )
 
-    def depthwise_conv2d(self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", depth_multiplier=1, dilation=(1, 1)) -> int:
+    def depthwise_conv2d(
+        self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE", depth_multiplier=1, dilation=(1, 1)
+    ) -> int:
         n, h, w, c = self.shape(x)
         channels = c * depth_multiplier
         name = self._name("depthwise_conv2d")
         weights, wq = self._weights((1, kernel[0], kernel[1], channels), 3, 1 / math.sqrt(kernel[0] * kernel[1]))
         return self._weighted(
-            "DEPTHWISE_CONV_2D", name, x, weights, wq, channels,
-            (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
-             conv_output_size(w, kernel[1], strides[1], dilation[1], padding), channels),
-            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
-             "depth_multiplier": depth_multiplier, "dilation_h_factor": dilation[0],
-             "dilation_w_factor": dilation[1], "fused_activation_function": activation},
+            "DEPTHWISE_CONV_2D",
+            name,
+            x,
+            weights,
+            wq,
+            channels,
+            (
+                n,
+                conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+                conv_output_size(w, kernel[1], strides[1], dilation[1], padding),
+                channels,
+            ),
+            {
+                "padding": padding,
+                "stride_h": strides[0],
+                "stride_w": strides[1],
+                "depth_multiplier": depth_multiplier,
+                "dilation_h_factor": dilation[0],
+                "dilation_w_factor": dilation[1],
+                "fused_activation_function": activation,
+            },
             activation,
         )
 
@@ -681,13 +726,20 @@ class Int8Net:
         name = self._name("fully_connected")
         weights, wq = self._weights((units, depth), 0, 1 / math.sqrt(depth))
         return self._weighted(
-            "FULLY_CONNECTED", name, x, weights, wq, units, out_shape,
+            "FULLY_CONNECTED",
+            name,
+            x,
+            weights,
+            wq,
+            units,
+            out_shape,
             {"fused_activation_function": activation, "keep_num_dims": keep_num_dims},
             activation,
         )
 
-    def transpose_conv(self, x, filters, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="NONE",
-                       use_bias=True) -> int:
+    def transpose_conv(
+        self, x, filters, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="NONE", use_bias=True
+    ) -> int:
         """TRANSPOSE_CONV with a constant output_shape: output size
         in * stride (SAME) or (in - 1) * stride + kernel (VALID)."""
         n, h, w, c = self.shape(x)
@@ -701,10 +753,25 @@ class Int8Net:
         fan_in = max(kernel[0] * kernel[1] * c // (strides[0] * strides[1]), 1)
         weights, wq = per_channel_int8_weights(self.rng, (filters, kernel[0], kernel[1], c), 0, 1 / math.sqrt(fan_in))
         shape_tensor = self._int32_const(out_shape, f"{name}/output_shape")
-        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
-                   "fused_activation_function": activation}
-        return self._weighted("TRANSPOSE_CONV", name, x, weights, wq, filters, out_shape, options, activation,
-                              leading=(shape_tensor,), use_bias=use_bias)
+        options = {
+            "padding": padding,
+            "stride_h": strides[0],
+            "stride_w": strides[1],
+            "fused_activation_function": activation,
+        }
+        return self._weighted(
+            "TRANSPOSE_CONV",
+            name,
+            x,
+            weights,
+            wq,
+            filters,
+            out_shape,
+            options,
+            activation,
+            leading=(shape_tensor,),
+            use_bias=use_bias,
+        )
 
     # hybrid (dynamic-range) layers: float32 activations and bias, int8 weights
     def _hybrid_weighted(self, opcode, name, x, shape, axis, filter_scales, out_shape, options) -> int:
@@ -727,40 +794,99 @@ class Int8Net:
         self.mb.add_op(opcode, (x, w, b), (y,), options)
         return y
 
-    def hybrid_fully_connected(self, x, units, activation="NONE", per_channel=True,
-                               asymmetric_quantize_inputs=False) -> int:
+    def hybrid_fully_connected(
+        self, x, units, activation="NONE", per_channel=True, asymmetric_quantize_inputs=False
+    ) -> int:
         """FULLY_CONNECTED of a hybrid model (per output channel or one weight scale)."""
         shape = self.shape(x)
         return self._hybrid_weighted(
-            "FULLY_CONNECTED", self._name("hybrid_fully_connected"), x, (units, shape[-1]), 0,
-            "per_channel" if per_channel else "one", (int(np.prod(shape[:-1])), units),
-            {"fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs})
+            "FULLY_CONNECTED",
+            self._name("hybrid_fully_connected"),
+            x,
+            (units, shape[-1]),
+            0,
+            "per_channel" if per_channel else "one",
+            (int(np.prod(shape[:-1])), units),
+            {"fused_activation_function": activation, "asymmetric_quantize_inputs": asymmetric_quantize_inputs},
+        )
 
-    def hybrid_conv2d(self, x, filters, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
-                      dilation=(1, 1), filter_scales="per_channel") -> int:
+    def hybrid_conv2d(
+        self,
+        x,
+        filters,
+        kernel=(3, 3),
+        strides=(1, 1),
+        padding="SAME",
+        activation="NONE",
+        dilation=(1, 1),
+        filter_scales="per_channel",
+    ) -> int:
         n, h, w, c = self.shape(x)
-        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
-               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), filters)
+        out = (
+            n,
+            conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+            conv_output_size(w, kernel[1], strides[1], dilation[1], padding),
+            filters,
+        )
         return self._hybrid_weighted(
-            "CONV_2D", self._name("hybrid_conv2d"), x, (filters, *kernel, c), 0, filter_scales, out,
-            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "dilation_h_factor": dilation[0],
-             "dilation_w_factor": dilation[1], "fused_activation_function": activation})
+            "CONV_2D",
+            self._name("hybrid_conv2d"),
+            x,
+            (filters, *kernel, c),
+            0,
+            filter_scales,
+            out,
+            {
+                "padding": padding,
+                "stride_h": strides[0],
+                "stride_w": strides[1],
+                "dilation_h_factor": dilation[0],
+                "dilation_w_factor": dilation[1],
+                "fused_activation_function": activation,
+            },
+        )
 
-    def hybrid_depthwise_conv2d(self, x, kernel=(3, 3), strides=(1, 1), padding="SAME", activation="NONE",
-                                depth_multiplier=1, dilation=(1, 1), filter_scales="per_channel") -> int:
+    def hybrid_depthwise_conv2d(
+        self,
+        x,
+        kernel=(3, 3),
+        strides=(1, 1),
+        padding="SAME",
+        activation="NONE",
+        depth_multiplier=1,
+        dilation=(1, 1),
+        filter_scales="per_channel",
+    ) -> int:
         n, h, w, c = self.shape(x)
         channels = c * depth_multiplier
-        out = (n, conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
-               conv_output_size(w, kernel[1], strides[1], dilation[1], padding), channels)
+        out = (
+            n,
+            conv_output_size(h, kernel[0], strides[0], dilation[0], padding),
+            conv_output_size(w, kernel[1], strides[1], dilation[1], padding),
+            channels,
+        )
         return self._hybrid_weighted(
-            "DEPTHWISE_CONV_2D", self._name("hybrid_depthwise_conv2d"), x, (1, *kernel, channels), 3,
-            filter_scales, out,
-            {"padding": padding, "stride_h": strides[0], "stride_w": strides[1], "depth_multiplier": depth_multiplier,
-             "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
-             "fused_activation_function": activation})
+            "DEPTHWISE_CONV_2D",
+            self._name("hybrid_depthwise_conv2d"),
+            x,
+            (1, *kernel, channels),
+            3,
+            filter_scales,
+            out,
+            {
+                "padding": padding,
+                "stride_h": strides[0],
+                "stride_w": strides[1],
+                "depth_multiplier": depth_multiplier,
+                "dilation_h_factor": dilation[0],
+                "dilation_w_factor": dilation[1],
+                "fused_activation_function": activation,
+            },
+        )
 
-    def _weighted(self, opcode, name, x, weights, wq, channels, out_shape, options, activation,
-                  leading=(), use_bias=True) -> int:
+    def _weighted(
+        self, opcode, name, x, weights, wq, channels, out_shape, options, activation, leading=(), use_bias=True
+    ) -> int:
         """An op with weights: inputs leading..., x, weights, bias (CONV_2D &c.
         take x first; TRANSPOSE_CONV takes (output_shape, weights, x, bias))."""
         in_q = self.quant(x)
@@ -790,9 +916,20 @@ class Int8Net:
 
     def _pool(self, opcode, x, pool, strides, padding, activation) -> int:
         n, h, w, c = self.shape(x)
-        out = (n, conv_output_size(h, pool[0], strides[0], 1, padding), conv_output_size(w, pool[1], strides[1], 1, padding), c)
-        options = {"padding": padding, "stride_h": strides[0], "stride_w": strides[1],
-                   "filter_height": pool[0], "filter_width": pool[1], "fused_activation_function": activation}
+        out = (
+            n,
+            conv_output_size(h, pool[0], strides[0], 1, padding),
+            conv_output_size(w, pool[1], strides[1], 1, padding),
+            c,
+        )
+        options = {
+            "padding": padding,
+            "stride_h": strides[0],
+            "stride_w": strides[1],
+            "filter_height": pool[0],
+            "filter_width": pool[1],
+            "fused_activation_function": activation,
+        }
         return self._same_quant(opcode, self._name(opcode.lower()), x, out, options)
 
     def average_pool2d(self, x, pool=(2, 2), strides=(2, 2), padding="VALID", activation="NONE") -> int:
@@ -825,7 +962,9 @@ class Int8Net:
 
     def pad(self, x, paddings: Sequence[tuple[int, int]]) -> int:
         shape = self.shape(x)
-        p = self._int32_const(np.array(paddings, dtype=np.int32).reshape(len(shape), 2), f"pad_{self._count.get('pad', 0) + 1}/paddings")
+        p = self._int32_const(
+            np.array(paddings, dtype=np.int32).reshape(len(shape), 2), f"pad_{self._count.get('pad', 0) + 1}/paddings"
+        )
         out = tuple(d + before + after for d, (before, after) in zip(shape, paddings))
         return self._same_quant("PAD", self._name("pad"), x, out, {}, (p,))
 
@@ -836,17 +975,25 @@ class Int8Net:
         a = self._int32_const(axes, f"mean_{self._count.get('mean', 0) + 1}/axes")
         return self._same_quant("MEAN", self._name("mean"), x, out, {"keep_dims": keep_dims}, (a,))
 
-    def strided_slice(self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0,
-                      ellipsis_mask=0, new_axis_mask=0) -> int:
+    def strided_slice(
+        self, x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0, ellipsis_mask=0, new_axis_mask=0
+    ) -> int:
         """x[spec] with TensorFlow's masks; the output shape is numpy's for the
         same Python slice (an independent statement of the rules)."""
         out = np.empty(self.shape(x), dtype=np.int8)[
             python_slice(begin, end, strides, begin_mask, end_mask, shrink_axis_mask, ellipsis_mask, new_axis_mask)
         ].shape
         name = self._name("strided_slice")
-        consts = [self._int32_const(v, f"{name}/{k}") for k, v in (("begin", begin), ("end", end), ("strides", strides))]
-        options = {"begin_mask": begin_mask, "end_mask": end_mask, "shrink_axis_mask": shrink_axis_mask,
-                   "ellipsis_mask": ellipsis_mask, "new_axis_mask": new_axis_mask}
+        consts = [
+            self._int32_const(v, f"{name}/{k}") for k, v in (("begin", begin), ("end", end), ("strides", strides))
+        ]
+        options = {
+            "begin_mask": begin_mask,
+            "end_mask": end_mask,
+            "shrink_axis_mask": shrink_axis_mask,
+            "ellipsis_mask": ellipsis_mask,
+            "new_axis_mask": new_axis_mask,
+        }
         return self._same_quant("STRIDED_SLICE", name, x, out, options, consts)
 
     # data movement on any element type (the output keeps x's type and quantization)
@@ -885,7 +1032,9 @@ class Int8Net:
         shape = list(self.shape(x))
         a = axis % len(shape)
         count = shape.pop(a)
-        return self._multi("UNPACK", self._name("unpack"), x, [tuple(shape)] * count, {"num": count, "axis": axis}, (x,))
+        return self._multi(
+            "UNPACK", self._name("unpack"), x, [tuple(shape)] * count, {"num": count, "axis": axis}, (x,)
+        )
 
     def pack(self, *xs: int, axis: int = 0) -> int:
         shape = list(self.shape(xs[0]))
@@ -925,8 +1074,15 @@ class Int8Net:
         values = np.asarray(values, dtype=NUMPY_DTYPES[dtype])
         return self.mb.add_tensor(values.shape, dtype, quant, data=values, name=self._name("const"))
 
-    def op(self, opcode: str, inputs: Sequence[int], shape: Sequence[int], dtype: str = "int32",
-           options: dict[str, Any] | None = None, quant=None) -> int:
+    def op(
+        self,
+        opcode: str,
+        inputs: Sequence[int],
+        shape: Sequence[int],
+        dtype: str = "int32",
+        options: dict[str, Any] | None = None,
+        quant=None,
+    ) -> int:
         """Any single-output op whose output shape, type and quantization the caller knows."""
         y = self.mb.add_tensor(tuple(shape), dtype, quant, name=self._name(opcode.lower()))
         self.mb.add_op(opcode, inputs, (y,), options or {})
@@ -942,7 +1098,9 @@ class Int8Net:
         n, _, _, c = self.shape(x)
         s = self._int32_const(size, f"resize_nearest_neighbor_{self._count.get('resize_nearest_neighbor', 0) + 1}/size")
         options = {"align_corners": align_corners, "half_pixel_centers": half_pixel_centers}
-        return self._same_quant("RESIZE_NEAREST_NEIGHBOR", self._name("resize_nearest_neighbor"), x, (n, *size, c), options, (s,))
+        return self._same_quant(
+            "RESIZE_NEAREST_NEIGHBOR", self._name("resize_nearest_neighbor"), x, (n, *size, c), options, (s,)
+        )
 
     def resize_bilinear(self, x, size: tuple[int, int], align_corners=False, half_pixel_centers=False) -> int:
         n, _, _, c = self.shape(x)
@@ -1219,9 +1377,14 @@ class FloatNet:
         return self.op("REVERSE_V2", (x, self.int32_const(list(axes))), self.shape(x))
 
 
-def single_op_model(layer: str, *input_shapes: Sequence[int], seed: int = 0,
-                    input_ranges: Sequence[tuple[float, float]] | None = None, activations: str = "int8",
-                    **kwargs) -> bytes:
+def single_op_model(
+    layer: str,
+    *input_shapes: Sequence[int],
+    seed: int = 0,
+    input_ranges: Sequence[tuple[float, float]] | None = None,
+    activations: str = "int8",
+    **kwargs,
+) -> bytes:
     """A model of one Int8Net layer, e.g. single_op_model("conv2d", (1, 8, 8, 3),
     filters=4, strides=(2, 2)); each input is a graph input of the
     `activations` type ("int8", or "int16" for the 16x8 scheme)."""
@@ -1292,14 +1455,28 @@ def check_runs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
 # `lstm_model` gives each tensor it writes.
 LSTM_INPUT_SLOTS = (
     "input",
-    "input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights",
-    "recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+    "input_to_input_weights",
+    "input_to_forget_weights",
+    "input_to_cell_weights",
+    "input_to_output_weights",
+    "recurrent_to_input_weights",
+    "recurrent_to_forget_weights",
+    "recurrent_to_cell_weights",
     "recurrent_to_output_weights",
-    "cell_to_input_weights", "cell_to_forget_weights", "cell_to_output_weights",
-    "input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias",
-    "projection_weights", "projection_bias",
-    "output_state", "cell_state",
-    "input_layer_norm_coefficients", "forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
+    "cell_to_input_weights",
+    "cell_to_forget_weights",
+    "cell_to_output_weights",
+    "input_gate_bias",
+    "forget_gate_bias",
+    "cell_gate_bias",
+    "output_gate_bias",
+    "projection_weights",
+    "projection_bias",
+    "output_state",
+    "cell_state",
+    "input_layer_norm_coefficients",
+    "forget_layer_norm_coefficients",
+    "cell_layer_norm_coefficients",
     "output_layer_norm_coefficients",
 )
 _LSTM_GATES = ("input", "forget", "cell", "output")
@@ -1382,7 +1559,11 @@ def lstm_model(
         if layer_norm:
             vector(f"{gate}_layer_norm_coefficients", n_cell, 0.5, ln_scale, "int16")
             slots[f"{gate}_layer_norm_coefficients"] = slots[f"{gate}_layer_norm_coefficients"]
-        bias_scale = ln_scale * 2.0**-10 if layer_norm else (in_q.scales[0] * mb.tensors[slots[f"input_to_{gate}_weights"]].quant.scales[0] if quantized else 1.0)
+        bias_scale = (
+            ln_scale * 2.0**-10
+            if layer_norm
+            else (in_q.scales[0] * mb.tensors[slots[f"input_to_{gate}_weights"]].quant.scales[0] if quantized else 1.0)
+        )
         vector(f"{gate}_gate_bias", n_cell, 0.2, bias_scale)
     if peephole and cifg:
         slots.pop("cell_to_input_weights", None)
@@ -1396,13 +1577,19 @@ def lstm_model(
         hidden_q = int8_quant(-1.0, 1.0)
     slots["output_state"] = mb.add_tensor((batch, n_output), dtype, out_q, name="output_state", is_variable=True)
     cell_q = (cell_scale, 0) if quantized else None
-    slots["cell_state"] = mb.add_tensor((batch, n_cell), "int16" if quantized else "float32", cell_q, name="cell_state", is_variable=True)
+    slots["cell_state"] = mb.add_tensor(
+        (batch, n_cell), "int16" if quantized else "float32", cell_q, name="cell_state", is_variable=True
+    )
     output = mb.add_tensor(out_shape, dtype, out_q, name="output")
     intermediates: list[int] = []
     if quantized:
         for gate in _LSTM_GATES:
             # The matmul result before layer norm; its scale sets the effective scales.
-            intermediates.append(mb.add_tensor((0,), "int16", (gate_scale / 8 if layer_norm else gate_scale, 0), name=f"{gate}_intermediate"))
+            intermediates.append(
+                mb.add_tensor(
+                    (0,), "int16", (gate_scale / 8 if layer_norm else gate_scale, 0), name=f"{gate}_intermediate"
+                )
+            )
         intermediates.append(mb.add_tensor((0,), "int8", hidden_q, name="effective_hidden_scale_intermediate"))
     inputs = tuple(slots.get(name, -1) for name in LSTM_INPUT_SLOTS)
     options = {

@@ -67,6 +67,8 @@ def sanitizer_line(stderr: str) -> str | None:
             if marker in line:
                 return " ".join(line.split())[:300]
     return None
+
+
 # Float outputs may differ from the reference by summation order; the issue
 # allows 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
@@ -143,7 +145,9 @@ class HostTarget(Target):
         self.build_timeout = build_timeout
         self.run_timeout = run_timeout
 
-    def build(self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path) -> Path:
+    def build(
+        self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path
+    ) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
         harness = workdir / "harness.c"
         # NAME_reset() exists in every generated model; the harness calls it
@@ -178,7 +182,16 @@ class HostTarget(Target):
         return program
 
     def run(
-        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        self,
+        generated,
+        model_name,
+        samples,
+        *,
+        input_bytes,
+        output_bytes,
+        check_build,
+        workdir,
+        iterations=0,
         reset_at=None,
     ):
         program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
@@ -463,8 +476,13 @@ def run_generated(
         if sanitize:
             if not isinstance(runner, HostTarget):
                 raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
-            runner = HostTarget(runner.compiler, runner.optimization, build_timeout=runner.build_timeout,
-                                run_timeout=runner.run_timeout, sanitize=True)
+            runner = HostTarget(
+                runner.compiler,
+                runner.optimization,
+                build_timeout=runner.build_timeout,
+                run_timeout=runner.run_timeout,
+                sanitize=True,
+            )
 
         def run(check: bool) -> TargetRun:
             return runner.run(
@@ -526,7 +544,13 @@ def check_model(
     name = c_identifier(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
     graph, plan, files = generate_for_model(
-        model_bytes, name=name, planner=planner, time_limit=time_limit, ram=ram, alias=alias, label=label,
+        model_bytes,
+        name=name,
+        planner=planner,
+        time_limit=time_limit,
+        ram=ram,
+        alias=alias,
+        label=label,
         order=order,
     )
 
@@ -552,8 +576,16 @@ def check_model(
         input_sets = input_sets + input_sets[:replayed]
         expected = expected + expected[:replayed]
     runs = run_generated(
-        graph, files, name, input_sets, target=target, ram=ram, check_build=check_build, keep_dir=keep_dir,
-        reset_at=reset_at, sanitize=sanitize,
+        graph,
+        files,
+        name,
+        input_sets,
+        target=target,
+        ram=ram,
+        check_build=check_build,
+        keep_dir=keep_dir,
+        reset_at=reset_at,
+        sanitize=sanitize,
     )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])

@@ -62,7 +62,9 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
     p.add_argument("--align", type=_positive_int, default=16, help="buffer alignment in bytes (default 16)")
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
-    p.add_argument("--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops")
+    p.add_argument(
+        "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
+    )
     p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
     p.add_argument(
         "--order",
@@ -78,7 +80,9 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
     p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
-    p.add_argument("--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model")
+    p.add_argument(
+        "--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model"
+    )
     p.add_argument("--capacity", type=_size, help="with --intervals: the capacity to fit")
     p.add_argument(
         "--stop-at-fit",
@@ -95,9 +99,14 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)")
-    p.add_argument("--sanitize", action="store_true",
-                   help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)")
+    p.add_argument(
+        "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
+    )
+    p.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)",
+    )
     return p
 
 
@@ -190,9 +199,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         from .codegen import c_identifier, check_output_dir
 
         if args.name is not None and args.name != c_identifier(args.name):
-            raise InputError(
-                f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})"
-            )
+            raise InputError(f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})")
         check_output_dir(Path(args.output))
     if args.board:
         from .firmware_build import load_board
@@ -204,8 +211,14 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
 
 
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -326,8 +339,13 @@ def _run_plan(args: argparse.Namespace) -> int:
 
     staged = None
     if args.json:
-        staged = _StagedFile(Path(args.json), json.dumps(
-            report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1) + "\n")
+        staged = _StagedFile(
+            Path(args.json),
+            json.dumps(
+                report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1
+            )
+            + "\n",
+        )
     try:
         if args.output:
             _generate(args, planned)
@@ -434,8 +452,15 @@ def _run_intervals(args: argparse.Namespace) -> int:
 def _run_check(args: argparse.Namespace) -> int:
     from .check import check_model
 
-    report = check_model(args.model, target=args.target, inputs=args.inputs, seed=args.seed, ram=args.ram,
-                         sanitize=args.sanitize, extremes=args.sanitize)
+    report = check_model(
+        args.model,
+        target=args.target,
+        inputs=args.inputs,
+        seed=args.seed,
+        ram=args.ram,
+        sanitize=args.sanitize,
+        extremes=args.sanitize,
+    )
     for line in report.format():
         print(line)
     return 0

@@ -173,8 +173,7 @@ class FirmwareReport:
     def format(self) -> list[str]:
         if not self.built:
             return [
-                f"firmware sources for {self.board} written to {self.outdir} "
-                f"(build with: make -C {self.outdir})",
+                f"firmware sources for {self.board} written to {self.outdir} (build with: make -C {self.outdir})",
                 f"RAM budget {self.ram_budget} B: arena {self.arena_bytes} B, "
                 + (f"variables {self.variable_bytes} B, " if self.variable_bytes else "")
                 + f"stack reserve {self.stack_bytes} B",
@@ -272,8 +271,7 @@ def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
         raise FirmwareBuildError(
-            f"{name} not found; install the Cortex-M toolchain "
-            f"(apt-get install {TOOLCHAIN_PACKAGES})"
+            f"{name} not found; install the Cortex-M toolchain (apt-get install {TOOLCHAIN_PACKAGES})"
         )
     return path
 
@@ -397,7 +395,9 @@ def build_firmware(
     write_firmware_files(
         outdir, model=model, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
     )
-    report = FirmwareReport(outdir, spec.name, ram_bytes, model.arena_bytes, stack_bytes, variable_bytes=model.variable_bytes)
+    report = FirmwareReport(
+        outdir, spec.name, ram_bytes, model.arena_bytes, stack_bytes, variable_bytes=model.variable_bytes
+    )
     if not run_make:
         return report
     make_firmware(outdir, spec, ram_bytes, jobs)

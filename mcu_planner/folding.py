@@ -472,6 +472,7 @@ def _nonzero_divisor(b: np.ndarray) -> None:
 @folds("DIV")
 def _div(op, graph, inputs):
     _nonzero_divisor(inputs[1])
+
     # C++ integer division truncates toward zero.
     def truncating(a, b):
         q = np.abs(a) // np.abs(b)
@@ -510,5 +511,7 @@ def _reduce(op, graph, inputs):
         raise NotFoldable(f"{op.opcode} of int64")
     fn = np.prod if op.opcode == "REDUCE_PROD" else np.sum
     # int64 accumulation then wrap equals wrapping at every step (arithmetic mod 2^32).
-    result = _wrap(fn(value.astype(np.int64), axis=tuple(axes), keepdims=bool(op.options.get("keep_dims", False))), dtype)
+    result = _wrap(
+        fn(value.astype(np.int64), axis=tuple(axes), keepdims=bool(op.options.get("keep_dims", False))), dtype
+    )
     return [result]

@@ -90,7 +90,9 @@ class Tensor:
             return False
         if qa is None or qb is None:
             return qa is None and qb is None
-        return qa.scales == qb.scales and qa.zero_points == qb.zero_points and (not qa.per_channel or qa.axis == qb.axis)
+        return (
+            qa.scales == qb.scales and qa.zero_points == qb.zero_points and (not qa.per_channel or qa.axis == qb.axis)
+        )
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def operator_name(op: Operator) -> str:
 
 
 def operator_dtype_key(op: Operator, tensors: tuple[Tensor, ...] | list[Tensor]) -> str:
-    """"OPCODE dtype" for messages: the dtype of the op's first non-constant
+    """ "OPCODE dtype" for messages: the dtype of the op's first non-constant
     input (its first input where all are constant), "in->out" when the first
     output's differs."""
     present = [t for t in op.inputs if t >= 0]

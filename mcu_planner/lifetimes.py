@@ -71,9 +71,7 @@ def activation_tensors(graph: Graph) -> list[int]:
         used.update(t for t in op.inputs if t >= 0)
         used.update(t for t in op.outputs if t >= 0)
         used.update(op.scratch)
-    return sorted(
-        t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable
-    )
+    return sorted(t for t in used if not graph.tensors[t].is_constant and not graph.tensors[t].is_variable)
 
 
 def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], dict[int, int]]:

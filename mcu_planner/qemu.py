@@ -47,12 +47,18 @@ def qemu_command(machine: str, elf: Path, *, icount: bool = True) -> list[str]:
         # proportional to instructions executed, the same on every host.
         command += ["-icount", "shift=0"]
     command += [
-        "-display", "none",
-        "-monitor", "none",
-        "-serial", "none",
-        "-chardev", "stdio,id=sh0",
-        "-semihosting-config", "enable=on,target=native,chardev=sh0",
-        "-kernel", str(elf),
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-serial",
+        "none",
+        "-chardev",
+        "stdio,id=sh0",
+        "-semihosting-config",
+        "enable=on,target=native,chardev=sh0",
+        "-kernel",
+        str(elf),
     ]
     return command
 
@@ -203,7 +209,16 @@ class QemuTarget(Target):
         )
 
     def run(
-        self, generated, model_name, samples, *, input_bytes, output_bytes, check_build, workdir, iterations=0,
+        self,
+        generated,
+        model_name,
+        samples,
+        *,
+        input_bytes,
+        output_bytes,
+        check_build,
+        workdir,
+        iterations=0,
         reset_at=None,
     ):
         """All samples in one QEMU run, one invocation each, in order: state

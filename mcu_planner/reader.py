@@ -346,7 +346,9 @@ class _ModelParser:
         low = -1 if allow_absent else 0
         for t in refs:
             if not low <= t < self.num_tensors:
-                self.fail(f"{self.where}: {what} tensor index {t} out of range (subgraph has {self.num_tensors} tensors)")
+                self.fail(
+                    f"{self.where}: {what} tensor index {t} out of range (subgraph has {self.num_tensors} tensors)"
+                )
         return refs
 
     def read_operator(self, index: int, op: Any, op_codes: list[tuple[str, int, str | None]]) -> Operator:
@@ -450,9 +452,7 @@ class _ModelParser:
             self.fail(f"{what} has shape {list(shape)}: {t.nbytes} bytes is beyond any microcontroller")
         contents = self.read_buffer(what, tensor.Buffer())
         if contents is not None and len(contents) != t.nbytes:
-            self.fail(
-                f"{what}: constant data has {len(contents)} bytes but {dtype}{list(shape)} needs {t.nbytes}"
-            )
+            self.fail(f"{what}: constant data has {len(contents)} bytes but {dtype}{list(shape)} needs {t.nbytes}")
         return Tensor(index, name, shape, dtype, quantization, contents, t.is_variable)
 
     def read_shape(self, what: str, tensor: Any) -> tuple[int, ...]:
@@ -510,7 +510,9 @@ class _ModelParser:
                 if note not in self.notes:
                     self.notes.append(note)
             if not 0 <= axis < len(shape) or shape[axis] != len(scales):
-                self.fail(f"{what}: {len(scales)} per-channel scales do not match dimension {axis} of shape {list(shape)}")
+                self.fail(
+                    f"{what}: {len(scales)} per-channel scales do not match dimension {axis} of shape {list(shape)}"
+                )
         # float32 values widened exactly, so later stages recompute TFLite's
         # multipliers from the very numbers TFLite used.
         return Quantization(tuple(float(s) for s in scales), zero_points, axis)
@@ -528,7 +530,9 @@ class _ModelParser:
         offset, size = buffer.Offset(), buffer.Size()
         if offset > 1:  # data stored after the flatbuffer, as for models over 2 GB
             if offset + size > len(self.data):
-                self.fail(f"{what}: buffer {index} at byte {offset} + {size} lies past the end of the file ({len(self.data)} bytes)")
+                self.fail(
+                    f"{what}: buffer {index} at byte {offset} + {size} lies past the end of the file ({len(self.data)} bytes)"
+                )
             return self.data[offset : offset + size] if size else None
         return None
 
@@ -541,7 +545,9 @@ class _ModelParser:
             self.where = f"metadata {OFFLINE_PLAN_METADATA}"
             raw = self.read_buffer(f"metadata {OFFLINE_PLAN_METADATA}", entry.Buffer()) or b""
             if len(raw) % 4 or len(raw) < 12:
-                self.fail(f"metadata {OFFLINE_PLAN_METADATA}: {len(raw)} bytes is not a [version, subgraphs, tensors, offsets...] int32 array")
+                self.fail(
+                    f"metadata {OFFLINE_PLAN_METADATA}: {len(raw)} bytes is not a [version, subgraphs, tensors, offsets...] int32 array"
+                )
             values = np.frombuffer(raw, dtype="<i4")
             declared = int(values[2])
             if declared < num_tensors or len(values) < 3 + declared:

@@ -97,8 +97,9 @@ class ReferenceRefused(InputError):
     """The reference interpreter refused or could not run the model."""
 
 
-def run_isolated(model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout: float = REFERENCE_TIMEOUT_SECONDS
-                 ) -> list[list[np.ndarray]]:
+def run_isolated(
+    model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout: float = REFERENCE_TIMEOUT_SECONDS
+) -> list[list[np.ndarray]]:
     """The reference outputs for each input set, computed in a forked child
     process, so that a model the interpreter aborts on (TFLITE_CHECK, SIGABRT,
     a crash) ends as one ReferenceRefused line instead of ending mcu-plan.
@@ -148,7 +149,9 @@ def run_isolated(model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout
     if os.WIFSIGNALED(wait_status):
         number = os.WTERMSIG(wait_status)
         name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
-        raise ReferenceRefused(f"the reference interpreter aborted ({name}) on this model" + (f": {detail}" if detail else ""))
+        raise ReferenceRefused(
+            f"the reference interpreter aborted ({name}) on this model" + (f": {detail}" if detail else "")
+        )
     if not chunks:
         raise ReferenceRefused(f"the reference interpreter ended without an answer ({detail or 'no message'})")
     kind, value = pickle.loads(b"".join(chunks))

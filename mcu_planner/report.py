@@ -143,13 +143,20 @@ def planner_table(lifetimes: Lifetimes, plans: list[tuple[str, ArenaPlan | str]]
             f"{'yes' if plan.proven_optimal else 'no':>8} {plan.seconds * 1000:>10.1f}"
         )
     what = "live peak (no bound with in-place ops)" if lifetimes.problem.in_place_pairs() else "lower bound"
-    lines.append(f"{what} {bound:,} B" + ("; * = auto's pick" if any(
-        not isinstance(p, str) and p.chosen_by_auto for _, p in plans) else ""))
+    lines.append(
+        f"{what} {bound:,} B"
+        + ("; * = auto's pick" if any(not isinstance(p, str) and p.chosen_by_auto for _, p in plans) else "")
+    )
     return lines
 
 
 def plan_json(
-    model: str, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, alias: bool, op_order: tuple[int, ...] | None = None
+    model: str,
+    graph: Graph,
+    lifetimes: Lifetimes,
+    plan: ArenaPlan,
+    alias: bool,
+    op_order: tuple[int, ...] | None = None,
 ) -> dict:
     """The plan as JSON; op steps (first_op, last_op, in_place's op) count in
     run order, and `op_order` lists the model's op indices in that order."""

@@ -112,8 +112,14 @@ def strided_slice_axes(
             spec = (0, 0, 1, True, True, False)
         else:
             k = i - added_ellipsis
-            spec = (begin[k], end[k], strides[k], bool(begin_mask >> k & 1), bool(end_mask >> k & 1),
-                    bool(shrink_mask >> k & 1))
+            spec = (
+                begin[k],
+                end[k],
+                strides[k],
+                bool(begin_mask >> k & 1),
+                bool(end_mask >> k & 1),
+                bool(shrink_mask >> k & 1),
+            )
         if i - added_axes >= dims:
             raise SliceRefused(f"slice spec longer than the rank-{dims} input")
         size = shape[i - added_axes]
@@ -169,6 +175,7 @@ def _constant_ints(tensor) -> list[int] | None:
 def split_layout(op, graph) -> tuple[int, int, list[int]]:
     """(input position of the data, axis, length of each output along it) of
     a SPLIT, SPLIT_V or UNPACK, as TFLite's Prepare resolves them."""
+
     def tensor(position):
         t = op.inputs[position] if position < len(op.inputs) else -1
         return graph.tensors[t] if t >= 0 else None

@@ -96,7 +96,12 @@ def rule_dag_in_order(ctx: Context) -> None:
             if t < 0 or t in available or _is_source(graph.tensors[t]):
                 continue
             if t in writer:
-                ctx.fail("written-before-read", f"read before op {writer[t]} writes it (ops out of order or in a cycle)", op, t)
+                ctx.fail(
+                    "written-before-read",
+                    f"read before op {writer[t]} writes it (ops out of order or in a cycle)",
+                    op,
+                    t,
+                )
             ctx.fail("written-before-read", "read but never written (not a graph input, constant or variable)", op, t)
         for t in op.outputs:
             if t in op.inputs:
@@ -142,7 +147,9 @@ def rule_per_channel(ctx: Context, tensor: Tensor) -> None:
     if len(q.scales) <= 1:
         return
     if not 0 <= q.axis < len(tensor.shape):
-        ctx.fail("quantized-dimension", f"quantized_dimension {q.axis} outside rank {len(tensor.shape)}", tensor=tensor.index)
+        ctx.fail(
+            "quantized-dimension", f"quantized_dimension {q.axis} outside rank {len(tensor.shape)}", tensor=tensor.index
+        )
     if tensor.shape[q.axis] != len(q.scales) or len(q.zero_points) != len(q.scales):
         ctx.fail(
             "per-channel-length",
@@ -173,8 +180,16 @@ def rule_options_table(ctx: Context, op: Operator) -> None:
 
 
 # Option fields that are window sizes, strides or dilations: >= 1, within int16.
-_WINDOW_OPTIONS = ("stride_h", "stride_w", "stride_d", "dilation_h_factor", "dilation_w_factor", "dilation_d_factor",
-                   "filter_height", "filter_width")
+_WINDOW_OPTIONS = (
+    "stride_h",
+    "stride_w",
+    "stride_d",
+    "dilation_h_factor",
+    "dilation_w_factor",
+    "dilation_d_factor",
+    "filter_height",
+    "filter_width",
+)
 
 
 def rule_window_options(ctx: Context, op: Operator) -> None:
@@ -230,7 +245,11 @@ class OpView:
 
     def rank(self, tensor: Tensor, *ranks: int) -> None:
         if len(tensor.shape) not in ranks:
-            self.fail("rank", f"rank {len(tensor.shape)} ({list(tensor.shape)}), takes {' or '.join(map(str, ranks))}", tensor.index)
+            self.fail(
+                "rank",
+                f"rank {len(tensor.shape)} ({list(tensor.shape)}), takes {' or '.join(map(str, ranks))}",
+                tensor.index,
+            )
 
     def same_shape(self, a: Tensor, b: Tensor) -> None:
         if a.shape != b.shape:
@@ -243,7 +262,11 @@ class OpView:
     def quantized(self, *tensors: Tensor | None) -> None:
         """Integer activations of an arithmetic op carry a scale."""
         for t in tensors:
-            if t is not None and t.dtype in ("int8", "uint8", "int16") and not (t.quantization and t.quantization.scales):
+            if (
+                t is not None
+                and t.dtype in ("int8", "uint8", "int16")
+                and not (t.quantization and t.quantization.scales)
+            ):
                 self.fail("quantized-tensor", f"{t.dtype} tensor without quantization parameters", t.index)
 
     def constant_ints(self, tensor: Tensor | None) -> list[int] | None:
@@ -272,8 +295,12 @@ def _check_window_output(v: OpView, inp: Tensor, out: Tensor, window_h: int, win
     if None in sizes:
         return
     if min(sizes) < 0 or (out.shape[0], out.shape[1], out.shape[2]) != (inp.shape[0], *sizes):
-        v.fail("window-output-shape", f"shape {list(out.shape)}, but {padding} padding of {list(inp.shape)} gives "
-               f"{[inp.shape[0], *sizes, out.shape[3]]}", out.index)
+        v.fail(
+            "window-output-shape",
+            f"shape {list(out.shape)}, but {padding} padding of {list(inp.shape)} gives "
+            f"{[inp.shape[0], *sizes, out.shape[3]]}",
+            out.index,
+        )
 
 
 def _check_bias(v: OpView, bias: Tensor | None, channels: int) -> None:
@@ -284,7 +311,11 @@ def _check_bias(v: OpView, bias: Tensor | None, channels: int) -> None:
 def _check_filter_channels(v: OpView, filt: Tensor, channels: int, axis: int) -> None:
     q = filt.quantization
     if q is not None and len(q.scales) > 1 and (len(q.scales) != channels or q.axis != axis):
-        v.fail("filter-per-channel", f"{len(q.scales)} scales along dimension {q.axis}, needs {channels} along {axis}", filt.index)
+        v.fail(
+            "filter-per-channel",
+            f"{len(q.scales)} scales along dimension {q.axis}, needs {channels} along {axis}",
+            filt.index,
+        )
 
 
 def _window_weighted_tensors(v: OpView) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
@@ -296,8 +327,9 @@ def _window_weighted_tensors(v: OpView) -> tuple[Tensor, Tensor, Tensor | None, 
     return inp, filt, bias, out
 
 
-def _window_weighted_outputs(v: OpView, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor,
-                             channels: int, filter_axis: int) -> None:
+def _window_weighted_outputs(
+    v: OpView, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, channels: int, filter_axis: int
+) -> None:
     """What both convolutions require of their output side: `channels`
     output channels, one bias and one filter scale per channel (the filter's
     channels along `filter_axis`), the window's output size."""
@@ -331,7 +363,11 @@ def op_depthwise_conv_2d(v: OpView) -> None:
     if multiplier and in_c * multiplier != out_c:
         # TFLite derives the multiplier from the shapes; a disagreeing option
         # means the model was edited by hand.
-        v.fail("depth-multiplier", f"depth_multiplier {multiplier} x input depth {in_c} != filter depth {out_c}", filt.index)
+        v.fail(
+            "depth-multiplier",
+            f"depth_multiplier {multiplier} x input depth {in_c} != filter depth {out_c}",
+            filt.index,
+        )
     _window_weighted_outputs(v, inp, filt, bias, out, out_c, 3)
 
 
@@ -341,10 +377,16 @@ def op_fully_connected(v: OpView) -> None:
     v.rank(filt, 2)
     units, depth = filt.shape
     if depth == 0 or inp.num_elements % depth:
-        v.fail("weights-input-size", f"{inp.num_elements} input elements are not rows of the filter's {depth}", inp.index)
+        v.fail(
+            "weights-input-size", f"{inp.num_elements} input elements are not rows of the filter's {depth}", inp.index
+        )
     batches = inp.num_elements // depth
     if out.num_elements != batches * units:
-        v.fail("output-size", f"{out.num_elements} elements, {batches} rows x {units} units make {batches * units}", out.index)
+        v.fail(
+            "output-size",
+            f"{out.num_elements} elements, {batches} rows x {units} units make {batches * units}",
+            out.index,
+        )
     _check_bias(v, bias, units)
     _check_filter_channels(v, filt, units, 0)
     v.quantized(inp, filt, out)
@@ -410,7 +452,11 @@ def op_concatenation(v: OpView) -> None:
         if t is None:
             v.fail("input-count", "an input is absent")
         if len(t.shape) != rank or any(t.shape[d] != out.shape[d] for d in range(rank) if d != axis):
-            v.fail("concat-shape", f"shape {list(t.shape)} does not match output {list(out.shape)} off axis {axis}", t.index)
+            v.fail(
+                "concat-shape",
+                f"shape {list(t.shape)} does not match output {list(out.shape)} off axis {axis}",
+                t.index,
+            )
         total += t.shape[axis] if rank else 1
     if rank and total != out.shape[axis]:
         v.fail("concat-shape", f"axis {axis} is {out.shape[axis]}, the inputs add up to {total}", out.index)
@@ -441,7 +487,11 @@ def op_transpose(v: OpView) -> None:
     if sorted(perm) != list(range(len(inp.shape))):
         v.fail("permutation", f"{perm} is not a permutation of {len(inp.shape)} axes", v.op.inputs[1])
     if out.shape != tuple(inp.shape[p] for p in perm):
-        v.fail("transpose-output-shape", f"shape {list(out.shape)}, permuting gives {[inp.shape[p] for p in perm]}", out.index)
+        v.fail(
+            "transpose-output-shape",
+            f"shape {list(out.shape)}, permuting gives {[inp.shape[p] for p in perm]}",
+            out.index,
+        )
 
 
 def op_mean(v: OpView) -> None:
@@ -540,6 +590,7 @@ def load_model(source, label: str | None = None) -> Graph:
 
 # ---------------------------------------------------------------- derived constants
 
+
 def _out_of_range(values: Iterable, c_type: str) -> int | None:
     from .runtime_contract import INTEGER_RANGES
 
@@ -591,8 +642,11 @@ def rule_single_rounding_range(graph: Graph, call, op: Operator, fail) -> None:
         q = o if p["per_channel"] else 0
         factor = multipliers[q] * 2.0 ** (shifts[q] - 31)
         if float(row_reach[o]) * factor >= 2.0**31:
-            fail("fc-rescale-range", f"output {o}: accumulators up to {int(row_reach[o])} times the rescale factor "
-                 f"{factor:.6g} leave int32 (output scale too small for the int8 kernel)")
+            fail(
+                "fc-rescale-range",
+                f"output {o}: accumulators up to {int(row_reach[o])} times the rescale factor "
+                f"{factor:.6g} leave int32 (output scale too small for the int8 kernel)",
+            )
             return
 
 

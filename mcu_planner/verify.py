@@ -43,8 +43,10 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
         frozenset(pair)
         for step_index, step in enumerate(problem.steps)
         for pair in step.in_place
-        if pair[0] in by_id and pair[1] in by_id
-        and by_id[pair[0]].start == step_index and by_id[pair[1]].end == step_index + 1
+        if pair[0] in by_id
+        and pair[1] in by_id
+        and by_id[pair[0]].start == step_index
+        and by_id[pair[1]].end == step_index + 1
     }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))

@@ -42,7 +42,9 @@ def shared_model_paths() -> list[Path]:
 # tests/test_cli_codegen.py check the message).  Every model in
 # ../shared/models runs; this int8 pose model's index arithmetic (CAST,
 # GATHER_ND, int32 FLOOR_DIV / MUL / SUB) does not yet.
-UNSUPPORTED_PEER_MODELS: tuple[Path, ...] = (SHARED / "peer-tests" / "coral" / "movenet_single_pose_lightning_ptq.tflite",)
+UNSUPPORTED_PEER_MODELS: tuple[Path, ...] = (
+    SHARED / "peer-tests" / "coral" / "movenet_single_pose_lightning_ptq.tflite",
+)
 
 
 def supported_shared_model_paths() -> list[Path]:

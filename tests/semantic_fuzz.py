@@ -46,8 +46,12 @@ def _float_conv() -> bytes:
     bias = b.add_tensor((3,), "float32", data=np.array([0.1, -0.2, 0.3], np.float32))
     y = b.add_tensor((1, 5, 5, 3), "float32")
     z = b.add_tensor((1, 75), "float32")
-    b.add_op("CONV_2D", [x, w, bias], [y], {"padding": "SAME", "stride_h": 1, "stride_w": 1,
-                                             "fused_activation_function": "RELU"})
+    b.add_op(
+        "CONV_2D",
+        [x, w, bias],
+        [y],
+        {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "RELU"},
+    )
     shape = b.add_tensor((2,), "int32", data=np.array([1, 75], np.int32))
     b.add_op("RESHAPE", [y, shape], [z])
     b.set_io([x], [z])
@@ -91,8 +95,16 @@ class Draws:
 
 SPECIAL_SCALES = (0.0, -1.0, math.nan, math.inf, 1e-45, 1e-38, 1e-30, 1e30, 3e38)
 SPECIAL_ZERO_POINTS = (-(2**31), -32769, -200, -129, -128, -1, 0, 1, 127, 128, 255, 256, 32768, 2**31)
-OTHER_TABLES = ("Pool2DOptions", "Conv2DOptions", "DepthwiseConv2DOptions", "AddOptions", "ReshapeOptions",
-                "FullyConnectedOptions", "SoftmaxOptions", "ConcatenationOptions")
+OTHER_TABLES = (
+    "Pool2DOptions",
+    "Conv2DOptions",
+    "DepthwiseConv2DOptions",
+    "AddOptions",
+    "ReshapeOptions",
+    "FullyConnectedOptions",
+    "SoftmaxOptions",
+    "ConcatenationOptions",
+)
 WINDOW_VALUES = (-1, 0, 1, 2, 3, 7, 32767, 32768, 2**31 - 1)
 
 
@@ -146,7 +158,9 @@ def mutate_zero_point(graph: Graph, d: Draws) -> Graph:
     t = graph.tensors[d.choice(_quantized(graph))]
     q = t.quantization
     zero_points = list(q.zero_points)
-    zero_points[d.integer(0, len(zero_points) - 1)] = d.choice(SPECIAL_ZERO_POINTS) if d.integer(0, 1) else d.integer(-300, 300)
+    zero_points[d.integer(0, len(zero_points) - 1)] = (
+        d.choice(SPECIAL_ZERO_POINTS) if d.integer(0, 1) else d.integer(-300, 300)
+    )
     return with_tensor(graph, t.index, quantization=dataclasses.replace(q, zero_points=tuple(zero_points)))
 
 
@@ -164,8 +178,11 @@ def mutate_shape(graph: Graph, d: Draws) -> Graph:
 
 
 def mutate_bias_length(graph: Graph, d: Draws) -> Graph:
-    weighted = [op for op in graph.operators if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
-                and len(op.inputs) > 2 and op.inputs[2] >= 0]
+    weighted = [
+        op
+        for op in graph.operators
+        if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and len(op.inputs) > 2 and op.inputs[2] >= 0
+    ]
     if not weighted:
         return graph
     bias = graph.tensors[d.choice(weighted).inputs[2]]
@@ -173,7 +190,9 @@ def mutate_bias_length(graph: Graph, d: Draws) -> Graph:
     length = d.choice((0, 1, max(current - 1, 0), current + 1, current * 2))
     q = bias.quantization
     if q is not None and q.per_channel:
-        q = Quantization(tuple(np.resize(q.scales, length)) or (1.0,), tuple(np.resize(q.zero_points, length)) or (0,), 0)
+        q = Quantization(
+            tuple(np.resize(q.scales, length)) or (1.0,), tuple(np.resize(q.zero_points, length)) or (0,), 0
+        )
         q = q if length > 1 else Quantization(q.scales[:1], q.zero_points[:1])
     return with_tensor(graph, bias.index, shape=(length,), data=_resized_data(bias, (length,)), quantization=q)
 
@@ -200,7 +219,9 @@ def mutate_option_value(graph: Graph, d: Draws) -> Graph:
         return graph
     name = d.choice(names)
     value = op.options[name]
-    new = d.choice((math.nan, math.inf, -1.0, 0.0, 1e-30, 1e30)) if isinstance(value, float) else d.choice(WINDOW_VALUES)
+    new = (
+        d.choice((math.nan, math.inf, -1.0, 0.0, 1e-30, 1e30)) if isinstance(value, float) else d.choice(WINDOW_VALUES)
+    )
     return with_op(graph, index, options={**op.options, name: new})
 
 
@@ -288,8 +309,9 @@ def run_one(model: bytes, *, check: bool = True, sanitize: bool = False) -> Outc
         work_dir = Path(work)
         path = work_dir / "m.tflite"
         path.write_bytes(model)
-        code, err = _main_quietly([str(path), "-o", str(work_dir / "out"), "--json", str(work_dir / "plan.json"),
-                                   "--planner", "greedy"])
+        code, err = _main_quietly(
+            [str(path), "-o", str(work_dir / "out"), "--json", str(work_dir / "plan.json"), "--planner", "greedy"]
+        )
         written = sorted(p.name for p in work_dir.iterdir() if p.name != "m.tflite")
         outcome = Outcome(code, err, written if code != 0 else [])
         if code == 0 and check:
@@ -333,10 +355,15 @@ def campaign(count: int, seed: int, check_every: int = 1) -> None:
             bad += 1
             print(f"#{i} {description}: {problems} {outcome.stderr[:1]}", flush=True)
         if (i + 1) % 500 == 0:
-            print(f"{i + 1} runs: plan exits {dict(sorted(plan_codes.items(), key=str))}, "
-                  f"check exits {dict(sorted(check_codes.items()))}, contract broken {bad}", flush=True)
-    print(f"seed {seed}, {count} mutations: plan exits {dict(sorted(plan_codes.items(), key=str))}; "
-          f"check (every {check_every}. distinct exit-0 model) exits {dict(sorted(check_codes.items()))}; contract broken {bad}")
+            print(
+                f"{i + 1} runs: plan exits {dict(sorted(plan_codes.items(), key=str))}, "
+                f"check exits {dict(sorted(check_codes.items()))}, contract broken {bad}",
+                flush=True,
+            )
+    print(
+        f"seed {seed}, {count} mutations: plan exits {dict(sorted(plan_codes.items(), key=str))}; "
+        f"check (every {check_every}. distinct exit-0 model) exits {dict(sorted(check_codes.items()))}; contract broken {bad}"
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,12 @@ def weighted_model(opcode: str, output_scale: float, output_zero_point: int = 0)
         y = b.add_tensor((1, 2), "int8", (output_scale, output_zero_point))
     else:
         x = b.add_tensor((1, 3, 3, 2), "int8", (0.5, 3))
-        w = b.add_tensor((2, 1, 1, 2), "int8", Quantization((0.5, 0.5), (0, 0), 0),
-                         data=np.array([1, -2, 3, 4], np.int8).reshape(2, 1, 1, 2))
+        w = b.add_tensor(
+            (2, 1, 1, 2),
+            "int8",
+            Quantization((0.5, 0.5), (0, 0), 0),
+            data=np.array([1, -2, 3, 4], np.int8).reshape(2, 1, 1, 2),
+        )
         y = b.add_tensor((1, 3, 3, 2), "int8", (output_scale, output_zero_point))
     bias = b.add_tensor((2,), "int32", (BIAS_SCALE, 0), data=np.array([3, -5], np.int32))
     options = {} if opcode == "FULLY_CONNECTED" else {"padding": "VALID", "stride_h": 1, "stride_w": 1}
@@ -64,8 +68,9 @@ def test_fully_connected_rescale_leaving_int32_is_refused(shift):
 
 @pytest.mark.parametrize("shift", [-40, 0, 10])
 def test_fully_connected_rescale_inside_int32_matches_sanitized(shift):
-    report = check_model(weighted_model("FULLY_CONNECTED", scale_for_shift(shift), 5), inputs=4, sanitize=True,
-                         extremes=True)
+    report = check_model(
+        weighted_model("FULLY_CONNECTED", scale_for_shift(shift), 5), inputs=4, sanitize=True, extremes=True
+    )
     assert report.passed
 
 

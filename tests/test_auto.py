@@ -42,8 +42,10 @@ def _problem_greedy_leaves_above_the_bound():
             start = rng.randint(0, 10)
             buffers.append(Buffer(i, rng.choice([16, 32, 48, 80]), start, start + rng.randint(1, 5)))
         problem = problem_from_intervals(buffers, alignment=16)
-        if all(run_planner(problem, name).arena_bytes > peak_live(problem).bytes
-               for name in ("greedy", "shared-blocks", "best-fit", "first-fit", "bidirectional", "search")):
+        if all(
+            run_planner(problem, name).arena_bytes > peak_live(problem).bytes
+            for name in ("greedy", "shared-blocks", "best-fit", "first-fit", "bidirectional", "search")
+        ):
             return problem
     raise AssertionError("no instance where every fast planner misses the bound")
 

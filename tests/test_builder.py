@@ -31,7 +31,12 @@ EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 # (layer, input shapes, layer arguments, expected output shape)
 SINGLE_OPS = [
     ("conv2d", [(1, 8, 8, 3)], dict(filters=4, strides=(2, 2)), (1, 4, 4, 4)),
-    ("conv2d", [(1, 9, 7, 3)], dict(filters=5, kernel=(3, 2), padding="VALID", dilation=(2, 1), activation="RELU6"), (1, 5, 6, 5)),
+    (
+        "conv2d",
+        [(1, 9, 7, 3)],
+        dict(filters=5, kernel=(3, 2), padding="VALID", dilation=(2, 1), activation="RELU6"),
+        (1, 5, 6, 5),
+    ),
     ("depthwise_conv2d", [(1, 8, 8, 3)], dict(depth_multiplier=2, strides=(2, 2)), (1, 4, 4, 6)),
     ("fully_connected", [(2, 10)], dict(units=7, activation="RELU"), (2, 7)),
     ("fully_connected", [(1, 3, 10)], dict(units=7, keep_num_dims=True), (1, 3, 7)),
@@ -57,13 +62,25 @@ SINGLE_OPS = [
     ("pad", [(1, 4, 4, 3)], dict(paddings=((0, 0), (1, 2), (2, 1), (0, 0))), (1, 7, 7, 3)),
     ("mean", [(1, 4, 4, 3)], dict(axes=(1, 2)), (1, 1, 1, 3)),
     ("transpose", [(1, 4, 5, 3)], dict(perm=(0, 3, 1, 2)), (1, 3, 4, 5)),
-    ("strided_slice", [(1, 8, 8, 3)], dict(begin=(0, 1, 0, 0), end=(1, 7, 8, 3), strides=(1, 2, 3, 1), end_mask=0b1000), (1, 3, 3, 3)),
-    ("strided_slice", [(1, 8, 8, 3)], dict(begin=(0, 2, 0, 0), end=(1, 3, 8, 3), strides=(1, 1, 1, 1), shrink_axis_mask=0b10), (1, 8, 3)),
+    (
+        "strided_slice",
+        [(1, 8, 8, 3)],
+        dict(begin=(0, 1, 0, 0), end=(1, 7, 8, 3), strides=(1, 2, 3, 1), end_mask=0b1000),
+        (1, 3, 3, 3),
+    ),
+    (
+        "strided_slice",
+        [(1, 8, 8, 3)],
+        dict(begin=(0, 2, 0, 0), end=(1, 3, 8, 3), strides=(1, 1, 1, 1), shrink_axis_mask=0b10),
+        (1, 8, 3),
+    ),
     ("resize_nearest_neighbor", [(1, 4, 4, 3)], dict(size=(8, 6), half_pixel_centers=True), (1, 8, 6, 3)),
 ]
 
 
-@pytest.mark.parametrize("layer,shapes,kwargs,expected", SINGLE_OPS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SINGLE_OPS)])
+@pytest.mark.parametrize(
+    "layer,shapes,kwargs,expected", SINGLE_OPS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SINGLE_OPS)]
+)
 def test_single_op_models_run_in_reference_interpreter(layer, shapes, kwargs, expected):
     model = single_op_model(layer, *shapes, **kwargs)
     (output,) = check_runs(model)
@@ -83,7 +100,9 @@ def test_int8_outputs_use_their_range():
 
 def test_example_is_what_make_examples_writes():
     assert EXAMPLE.read_bytes() == tiny_kws_int8(seed=0)
-    check = subprocess.run([sys.executable, str(REPO / "examples" / "make_examples.py"), "--check"], capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "make_examples.py"), "--check"], capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stderr
 
 
@@ -92,8 +111,15 @@ def test_example_is_small_runs_and_uses_the_promised_ops():
     assert len(model) < 100_000
     graph = read_model(model)
     assert {op.opcode for op in graph.operators} == {
-        "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD",
-        "CONCATENATION", "RESHAPE", "FULLY_CONNECTED", "SOFTMAX",
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "AVERAGE_POOL_2D",
+        "MAX_POOL_2D",
+        "ADD",
+        "CONCATENATION",
+        "RESHAPE",
+        "FULLY_CONNECTED",
+        "SOFTMAX",
     }
     (probabilities,) = check_runs(model)
     assert probabilities.shape == (1, 12)

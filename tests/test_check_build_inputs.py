@@ -42,8 +42,15 @@ def _run_with_offsets(tmp_path, edit) -> None:
     generated = write_output(files, tmp_path / "gen")
     sizes = [graph.tensors[t].nbytes for t in graph.inputs]
     samples = [[np.zeros(n, np.int8).tobytes() for n in sizes]]
-    HostTarget().run(generated, "m", samples, input_bytes=sizes, output_bytes=[graph.tensors[graph.outputs[0]].nbytes],
-                     check_build=True, workdir=tmp_path / "work")
+    HostTarget().run(
+        generated,
+        "m",
+        samples,
+        input_bytes=sizes,
+        output_bytes=[graph.tensors[graph.outputs[0]].nbytes],
+        check_build=True,
+        workdir=tmp_path / "work",
+    )
 
 
 def test_unedited_plan_passes(tmp_path):

@@ -18,10 +18,9 @@ from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import run_planner
 from mcu_planner.reader import read_model
 
+
 @needs_shared
-@pytest.mark.parametrize(
-    "path", [model_param(p) for p in supported_shared_model_paths()] or [None]
-)
+@pytest.mark.parametrize("path", [model_param(p) for p in supported_shared_model_paths()] or [None])
 def test_shared_model_matches_the_reference(path):
     report = check_model(path, inputs=3, seed=0, raise_on_mismatch=False)
     assert report.total == 3
@@ -105,7 +104,6 @@ def test_ram_budget_counts_variable_tensors_as_the_planner_does():
     assert check_model(model, planner="greedy", ram=needed, inputs=1).passed
 
 
-
 def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
     """The exact planner gets `mcu-plan`'s default time limit and the arena's
     share of the RAM, as the plan command gives it."""
@@ -137,7 +135,10 @@ def test_check_runs_the_c_mcu_plan_writes(tmp_path):
     check_model(path, ram=ram, inputs=1, keep_dir=tmp_path / "checked")
     done = subprocess.run(
         [sys.executable, "-m", "mcu_planner.cli", str(path), "--ram", str(ram), "-o", str(tmp_path / "written")],
-        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
 
@@ -145,6 +146,7 @@ def test_check_runs_the_c_mcu_plan_writes(tmp_path):
         return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
     assert tree(tmp_path / "checked") == tree(tmp_path / "written")
+
 
 def test_unknown_target_and_no_inputs_are_bad_input():
     with pytest.raises(InputError, match="unknown target 'foo'.*host"):

@@ -27,7 +27,10 @@ MOBILENET = MODELS_DIR / "tflite-micro" / "mobilenet_v2_quantized_1x3x224x224.tf
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mcu_planner.cli", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd or REPO, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        timeout=300,
     )
 
 
@@ -80,8 +83,14 @@ def test_example_fits_and_the_json_plan_is_valid(tmp_path):
     for t in roots:
         members = [m for m in plan["tensors"] if root_of(m) is t]
         size = max(m["offset"] + m["bytes"] for m in members) - t["offset"]
-        buffers.append(Buffer(t["index"], -(-size // 16) * 16, min(m["first_op"] for m in members),
-                              max(m["last_op"] for m in members) + 1))
+        buffers.append(
+            Buffer(
+                t["index"],
+                -(-size // 16) * 16,
+                min(m["first_op"] for m in members),
+                max(m["last_op"] for m in members) + 1,
+            )
+        )
     problem = Problem(tuple(buffers), 16, lifetimes.problem.steps)
     offsets = {t["index"]: t["offset"] for t in roots}
     assert verify(problem, offsets, plan["arena_bytes"]) == []
@@ -241,9 +250,23 @@ def test_the_readme_example_application_builds_and_runs(tmp_path):
     assert run_cli(EXAMPLE, "--ram", "64K", "-o", outdir).returncode == 0
     app = tmp_path / "kws_app"
     build = subprocess.run(
-        ["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(outdir), *map(str, sorted(outdir.glob("*.c"))),
-         str(REPO / "examples" / "kws_app.c"), "-lm", "-o", str(app)],
-        capture_output=True, text=True,
+        [
+            "cc",
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-I",
+            str(outdir),
+            *map(str, sorted(outdir.glob("*.c"))),
+            str(REPO / "examples" / "kws_app.c"),
+            "-lm",
+            "-o",
+            str(app),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(app)], capture_output=True, text=True, timeout=60)

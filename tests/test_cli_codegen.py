@@ -19,6 +19,7 @@ from mcu_planner.planning import plan_auto
 from mcu_planner.reader import read_model
 from test_codegen import assert_names_every_unsupported_operator, chain_model
 
+
 def cli(*args) -> list[str]:
     return [sys.executable, "-m", "mcu_planner.cli", *map(str, args)]
 
@@ -65,7 +66,9 @@ def test_default_planner_gives_the_same_bytes_in_separate_processes(tmp_path, sh
     assert "search" in {name for name, _ in plan_auto(lifetimes.problem).tried}
     outdirs = [tmp_path / "first", tmp_path / "second"]
     runs = [
-        subprocess.Popen(cli(shared_or_built_model, "-o", out), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            cli(shared_or_built_model, "-o", out), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         for out in outdirs
     ]
     for run in runs:
@@ -164,9 +167,22 @@ def test_the_package_builds_without_a_c_compiler(tmp_path):
     if int(version("setuptools").split(".")[0]) < 77:
         pytest.skip("pyproject.toml needs setuptools >= 77 to build")
     done = subprocess.run(
-        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", tmp_path / "lib", "--build-temp", tmp_path / "tmp"],
-        cwd=REPO, env={**os.environ, "CC": "false", "LDSHARED": "false"}, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "setup.py",
+            "-q",
+            "build_ext",
+            "--build-lib",
+            tmp_path / "lib",
+            "--build-temp",
+            tmp_path / "tmp",
+        ],
+        cwd=REPO,
+        env={**os.environ, "CC": "false", "LDSHARED": "false"},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert "building extension \"mcu_planner._solver\" failed" in done.stderr
+    assert 'building extension "mcu_planner._solver" failed' in done.stderr
     assert not list((tmp_path / "lib").rglob("_solver*"))

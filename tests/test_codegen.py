@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS_DIR, UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
+from conftest import UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.codegen import (
@@ -186,7 +186,17 @@ def test_directory_holds_every_runtime_file_its_includes_name(tmp_path):
     app = tmp_path / "app.c"
     app.write_text('#include "net.h"\nint main(void) { return net_invoke(); }\n')
     subprocess.run(
-        ["cc", *WARNINGS, "-I", str(out), *map(str, sorted(out.glob("*.c"))), str(app), "-lm", "-o", str(tmp_path / "a")],
+        [
+            "cc",
+            *WARNINGS,
+            "-I",
+            str(out),
+            *map(str, sorted(out.glob("*.c"))),
+            str(app),
+            "-lm",
+            "-o",
+            str(tmp_path / "a"),
+        ],
         check=True,
     )
 
@@ -198,7 +208,16 @@ def test_generated_sources_compile_cleanly_for_cortex_m(tmp_path, check_build):
     flags = ["-mcpu=cortex-m4", "-mthumb", "-O2", *WARNINGS] + (["-DMCU_PLAN_CHECK"] if check_build else [])
     for source in sorted(out.glob("*.c")):
         subprocess.run(
-            ["arm-none-eabi-gcc", *flags, "-I", str(out), "-c", str(source), "-o", str(tmp_path / (source.stem + ".o"))],
+            [
+                "arm-none-eabi-gcc",
+                *flags,
+                "-I",
+                str(out),
+                "-c",
+                str(source),
+                "-o",
+                str(tmp_path / (source.stem + ".o")),
+            ],
             check=True,
         )
 
@@ -284,7 +303,9 @@ def test_aliased_reshape_and_concatenation_run_no_code_and_stay_exact(tmp_path):
         assert source.count("(aliased: no code)") == len(lifetimes.elided_ops)
         samples, expected = seeded_inputs(graph, model)
         for check_build in (False, True):
-            run = run_host(out, "net", graph, samples, check_build=check_build, workdir=tmp_path / f"b{index}{check_build}")
+            run = run_host(
+                out, "net", graph, samples, check_build=check_build, workdir=tmp_path / f"b{index}{check_build}"
+            )
             assert run.outputs == expected
 
 
@@ -293,7 +314,7 @@ def test_in_place_plan_passes_the_check_build(tmp_path):
     graph = read_model(model)
     lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
     logistic = next(op for op in graph.operators if op.opcode == "LOGISTIC")
-    (out_id, in_id), = lifetimes.problem.steps[logistic.index].in_place
+    ((out_id, in_id),) = lifetimes.problem.steps[logistic.index].in_place
     # Give every buffer its own bytes, except the logistic's output, which
     # takes its input's: the plan the in-place pair allows.
     offsets, at = {}, 0
@@ -420,7 +441,10 @@ def test_unsupported_operators_are_named_with_their_counts():
     with pytest.raises(UnsupportedModel) as caught:
         generate(graph, lifetimes, plan, name="net")
     assert_names_every_unsupported_operator(str(caught.value), graph)
-    assert unsupported_lines(str(caught.value)) == {("CUSTOM(TestOnlyOp)", "float32"): 2, ("HASHTABLE_LOOKUP", "float32"): 1}
+    assert unsupported_lines(str(caught.value)) == {
+        ("CUSTOM(TestOnlyOp)", "float32"): 2,
+        ("HASHTABLE_LOOKUP", "float32"): 1,
+    }
 
 
 @needs_shared
@@ -523,7 +547,6 @@ def test_output_directory_records_the_model_interface(tmp_path):
     assert (interface.name, interface.arena_section, interface.extern_arena) == ("net", ".ram2", False)
 
 
-
 @pytest.mark.parametrize(
     "change",
     [
@@ -545,6 +568,7 @@ def test_a_manifest_not_describing_a_model_counts_as_absent(tmp_path, change):
         del record["model"]["name"]
     (out / MANIFEST_NAME).write_text(json.dumps(record))
     assert read_interface(out) is None
+
 
 def test_check_build_poisons_a_buffer_released_too_early(tmp_path):
     model = chain_model()
@@ -609,7 +633,6 @@ def test_degenerate_graphs_build_cleanly_and_match_the_reference(tmp_path, model
     for check_build in (False, True):
         run = run_host(out, "net", graph, samples, check_build=check_build, workdir=tmp_path / str(check_build))
         assert run.outputs == expected
-
 
 
 def test_a_plan_without_buffers_builds_cleanly_and_runs(tmp_path):

@@ -24,7 +24,9 @@ def outdir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dropin") / "kws"
     done = subprocess.run(
         [sys.executable, "-m", "mcu_planner.cli", str(EXAMPLE), "--ram", "64K", "-o", str(out)],
-        capture_output=True, text=True, cwd=REPO,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
     return out

@@ -115,16 +115,37 @@ def test_cast_range_fill_fold_exactly():
         _probe(net, net.op("CAST", (ints,), (7,), "uint8"), "uint8"),
         _probe(net, net.op("CAST", (ints,), (7,), "float32"), "float32"),  # round to nearest
         _probe(net, net.op("RANGE", (net.const(3), net.const(-8), net.const(-2)), (6,)), "int32"),
-        _probe(net, net.op("RANGE", (net.const(0.1, "float32"), net.const(1.0, "float32"),
-                                     net.const(0.3, "float32")), (3,), "float32"), "float32"),
+        _probe(
+            net,
+            net.op(
+                "RANGE",
+                (net.const(0.1, "float32"), net.const(1.0, "float32"), net.const(0.3, "float32")),
+                (3,),
+                "float32",
+            ),
+            "float32",
+        ),
         _probe(net, net.op("FILL", (net.const([2, 3]), net.const(-5)), (2, 3)), "int32"),
         _probe(net, net.op("FILL", (net.const([4]), net.const(0.25, "float32")), (4,), "float32"), "float32"),
     ]
     _assert_folded_exactly(net, outputs)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "float32", "int32", pytest.param("int16", marks=pytest.mark.skipif(
-    "int16" not in ACTIVATION_DTYPES, reason="the probe's CONCATENATION needs int16 activations (int16 kernels)"))])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "int8",
+        "float32",
+        "int32",
+        pytest.param(
+            "int16",
+            marks=pytest.mark.skipif(
+                "int16" not in ACTIVATION_DTYPES,
+                reason="the probe's CONCATENATION needs int16 activations (int16 kernels)",
+            ),
+        ),
+    ],
+)
 def test_data_movement_on_constants_folds_exactly(dtype):
     net = Int8Net(5)
     quant = {"int8": Q, "int16": Quantization((1 / 4096,), (0,))}.get(dtype)
@@ -138,8 +159,14 @@ def test_data_movement_on_constants_folds_exactly(dtype):
     outputs.append(_probe(net, net.gather(c, [[3, 0], [1, 2]], axis=2, batch_dims=1), dtype, quant))
     outputs.append(_probe(net, net.gather(c, [1, 0, 1], axis=0), dtype, quant))
     outputs.append(_probe(net, net.transpose(c, [2, 0, 1]), dtype, quant))
-    outputs.append(_probe(net, net.op("CONCATENATION", (c, c), (2, 6, 4), dtype,
-                                      {"axis": 1, "fused_activation_function": "NONE"}, quant), dtype, quant))
+    outputs.append(
+        _probe(
+            net,
+            net.op("CONCATENATION", (c, c), (2, 6, 4), dtype, {"axis": 1, "fused_activation_function": "NONE"}, quant),
+            dtype,
+            quant,
+        )
+    )
     _assert_folded_exactly(net, outputs)
 
 
@@ -179,14 +206,19 @@ def test_shape_chain_folds_to_nothing_at_run_time(tmp_path):
     # No flash for the folded tensors: the only constants are the weights of
     # the conv and the fully connected layer.
     original = read_model(model)
-    folded_tensors = {t for op in original.operators if op.opcode in ("SHAPE", "STRIDED_SLICE", "PACK", "REDUCE_PROD")
-                      for t in op.outputs}
+    folded_tensors = {
+        t
+        for op in original.operators
+        if op.opcode in ("SHAPE", "STRIDED_SLICE", "PACK", "REDUCE_PROD")
+        for t in op.outputs
+    }
     for t in folded_tensors:
         assert f"const_t{t}[" not in source
     # No arena either: the same network with a constant shape plans the same
     # arena, and that equals the live peak of the conv's and FC's activations.
     plain_graph, plain_plan, _ = generate_for_model(_flatten_model(computed_shape=False), name="plain")
     assert plan.arena_bytes == plain_plan.arena_bytes
+
     # Nor flash beyond the result: the folded shape (two int32) stands where
     # the plain model has its constant shape (two int32); the SHAPE, slice
     # bounds and REDUCE_PROD axes are gone.
@@ -207,7 +239,10 @@ def test_folding_is_reported(tmp_path, capsys):
     assert main([str(path), "--ram", "64K"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"ops: 3 \(", out)
-    assert "note: 5 ops computed at generation time, now constants (PACK x1, REDUCE_PROD x1, SHAPE x1, STRIDED_SLICE x2)" in out
+    assert (
+        "note: 5 ops computed at generation time, now constants (PACK x1, REDUCE_PROD x1, SHAPE x1, STRIDED_SLICE x2)"
+        in out
+    )
 
 
 def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
@@ -231,7 +266,9 @@ def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(not (SHARED / "peer-tests/coral/split_concat.tflite").exists(), reason="../shared/peer-tests/coral absent")
+@pytest.mark.skipif(
+    not (SHARED / "peer-tests/coral/split_concat.tflite").exists(), reason="../shared/peer-tests/coral absent"
+)
 def test_coral_split_concat_is_bit_exact(capsys):
     assert main(["check", str(SHARED / "peer-tests/coral/split_concat.tflite"), "--inputs", "5"]) == 0
     assert "bit-exact 5/5" in capsys.readouterr().out

@@ -30,14 +30,21 @@ def test_installed_command_plans_generates_and_checks_outside_the_checkout(tmp_p
 
     where = subprocess.run(
         [sys.executable, "-c", "import mcu_planner, mcu_planner._solver; print(mcu_planner.__file__)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert where.returncode == 0, where.stderr
     assert not where.stdout.strip().startswith(str(REPO / "mcu_planner"))
 
     plan = subprocess.run(
         [str(INSTALLED_COMMAND), str(model), "--ram", "64K", "--planner", "optimal", "-o", "out"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert plan.returncode == 0, plan.stderr
     generated = sorted(p.name for p in (tmp_path / "out").iterdir())
@@ -45,7 +52,11 @@ def test_installed_command_plans_generates_and_checks_outside_the_checkout(tmp_p
 
     check = subprocess.run(
         [str(INSTALLED_COMMAND), "check", str(model), "--inputs", "2"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert check.returncode == 0, check.stderr
     assert "bit-exact 2/2" in check.stdout

@@ -51,7 +51,12 @@ def int8_activation_model(seed: int) -> bytes:
     alpha = float(rng.choice([0.01, 0.2, 0.5, 1.7]))
     in_q = random_int8_quant(rng, 0.005, 0.1)
     in_lo, in_hi = _real_range(in_q)
-    branch("LEAKY_RELU", in_q, _covering(rng, min(alpha * in_lo, alpha * in_hi), max(in_hi, alpha * in_hi)), {"alpha": alpha})
+    branch(
+        "LEAKY_RELU",
+        in_q,
+        _covering(rng, min(alpha * in_lo, alpha * in_hi), max(in_hi, alpha * in_hi)),
+        {"alpha": alpha},
+    )
     in_q = random_int8_quant(rng, 0.005, 0.1)
     in_lo, in_hi = _real_range(in_q)
     branch("HARD_SWISH", in_q, _covering(rng, -0.375, max(in_hi, 0.5)))

@@ -64,8 +64,14 @@ def test_float_conv_and_depthwise():
     x = net.input((1, 7, 8, 3))
     outputs = []
     for i, ((kh, kw), (sh, sw), padding, (dh, dw), activation) in enumerate(CONV_VARIANTS):
-        options = {"padding": padding, "stride_h": sh, "stride_w": sw, "dilation_h_factor": dh,
-                   "dilation_w_factor": dw, "fused_activation_function": activation}
+        options = {
+            "padding": padding,
+            "stride_h": sh,
+            "stride_w": sw,
+            "dilation_h_factor": dh,
+            "dilation_w_factor": dw,
+            "fused_activation_function": activation,
+        }
 
         def out_size(n, k, s, d):
             return (n + s - 1) // s if padding == "SAME" else (n - (k - 1) * d - 1 + s) // s
@@ -78,8 +84,14 @@ def test_float_conv_and_depthwise():
         multiplier = 1 + i % 2
         dw_w = net.const((1, kh, kw, 3 * multiplier), 0.4)
         dw_b = net.const((3 * multiplier,), 0.2)
-        outputs.append(net.op("DEPTHWISE_CONV_2D", (x, dw_w, dw_b), (1, oh, ow, 3 * multiplier),
-                              {**options, "depth_multiplier": multiplier}))
+        outputs.append(
+            net.op(
+                "DEPTHWISE_CONV_2D",
+                (x, dw_w, dw_b),
+                (1, oh, ow, 3 * multiplier),
+                {**options, "depth_multiplier": multiplier},
+            )
+        )
     assert_matches_reference(net.build(*outputs))
 
 

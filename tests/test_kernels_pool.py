@@ -34,12 +34,19 @@ def test_float_pools():
     x = net.input((1, 7, 9, 3))
     outputs = []
     for (ph, pw), (sh, sw), padding, activation in POOL_VARIANTS:
+
         def out_size(n, k, s):
             return (n + s - 1) // s if padding == "SAME" else (n - k + s) // s
 
         shape = (1, out_size(7, ph, sh), out_size(9, pw, sw), 3)
-        options = {"padding": padding, "stride_h": sh, "stride_w": sw, "filter_height": ph,
-                   "filter_width": pw, "fused_activation_function": activation}
+        options = {
+            "padding": padding,
+            "stride_h": sh,
+            "stride_w": sw,
+            "filter_height": ph,
+            "filter_width": pw,
+            "fused_activation_function": activation,
+        }
         outputs.append(net.op("AVERAGE_POOL_2D", (x,), shape, options))
         outputs.append(net.op("MAX_POOL_2D", (x,), shape, options))
     assert_matches_reference(net.build(*outputs))

@@ -28,8 +28,12 @@ def _input(net: Int8Net, shape, dtype: str) -> int:
 DTYPES = [
     "int8",
     "float32",
-    pytest.param("int16", marks=pytest.mark.skipif(
-        "int16" not in ACTIVATION_DTYPES, reason="int16 activations arrive with the int16 kernels")),
+    pytest.param(
+        "int16",
+        marks=pytest.mark.skipif(
+            "int16" not in ACTIVATION_DTYPES, reason="int16 activations arrive with the int16 kernels"
+        ),
+    ),
 ]
 
 
@@ -37,11 +41,21 @@ DTYPES = [
 def test_split_split_v_unpack(dtype):
     net = Int8Net(10)
     outputs = []
-    for shape, num, axis in [((1, 4, 6, 2), 2, 3), ((1, 4, 6, 2), 3, -2), ((1, 4, 6, 2), 4, 1), ((3, 4), 3, 0),
-                             ((2, 6), 2, -1), ((2, 3, 2, 2, 2), 2, 3)]:
+    for shape, num, axis in [
+        ((1, 4, 6, 2), 2, 3),
+        ((1, 4, 6, 2), 3, -2),
+        ((1, 4, 6, 2), 4, 1),
+        ((3, 4), 3, 0),
+        ((2, 6), 2, -1),
+        ((2, 3, 2, 2, 2), 2, 3),
+    ]:
         outputs += net.split(_input(net, shape, dtype), num, axis=axis)
-    for shape, sizes, axis in [((1, 10, 3), [2, -1, 5], 1), ((4, 7), [3, 4], -1), ((2, 3, 4), [1, 1, 2], 2),
-                               ((5,), [5], 0)]:
+    for shape, sizes, axis in [
+        ((1, 10, 3), [2, -1, 5], 1),
+        ((4, 7), [3, 4], -1),
+        ((2, 3, 4), [1, 1, 2], 2),
+        ((5,), [5], 0),
+    ]:
         outputs += net.split_v(_input(net, shape, dtype), sizes, axis=axis)
     for shape, axis in [((3, 5), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((1, 4, 2), 1), ((17, 2), 1)]:
         outputs += net.unpack(_input(net, shape, dtype), axis=axis)
@@ -59,12 +73,21 @@ def test_pack_slice_gather(dtype):
             for t in xs[1:]:
                 net.inputs.append(t)
         outputs.append(net.pack(*xs, axis=axis))
-    for shape, begin, size in [((1, 6, 5, 3), [0, 1, 0, 0], [1, 3, -1, -1]), ((4, 5), [1, 2], [2, -1]),
-                               ((2, 3, 4, 5, 2), [1, 0, 2, 1, 0], [1, 2, 2, -1, 1]), ((7,), [6], [1])]:
+    for shape, begin, size in [
+        ((1, 6, 5, 3), [0, 1, 0, 0], [1, 3, -1, -1]),
+        ((4, 5), [1, 2], [2, -1]),
+        ((2, 3, 4, 5, 2), [1, 0, 2, 1, 0], [1, 2, 2, -1, 1]),
+        ((7,), [6], [1]),
+    ]:
         outputs.append(net.slice(_input(net, shape, dtype), begin, size))
-    for shape, indices, axis, batch_dims in [((5, 4), [4, 0, 2, 2], 0, 0), ((2, 5, 3), [[1, 0], [4, 4]], 1, 0),
-                                              ((2, 5, 3), [2, 0], -1, 0), ((2, 5, 3), [[1, 4, 0], [3, 3, 2]], 1, 1),
-                                              ((3, 2, 4), [[0, 3], [1, 1], [2, 0]], -1, -1), ((6,), 3, 0, 0)]:
+    for shape, indices, axis, batch_dims in [
+        ((5, 4), [4, 0, 2, 2], 0, 0),
+        ((2, 5, 3), [[1, 0], [4, 4]], 1, 0),
+        ((2, 5, 3), [2, 0], -1, 0),
+        ((2, 5, 3), [[1, 4, 0], [3, 3, 2]], 1, 1),
+        ((3, 2, 4), [[0, 3], [1, 1], [2, 0]], -1, -1),
+        ((6,), 3, 0, 0),
+    ]:
         outputs.append(net.gather(_input(net, shape, dtype), net.const(indices), axis=axis, batch_dims=batch_dims))
     assert_matches_reference(net.build(*outputs))
 
@@ -165,9 +188,17 @@ def test_strided_slice_random_specs_on_activations_and_constants(dtype):
         values = np.arange(int(np.prod(shape))).reshape(shape) - 5
         c = net.const(values, dtype, net.quant(x) if dtype == "int8" else None)
         sliced = net.strided_slice(c, begin, end, strides, **masks)
-        outputs.append(net.add(sliced, _input_like(net, sliced, dtype)) if dtype == "int8" else
-                       net.op("ADD", (sliced, _input_like(net, sliced, dtype)), net.shape(sliced), "float32",
-                              {"fused_activation_function": "NONE"}))
+        outputs.append(
+            net.add(sliced, _input_like(net, sliced, dtype))
+            if dtype == "int8"
+            else net.op(
+                "ADD",
+                (sliced, _input_like(net, sliced, dtype)),
+                net.shape(sliced),
+                "float32",
+                {"fused_activation_function": "NONE"},
+            )
+        )
     model = net.build(*outputs)
     graph = fold_constants(read_model(model))
     assert sum(op.opcode == "STRIDED_SLICE" for op in graph.operators) == 24  # the constant ones are folded

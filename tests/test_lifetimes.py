@@ -170,8 +170,10 @@ def test_reshapes_feeding_a_concatenation_move_into_its_slices():
     lifetimes = compute_lifetimes(read_model(model), alignment=1, alias=True)
     assert lifetimes.elided_ops == {2, 3, 4}
     assert {t: lifetimes.placements[t] for t in (a, flat_a, b, flat_b)} == {
-        a: lifetimes.placements[cat], flat_a: lifetimes.placements[cat],
-        b: type(lifetimes.placements[cat])(cat, 32), flat_b: type(lifetimes.placements[cat])(cat, 32),
+        a: lifetimes.placements[cat],
+        flat_a: lifetimes.placements[cat],
+        b: type(lifetimes.placements[cat])(cat, 32),
+        flat_b: type(lifetimes.placements[cat])(cat, 32),
     }
     assert lifetimes.aliases == {a: cat, b: cat, flat_a: a, flat_b: b}
     assert peak_live(lifetimes.problem).bytes == 32 + 64

@@ -170,6 +170,7 @@ def test_missing_extension_is_a_clear_error(monkeypatch):
 
 # ---- shared benchmark instances -------------------------------------------------------
 
+
 def documented_tvm_optima() -> dict[str, int]:
     """The optima ../shared/benchmarks/README.md states for the TVM sets
     ("Optimal capacities ...: alloc_max 67,600; deep_speech (184 buffers)
@@ -295,9 +296,24 @@ def _cli_arena(path: Path, capacity: int, *flags: str) -> int:
     import subprocess
 
     done = subprocess.run(
-        [sys.executable, "-m", "mcu_planner.cli", "--intervals", str(path), "--capacity", str(capacity),
-         "--planner", "optimal", "--time-limit", "5", *flags],
-        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "mcu_planner.cli",
+            "--intervals",
+            str(path),
+            "--capacity",
+            str(capacity),
+            "--planner",
+            "optimal",
+            "--time-limit",
+            "5",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     found = re.search(r"^optimal: ([\d,]+) B", done.stdout, re.MULTILINE)
@@ -314,7 +330,9 @@ def test_stop_at_fit_keeps_the_first_plan_that_fits(tmp_path: Path, capacity: in
     problem = problem_from_intervals(buffers)
     optimum = brute_force_optimum(problem)
     path = tmp_path / "loose.csv"
-    path.write_text("id,lower,upper,size\n" + "".join(f"b{i},{s},{e},{z}\n" for i, (s, e, z) in enumerate(LOOSE_FIRST_FIT)))
+    path.write_text(
+        "id,lower,upper,size\n" + "".join(f"b{i},{s},{e},{z}\n" for i, (s, e, z) in enumerate(LOOSE_FIRST_FIT))
+    )
 
     first = run_planner(problem, "optimal", 5.0, capacity=capacity, stop_at_fit=True)
     assert optimum < first.arena_bytes <= capacity

@@ -116,7 +116,10 @@ def test_sigterm_never_leaves_outdir_missing_or_staging_behind(tmp_path):
     for delay in (0.3, 0.6, 0.9, 1.2, 1.5, 2.0):
         process = subprocess.Popen(
             [sys.executable, "-m", "mcu_planner.cli", str(EXAMPLE), "--ram", "64K", "-o", str(outdir)],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(delay)
         process.send_signal(signal.SIGTERM)

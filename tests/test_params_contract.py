@@ -214,9 +214,14 @@ def _int8_models() -> dict[str, bytes]:
     # The pieces ops, each on a graph input (so they run as kernels, not aliases).
     net = Int8Net(seed=101)
     x = net.input((2, 6, 4))
-    pieces = [*net.split(x, 2, axis=-1), *net.split_v(net.input((2, 5)), [2, -1], axis=1),
-              *net.unpack(net.input((2, 3)), axis=1), net.slice(net.input((3, 4)), [1, 0], [2, 3]),
-              net.gather(net.input((5, 2)), [3, 0], axis=0), net.pack(x, x, axis=1)]
+    pieces = [
+        *net.split(x, 2, axis=-1),
+        *net.split_v(net.input((2, 5)), [2, -1], axis=1),
+        *net.unpack(net.input((2, 3)), axis=1),
+        net.slice(net.input((3, 4)), [1, 0], [2, 3]),
+        net.gather(net.input((5, 2)), [3, 0], axis=0),
+        net.pack(x, x, axis=1),
+    ]
     models["int8_split_unpack_slice_gather_pack"] = net.build(*pieces)
     return models
 
@@ -346,9 +351,12 @@ def _int16x8_models() -> dict[str, bytes]:
 
     floats = FloatNet(seed=9)
     x = floats.input((1, 3, 3, 2))
-    y = floats.op("TRANSPOSE_CONV", (floats.int32_const([1, 6, 6, 4]), floats.const((4, 3, 3, 2)), x,
-                                     floats.const((4,))), (1, 6, 6, 4),
-                  {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"})
+    y = floats.op(
+        "TRANSPOSE_CONV",
+        (floats.int32_const([1, 6, 6, 4]), floats.const((4, 3, 3, 2)), x, floats.const((4,))),
+        (1, 6, 6, 4),
+        {"padding": "SAME", "stride_h": 2, "stride_w": 2, "fused_activation_function": "NONE"},
+    )
     models["float32_transpose_conv"] = floats.build(y)
     return models
 
@@ -374,7 +382,6 @@ def _math_models() -> dict[str, bytes]:
     model.op("L2_NORMALIZATION", (y,), (1, 4, 4, 3), "int8", (1 / 128, 0))
     model.op("DIV", (x, y), (1, 4, 4, 3), "int8", (0.3, 1), {"fused_activation_function": "NONE"})
     return {"float32_math": every_math_op_model(), "int8_math": model.build()}
-
 
 
 def _svdf_models() -> dict[str, bytes]:

@@ -62,7 +62,7 @@ def elf_load_segments(elf: Path) -> list[tuple[int, int, int]]:
     read from the ELF32 program headers directly."""
     data = elf.read_bytes()
     assert data[:4] == b"\x7fELF" and data[4] == 1, "expected a 32-bit ELF"
-    phoff, = struct.unpack_from("<I", data, 28)
+    (phoff,) = struct.unpack_from("<I", data, 28)
     phentsize, phnum = struct.unpack_from("<HH", data, 42)
     segments = []
     for i in range(phnum):
@@ -222,7 +222,6 @@ def test_ram_figures_match_the_elf(fake_firmware):
     assert any(line.startswith("margin") and str(report.margin_bytes) in line for line in lines)
 
 
-
 @needs_cortex_m
 def test_firmware_does_not_depend_on_where_it_was_built(tmp_path):
     """mcu-plan builds in a random staging directory: its path must not reach the ELF."""
@@ -231,6 +230,7 @@ def test_firmware_does_not_depend_on_where_it_was_built(tmp_path):
     elf = first.elf.read_bytes()
     assert str(tmp_path).encode() not in elf
     assert elf == second.elf.read_bytes()
+
 
 @needs_cortex_m
 def test_link_fails_one_byte_below_the_used_ram(tmp_path):
@@ -342,9 +342,7 @@ def test_shared_model_bit_exact_on_mps3_an547(model):
 
 
 def _mcu_plan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mcu_planner.cli", *args], capture_output=True, text=True, cwd=REPO
-    )
+    return subprocess.run([sys.executable, "-m", "mcu_planner.cli", *args], capture_output=True, text=True, cwd=REPO)
 
 
 @needs_shared

@@ -58,7 +58,9 @@ def test_padding_matches_the_output_size():
         # The last window may hang over by at most one more than the first.
         last_end = (out - 1) * stride - pad + (k - 1) * dilation + 1
         assert 0 <= last_end - in_size - pad <= 1
-        assert compute_out_size("VALID", in_size, k, stride, dilation) == (in_size - (k - 1) * dilation - 1) // stride + 1
+        assert (
+            compute_out_size("VALID", in_size, k, stride, dilation) == (in_size - (k - 1) * dilation - 1) // stride + 1
+        )
 
 
 HARNESS = r"""
@@ -104,20 +106,36 @@ def quant_harness(tmp_path_factory):
     (work / "main.c").write_text(HARNESS)
     exe = work / "quant"
     subprocess.run(
-        [cc, "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{firmware_dir() / 'runtime'}", str(work / "main.c"), "-o", str(exe)],
+        [
+            cc,
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{firmware_dir() / 'runtime'}",
+            str(work / "main.c"),
+            "-o",
+            str(exe),
+        ],
         check=True,
     )
 
     def run(lines: list[str]) -> list[str]:
-        return subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout.split("\n")
+        return subprocess.run(
+            [str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True
+        ).stdout.split("\n")
 
     return run
 
 
 def test_c_multiplier_matches_python(quant_harness):
     rng = np.random.default_rng(5)
-    cases = [(int(x), int(m), int(s)) for x, m, s in zip(
-        rng.integers(-(1 << 24), 1 << 24, 400), rng.integers(1 << 30, 1 << 31, 400), rng.integers(-31, 3, 400))]
+    cases = [
+        (int(x), int(m), int(s))
+        for x, m, s in zip(
+            rng.integers(-(1 << 24), 1 << 24, 400), rng.integers(1 << 30, 1 << 31, 400), rng.integers(-31, 3, 400)
+        )
+    ]
     cases += [(-(1 << 31), (1 << 31) - 1, 0), (1 << 20, 1 << 30, -31), (-5, 1 << 30, -1), (5, 1 << 30, -1)]
     out = quant_harness([f"d {x} {m} {s}" for x, m, s in cases] + [f"s {x} {m} {s}" for x, m, s in cases])
     n = len(cases)
@@ -196,7 +214,18 @@ def test_c_one_rounding_multiplier_equals_two_roundings(tmp_path):
     (tmp_path / "sweep.c").write_text(SWEEP)
     exe = tmp_path / "sweep"
     subprocess.run(
-        [cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{firmware_dir() / 'runtime'}", str(tmp_path / "sweep.c"), "-o", str(exe)],
+        [
+            cc,
+            "-std=c99",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            f"-I{firmware_dir() / 'runtime'}",
+            str(tmp_path / "sweep.c"),
+            "-o",
+            str(exe),
+        ],
         check=True,
     )
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
@@ -214,7 +243,7 @@ def test_c_fixed_point_exp_and_reciprocal(quant_harness):
     for line, d in zip(out, diffs):
         # gemmlowp's polynomial is good to a few 1e-7.
         assert abs(int(line) / 2**31 - math.exp(d)) < 1e-6
-    for line, v in zip(out[len(diffs):], sums):
+    for line, v in zip(out[len(diffs) :], sums):
         raw, bits_over_unit = (int(t) for t in line.split())
         assert abs(raw / 2**31 / 2**bits_over_unit * v - 1) < 1e-6
 
@@ -257,20 +286,35 @@ def test_c_int64_multiplier_matches_python(quant_harness):
     # over the whole +-2^47 input range, ties (x * reduced multiplier exactly
     # halfway), multipliers at and above the Q15 saturation point 0x7FFF0000.
     rng = np.random.default_rng(9)
-    cases = [(int(x), int(m), int(s)) for x, m, s in zip(
-        rng.integers(-(1 << 47), 1 << 47, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, 8, 300))]
-    cases += [(int(x), int(m), int(s)) for x, m, s in zip(
-        rng.integers(-(1 << 30), 1 << 30, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, -10, 300))]
+    cases = [
+        (int(x), int(m), int(s))
+        for x, m, s in zip(
+            rng.integers(-(1 << 47), 1 << 47, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, 8, 300)
+        )
+    ]
+    cases += [
+        (int(x), int(m), int(s))
+        for x, m, s in zip(
+            rng.integers(-(1 << 30), 1 << 30, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, -10, 300)
+        )
+    ]
     half = 1 << 14  # reduced multiplier 0x4000 = 0.5: x = odd -> a tie at shift 0 becomes +0.5
-    cases += [(3, half << 16, 0), (-3, half << 16, 0), (1, half << 16, -1), (-1, half << 16, -1),
-              (5, 0x7FFF0000, 0), (-5, 0x7FFFFFFF, 0), (-(1 << 47), 0x7FFFFFFF, -31), ((1 << 47) - 1, 1 << 30, -31)]
+    cases += [
+        (3, half << 16, 0),
+        (-3, half << 16, 0),
+        (1, half << 16, -1),
+        (-1, half << 16, -1),
+        (5, 0x7FFF0000, 0),
+        (-5, 0x7FFFFFFF, 0),
+        (-(1 << 47), 0x7FFFFFFF, -31),
+        ((1 << 47) - 1, 1 << 30, -31),
+    ]
     out = quant_harness([f"w {x} {m} {s}" for x, m, s in cases])
     for line, (x, m, s) in zip(out, cases):
         assert int(line) == quant.multiply_by_quantized_multiplier_int64(x, m, s), (x, m, s)
         reduced = min((m + (1 << 15)) >> 16, 0x7FFF)
         exact = Fraction(x * reduced, 1 << (15 - s))
         assert int(line) == quant.wrap_int32(math.floor(exact + Fraction(1, 2)))
-
 
 
 def _saturate_int32(x: int) -> int:

@@ -118,8 +118,15 @@ class _Generator:
         if kernel == (3, 3) and strides == (1, 1) and min(h, w) >= 5 and self.variant_rng.random() < 0.4:
             dilation = (2, 2)
             self.features.add("dilated")
-        return self.net.conv2d(x, filters, kernel=kernel, strides=strides, padding=padding,
-                               activation=self.pick(ACTIVATIONS), dilation=dilation)
+        return self.net.conv2d(
+            x,
+            filters,
+            kernel=kernel,
+            strides=strides,
+            padding=padding,
+            activation=self.pick(ACTIVATIONS),
+            dilation=dilation,
+        )
 
     def depthwise(self, x: int) -> int:
         strides = self.strides_for(x)
@@ -127,7 +134,9 @@ class _Generator:
         self.features.add("depthwise" if multiplier == 1 else "depthwise_multiplier")
         if strides != (1, 1):
             self.features.add("strided")
-        return self.net.depthwise_conv2d(x, strides=strides, depth_multiplier=multiplier, activation=self.pick(ACTIVATIONS))
+        return self.net.depthwise_conv2d(
+            x, strides=strides, depth_multiplier=multiplier, activation=self.pick(ACTIVATIONS)
+        )
 
     def residual(self, x: int) -> int:
         channels = self.shape(x)[3]
@@ -162,7 +171,10 @@ class _Generator:
         _, h, w, _ = self.shape(x)
         filters = self.channels(2, 7)
         count = int(self.rng.integers(2, 4))
-        branches = [self.net.conv2d(x, filters, kernel=self.pick([(1, 1), (3, 3)]), activation=self.pick(ACTIVATIONS)) for _ in range(count)]
+        branches = [
+            self.net.conv2d(x, filters, kernel=self.pick([(1, 1), (3, 3)]), activation=self.pick(ACTIVATIONS))
+            for _ in range(count)
+        ]
         self.share_quantization(branches)
         self.features.add("concat_outer")
         if self.chance(0.3):
@@ -271,9 +283,21 @@ class _Generator:
         return y
 
     BLOCKS = (
-        "conv", "depthwise", "residual", "inception", "outer_concat", "padded_conv",
-        "pool", "activation", "squeeze_excite", "side_output", "requantize",
-        "self_binary", "output_alias", "nested_concat", "transpose_slice",
+        "conv",
+        "depthwise",
+        "residual",
+        "inception",
+        "outer_concat",
+        "padded_conv",
+        "pool",
+        "activation",
+        "squeeze_excite",
+        "side_output",
+        "requantize",
+        "self_binary",
+        "output_alias",
+        "nested_concat",
+        "transpose_slice",
     )
 
     # -- heads: each takes the body's output and returns graph outputs --------
@@ -281,7 +305,11 @@ class _Generator:
     def flatten(self, x: int) -> int:
         """(1, H, W, C) -> (1, features) the way converted models do it."""
         _, h, w, c = self.shape(x)
-        way = self.pick(["mean_reshape", "pool_squeeze", "mean_flat", "reshape"] if h * w * c <= 512 else ["mean_reshape", "pool_squeeze", "mean_flat"])
+        way = self.pick(
+            ["mean_reshape", "pool_squeeze", "mean_flat", "reshape"]
+            if h * w * c <= 512
+            else ["mean_reshape", "pool_squeeze", "mean_flat"]
+        )
         if way == "mean_reshape":
             self.features.update({"mean", "reshape_head"})
             return self.net.reshape(self.net.mean(x, (1, 2), keep_dims=True), (1, c))
@@ -357,7 +385,9 @@ class _Generator:
         dilation = (2, 2) if strides == (1, 1) and self.variant_rng.random() < 0.3 else (1, 1)
         if dilation != (1, 1):
             self.features.add("dilated")
-        x = self.net.conv2d(x, self.channels(4, 9), kernel=(3, 3), strides=strides, activation="RELU", dilation=dilation)
+        x = self.net.conv2d(
+            x, self.channels(4, 9), kernel=(3, 3), strides=strides, activation="RELU", dilation=dilation
+        )
         if self.width > 1:
             self.features.add("wide")
         blocks = [self.pick(self.BLOCKS) for _ in range(int(self.rng.integers(2, 5)))]
@@ -370,7 +400,11 @@ class _Generator:
         all_outputs = self.outputs + outputs
         if len(all_outputs) > 1:
             self.features.add("several_outputs")
-        name = f"net{self.seed:02d}_{required_block}" + ("_float_io" if float_io else "") + (f"_x{self.width}" if self.width > 1 else "")
+        name = (
+            f"net{self.seed:02d}_{required_block}"
+            + ("_float_io" if float_io else "")
+            + (f"_x{self.width}" if self.width > 1 else "")
+        )
         return RandomNetwork(name, self.net.build(*all_outputs), self.features)
 
 
@@ -400,28 +434,78 @@ def float32_network(seed: int) -> RandomNetwork:
     h, w, c = 6, 5, 3
     x = mb.add_tensor((1, h, w, c), "float32", name="input")
     y = conv(x, 6, h, w, c, 3, "RELU")
-    dw = op("DEPTHWISE_CONV_2D", (y, const((1, 3, 3, 6), 0.3), const((6,), 0.1)), (1, h, w, 6),
-            {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1, "fused_activation_function": "NONE"})
+    dw = op(
+        "DEPTHWISE_CONV_2D",
+        (y, const((1, 3, 3, 6), 0.3), const((6,), 0.1)),
+        (1, h, w, 6),
+        {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1, "fused_activation_function": "NONE"},
+    )
     y = op("ADD", (y, dw), (1, h, w, 6), {"fused_activation_function": "RELU"})
     a = conv(y, 4, h, w, 6, 1, "RELU6")
-    b = op("MAX_POOL_2D", (y,), (1, h, w, 6), {"padding": "SAME", "stride_h": 1, "stride_w": 1,
-                                               "filter_height": 3, "filter_width": 3, "fused_activation_function": "NONE"})
+    b = op(
+        "MAX_POOL_2D",
+        (y,),
+        (1, h, w, 6),
+        {
+            "padding": "SAME",
+            "stride_h": 1,
+            "stride_w": 1,
+            "filter_height": 3,
+            "filter_width": 3,
+            "fused_activation_function": "NONE",
+        },
+    )
     y = op("CONCATENATION", (a, b), (1, h, w, 10), {"axis": 3, "fused_activation_function": "NONE"})
-    pooled = op("AVERAGE_POOL_2D", (y,), (1, h // 2, w // 2, 10), {"padding": "VALID", "stride_h": 2, "stride_w": 2,
-                                                                    "filter_height": 2, "filter_width": 2, "fused_activation_function": "NONE"})
+    pooled = op(
+        "AVERAGE_POOL_2D",
+        (y,),
+        (1, h // 2, w // 2, 10),
+        {
+            "padding": "VALID",
+            "stride_h": 2,
+            "stride_w": 2,
+            "filter_height": 2,
+            "filter_width": 2,
+            "fused_activation_function": "NONE",
+        },
+    )
     mean = op("MEAN", (pooled, int32_const([1, 2])), (1, 10), {"keep_dims": False})
-    flat = op("RESHAPE", (pooled, int32_const([1, (h // 2) * (w // 2) * 10])), (1, (h // 2) * (w // 2) * 10),
-              {"new_shape": [1, (h // 2) * (w // 2) * 10]})
-    logits = op("FULLY_CONNECTED", (flat, const((5, (h // 2) * (w // 2) * 10), 0.1), const((5,), 0.1)), (1, 5),
-                {"fused_activation_function": "NONE"})
-    other = op("FULLY_CONNECTED", (mean, const((5, 10), 0.3), const((5,), 0.1)), (1, 5), {"fused_activation_function": "RELU"})
+    flat = op(
+        "RESHAPE",
+        (pooled, int32_const([1, (h // 2) * (w // 2) * 10])),
+        (1, (h // 2) * (w // 2) * 10),
+        {"new_shape": [1, (h // 2) * (w // 2) * 10]},
+    )
+    logits = op(
+        "FULLY_CONNECTED",
+        (flat, const((5, (h // 2) * (w // 2) * 10), 0.1), const((5,), 0.1)),
+        (1, 5),
+        {"fused_activation_function": "NONE"},
+    )
+    other = op(
+        "FULLY_CONNECTED", (mean, const((5, 10), 0.3), const((5,), 0.1)), (1, 5), {"fused_activation_function": "RELU"}
+    )
     # Both heads stacked on the batch axis: an aliasable float concatenation.
     stacked = op("CONCATENATION", (logits, other), (2, 5), {"axis": 0, "fused_activation_function": "NONE"})
     probabilities = op("SOFTMAX", (stacked,), (2, 5), {"beta": 1.0})
     mb.set_io([x], [probabilities, mean])
-    features = {"float32", "conv3x3", "conv1x1", "depthwise", "residual_add", "concat_channels", "max_pool",
-                "average_pool", "mean", "reshape_head", "fully_connected", "softmax", "several_outputs",
-                "concat_batch", "output_read_later"}
+    features = {
+        "float32",
+        "conv3x3",
+        "conv1x1",
+        "depthwise",
+        "residual_add",
+        "concat_channels",
+        "max_pool",
+        "average_pool",
+        "mean",
+        "reshape_head",
+        "fully_connected",
+        "softmax",
+        "several_outputs",
+        "concat_batch",
+        "output_read_later",
+    }
     return RandomNetwork(f"float32_net{seed:02d}", mb.build(), features)
 
 
@@ -501,8 +585,15 @@ def check_case_id(case) -> str:
 def test_generated_c_matches_the_reference(case):
     recipe, (planner, alias) = case
     net = network(recipe)
-    report = check_model(net.model, inputs=CHECK_INPUT_SETS, seed=recipe_seed(recipe), planner=planner,
-                         alias=alias, time_limit=OPTIMAL_TIME_LIMIT, raise_on_mismatch=False)
+    report = check_model(
+        net.model,
+        inputs=CHECK_INPUT_SETS,
+        seed=recipe_seed(recipe),
+        planner=planner,
+        alias=alias,
+        time_limit=OPTIMAL_TIME_LIMIT,
+        raise_on_mismatch=False,
+    )
     assert report.total == CHECK_INPUT_SETS
     assert report.passed, f"{net.name} ({sorted(net.features)}): {report.mismatch_message()}"
 
@@ -531,14 +622,45 @@ def test_every_planner_gives_a_verified_plan(recipe, alias):
 
 # Features the module docstring claims; each must occur in some network.
 CLAIMED_FEATURES = {
-    "conv1x1", "conv3x3", "strided", "depthwise", "residual_add", "concat_channels", "concat_outer",
-    "reshape_before_concat", "expand_dims", "squeeze", "reshape_head", "pad", "mean", "max_pool",
-    "average_pool", "fully_connected", "softmax", "several_outputs", "output_read_later",
-    "input_is_output", "mul_broadcast", "requantize", "float_io", "float32",
-    "concat_input_is_output", "concat_repeated_input", "binary_same_operand", "reshaped_output",
-    "activation_on_input", "concat_nested", "concat_batch", "batched_fully_connected", "transpose",
-    "strided_slice", "reshape_on_input", "depthwise_multiplier", "wide",
-    "dilated", "pool_same_strided",
+    "conv1x1",
+    "conv3x3",
+    "strided",
+    "depthwise",
+    "residual_add",
+    "concat_channels",
+    "concat_outer",
+    "reshape_before_concat",
+    "expand_dims",
+    "squeeze",
+    "reshape_head",
+    "pad",
+    "mean",
+    "max_pool",
+    "average_pool",
+    "fully_connected",
+    "softmax",
+    "several_outputs",
+    "output_read_later",
+    "input_is_output",
+    "mul_broadcast",
+    "requantize",
+    "float_io",
+    "float32",
+    "concat_input_is_output",
+    "concat_repeated_input",
+    "binary_same_operand",
+    "reshaped_output",
+    "activation_on_input",
+    "concat_nested",
+    "concat_batch",
+    "batched_fully_connected",
+    "transpose",
+    "strided_slice",
+    "reshape_on_input",
+    "depthwise_multiplier",
+    "wide",
+    "dilated",
+    "pool_same_strided",
 }
 
 

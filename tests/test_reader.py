@@ -125,7 +125,12 @@ def test_rank1_bias_with_filter_axis_is_read_along_its_only_dimension():
 
 def test_options_names_are_schema_snake_case():
     assert [f.name for f in option_fields("Conv2DOptions")][:6] == [
-        "padding", "stride_w", "stride_h", "fused_activation_function", "dilation_w_factor", "dilation_h_factor",
+        "padding",
+        "stride_w",
+        "stride_h",
+        "fused_activation_function",
+        "dilation_w_factor",
+        "dilation_h_factor",
     ]
     assert "keep_num_dims" in {f.name for f in option_fields("FullyConnectedOptions")}
     assert {"begin_mask", "shrink_axis_mask"} <= {f.name for f in option_fields("StridedSliceOptions")}
@@ -178,14 +183,35 @@ def test_every_options_table_round_trips():
 
 
 def test_builder_options_round_trip_on_runnable_models():
-    model = single_op_model("conv2d", (1, 9, 9, 2), filters=3, kernel=(3, 2), strides=(2, 1),
-                            padding="VALID", activation="RELU6", dilation=(1, 2))
+    model = single_op_model(
+        "conv2d",
+        (1, 9, 9, 2),
+        filters=3,
+        kernel=(3, 2),
+        strides=(2, 1),
+        padding="VALID",
+        activation="RELU6",
+        dilation=(1, 2),
+    )
     conv = read_model(model).operators[0]
     assert conv.opcode == "CONV_2D"
-    assert {k: conv.options[k] for k in ("padding", "stride_h", "stride_w", "fused_activation_function",
-                                          "dilation_h_factor", "dilation_w_factor")} == {
-        "padding": "VALID", "stride_h": 2, "stride_w": 1, "fused_activation_function": "RELU6",
-        "dilation_h_factor": 1, "dilation_w_factor": 2,
+    assert {
+        k: conv.options[k]
+        for k in (
+            "padding",
+            "stride_h",
+            "stride_w",
+            "fused_activation_function",
+            "dilation_h_factor",
+            "dilation_w_factor",
+        )
+    } == {
+        "padding": "VALID",
+        "stride_h": 2,
+        "stride_w": 1,
+        "fused_activation_function": "RELU6",
+        "dilation_h_factor": 1,
+        "dilation_w_factor": 2,
     }
     leaky = read_model(single_op_model("leaky_relu", (1, 4), alpha=0.3)).operators[0]
     assert leaky.options["alpha"] == float(np.float32(0.3))
@@ -392,8 +418,12 @@ def test_missing_file_and_directory(tmp_path):
 def _conv_builder() -> ModelBuilder:
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4, 4, 2), "int8", (0.05, -3))
-    w = mb.add_tensor((3, 1, 1, 2), "int8", Quantization((0.01, 0.02, 0.03), (0, 0, 0), 0),
-                      data=np.arange(6, dtype=np.int8).reshape(3, 1, 1, 2))
+    w = mb.add_tensor(
+        (3, 1, 1, 2),
+        "int8",
+        Quantization((0.01, 0.02, 0.03), (0, 0, 0), 0),
+        data=np.arange(6, dtype=np.int8).reshape(3, 1, 1, 2),
+    )
     b = mb.add_tensor((3,), "int32", Quantization((0.0005, 0.001, 0.0015), (0, 0, 0), 0), data=np.array([1, -2, 3]))
     y = mb.add_tensor((1, 4, 4, 3), "int8", (0.1, 4))
     mb.add_op("CONV_2D", (x, w, b), (y,), {"padding": "SAME", "stride_w": 1, "stride_h": 1})

@@ -111,8 +111,12 @@ def test_every_metadata_word_of_the_example_overwritten():
     values that break offsets and lengths."""
     model = EXAMPLE.read_bytes()
     graph = read_model(model)
-    blobs = [(start, start + len(t.data)) for t in graph.tensors if t.data and len(t.data) >= 64
-             for start in [model.find(t.data)]]
+    blobs = [
+        (start, start + len(t.data))
+        for t in graph.tensors
+        if t.data and len(t.data) >= 64
+        for start in [model.find(t.data)]
+    ]
     positions = [p for p in range(0, len(model) - 3, 4) if not any(a <= p < b for a, b in blobs)]
     rng = np.random.default_rng(0)
     for p in rng.permutation(positions)[:400]:
@@ -146,7 +150,11 @@ def test_text_file(tmp_path):
 def test_identifier_followed_by_garbage():
     rng = np.random.default_rng(1)
     for _ in range(50):
-        data = rng.integers(0, 256, 4, dtype=np.uint8).tobytes() + b"TFL3" + rng.integers(0, 256, 200, dtype=np.uint8).tobytes()
+        data = (
+            rng.integers(0, 256, 4, dtype=np.uint8).tobytes()
+            + b"TFL3"
+            + rng.integers(0, 256, 200, dtype=np.uint8).tobytes()
+        )
         read_or_refuse(data)
 
 

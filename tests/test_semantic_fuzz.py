@@ -11,8 +11,12 @@ from hypothesis import strategies as st
 from semantic_fuzz import Draws, mutated_model, run_one
 
 
-@settings(max_examples=24, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=24,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.data())
 def test_value_mutations_end_in_exact_c_or_one_line(data):
     description, model = mutated_model(Draws(data))

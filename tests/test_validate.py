@@ -106,17 +106,25 @@ def test_op_writing_a_graph_input_is_refused(tmp_path, capsys):
 # ---------------------------------------------------------------- short biases (were exit 0, then OOB reads)
 
 
-@pytest.mark.parametrize("layer, shape, kwargs", [
-    ("conv2d", (1, 6, 6, 3), {"filters": 8}),
-    ("depthwise_conv2d", (1, 6, 6, 4), {}),
-    ("fully_connected", (1, 12), {"units": 8}),
-])
+@pytest.mark.parametrize(
+    "layer, shape, kwargs",
+    [
+        ("conv2d", (1, 6, 6, 3), {"filters": 8}),
+        ("depthwise_conv2d", (1, 6, 6, 4), {}),
+        ("fully_connected", (1, 12), {"units": 8}),
+    ],
+)
 def test_bias_shorter_than_output_channels_is_refused(layer, shape, kwargs, tmp_path, capsys):
     graph = read_model(single_op_model(layer, shape, **kwargs))
     bias = graph.tensors[graph.operators[0].inputs[2]]
     short = bias.shape[0] - 1
-    graph = with_tensor(graph, bias.index, shape=(short,), data=bias.data[: 4 * short],
-                        quantization=Quantization(bias.quantization.scales[:short], bias.quantization.zero_points[:short]))
+    graph = with_tensor(
+        graph,
+        bias.index,
+        shape=(short,),
+        data=bias.data[: 4 * short],
+        quantization=Quantization(bias.quantization.scales[:short], bias.quantization.zero_points[:short]),
+    )
     assert_refused(rebuilt(graph), tmp_path, capsys, "bias-length", f"tensor {bias.index}", f"{short} elements")
 
 

@@ -145,7 +145,6 @@ def compute_padding(stride: int, dilation: int, in_size: int, filter_size: int, 
     return total // 2
 
 
-
 def kernel_call(
     op: Operator, function: str, params_type: str, params: dict, sources: tuple[str, ...], inputs: int = 1
 ) -> KernelCall:

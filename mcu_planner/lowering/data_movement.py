@@ -190,7 +190,9 @@ def strided_slice_call(op: Operator, element_size: int, first: int, counts: list
 # ---------------------------------------------------------------- RESIZE_NEAREST_NEIGHBOR
 
 
-def nearest_neighbor(index: int, input_size: int, output_size: int, align_corners: bool, half_pixel_centers: bool) -> int:
+def nearest_neighbor(
+    index: int, input_size: int, output_size: int, align_corners: bool, half_pixel_centers: bool
+) -> int:
     """GetNearestNeighbor, in float32 as the C++ computes it."""
     if align_corners and output_size > 1:
         ratio = np.float32(input_size - 1) / np.float32(output_size - 1)

@@ -98,7 +98,9 @@ def _lower_16x8(op: Operator, sizes: dict, inp: Tensor, filt: Tensor, bias: Tens
     filter_scales = filt.quantization.scales
     per_channel = len(filter_scales) > 1
     if per_channel and len(filter_scales) != sizes["output_depth"]:
-        raise NotLowerable(f"FULLY_CONNECTED filter has {len(filter_scales)} scales for {sizes['output_depth']} outputs")
+        raise NotLowerable(
+            f"FULLY_CONNECTED filter has {len(filter_scales)} scales for {sizes['output_depth']} outputs"
+        )
     # double(float) * double(float) / double(float), as the reference.
     scales = [scale(inp) * filter_scale / scale(out) for filter_scale in filter_scales]
     params = {

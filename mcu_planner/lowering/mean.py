@@ -55,7 +55,9 @@ def _copy(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     # of quantization.
     if inp.nbytes != out.nbytes:
         raise NotLowerable(f"{op.opcode} over no axes from {inp.shape} to {out.shape}")
-    return KernelCall("mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",))
+    return KernelCall(
+        "mcu_copy", "mcu_copy_params", {"bytes": inp.nbytes}, (op.inputs[0], op.outputs[0]), ("mcu_copy",)
+    )
 
 
 @lowers("SUM", "REDUCE_MAX")

@@ -8,6 +8,7 @@ from ..graph import Graph, Operator, Tensor
 from . import CArray, KernelCall, NotLowerable, lowers
 from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
 
+
 def strides(dims: list[int]) -> list[int]:
     out, step = [0] * len(dims), 1
     for k in range(len(dims) - 1, -1, -1):

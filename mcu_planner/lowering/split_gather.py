@@ -77,8 +77,11 @@ def lower_pack(op: Operator, graph: Graph) -> KernelCall:
     return KernelCall(
         function="mcu_concatenation",
         params_type="mcu_concatenation_params",
-        params={"num_inputs": len(inputs), "outer_size": math.prod(out.shape[:axis]),
-                "copy_bytes": int32_array([block] * len(inputs))},
+        params={
+            "num_inputs": len(inputs),
+            "outer_size": math.prod(out.shape[:axis]),
+            "copy_bytes": int32_array([block] * len(inputs)),
+        },
         args=tuple(op.inputs) + padding + (op.outputs[0],),
         sources=("mcu_concat",),
     )

@@ -178,7 +178,8 @@ def _candidates(
             continue  # not alive together: a plain gap covers it
         offset = chosen[j]
         if all(
-            chosen[i] + order[i].size <= offset or offset + size <= chosen[i]
+            chosen[i] + order[i].size <= offset
+            or offset + size <= chosen[i]
             or (i in partner_set and chosen[i] == offset)
             for i in conflicts
         ):
