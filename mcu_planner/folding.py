@@ -406,7 +406,11 @@ def _dequantize(op, graph, inputs):
 def _activation(op, value: np.ndarray) -> np.ndarray:
     """The fused activation as CalculateActivationRange gives it: for float
     even NONE clamps to +-FLT_MAX (so an infinite sum becomes FLT_MAX); NaN
-    passes through std::min/std::max as through numpy's."""
+    passes through std::min/std::max as through numpy's.  Ops without a fused
+    activation (FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM) clamp nothing: their
+    infinities stay infinite."""
+    if "fused_activation_function" not in op.options:
+        return value
     name = op.options.get("fused_activation_function", "NONE") or "NONE"
     try:
         low, high = activation_range_float(name)
