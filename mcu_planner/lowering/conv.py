@@ -127,15 +127,13 @@ def _lower_hybrid(
     if depthwise and len(scales) != channels:
         # TFLite's hybrid depthwise kernel reads a scale per channel.
         raise NotLowerable(
-            "DEPTHWISE_CONV_2D of a hybrid (dynamic-range) model with one filter scale (TFLite reads one per "
-            "channel): convert with full-integer quantization (int8 activations) or keep float32 weights"
+            "hybrid (dynamic-range) model: TFLite reads one per channel; convert with full-integer quantization"
         )
     if not depthwise and (geometry["dilation_h"], geometry["dilation_w"]) != (1, 1):
         # TFLite's hybrid CONV_2D sets the dilation to 1 whatever the model
         # says, and so computes another convolution than the model's.
         raise NotLowerable(
-            "dilated CONV_2D of a hybrid (dynamic-range) model (TFLite ignores its dilation): "
-            "convert with full-integer quantization (int8 activations) or keep float32 weights"
+            "hybrid (dynamic-range) model: TFLite ignores its dilation; convert with full-integer quantization"
         )
     per_channel = depthwise or len(set(scales)) > 1
     params = {
