@@ -162,6 +162,14 @@ static inline int32_t mcu_mul_by_quantized_mul_smaller_than_one_exp(int32_t x, i
     return mcu_mul_by_quantized_mul(x, multiplier, left_shift); /* left_shift <= 0: both steps */
 }
 
+/* a + b with the int32 wrap-around the reference kernels get on x86-64 where
+ * their int32 sums overflow (undefined in C and C++; two's complement there),
+ * without the undefined behaviour: the sum is taken modulo 2^32. */
+static inline int32_t mcu_add_wrap_s32(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
 static inline int32_t mcu_clamp_s32(int32_t x, int32_t lo, int32_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);

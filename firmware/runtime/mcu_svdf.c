@@ -30,7 +30,7 @@ void mcu_svdf_s8(const mcu_svdf_s8_params *p, const int8_t *input, const int8_t 
         for (f = 0; f < p->num_filters; ++f) {
             int32_t acc = 0;
             for (i = 0; i < p->input_size; ++i) {
-                acc += (int32_t)row[i] * ((int32_t)x[i] - p->input_zero_point);
+                acc = mcu_add_wrap_s32(acc, (int32_t)row[i] * ((int32_t)x[i] - p->input_zero_point));
             }
             row += p->input_size;
             acc = mcu_mul_by_quantized_mul(acc, p->feature_multiplier, (int)p->feature_shift);
@@ -47,7 +47,7 @@ void mcu_svdf_s8(const mcu_svdf_s8_params *p, const int8_t *input, const int8_t 
         for (f = 0; f < p->num_filters; ++f) {
             int32_t acc = 0;
             for (i = 0; i < memory; ++i) {
-                acc += (int32_t)time[i] * (int32_t)history[i];
+                acc = mcu_add_wrap_s32(acc, (int32_t)time[i] * (int32_t)history[i]);
             }
             sums[f] = acc;
             time += memory;
@@ -65,10 +65,10 @@ void mcu_svdf_s8(const mcu_svdf_s8_params *p, const int8_t *input, const int8_t 
             int32_t acc = bias != NULL ? bias[u] : 0;
             int32_t r, scaled;
             for (r = 0; r < p->rank; ++r) {
-                acc += sums[u * p->rank + r];
+                acc = mcu_add_wrap_s32(acc, sums[u * p->rank + r]);
             }
             scaled = mcu_mul_by_quantized_mul(acc, p->output_multiplier, (int)p->output_shift);
-            out[u] = (int8_t)mcu_clamp_s32(scaled + p->output_zero_point, INT8_MIN, INT8_MAX);
+            out[u] = (int8_t)mcu_clamp_s32(mcu_add_wrap_s32(scaled, p->output_zero_point), INT8_MIN, INT8_MAX);
         }
     }
 }
