@@ -1,5 +1,5 @@
-"""The one pipeline every front end runs: read -> fold -> lifetimes -> plan within the
-budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
+"""The one pipeline every front end runs: read -> validate -> fold -> op order ->
+lifetimes -> plan within the budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
 through here, and `ram_needed` is the one rule for whether a model fits.
 """
 
