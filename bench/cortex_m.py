@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO))
 from shared_data import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
-from mcu_planner.codegen import c_identifier, write_output  # noqa: E402
+from mcu_planner.c_literals import c_identifier  # noqa: E402
+from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
 from mcu_planner.firmware_build import board_names, build_firmware, load_board  # noqa: E402
 from mcu_planner.qemu import run_firmware  # noqa: E402

@@ -27,7 +27,8 @@ sys.path.insert(0, str(REPO))
 from shared_data import MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.check import HostTarget, random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
-from mcu_planner.codegen import c_identifier, write_output  # noqa: E402
+from mcu_planner.c_literals import c_identifier  # noqa: E402
+from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import UnsupportedModel, one_line  # noqa: E402
 
 

@@ -30,7 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .codegen import c_identifier, read_interface, render, write_output
+from .c_literals import c_identifier
+
+from .output_dir import read_interface, write_output
+
+from .codegen import render
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import first_error_line, run_tool
 from .graph import Graph

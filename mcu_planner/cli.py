@@ -37,7 +37,7 @@ def _size(text: str) -> int:
 
 
 def _section_name(text: str) -> str:
-    from .codegen import validate_section_name
+    from .c_literals import validate_section_name
 
     return validate_section_name(text)
 
@@ -196,7 +196,8 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         if getattr(args, flag) and not args.output:
             raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
     if args.output:
-        from .codegen import c_identifier, check_output_dir
+        from .c_literals import c_identifier
+        from .output_dir import check_output_dir
 
         if args.name is not None and args.name != c_identifier(args.name):
             raise InputError(f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})")
@@ -361,7 +362,8 @@ def _run_plan(args: argparse.Namespace) -> int:
 
 
 def _generate(args, planned) -> None:
-    from .codegen import c_identifier, replace_output_dir, write_output
+    from .c_literals import c_identifier
+    from .output_dir import replace_output_dir, write_output
 
     name = args.name or c_identifier(Path(args.model).stem)
     if not planned.plan.reproducible:
@@ -376,7 +378,7 @@ def _generate(args, planned) -> None:
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
-        from .codegen import make_parents, remove_created
+        from .output_dir import make_parents, remove_created
 
         created = make_parents(args.output)
         try:

@@ -18,25 +18,30 @@ problem allows.
 from __future__ import annotations
 
 import functools
-import json
-import math
-import os
 import re
-import shutil
-import signal
-import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from .c_literals import (
+    VALUES_PER_LINE,
+    c_comment,
+    c_float,
+    c_identifier,
+    c_string,
+    element_bytes,
+    format_values,
+    validate_section_name,
+    value_lines,
+)
 from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
+from .output_dir import MANIFEST_NAME, ModelInterface
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
 from .validate import check_kernel_call
@@ -54,121 +59,12 @@ _NUMPY_DTYPE = {
 # Activation dtypes the runtime has kernels for; everything else is refused up front.
 ACTIVATION_DTYPES = frozenset({"int8", "uint8", "int16", "int32", "int64", "float32", "bool"})
 
-_VALUES_PER_LINE = {1: 24, 2: 16, 4: 12, 8: 8}
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 # Fill value for released bytes in check builds: an unlikely, recognisable byte.
 POISON_BYTE = 0xA5
 # The runtime file that checks a plan's memory discipline in check builds.
 PLAN_CHECK_RUNTIME = "mcu_plan_check"
-
-
-def c_identifier(stem: str) -> str:
-    """A model file stem as a C identifier: lowercase, non-alphanumerics -> '_'.
-    A leading digit or underscore gets an `m_` prefix: C reserves names that
-    start with `__` or `_` and a capital (the header's NAME_ARENA_SIZE...)."""
-    ident = re.sub(r"[^a-z0-9_]", "_", stem.lower())
-    if not ident:
-        ident = "model"
-    if ident[0].isdigit() or ident[0] == "_":
-        ident = "m_" + ident
-    return ident
-
-
-# What GNU as, ld and linker scripts take as a section name unquoted.
-_SECTION_NAME = re.compile(r"[.A-Za-z_][.A-Za-z0-9_$]*")
-
-
-def validate_section_name(text: str) -> str:
-    """`text` if it can name the arena's linker section, else InputError."""
-    if not _SECTION_NAME.fullmatch(text):
-        raise InputError(
-            f"--arena-section {text!r} is not a section name "
-            "(letters, digits, '_', '.', '$'; not starting with a digit), e.g. .model_arena"
-        )
-    return text
-
-
-# ---------------------------------------------------------------- C literals
-
-
-def c_int(value: int) -> str:
-    value = int(value)
-    if -(2**31) < value < 2**31:
-        return str(value)
-    if value == -(2**31):
-        return "(-2147483647 - 1)"
-    if -(2**63) < value < 2**63:
-        return f"{value}LL"
-    if value == -(2**63):
-        return "(-9223372036854775807LL - 1)"
-    if 0 <= value < 2**64:
-        return f"{value}ULL"
-    raise ValueError(f"integer {value} does not fit in 64 bits")
-
-
-def c_float(value: float) -> str:
-    """A float32 value as a literal that reads back to the same float32."""
-    value = float(value)
-    if math.isnan(value):
-        return "NAN"
-    if math.isinf(value):
-        return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = "%.9g" % value
-    if not any(c in text for c in ".en"):
-        text += ".0"
-    return text + "f"
-
-
-def c_double(value: float) -> str:
-    """A double value as a literal that reads back to the same double."""
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        return c_float(value)
-    text = repr(value)
-    if not any(c in text for c in ".en"):
-        text += ".0"
-    return text
-
-
-def c_string(text: str) -> str:
-    """A C string literal with only printable ASCII inside."""
-    out = []
-    for byte in text.encode("utf-8"):
-        ch = chr(byte)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif 32 <= byte < 127 and ch != "?":  # '?' could start a trigraph
-            out.append(ch)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'
-
-
-def c_comment(text: str) -> str:
-    """Text safe inside /* */ on one line."""
-    return re.sub(r"[^A-Za-z0-9_.:;,=+\-\[\]()<>@#%/ ]", "?", text)[:80]
-
-
-def _value_lines(values: list[str], per_line: int) -> list[str]:
-    return [", ".join(values[i : i + per_line]) for i in range(0, len(values), per_line)]
-
-
-def _format_values(values, c_type: str) -> list[str]:
-    if c_type == "float":
-        return [c_float(v) for v in values]
-    if c_type == "double":
-        return [c_double(v) for v in values]
-    if c_type in ("int32_t", "uint32_t", "int64_t", "uint64_t", "int", "long"):
-        return [c_int(v) for v in values]
-    return [str(int(v)) for v in values]
-
-
-def _element_bytes(c_type: str) -> int:
-    return {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int64_t": 8, "uint64_t": 8, "double": 8}.get(
-        c_type, 4
-    )
-
 
 # ---------------------------------------------------------------- the model as the templates see it
 
@@ -353,7 +249,7 @@ class _Builder:
             symbol=symbol,
             c_type=c_type,
             count=len(values),
-            lines=_value_lines(_format_values(values, c_type), _VALUES_PER_LINE[_element_bytes(c_type)]),
+            lines=value_lines(format_values(values, c_type), VALUES_PER_LINE[element_bytes(c_type)]),
             comment=f"tensor {tensor.index} {c_comment(tensor.name)} {list(tensor.shape)} {tensor.dtype}",
             mutable=mutable,
         )
@@ -436,8 +332,8 @@ class _Builder:
                         symbol=symbol,
                         c_type=value.c_type,
                         count=len(values),
-                        lines=_value_lines(
-                            _format_values(values, value.c_type), _VALUES_PER_LINE[_element_bytes(value.c_type)]
+                        lines=value_lines(
+                            format_values(values, value.c_type), VALUES_PER_LINE[element_bytes(value.c_type)]
                         ),
                     )
                 )
@@ -445,9 +341,9 @@ class _Builder:
             elif f.pointer:  # NULL
                 code.params.append((f.name, "NULL"))
             elif f.length is not None:
-                code.params.append((f.name, "{ " + ", ".join(_format_values(value, f.c_type)) + " }"))
+                code.params.append((f.name, "{ " + ", ".join(format_values(value, f.c_type)) + " }"))
             else:
-                code.params.append((f.name, _format_values([value], f.c_type)[0]))
+                code.params.append((f.name, format_values([value], f.c_type)[0]))
         outputs = set(op.outputs) | set(op.scratch)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]
 
@@ -566,20 +462,6 @@ def render(template: str, **context) -> bytes:
 DROP_IN_CMAKE = "CMakeLists.txt"
 
 
-@dataclass(frozen=True)
-class ModelInterface:
-    """What the firmware build needs to know about a generated model, as
-    data (never recovered from the C text)."""
-
-    name: str
-    num_inputs: int
-    num_outputs: int
-    arena_bytes: int  # NAME_ARENA_SIZE
-    arena_section: str | None
-    extern_arena: bool
-    variable_bytes: int = 0  # variable tensors' state region (NAME_reset), outside the arena
-
-
 class GeneratedSources(dict):
     """File name -> contents of a generated directory (a plain dict to every
     caller), with the model's `interface` alongside."""
@@ -676,173 +558,3 @@ def generate(
 
 
 # ---------------------------------------------------------------- OUTDIR
-
-# mcu-plan replaces an existing OUTDIR only when everything in it is its own:
-# this file in OUTDIR lists what it wrote (and, in a firmware OUTDIR, what the
-# Makefile makes), so that `-o .` on a user's project refuses instead of deleting it.
-MANIFEST_NAME = ".mcu-plan-output"
-
-
-def _plain_name(file_name: str) -> str:
-    if "/" in file_name or "\\" in file_name or file_name in ("", ".", ".."):
-        raise ValueError(f"generated file name {file_name!r} is not a plain name")
-    return file_name
-
-
-def write_manifest(directory: Path, entries, interface: ModelInterface | None = None) -> None:
-    """Record `entries` (top-level names in `directory`, added to any it
-    already lists) as mcu-plan's own, with the model's interface if given."""
-    directory = Path(directory)
-    previous = read_manifest(directory)
-    owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries}
-    owned.discard(MANIFEST_NAME)
-    record = {"written_by": "mcu-plan", "entries": sorted(owned)}
-    if interface is not None:
-        record["model"] = asdict(interface)
-    elif "model" in previous:
-        record["model"] = previous["model"]
-    (directory / MANIFEST_NAME).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-
-
-def read_manifest(directory: Path) -> dict:
-    """The manifest mcu-plan left in `directory`, or {} when there is none
-    (or it is not one mcu-plan could have written)."""
-    try:
-        record = json.loads((Path(directory) / MANIFEST_NAME).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(record, dict) or not isinstance(record.get("entries"), list):
-        return {}
-    return record
-
-
-def read_interface(directory: Path) -> ModelInterface | None:
-    """The interface of the model generated into `directory`, from its
-    manifest; None when there is none or it does not describe one."""
-    model = read_manifest(directory).get("model")
-    if not isinstance(model, dict):
-        return None
-    try:
-        interface = ModelInterface(**model)
-    except TypeError:  # missing or unknown keys: not a manifest this version wrote
-        return None
-    counts = (interface.num_inputs, interface.num_outputs, interface.arena_bytes, interface.variable_bytes)
-    well_formed = (
-        isinstance(interface.name, str)
-        and interface.name == c_identifier(interface.name)
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
-        and isinstance(interface.extern_arena, bool)
-        and (interface.arena_section is None or isinstance(interface.arena_section, str))
-    )
-    return interface if well_formed else None
-
-
-def check_output_dir(outdir: str | os.PathLike) -> None:
-    """InputError unless `outdir` is absent, empty, or holds only what
-    mcu-plan wrote there (its manifest lists every entry)."""
-    outdir = Path(outdir)
-    if not outdir.exists() and not outdir.is_symlink():
-        return
-    if outdir.is_symlink() or not outdir.is_dir():
-        raise InputError(f"OUTDIR {outdir} exists and is not a directory; choose a new or empty directory")
-    present = sorted(p.name for p in outdir.iterdir())
-    if not present:
-        return
-    owned = set(read_manifest(outdir).get("entries", ())) | {MANIFEST_NAME}
-    foreign = [entry for entry in present if entry not in owned]
-    if foreign:
-        raise InputError(
-            f"OUTDIR {outdir} contains files mcu-plan did not write (e.g. {foreign[0]}); "
-            "choose a new or empty directory"
-        )
-
-
-def make_parents(path: str | os.PathLike) -> list[Path]:
-    """Create the missing parent directories of `path`; return the ones this
-    call created, outermost first, for remove_created() after a failure."""
-    created: list[Path] = []
-    parent = Path(os.path.abspath(path)).parent
-    missing = []
-    while not parent.exists() and not parent.is_symlink():
-        missing.append(parent)
-        parent = parent.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir()
-        except OSError as exc:
-            remove_created(created)
-            raise InputError(f"cannot create {directory}: {exc.strerror or exc}") from None
-        created.append(directory)
-    return created
-
-
-def remove_created(created: list[Path]) -> None:
-    """Remove directories make_parents created (innermost first) when empty."""
-    for directory in reversed(created):
-        try:
-            directory.rmdir()
-        except OSError:
-            break
-
-
-class _SignalsHeld:
-    """SIGINT and SIGTERM wait (are blocked) while the block runs, so that
-    the two renames that swap OUTDIR are never separated by an interruption:
-    OUTDIR is either the old or the new directory, never absent."""
-
-    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-    def __enter__(self):
-        self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
-        return self
-
-    def __exit__(self, *exc_info):
-        signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
-        return False
-
-
-def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
-    """Move the finished directory `staging` to `outdir` in one rename,
-    retiring what was there, but only when check_output_dir allows it.
-    `staging` must be on the same file system (e.g. made beside `outdir`)."""
-    staging, outdir = Path(staging), Path(os.path.abspath(outdir))
-    check_output_dir(outdir)
-    if not outdir.exists():
-        os.rename(staging, outdir)
-        return outdir
-    retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
-    try:
-        with _SignalsHeld():
-            os.rename(outdir, retired / "dir")
-            try:
-                os.rename(staging, outdir)
-            except BaseException:
-                os.rename(retired / "dir", outdir)
-                raise
-    finally:
-        shutil.rmtree(retired, ignore_errors=True)
-    return outdir
-
-
-def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
-    """Write `files` as the whole of `outdir`, atomically: a half-written
-    directory is never visible.  An existing `outdir` is replaced only when
-    everything in it is mcu-plan's own (see check_output_dir); otherwise
-    InputError and nothing is written."""
-    outdir = Path(os.path.abspath(outdir))  # `..` resolved, symlinks not followed
-    check_output_dir(outdir)
-    created = make_parents(outdir)
-    staging = None
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
-        for file_name, data in files.items():
-            (staging / _plain_name(file_name)).write_bytes(data)
-        write_manifest(staging, files, getattr(files, "interface", None))
-        os.chmod(staging, 0o755)
-        replace_output_dir(staging, outdir)
-    except BaseException:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        remove_created(created)
-        raise
-    return outdir

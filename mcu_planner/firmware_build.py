@@ -27,7 +27,7 @@ from pathlib import Path
 
 import jinja2
 
-from .codegen import ModelInterface, write_manifest
+from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .pipeline import ram_needed
 from .resources import firmware_dir, templates_dir

@@ -189,7 +189,7 @@ class QemuTarget(Target):
         return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout)
 
     def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path):
-        from .codegen import read_interface
+        from .output_dir import read_interface
         from .firmware_build import PLAN_CHECK_CFLAGS, build_firmware
 
         # The model's interface comes from the manifest write_output left in `generated`.

@@ -13,7 +13,7 @@ import pytest
 from mcu_planner.builder import Int8Net
 from mcu_planner.check import CheckMismatch, HostTarget
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.codegen import write_output
+from mcu_planner.output_dir import write_output
 
 
 def _two_input_model() -> bytes:

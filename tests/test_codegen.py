@@ -16,17 +16,9 @@ import pytest
 from conftest import UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
 from mcu_planner.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
-from mcu_planner.codegen import (
-    MANIFEST_NAME,
-    c_float,
-    c_identifier,
-    c_int,
-    generate,
-    read_interface,
-    replace_output_dir,
-    validate_section_name,
-    write_output,
-)
+from mcu_planner.c_literals import c_float, c_identifier, c_int, validate_section_name
+from mcu_planner.codegen import generate
+from mcu_planner.output_dir import MANIFEST_NAME, read_interface, replace_output_dir, write_output
 from mcu_planner.errors import InputError, UnsupportedModel
 from mcu_planner.firmware_build import build_firmware
 from mcu_planner.graph import Graph

@@ -11,7 +11,7 @@ import pytest
 
 from kernel_models import Branches, assert_matches_reference, random_int8_quant
 from mcu_planner.check import HostTarget, generate_for_model, random_inputs
-from mcu_planner.codegen import write_output
+from mcu_planner.output_dir import write_output
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import NotLowerable, lower

@@ -118,7 +118,7 @@ def test_reset_returns_the_state_to_its_start(tmp_path):
     """The same input after two others gives another output while the
     state carries over, and the first output again after NAME_reset()."""
     from mcu_planner.check import HostTarget, generate_for_model, random_inputs
-    from mcu_planner.codegen import write_output
+    from mcu_planner.output_dir import write_output
 
     rng = np.random.default_rng(14)
     model = Branches("SVDF reset")

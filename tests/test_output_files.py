@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from mcu_planner import codegen
+from mcu_planner import output_dir
 from mcu_planner.cli import main
-from mcu_planner.codegen import replace_output_dir, write_output
+from mcu_planner.output_dir import replace_output_dir, write_output
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 
@@ -79,7 +79,7 @@ def test_json_is_not_written_when_outdir_fails(tmp_path, capsys, monkeypatch):
     def failing(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(codegen, "write_manifest", failing)
+    monkeypatch.setattr(output_dir, "write_manifest", failing)
     code, err = run([EXAMPLE, "--ram", "64K", "-o", tmp_path / "a" / "b" / "out", "--json", plan], capsys)
     assert code != 0 and len(err) == 1, err
     assert plan.read_text() == "old plan"
@@ -101,7 +101,7 @@ def test_interruption_while_writing_removes_staging_and_created_parents(tmp_path
     def interrupted(*args, **kwargs):
         raise Terminated()
 
-    monkeypatch.setattr(codegen, "write_manifest", interrupted)
+    monkeypatch.setattr(output_dir, "write_manifest", interrupted)
     with pytest.raises(Terminated):
         write_output({"a.c": b"x"}, tmp_path / "p" / "q" / "out")
     assert list(tmp_path.iterdir()) == []

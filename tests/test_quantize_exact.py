@@ -247,7 +247,7 @@ def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     and every compiler command in the README pass it (a fused multiply-add
     would change float results)."""
     from mcu_planner.check import generate_for_model
-    from mcu_planner.codegen import write_output
+    from mcu_planner.output_dir import write_output
     from mcu_planner.firmware_build import build_firmware
     from mcu_planner.resources import templates_dir
 

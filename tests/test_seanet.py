@@ -17,7 +17,7 @@ import pytest
 
 from conftest import SHARED, needs_cortex_m
 from mcu_planner.check import check_model, generate_for_model, run_generated
-from mcu_planner.codegen import c_identifier
+from mcu_planner.c_literals import c_identifier
 
 SEANET = SHARED / "peer-tests" / "tflm-seanet"
 

@@ -1,0 +1,202 @@
+"""The output directory: mcu-plan writes OUTDIR atomically and replaces an
+existing one only when everything in it is its own (listed in its manifest,
+which also records the generated model's interface for `check` and the
+firmware build)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .c_literals import c_identifier
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class ModelInterface:
+    """What the firmware build needs to know about a generated model, as
+    data (never recovered from the C text)."""
+
+    name: str
+    num_inputs: int
+    num_outputs: int
+    arena_bytes: int  # NAME_ARENA_SIZE
+    arena_section: str | None
+    extern_arena: bool
+    variable_bytes: int = 0  # variable tensors' state region (NAME_reset), outside the arena
+
+
+# mcu-plan replaces an existing OUTDIR only when everything in it is its own:
+# this file in OUTDIR lists what it wrote (and, in a firmware OUTDIR, what the
+# Makefile makes), so that `-o .` on a user's project refuses instead of deleting it.
+MANIFEST_NAME = ".mcu-plan-output"
+
+
+def _plain_name(file_name: str) -> str:
+    if "/" in file_name or "\\" in file_name or file_name in ("", ".", ".."):
+        raise ValueError(f"generated file name {file_name!r} is not a plain name")
+    return file_name
+
+
+def write_manifest(directory: Path, entries, interface: ModelInterface | None = None) -> None:
+    """Record `entries` (top-level names in `directory`, added to any it
+    already lists) as mcu-plan's own, with the model's interface if given."""
+    directory = Path(directory)
+    previous = read_manifest(directory)
+    owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries}
+    owned.discard(MANIFEST_NAME)
+    record = {"written_by": "mcu-plan", "entries": sorted(owned)}
+    if interface is not None:
+        record["model"] = asdict(interface)
+    elif "model" in previous:
+        record["model"] = previous["model"]
+    (directory / MANIFEST_NAME).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def read_manifest(directory: Path) -> dict:
+    """The manifest mcu-plan left in `directory`, or {} when there is none
+    (or it is not one mcu-plan could have written)."""
+    try:
+        record = json.loads((Path(directory) / MANIFEST_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict) or not isinstance(record.get("entries"), list):
+        return {}
+    return record
+
+
+def read_interface(directory: Path) -> ModelInterface | None:
+    """The interface of the model generated into `directory`, from its
+    manifest; None when there is none or it does not describe one."""
+    model = read_manifest(directory).get("model")
+    if not isinstance(model, dict):
+        return None
+    try:
+        interface = ModelInterface(**model)
+    except TypeError:  # missing or unknown keys: not a manifest this version wrote
+        return None
+    counts = (interface.num_inputs, interface.num_outputs, interface.arena_bytes, interface.variable_bytes)
+    well_formed = (
+        isinstance(interface.name, str)
+        and interface.name == c_identifier(interface.name)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        and isinstance(interface.extern_arena, bool)
+        and (interface.arena_section is None or isinstance(interface.arena_section, str))
+    )
+    return interface if well_formed else None
+
+
+def check_output_dir(outdir: str | os.PathLike) -> None:
+    """InputError unless `outdir` is absent, empty, or holds only what
+    mcu-plan wrote there (its manifest lists every entry)."""
+    outdir = Path(outdir)
+    if not outdir.exists() and not outdir.is_symlink():
+        return
+    if outdir.is_symlink() or not outdir.is_dir():
+        raise InputError(f"OUTDIR {outdir} exists and is not a directory; choose a new or empty directory")
+    present = sorted(p.name for p in outdir.iterdir())
+    if not present:
+        return
+    owned = set(read_manifest(outdir).get("entries", ())) | {MANIFEST_NAME}
+    foreign = [entry for entry in present if entry not in owned]
+    if foreign:
+        raise InputError(
+            f"OUTDIR {outdir} contains files mcu-plan did not write (e.g. {foreign[0]}); "
+            "choose a new or empty directory"
+        )
+
+
+def make_parents(path: str | os.PathLike) -> list[Path]:
+    """Create the missing parent directories of `path`; return the ones this
+    call created, outermost first, for remove_created() after a failure."""
+    created: list[Path] = []
+    parent = Path(os.path.abspath(path)).parent
+    missing = []
+    while not parent.exists() and not parent.is_symlink():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir()
+        except OSError as exc:
+            remove_created(created)
+            raise InputError(f"cannot create {directory}: {exc.strerror or exc}") from None
+        created.append(directory)
+    return created
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove directories make_parents created (innermost first) when empty."""
+    for directory in reversed(created):
+        try:
+            directory.rmdir()
+        except OSError:
+            break
+
+
+class _SignalsHeld:
+    """SIGINT and SIGTERM wait (are blocked) while the block runs, so that
+    the two renames that swap OUTDIR are never separated by an interruption:
+    OUTDIR is either the old or the new directory, never absent."""
+
+    _SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+    def __enter__(self):
+        self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+        return False
+
+
+def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
+    """Move the finished directory `staging` to `outdir` in one rename,
+    retiring what was there, but only when check_output_dir allows it.
+    `staging` must be on the same file system (e.g. made beside `outdir`)."""
+    staging, outdir = Path(staging), Path(os.path.abspath(outdir))
+    check_output_dir(outdir)
+    if not outdir.exists():
+        os.rename(staging, outdir)
+        return outdir
+    retired = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.old.", dir=outdir.parent))
+    try:
+        with _SignalsHeld():
+            os.rename(outdir, retired / "dir")
+            try:
+                os.rename(staging, outdir)
+            except BaseException:
+                os.rename(retired / "dir", outdir)
+                raise
+    finally:
+        shutil.rmtree(retired, ignore_errors=True)
+    return outdir
+
+
+def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
+    """Write `files` as the whole of `outdir`, atomically: a half-written
+    directory is never visible.  An existing `outdir` is replaced only when
+    everything in it is mcu-plan's own (see check_output_dir); otherwise
+    InputError and nothing is written."""
+    outdir = Path(os.path.abspath(outdir))  # `..` resolved, symlinks not followed
+    check_output_dir(outdir)
+    created = make_parents(outdir)
+    staging = None
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
+        for file_name, data in files.items():
+            (staging / _plain_name(file_name)).write_bytes(data)
+        write_manifest(staging, files, getattr(files, "interface", None))
+        os.chmod(staging, 0o755)
+        replace_output_dir(staging, outdir)
+    except BaseException:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        remove_created(created)
+        raise
+    return outdir
