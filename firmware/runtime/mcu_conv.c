@@ -3,6 +3,7 @@
  * nesting, so float sums are added in the same order. */
 #include "mcu_conv.h"
 
+#include "mcu_conv_helium.h"
 #include "mcu_dsp.h"
 #include "mcu_quant.h"
 #include "mcu_window.h"
@@ -292,6 +293,20 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t pixel;
+#if defined(MCU_MVE)
+    for (pixel = 0; pixel < pixels; pixel += 4) {
+        const int32_t count = MCU_MIN(pixels - pixel, 4);
+        const int8_t *x[4];
+        int32_t k;
+        for (k = 0; k < count; ++k) {
+            const int32_t b = (pixel + k) / pixels_per_image, yx = (pixel + k) % pixels_per_image;
+            x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
+                                           (yx % p->output_w) * p->stride_w, 0);
+        }
+        mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
+    }
+    return;
+#endif
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
         const int8_t *x[2];
@@ -312,7 +327,13 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
  * window is one run of taps however short its rows are and wherever it
  * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
 #define MCU_CONV_COLUMN_MAX 640
-static int8_t conv_columns[2][MCU_CONV_COLUMN_MAX];
+#if defined(MCU_MVE)
+/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
+#define MCU_CONV_COLUMNS 4
+#else
+#define MCU_CONV_COLUMNS 2
+#endif
+static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
 
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
  * input_c values; taps in the padding hold the input zero point, which the
@@ -361,6 +382,20 @@ static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input,
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+#if defined(MCU_MVE)
+            for (out_x = 0; out_x < p->output_w; out_x += MCU_CONV_COLUMNS) {
+                const int8_t *columns[MCU_CONV_COLUMNS];
+                const int32_t count = MCU_MIN(p->output_w - out_x, MCU_CONV_COLUMNS);
+                int32_t k;
+                for (k = 0; k < count; ++k) {
+                    conv_window_to_column(p, input, b, &wy, out_x + k, conv_columns[k]);
+                    columns[k] = conv_columns[k];
+                }
+                mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, out);
+                out += (size_t)p->output_c * (size_t)count;
+            }
+            continue;
+#endif
             for (out_x = 0; out_x < p->output_w; out_x += 2) {
                 const int has_second = out_x + 1 < p->output_w;
                 conv_window_to_column(p, input, b, &wy, out_x, conv_columns[0]);
@@ -747,6 +782,19 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
     return oc;
 }
 
+#if defined(MCU_MVE)
+/* The output coordinates [*first, *end) along one axis whose windows lie
+ * wholly inside the input: origin = out * stride - pad at or past 0, and the
+ * last tap, origin + (taps - 1) * dilation, before input_size. */
+static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                              int32_t input_size, int32_t *first, int32_t *end)
+{
+    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
+    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
+    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
+}
+#endif
+
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -762,11 +810,40 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
+#if defined(MCU_MVE)
+    /* Helium: runs of up to four output pixels whose windows lie inside the input. */
+    const int helium = multiplier == 1 || multiplier % 4 == 0;
+    const int8_t *pending_x[4];
+    int8_t *pending_out = output;
+    int32_t pending = 0, inside_x_first, inside_x_end;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
+                      &inside_x_end);
+#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
+#if defined(MCU_MVE)
+                if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
+                    out_x < inside_x_end) {
+                    /* Consecutive pixels inside the input, four at a time. */
+                    if (pending == 0) {
+                        pending_out = out;
+                    }
+                    pending_x[pending++] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
+                                                                   out_x * p->stride_w - p->pad_w, 0);
+                    if (pending == 4) {
+                        mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+                        pending = 0;
+                    }
+                    continue;
+                }
+                if (pending > 0) {
+                    mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+                    pending = 0;
+                }
+#endif
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                 const int inside = wy.end - wy.first == p->filter_h && wx.end - wx.first == p->filter_w;
@@ -796,6 +873,11 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             }
         }
     }
+#if defined(MCU_MVE)
+    if (pending > 0) {
+        mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+    }
+#endif
 }
 
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

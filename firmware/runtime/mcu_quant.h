@@ -150,6 +150,25 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multi
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
+
+/* The same sequence with one multiplier and shift for all four lanes (four
+ * pixels of one output channel): the lane values of mcu_mul_by_quantized_mul_x4
+ * with both vectors splat, the shift decided once instead of per lane.  With
+ * a right shift, -e has its sign bit set, so the tie fix-up is every negative
+ * lane's sign (VSHR #31); without one it is 0 and VRSHL by 0 changes
+ * nothing. */
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_n(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    int32x4_t high;
+    if (shift > 0) {
+        return vqrdmulhq_n_s32(vshlq_r_s32(x, shift & 31), multiplier);
+    }
+    high = vqrdmulhq_n_s32(x, multiplier);
+    if (shift == 0) {
+        return high;
+    }
+    return vrshlq_n_s32(vqaddq_s32(high, vshrq_n_s32(high, 31)), shift);
+}
 #endif
 
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
