@@ -16,21 +16,46 @@
 
 #if defined(MCU_MVE)
 
+/* What requantization reads from the parameters, loaded once per call: the
+ * stores through int8 pointers could alias any of it, so the compiler would
+ * otherwise reload it for every output channel. */
+typedef struct {
+    const int32_t *multiplier;
+    const int32_t *shift;
+    const int32_t *bias;
+    int32_t output_offset;
+    int32x4_t act_min;
+    int32x4_t act_max;
+} mcu_helium_requant;
+
+static inline MCU_ALWAYS_INLINE mcu_helium_requant mcu_helium_requant_of(const mcu_conv_s8_params *p,
+                                                                         const int32_t *bias)
+{
+    mcu_helium_requant q;
+    q.multiplier = p->output_multiplier;
+    q.shift = p->output_shift;
+    q.bias = bias;
+    q.output_offset = p->output_offset;
+    q.act_min = vdupq_n_s32(p->act_min);
+    q.act_max = vdupq_n_s32(p->act_max);
+    return q;
+}
+
 /* Lane r of `acc`, output channel oc of pixel r (its bytes at out + oc +
  * offsets[r]), requantized and stored for the lanes `pixels` selects. */
-static inline void mcu_helium_store_channel(const mcu_conv_s8_params *p, int32x4_t acc, const int32_t *bias,
-                                            int32_t oc, uint32x4_t offsets, mve_pred16_t pixels, int8_t *out)
+static inline MCU_ALWAYS_INLINE void mcu_helium_store_channel(const mcu_helium_requant *q, int32x4_t acc, int32_t oc,
+                                                              uint32x4_t offsets, mve_pred16_t pixels, int8_t *out)
 {
-    if (bias) {
-        acc = vaddq_n_s32(acc, bias[oc]);
+    if (q->bias) {
+        acc = vaddq_n_s32(acc, q->bias[oc]);
     }
-    acc = mcu_mul_by_quantized_mul_x4_n(acc, p->output_multiplier[oc], p->output_shift[oc]);
-    acc = vaddq_n_s32(acc, p->output_offset);
-    acc = vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max));
+    acc = mcu_mul_by_quantized_mul_x4_n(acc, q->multiplier[oc], q->shift[oc]);
+    acc = vaddq_n_s32(acc, q->output_offset);
+    acc = vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max);
     vstrbq_scatter_offset_p_s32(out + oc, offsets, acc, pixels);
 }
 
-static inline int32x4_t mcu_helium_lanes(int32_t s0, int32_t s1, int32_t s2, int32_t s3)
+static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_lanes(int32_t s0, int32_t s1, int32_t s2, int32_t s3)
 {
     int32x4_t v = vdupq_n_s32(s0);
     v = vsetq_lane_s32(s1, v, 1);
@@ -41,17 +66,20 @@ static inline int32x4_t mcu_helium_lanes(int32_t s0, int32_t s1, int32_t s2, int
 /* `count` (1 to 4) rows of `n` int8 values -- pixels of a pointwise
  * convolution, or windows copied into columns -- against every filter (`n`
  * values each, one after another): channel oc of row r goes to
- * out[r * output_c + oc].  Sixteen values per VMLADAVA, tail-predicated;
- * rows past `count` repeat row 0 and are not stored.  Rows of at most 16
- * values stay in registers across all the filters. */
+ * out[r * output_c + oc].  Sixteen values per VMLADAVA, the last n % 16
+ * tail-predicated; rows past `count` repeat row 0 and are not stored.  Rows
+ * of at most 16 values stay in registers across all the filters. */
 MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const int8_t *const rows[4],
                                                  int32_t count, const int8_t *filter, int32_t n,
                                                  const int32_t *bias, int8_t *out)
 {
     const int32_t out_c = p->output_c;
     const int32_t *terms = p->window_offset_terms;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
     const mve_pred16_t pixels = vctp32q((uint32_t)count);
+    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
+    const int32_t blocks = n >> 4;
     const int8_t *r0 = rows[0];
     const int8_t *r1 = count > 1 ? rows[1] : r0;
     const int8_t *r2 = count > 2 ? rows[2] : r0;
@@ -63,25 +91,36 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
         const int8x16_t a2 = vldrbq_z_s8(r2, lanes), a3 = vldrbq_z_s8(r3, lanes);
         for (oc = 0; oc < out_c; ++oc, filter += n) {
             const int8x16_t w = vldrbq_z_s8(filter, lanes);
-            const int32_t t = terms[oc];
-            mcu_helium_store_channel(p,
-                                     mcu_helium_lanes(vmladavaq_s8(t, a0, w), vmladavaq_s8(t, a1, w),
-                                                      vmladavaq_s8(t, a2, w), vmladavaq_s8(t, a3, w)),
-                                     bias, oc, offsets, pixels, out);
+            const int32x4_t sums =
+                mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
+            mcu_helium_store_channel(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, pixels, out);
         }
         return;
     }
-    for (oc = 0; oc < out_c; ++oc, filter += n) {
+    for (oc = 0; oc < out_c; ++oc) {
+        const int8_t *x0 = r0, *x1 = r1, *x2 = r2, *x3 = r3;
         int32_t s0 = terms[oc], s1 = s0, s2 = s0, s3 = s0, k;
-        for (k = 0; k < n; k += 16) {
-            const mve_pred16_t lanes = vctp8q((uint32_t)(n - k));
-            const int8x16_t w = vldrbq_z_s8(filter + k, lanes);
-            s0 = vmladavaq_s8(s0, vldrbq_z_s8(r0 + k, lanes), w);
-            s1 = vmladavaq_s8(s1, vldrbq_z_s8(r1 + k, lanes), w);
-            s2 = vmladavaq_s8(s2, vldrbq_z_s8(r2 + k, lanes), w);
-            s3 = vmladavaq_s8(s3, vldrbq_z_s8(r3 + k, lanes), w);
+        for (k = blocks; k > 0; --k) {
+            const int8x16_t w = vldrbq_s8(filter);
+            s0 = vmladavaq_s8(s0, vldrbq_s8(x0), w);
+            s1 = vmladavaq_s8(s1, vldrbq_s8(x1), w);
+            s2 = vmladavaq_s8(s2, vldrbq_s8(x2), w);
+            s3 = vmladavaq_s8(s3, vldrbq_s8(x3), w);
+            filter += 16;
+            x0 += 16;
+            x1 += 16;
+            x2 += 16;
+            x3 += 16;
         }
-        mcu_helium_store_channel(p, mcu_helium_lanes(s0, s1, s2, s3), bias, oc, offsets, pixels, out);
+        if (n & 15) {
+            const int8x16_t w = vldrbq_z_s8(filter, tail);
+            s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), w);
+            s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), w);
+            s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), w);
+            s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), w);
+            filter += n & 15;
+        }
+        mcu_helium_store_channel(&q, mcu_helium_lanes(s0, s1, s2, s3), oc, offsets, pixels, out);
     }
 }
 
