@@ -370,6 +370,49 @@ static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *inp
     }
 }
 
+#if defined(MCU_MVE)
+/* Helium: four output pixels per pass, in output order across rows and
+ * images, each window copied into a column. */
+static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c;
+    const int8_t *columns[MCU_CONV_COLUMNS];
+    int8_t *first_out = output;
+    int32_t b, out_y, out_x, count = 0;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                conv_window_to_column(p, input, b, &wy, out_x, conv_columns[count]);
+                columns[count] = conv_columns[count];
+                if (++count == MCU_CONV_COLUMNS) {
+                    mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
+                    first_out += (size_t)p->output_c * (size_t)count;
+                    count = 0;
+                }
+            }
+        }
+    }
+    if (count > 0) {
+        mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
+    }
+}
+
+/* The output coordinates [*first, *end) along one axis whose windows lie
+ * wholly inside the input: origin = out * stride - pad at or past 0, and the
+ * last tap, origin + (taps - 1) * dilation, before input_size. */
+static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                              int32_t input_size, int32_t *first, int32_t *end)
+{
+    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
+    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
+    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
+}
+
+#endif
+
 /* One group, windows up to MCU_CONV_COLUMN_MAX values: each pair of output
  * pixels is two columns against the whole filters. */
 static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
@@ -378,24 +421,14 @@ static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input,
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     int8_t *out = output;
     int32_t b, out_y, out_x;
+#if defined(MCU_MVE)
+    conv_2d_s8_columns_helium(p, input, filter, bias, output);
+    return;
+#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-#if defined(MCU_MVE)
-            for (out_x = 0; out_x < p->output_w; out_x += MCU_CONV_COLUMNS) {
-                const int8_t *columns[MCU_CONV_COLUMNS];
-                const int32_t count = MCU_MIN(p->output_w - out_x, MCU_CONV_COLUMNS);
-                int32_t k;
-                for (k = 0; k < count; ++k) {
-                    conv_window_to_column(p, input, b, &wy, out_x + k, conv_columns[k]);
-                    columns[k] = conv_columns[k];
-                }
-                mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, out);
-                out += (size_t)p->output_c * (size_t)count;
-            }
-            continue;
-#endif
             for (out_x = 0; out_x < p->output_w; out_x += 2) {
                 const int has_second = out_x + 1 < p->output_w;
                 conv_window_to_column(p, input, b, &wy, out_x, conv_columns[0]);
@@ -782,19 +815,6 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
     return oc;
 }
 
-#if defined(MCU_MVE)
-/* The output coordinates [*first, *end) along one axis whose windows lie
- * wholly inside the input: origin = out * stride - pad at or past 0, and the
- * last tap, origin + (taps - 1) * dilation, before input_size. */
-static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
-                              int32_t input_size, int32_t *first, int32_t *end)
-{
-    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
-    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
-    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
-}
-#endif
-
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -816,6 +836,9 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     const int8_t *pending_x[4];
     int8_t *pending_out = output;
     int32_t pending = 0, inside_x_first, inside_x_end;
+    mcu_helium_taps in_place;
+    in_place.row = taps.input_row;
+    in_place.tap = taps.input_tap;
     conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
                       &inside_x_end);
 #endif
@@ -834,13 +857,13 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
                     pending_x[pending++] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
                                                                    out_x * p->stride_w - p->pad_w, 0);
                     if (pending == 4) {
-                        mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+                        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
                         pending = 0;
                     }
                     continue;
                 }
                 if (pending > 0) {
-                    mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+                    mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
                     pending = 0;
                 }
 #endif
@@ -875,7 +898,7 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 #if defined(MCU_MVE)
     if (pending > 0) {
-        mcu_helium_depthwise_inside_s8(p, pending_x, pending, filter, bias, pending_out);
+        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
     }
 #endif
 }

@@ -133,6 +133,14 @@ static inline void mcu_helium_store_pixel(const mcu_conv_s8_params *p, int32x4_t
     vstrbq_p_s32(out, vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max)), lanes);
 }
 
+/* Steps between the taps of a depthwise window: from one window row to the
+ * next, and from one tap to the next in a row (in the input, or in a window
+ * copied into a column). */
+typedef struct {
+    size_t row;
+    size_t tap;
+} mcu_helium_taps;
+
 /* Loads four int8 values widened to int32 lanes: all of them, or (a tail of
  * channels) those `lanes` selects, the others 0. */
 static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at, int full, mve_pred16_t lanes)
@@ -141,16 +149,16 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at,
 }
 
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
- * of mcu_helium_depthwise_inside_s8. */
+ * of mcu_helium_depthwise_s8. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
-                                                                int32_t count, const int8_t *filter,
+                                                                int32_t count, const mcu_helium_taps *taps,
+                                                                const int8_t *filter,
                                                                 const int32_t *bias, int32_t oc, int full,
                                                                 mve_pred16_t lanes, int8_t *out)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t filter_h = p->filter_h, filter_w = p->filter_w;
-    const size_t input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
-    const size_t input_tap = (size_t)p->dilation_w * (size_t)p->input_c;
+    const size_t input_row = taps->row, input_tap = taps->tap;
     const size_t filter_row = (size_t)filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
     const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
     const int32x4_t terms = full ? vldrwq_s32(p->window_offset_terms + oc)
@@ -212,15 +220,16 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
 
 /* `count` (1 to 4) consecutive output pixels of a depthwise convolution with
  * depth multiplier 1 or a multiple of 4, whose windows lie wholly inside the
- * input: x[i] is the first tap of pixel i's window; out is pixel 0's first
+ * input or are copied whole (padding as the zero point): x[i] is the first
+ * tap of pixel i's window, the others `taps` apart; out is pixel 0's first
  * channel, the others follow.  Every channel, four (the lanes) at a time,
  * each filter vector loaded once for the pixels.  Multiplier 1: lane c reads
  * input channel oc + c; a multiple of 4: the four lanes read one input value,
  * channel oc / multiplier.  Pixels past `count` repeat pixel 0 and are not
  * stored. */
-MCU_NOINLINE static void mcu_helium_depthwise_inside_s8(const mcu_conv_s8_params *p, const int8_t *const x[4],
-                                                        int32_t count, const int8_t *filter, const int32_t *bias,
-                                                        int8_t *out)
+MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
+                                                 const mcu_helium_taps *taps, const int8_t *filter,
+                                                 const int32_t *bias, int8_t *out)
 {
     const int32_t out_c = p->output_c;
     const int8_t *px[4];
@@ -230,10 +239,10 @@ MCU_NOINLINE static void mcu_helium_depthwise_inside_s8(const mcu_conv_s8_params
     px[2] = count > 2 ? x[2] : x[0];
     px[3] = count > 3 ? x[3] : x[0];
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        mcu_helium_depthwise_group(p, px, count, filter, bias, oc, 1, vctp32q(4u), out);
+        mcu_helium_depthwise_group(p, px, count, taps, filter, bias, oc, 1, vctp32q(4u), out);
     }
     if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, filter, bias, oc, 0, vctp32q((uint32_t)(out_c - oc)), out);
+        mcu_helium_depthwise_group(p, px, count, taps, filter, bias, oc, 0, vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
 
