@@ -124,13 +124,14 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
     }
 }
 
-/* Channels oc .. oc + 3 (the lanes `lanes` selects) of one pixel. */
-static inline void mcu_helium_store_pixel(const mcu_conv_s8_params *p, int32x4_t acc, int32x4_t bias,
-                                          int32x4_t multiplier, int32x4_t shift, mve_pred16_t lanes, int8_t *out)
+/* Channels oc .. oc + 3 (the lanes `lanes` selects) of one pixel, the bias
+ * already in `acc`. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_store_pixel(const mcu_helium_requant *q, int32x4_t acc,
+                                                            int32x4_t multiplier, mcu_shift_x4 shift,
+                                                            mve_pred16_t lanes, int8_t *out)
 {
-    acc = mcu_mul_by_quantized_mul_x4(vaddq_s32(acc, bias), multiplier, shift);
-    acc = vaddq_n_s32(acc, p->output_offset);
-    vstrbq_p_s32(out, vminq_s32(vmaxq_s32(acc, vdupq_n_s32(p->act_min)), vdupq_n_s32(p->act_max)), lanes);
+    acc = vaddq_n_s32(mcu_mul_by_quantized_mul_x4_split(acc, multiplier, shift), q->output_offset);
+    vstrbq_p_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max), lanes);
 }
 
 /* Steps between the taps of a depthwise window: from one window row to the
@@ -152,17 +153,19 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at,
  * of mcu_helium_depthwise_s8. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                                 int32_t count, const mcu_helium_taps *taps,
-                                                                const int8_t *filter,
-                                                                const int32_t *bias, int32_t oc, int full,
-                                                                mve_pred16_t lanes, int8_t *out)
+                                                                const int8_t *filter, const mcu_helium_requant *q,
+                                                                int32_t oc, int full, mve_pred16_t lanes,
+                                                                int8_t *out)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t filter_h = p->filter_h, filter_w = p->filter_w;
     const size_t input_row = taps->row, input_tap = taps->tap;
     const size_t filter_row = (size_t)filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
     const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
-    const int32x4_t terms = full ? vldrwq_s32(p->window_offset_terms + oc)
-                                 : vldrwq_z_s32(p->window_offset_terms + oc, lanes);
+    /* The bias joins the offset terms up front: one add for the four pixels. */
+    const int32x4_t terms =
+        vaddq_s32(vldrwq_z_s32(p->window_offset_terms + oc, lanes),
+                  q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0));
     int32x4_t a0 = terms, a1 = terms, a2 = terms, a3 = terms;
     const int8_t *x0 = x[0] + in_c, *x1 = x[1] + in_c, *x2 = x[2] + in_c, *x3 = x[3] + in_c;
     const int8_t *w_row = filter + oc;
@@ -201,19 +204,18 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         x3 += input_row;
     }
     {
-        const int32x4_t b = bias ? vldrwq_z_s32(bias + oc, lanes) : vdupq_n_s32(0);
-        const int32x4_t multipliers = vldrwq_z_s32(p->output_multiplier + oc, lanes);
-        const int32x4_t shifts = vldrwq_z_s32(p->output_shift + oc, lanes);
+        const int32x4_t multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
+        const mcu_shift_x4 shifts = mcu_split_shift_x4(vldrwq_z_s32(q->shift + oc, lanes));
         int8_t *o = out + oc;
-        mcu_helium_store_pixel(p, a0, b, multipliers, shifts, lanes, o);
+        mcu_helium_store_pixel(q, a0, multipliers, shifts, lanes, o);
         if (count > 1) {
-            mcu_helium_store_pixel(p, a1, b, multipliers, shifts, lanes, o + out_c);
+            mcu_helium_store_pixel(q, a1, multipliers, shifts, lanes, o + out_c);
         }
         if (count > 2) {
-            mcu_helium_store_pixel(p, a2, b, multipliers, shifts, lanes, o + 2 * out_c);
+            mcu_helium_store_pixel(q, a2, multipliers, shifts, lanes, o + 2 * out_c);
         }
         if (count > 3) {
-            mcu_helium_store_pixel(p, a3, b, multipliers, shifts, lanes, o + 3 * out_c);
+            mcu_helium_store_pixel(q, a3, multipliers, shifts, lanes, o + 3 * out_c);
         }
     }
 }
@@ -232,6 +234,7 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
                                                  const int32_t *bias, int8_t *out)
 {
     const int32_t out_c = p->output_c;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     const int8_t *px[4];
     int32_t oc;
     px[0] = x[0];
@@ -239,10 +242,10 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
     px[2] = count > 2 ? x[2] : x[0];
     px[3] = count > 3 ? x[3] : x[0];
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, bias, oc, 1, vctp32q(4u), out);
+        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, vctp32q(4u), out);
     }
     if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, bias, oc, 0, vctp32q((uint32_t)(out_c - oc)), out);
+        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 0, vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
 

@@ -139,16 +139,34 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
  *   first loses 1 when e > 0 (t & (-e) has the sign bit exactly then).  The
  *   saturating add only matters at t = INT32_MIN, a multiple of 2^e, where
  *   both give the same quotient. */
-static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+/* The shift split into its two VSHL / VRSHL counts (mcu_mul_by_quantized_mul_x4):
+ * kernels that requantize several pixels of the same channels split once. */
+typedef struct {
+    int32x4_t left;  /* max(shift, 0) mod 32 */
+    int32x4_t right; /* min(shift, 0) = -e */
+} mcu_shift_x4;
+
+static inline mcu_shift_x4 mcu_split_shift_x4(int32x4_t shift)
 {
     const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t right = vminq_s32(shift, zero); /* -e */
+    mcu_shift_x4 split;
+    split.right = vminq_s32(shift, zero);
     /* VSHL by 32 or more gives 0; the count mod 32 is what the scalar
      * helpers (and the x86 reference) shift by. */
-    const int32x4_t left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
-    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, left), multiplier);
-    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
-    return vrshlq_s32(vqaddq_s32(high, ties_away), right);
+    split.left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+    return split;
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_split(int32x4_t x, int32x4_t multiplier, mcu_shift_x4 shift)
+{
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, shift.left), multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, shift.right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), shift.right);
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    return mcu_mul_by_quantized_mul_x4_split(x, multiplier, mcu_split_shift_x4(shift));
 }
 
 /* The same sequence with one multiplier and shift for all four lanes (four
