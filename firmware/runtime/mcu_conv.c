@@ -20,6 +20,35 @@ static inline MCU_ALWAYS_INLINE int8_t requantize_s8(const mcu_conv_s8_params *p
     return (int8_t)mcu_clamp_s32(acc + p->output_offset, p->act_min, p->act_max);
 }
 
+/* The output stage of requantize_s8 for a sum that already holds the bias,
+ * with the channel's multiplier prepared once (mcu_prepare_mul). */
+typedef struct {
+    int32_t output_offset;
+    int32_t act_min;
+    int32_t act_max;
+} conv_output_range;
+
+static inline MCU_ALWAYS_INLINE conv_output_range conv_output_range_of(const mcu_conv_s8_params *p)
+{
+    conv_output_range r;
+    r.output_offset = p->output_offset;
+    r.act_min = p->act_min;
+    r.act_max = p->act_max;
+    return r;
+}
+
+static inline MCU_ALWAYS_INLINE int8_t requantize_prepared_s8(const conv_output_range *r, int32_t acc,
+                                                              const mcu_prepared_mul *m)
+{
+    return (int8_t)mcu_clamp_s32(mcu_apply_prepared_mul(acc, m) + r->output_offset, r->act_min, r->act_max);
+}
+
+/* Bias (when there is one) plus `term`, wrapping as int32 sums do. */
+static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t out_c, int32_t term)
+{
+    return bias ? mcu_add_wrap_s32(bias[out_c], term) : term;
+}
+
 #if defined(MCU_MVE)
 /* requantize_s8 on four lanes whose channels are `channels` (their multiplier,
  * shift and bias gathered); int32 adds wrap as the scalar ones do. */
@@ -253,6 +282,7 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
 {
     const int32_t out_c = p->output_c;
     const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
     int8_t *out1 = out0 + out_c;
     int32_t oc;
     for (oc = 0; oc < out_c; oc += 2) {
@@ -260,24 +290,33 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
         const int8_t *w0 = filter + (size_t)oc * (size_t)n;
         int32_t acc[4];
         dot2x2_s8(x0, x1, w0, has_pair ? w0 + n : w0, n, acc);
+#if defined(MCU_MVE)
         acc[0] += terms[oc];
         acc[2] += terms[oc];
         if (has_pair) {
             acc[1] += terms[oc + 1];
             acc[3] += terms[oc + 1];
         }
-#if defined(MCU_MVE)
         requantize_s8_2x2_store(p, acc, bias, oc, has_pair, has_second, out0);
         (void)out1;
+        (void)range;
 #else
-        out0[oc] = requantize_s8(p, acc[0], bias, oc);
-        if (has_second) {
-            out1[oc] = requantize_s8(p, acc[2], bias, oc);
-        }
-        if (has_pair) {
-            out0[oc + 1] = requantize_s8(p, acc[1], bias, oc + 1);
+        {
+            /* Each channel's rescale prepared once for both pixels. */
+            const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+            const int32_t add0 = bias_plus(bias, oc, terms[oc]);
+            out0[oc] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
             if (has_second) {
-                out1[oc + 1] = requantize_s8(p, acc[3], bias, oc + 1);
+                out1[oc] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
+            }
+            if (has_pair) {
+                const mcu_prepared_mul m1 =
+                    mcu_prepare_mul(p->output_multiplier[oc + 1], (int)p->output_shift[oc + 1]);
+                const int32_t add1 = bias_plus(bias, oc + 1, terms[oc + 1]);
+                out0[oc + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
+                if (has_second) {
+                    out1[oc + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
+                }
             }
         }
 #endif
