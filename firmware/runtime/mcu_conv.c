@@ -13,10 +13,13 @@
 static inline MCU_ALWAYS_INLINE int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias,
                                                 int32_t out_c)
 {
+    /* The prepared form costs less than mcu_mul_by_quantized_mul even for
+     * one sum: 32-bit rounding terms instead of 64-bit variable shifts. */
+    const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[out_c], (int)p->output_shift[out_c]);
     if (bias) {
         acc += bias[out_c];
     }
-    acc = mcu_mul_by_quantized_mul(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    acc = mcu_apply_prepared_mul(acc, &m);
     return (int8_t)mcu_clamp_s32(acc + p->output_offset, p->act_min, p->act_max);
 }
 
@@ -439,16 +442,6 @@ static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t 
     }
 }
 
-/* The output coordinates [*first, *end) along one axis whose windows lie
- * wholly inside the input: origin = out * stride - pad at or past 0, and the
- * last tap, origin + (taps - 1) * dilation, before input_size. */
-static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
-                              int32_t input_size, int32_t *first, int32_t *end)
-{
-    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
-    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
-    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
-}
 
 #endif
 
@@ -689,6 +682,17 @@ static void depthwise_conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, con
     }
 }
 
+/* The output coordinates [*first, *end) along one axis whose windows lie
+ * wholly inside the input: origin = out * stride - pad at or past 0, and the
+ * last tap, origin + (taps - 1) * dilation, before input_size. */
+static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                              int32_t input_size, int32_t *first, int32_t *end)
+{
+    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
+    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
+    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
+}
+
 /* Taps of a depthwise window: `rows` x `cols` values `tap` apart in a row and
  * `row` apart between rows, in the input and in the filter. */
 typedef struct {
@@ -854,6 +858,78 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
     return oc;
 }
 
+#if !defined(MCU_MVE)
+/* A run of `pixels` neighbouring output pixels of one row whose windows lie
+ * wholly inside the input, depth multiplier 1 or a multiple of 4 (x: the
+ * first tap of the first pixel's window, pixels `pixel_step` apart; out: its
+ * first channel).  Channels four at a time, as depthwise_pixel4_s8 and
+ * depthwise_pixel4_shared_s8, but each group's rescales prepared once for
+ * the whole run and its bias and offset terms summed once.  Returns how many
+ * channels it wrote (out_c rounded down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
+                                                    const int8_t *x, size_t pixel_step, int32_t pixels,
+                                                    const int8_t *w, const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        mcu_prepared_mul m[4];
+        int32_t start[4], c, px;
+        const int8_t *x_px = x + (multiplier == 1 ? oc : oc / multiplier);
+        int8_t *o = out + oc;
+        for (c = 0; c < 4; ++c) {
+            m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
+            start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
+        }
+        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_c) {
+            const int8_t *x_row = x_px, *w_row = w + oc;
+            int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
+            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+                const int8_t *xk = x_row, *wk = w_row;
+#ifdef MCU_DSP
+                if (multiplier == 1) {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        const uint32_t wv = mcu_load_s8x4(wk), xv = mcu_load_s8x4(xk);
+                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+                        const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
+                        a0 = __smlabb(x_even, w_even, a0);
+                        a2 = __smlatt(x_even, w_even, a2);
+                        a1 = __smlabb(x_odd, w_odd, a1);
+                        a3 = __smlatt(x_odd, w_odd, a3);
+                    }
+                } else {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        const uint32_t wv = mcu_load_s8x4(wk);
+                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk;
+                        a0 = __smlabb(v, w_even, a0);
+                        a2 = __smlabt(v, w_even, a2);
+                        a1 = __smlabb(v, w_odd, a1);
+                        a3 = __smlabt(v, w_odd, a3);
+                    }
+                }
+#else
+                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                    const int32_t step = multiplier == 1 ? 1 : 0;
+                    a0 += (int32_t)xk[0] * (int32_t)wk[0];
+                    a1 += (int32_t)xk[step] * (int32_t)wk[1];
+                    a2 += (int32_t)xk[2 * step] * (int32_t)wk[2];
+                    a3 += (int32_t)xk[3 * step] * (int32_t)wk[3];
+                }
+#endif
+            }
+            o[0] = requantize_prepared_s8(&range, a0, &m[0]);
+            o[1] = requantize_prepared_s8(&range, a1, &m[1]);
+            o[2] = requantize_prepared_s8(&range, a2, &m[2]);
+            o[3] = requantize_prepared_s8(&range, a3, &m[3]);
+        }
+    }
+    return oc;
+}
+#endif
+
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -869,6 +945,14 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
+#if !defined(MCU_MVE)
+    const int run_kernel = multiplier == 1 || multiplier % 4 == 0;
+    int32_t inside_x_first, inside_x_end, inside_y_first, inside_y_end;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
+                      &inside_x_end);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &inside_y_first,
+                      &inside_y_end);
+#endif
 #if defined(MCU_MVE)
     /* Helium: runs of up to four output pixels whose windows lie inside the input. */
     const int helium = multiplier == 1 || multiplier % 4 == 0;
@@ -886,6 +970,38 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
+#if !defined(MCU_MVE)
+                if (run_kernel && out_x == inside_x_first && inside_x_end > inside_x_first && wy.first == 0 &&
+                    wy.end == p->filter_h) {
+                    /* The row's pixels inside the input, as one run; with one output
+                     * column, the column's pixels down to the last row inside. */
+                    const int column = p->output_w == 1;
+                    const int32_t run = column ? MCU_MAX(inside_y_end - out_y, 1) : inside_x_end - inside_x_first;
+                    const int8_t *x_run = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
+                                                                  out_x * p->stride_w - p->pad_w, 0);
+                    const size_t pixel_step = column ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
+                                                     : (size_t)p->stride_w * (size_t)in_c;
+                    int32_t px;
+                    taps.rows = p->filter_h;
+                    taps.cols = p->filter_w;
+                    oc = depthwise_inside_run_s8(p, &taps, x_run, pixel_step, run, filter, bias, out);
+                    for (px = 0; px < run; ++px) {
+                        int32_t c;
+                        for (c = oc; c < out_c; ++c) {
+                            const int8_t *x = x_run + (size_t)px * pixel_step + c / multiplier;
+                            out[(size_t)px * (size_t)out_c + (size_t)c] =
+                                requantize_s8(p, terms[c] + depthwise_window_s8(&taps, x, filter + c, 0), bias, c);
+                        }
+                    }
+                    if (column) {
+                        out_y += run - 1;
+                    } else {
+                        out_x += run - 1;
+                    }
+                    out += (size_t)(run - 1) * (size_t)out_c;
+                    continue;
+                }
+#endif
 #if defined(MCU_MVE)
                 if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
                     out_x < inside_x_end) {
