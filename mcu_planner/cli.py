@@ -75,6 +75,11 @@ def _plan_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
+    p.add_argument(
+        "--tflm-plan",
+        metavar="OUT.tflite",
+        help="write a copy of the model whose OfflineMemoryAllocation metadata holds our plan (for TFLM)",
+    )
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
     p.add_argument("--name", help="C prefix (default: model file stem)")
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
@@ -206,7 +211,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         from .firmware_build import load_board
 
         load_board(args.board)
-    for path in (args.json, args.out):
+    for path in (args.json, args.out, getattr(args, "tflm_plan", None)):
         if path:
             check_replaceable_file(Path(path))
 
@@ -249,7 +254,7 @@ class _StagedFile:
     (one rename) or removed by discard(): written first, so that a failure
     afterwards (e.g. in -o OUTDIR) leaves neither file changed."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str | bytes):
         check_replaceable_file(path)
         self.path = path
         try:
@@ -258,8 +263,8 @@ class _StagedFile:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
         self.tmp = Path(tmp)
         try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode() if isinstance(text, str) else text)
         except OSError as exc:
             self.discard()
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -338,27 +343,45 @@ def _run_plan(args: argparse.Namespace) -> int:
     if not planned.fits:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
-    staged = None
-    if args.json:
-        staged = _StagedFile(
-            Path(args.json),
-            json.dumps(
-                report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1
-            )
-            + "\n",
-        )
+    staged: list[_StagedFile] = []
     try:
+        if args.json:
+            staged.append(
+                _StagedFile(
+                    Path(args.json),
+                    json.dumps(
+                        report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order),
+                        indent=1,
+                    )
+                    + "\n",
+                )
+            )
+        if args.tflm_plan:
+            staged.append(_stage_tflm_plan(args, options))
         if args.output:
             _generate(args, planned)
         else:
             _warn_if_not_generatable(graph, lifetimes)
     except BaseException:
-        if staged is not None:
-            staged.discard()
+        for file in staged:
+            file.discard()
         raise
-    if staged is not None:
-        staged.commit()
+    for file in staged:
+        file.commit()
     return 0
+
+
+def _stage_tflm_plan(args: argparse.Namespace, options) -> _StagedFile:
+    """The model with our plan as TFLM's offline plan, staged beside --tflm-plan's path."""
+    from .tflm_plan import tflm_plan_model
+
+    data, tflm = tflm_plan_model(args.model, options)
+    staged = _StagedFile(Path(args.tflm_plan), data)
+    print(
+        f"TFLM offline plan: {args.tflm_plan}: {sum(1 for o in tflm.offsets if o >= 0)} tensors at our offsets, "
+        f"{format_bytes(tflm.arena_bytes)} of TFLM's arena ({tflm.source}); TFLM plans the rest around them"
+    )
+    return staged
 
 
 def _generate(args, planned) -> None:
