@@ -76,6 +76,11 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument(
+        "--report",
+        metavar="PLAN.html",
+        help="write the plan as one self-contained HTML page (arena picture, live bytes, per-layer costs)",
+    )
+    p.add_argument(
         "--tflm-plan",
         metavar="OUT.tflite",
         help="write a copy of the model whose OfflineMemoryAllocation metadata holds our plan (for TFLM)",
@@ -211,7 +216,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         from .firmware_build import load_board
 
         load_board(args.board)
-    for path in (args.json, args.out, getattr(args, "tflm_plan", None)):
+    for path in (args.json, args.out, getattr(args, "tflm_plan", None), getattr(args, "report", None)):
         if path:
             check_replaceable_file(Path(path))
 
@@ -344,6 +349,12 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
     staged: list[_StagedFile] = []
+    files = None
+    if args.output or args.report:
+        # Generated here (before anything is written) so that the flash line
+        # and the page can measure the code: -o writes these same files.
+        files, flash = _generate_and_measure(args, planned)
+        print(flash.line(), file=out)
     try:
         if args.json:
             staged.append(
@@ -358,8 +369,10 @@ def _run_plan(args: argparse.Namespace) -> int:
             )
         if args.tflm_plan:
             staged.append(_stage_tflm_plan(args, options))
+        if args.report:
+            staged.append(_stage_report(args, planned, flash))
         if args.output:
-            _generate(args, planned)
+            _generate(args, planned, files)
         else:
             _warn_if_not_generatable(graph, lifetimes)
     except BaseException:
@@ -384,18 +397,56 @@ def _stage_tflm_plan(args: argparse.Namespace, options) -> _StagedFile:
     return staged
 
 
-def _generate(args, planned) -> None:
+def _model_name(args: argparse.Namespace) -> str:
     from .c_literals import c_identifier
+
+    return str(args.name or c_identifier(Path(args.model).stem))
+
+
+def _generate_and_measure(args: argparse.Namespace, planned):
+    """The generated sources (None when only --report asked and the model
+    cannot be generated) and the model's flash (flash.py)."""
+    from .codegen import lower_all
+    from .errors import UnsupportedModel
+    from .flash import FlashReport, counted_flash, measure_flash
+
+    name = _model_name(args)
+    try:
+        files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
+    except UnsupportedModel as exc:
+        if args.output:
+            raise
+        return None, FlashReport(0, 0, None, f"not generated: {str(exc).splitlines()[0]}")
+    counted = counted_flash(planned.graph, lower_all(planned.graph, planned.lifetimes.elided_ops))
+    return files, measure_flash(files, name, counted, args.board)
+
+
+def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
+    from . import report
+    from .html_report import render_report
+    from .scratch import scratch_op
+
+    plan = report.plan_json(
+        args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
+    )
+    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
+    line = flash.line().removeprefix("flash: ")
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    return _StagedFile(Path(args.report), page)
+
+
+def _generate(args, planned, files=None) -> None:
     from .output_dir import replace_output_dir, write_output
 
-    name = args.name or c_identifier(Path(args.model).stem)
+    name = _model_name(args)
     if not planned.plan.reproducible:
         print(
             "note: this plan comes from an exact search that ran out of time; on another machine or with "
             "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
             "for byte-identical output everywhere)"
         )
-    files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
+    if files is None:
+        files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
         from .firmware_build import build_firmware
 

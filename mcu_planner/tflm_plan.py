@@ -248,9 +248,10 @@ def with_offline_plan(model: bytes, offsets: tuple[int, ...] | list[int], tensor
     if len(fields) > len(_MODEL_FIELDS) and any(f is not None for f in fields[len(_MODEL_FIELDS) :]):
         raise InputError("the model's root table has fields newer than the TFLite schema this tool writes")
     fields += [None] * (len(_MODEL_FIELDS) - len(fields))
-    buffers = old.vector(fields[_BUFFERS]) if fields[_BUFFERS] is not None else []
+    buffers_field, metadata_field = fields[_BUFFERS], fields[_METADATA]
+    buffers = old.vector(buffers_field) if buffers_field is not None else []
     metadata = []
-    for entry in old.vector(fields[_METADATA]) if fields[_METADATA] is not None else []:
+    for entry in old.vector(metadata_field) if metadata_field is not None else []:
         name_field = old.fields(entry)[0]
         if name_field is None or old.string(name_field) != OFFLINE_PLAN_METADATA.encode():
             metadata.append(entry)
