@@ -859,21 +859,29 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
 }
 
 #if !defined(MCU_MVE)
-/* A run of `pixels` neighbouring output pixels of one row whose windows lie
- * wholly inside the input, depth multiplier 1 or a multiple of 4 (x: the
- * first tap of the first pixel's window, pixels `pixel_step` apart; out: its
- * first channel).  Channels four at a time, as depthwise_pixel4_s8 and
- * depthwise_pixel4_shared_s8, but each group's rescales prepared once for
- * the whole run and its bias and offset terms summed once.  Returns how many
- * channels it wrote (out_c rounded down to a multiple of 4). */
-MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                    const int8_t *x, size_t pixel_step, int32_t pixels,
-                                                    const int8_t *w, const int32_t *bias, int8_t *out)
+/* A run of `pixels` output pixels of a depthwise convolution (depth
+ * multiplier 1 or a multiple of 4) whose windows have the same taps inside
+ * the input: along a row or down a column, `pixel_step` bytes apart in the
+ * input and `out_step` in the output (x: the first inside tap of the first
+ * pixel; w: the filter at that tap; out: its first channel).  Windows wholly
+ * inside add the input offset through window_offset_terms (`inside`), the
+ * others per tap (SXTAB16 adds it in the same instruction).  Channels four at
+ * a time, as depthwise_pixel4_s8 and depthwise_pixel4_shared_s8, but each
+ * group's rescales prepared once for the whole run and its bias (and offset
+ * terms) summed once.  Returns how many channels it wrote (out_c rounded
+ * down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
+                                             size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
+                                             const int32_t *bias, int8_t *out, size_t out_step)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const int32_t offset = inside ? 0 : p->input_offset;
     const conv_output_range range = conv_output_range_of(p);
+#ifdef MCU_DSP
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+#endif
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
@@ -882,9 +890,9 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
             m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
-            start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
+            start[c] = bias_plus(bias, oc + c, inside ? p->window_offset_terms[oc + c] : 0);
         }
-        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_c) {
+        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_step) {
             const int8_t *x_row = x_px, *w_row = w + oc;
             int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
@@ -894,7 +902,7 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                         const uint32_t wv = mcu_load_s8x4(wk), xv = mcu_load_s8x4(xk);
                         const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                        const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
+                        const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
                         a0 = __smlabb(x_even, w_even, a0);
                         a2 = __smlatt(x_even, w_even, a2);
                         a1 = __smlabb(x_odd, w_odd, a1);
@@ -903,7 +911,7 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
                 } else {
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                         const uint32_t wv = mcu_load_s8x4(wk);
-                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk;
+                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk + offset;
                         a0 = __smlabb(v, w_even, a0);
                         a2 = __smlabt(v, w_even, a2);
                         a1 = __smlabb(v, w_odd, a1);
@@ -913,10 +921,10 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
 #else
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                     const int32_t step = multiplier == 1 ? 1 : 0;
-                    a0 += (int32_t)xk[0] * (int32_t)wk[0];
-                    a1 += (int32_t)xk[step] * (int32_t)wk[1];
-                    a2 += (int32_t)xk[2 * step] * (int32_t)wk[2];
-                    a3 += (int32_t)xk[3 * step] * (int32_t)wk[3];
+                    a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+                    a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
+                    a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
+                    a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
                 }
 #endif
             }
@@ -927,6 +935,91 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
         }
     }
     return oc;
+}
+
+/* `pixels` output pixels from (b, out_y, out_x) on, along the row or down the
+ * column (`down`), whose windows have the taps of the first one inside the
+ * input: depthwise_run_s8 for the channels in groups of four, the reference
+ * loop for the rest. */
+static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                          const int32_t *bias, int32_t b, int32_t out_y, int32_t out_x, int32_t pixels, int down,
+                          int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const mcu_window_axis wy =
+        mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+    const mcu_window_axis wx =
+        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const size_t pixel_step = down ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
+                                   : (size_t)p->stride_w * (size_t)in_c;
+    const size_t out_step = down ? (size_t)p->output_w * (size_t)out_c : (size_t)out_c;
+    int8_t *out = output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, b, out_y, out_x, 0);
+    const int8_t *x = input;
+    const int8_t *w = filter;
+    depthwise_taps taps;
+    int inside;
+    int32_t oc, px;
+    taps.rows = MCU_MAX(wy.end - wy.first, 0);
+    taps.cols = MCU_MAX(wx.end - wx.first, 0);
+    taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
+    taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
+    taps.filter_tap = (size_t)out_c;
+    inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
+    if (taps.rows > 0 && taps.cols > 0) {
+        x += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
+                             mcu_window_input(&wx, wx.first), 0);
+        w += ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)out_c;
+    } else {
+        /* Every tap in the padding: no products, and no pixel steps taken. */
+        taps.rows = 0;
+        taps.cols = 0;
+    }
+    oc = depthwise_run_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step);
+    for (px = 0; px < pixels && oc < out_c; ++px) {
+        const int8_t *x_px = x + (taps.rows > 0 ? (size_t)px * pixel_step : 0u);
+        int8_t *o = out + (size_t)px * out_step;
+        int32_t c;
+        for (c = oc; c < out_c; ++c) {
+            const int8_t *x_c = x_px + c / multiplier;
+            const int32_t acc = inside ? p->window_offset_terms[c] + depthwise_window_s8(&taps, x_c, w + c, 0)
+                                       : depthwise_window_s8(&taps, x_c, w + c, p->input_offset);
+            o[c] = requantize_s8(p, acc, bias, c);
+        }
+    }
+}
+
+/* Depth multiplier 1 or a multiple of 4 without Helium: the output in runs
+ * whose windows share their taps inside the input -- the inside pixels row
+ * by row (or column by column), each border column down the inside rows, and
+ * the border rows' pixels (their inside stretch as one run). */
+static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output)
+{
+    int32_t x_first, x_end, y_first, y_end, b, y, x;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &y_first, &y_end);
+    /* Inside pixels in runs along the rows, or down the columns when those
+     * are longer (a one-column output). */
+    const int inside_down = y_end - y_first > x_end - x_first;
+    for (b = 0; b < p->batches; ++b) {
+        for (y = 0; y < p->output_h; ++y) {
+            const int border_row = y < y_first || y >= y_end;
+            if (x_end > x_first && (border_row || !inside_down)) {
+                depthwise_run(p, input, filter, bias, b, y, x_first, x_end - x_first, 0, output);
+            }
+            for (x = 0; border_row && x < p->output_w; ++x) {
+                if (x < x_first || x >= x_end) {
+                    depthwise_run(p, input, filter, bias, b, y, x, 1, 0, output);
+                }
+            }
+        }
+        for (x = 0; y_end > y_first && x < p->output_w; ++x) {
+            if (x < x_first || x >= x_end || inside_down) {
+                depthwise_run(p, input, filter, bias, b, y_first, x, y_end - y_first, 1, output);
+            }
+        }
+    }
 }
 #endif
 
@@ -946,12 +1039,10 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
 #if !defined(MCU_MVE)
-    const int run_kernel = multiplier == 1 || multiplier % 4 == 0;
-    int32_t inside_x_first, inside_x_end, inside_y_first, inside_y_end;
-    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
-                      &inside_x_end);
-    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &inside_y_first,
-                      &inside_y_end);
+    if (multiplier == 1 || multiplier % 4 == 0) {
+        depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        return;
+    }
 #endif
 #if defined(MCU_MVE)
     /* Helium: runs of up to four output pixels whose windows lie inside the input. */
@@ -970,38 +1061,6 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
-#if !defined(MCU_MVE)
-                if (run_kernel && out_x == inside_x_first && inside_x_end > inside_x_first && wy.first == 0 &&
-                    wy.end == p->filter_h) {
-                    /* The row's pixels inside the input, as one run; with one output
-                     * column, the column's pixels down to the last row inside. */
-                    const int column = p->output_w == 1;
-                    const int32_t run = column ? MCU_MAX(inside_y_end - out_y, 1) : inside_x_end - inside_x_first;
-                    const int8_t *x_run = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
-                                                                  out_x * p->stride_w - p->pad_w, 0);
-                    const size_t pixel_step = column ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
-                                                     : (size_t)p->stride_w * (size_t)in_c;
-                    int32_t px;
-                    taps.rows = p->filter_h;
-                    taps.cols = p->filter_w;
-                    oc = depthwise_inside_run_s8(p, &taps, x_run, pixel_step, run, filter, bias, out);
-                    for (px = 0; px < run; ++px) {
-                        int32_t c;
-                        for (c = oc; c < out_c; ++c) {
-                            const int8_t *x = x_run + (size_t)px * pixel_step + c / multiplier;
-                            out[(size_t)px * (size_t)out_c + (size_t)c] =
-                                requantize_s8(p, terms[c] + depthwise_window_s8(&taps, x, filter + c, 0), bias, c);
-                        }
-                    }
-                    if (column) {
-                        out_y += run - 1;
-                    } else {
-                        out_x += run - 1;
-                    }
-                    out += (size_t)(run - 1) * (size_t)out_c;
-                    continue;
-                }
-#endif
 #if defined(MCU_MVE)
                 if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
                     out_x < inside_x_end) {
