@@ -716,148 +716,6 @@ static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t 
     return acc;
 }
 
-/* The channels of one depth multiplier 1 output pixel, four neighbouring
- * channels at a time; a function of its own so that the taps' walk and the
- * four sums stay in registers.  With MCU_DSP a tap's four channels are one
- * word of input and one of filter: SXTAB16 adds the offset to channels 0 and
- * 2 (1 and 3) at once, and SMLABB / SMLATT multiply-accumulate the low / high
- * halves, each into its own channel's sum; with MCU_MVE the four channels
- * are the lanes of one vector.  Returns how many channels it wrote (out_c
- * rounded down to a multiple of 4). */
-MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                const int8_t *x, const int8_t *w, int inside, const int32_t *bias,
-                                                int8_t *out)
-{
-    const int32_t out_c = p->output_c, rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const int32_t offset = inside ? 0 : p->input_offset;
-#if defined(MCU_DSP) && !defined(MCU_MVE)
-    const int32_t offset2 = mcu_s16x2_splat(offset);
-#endif
-    int32_t oc;
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        const int8_t *x_row = x + oc, *w_row = w + oc;
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-        if (inside) {
-            a0 = p->window_offset_terms[oc];
-            a1 = p->window_offset_terms[oc + 1];
-            a2 = p->window_offset_terms[oc + 2];
-            a3 = p->window_offset_terms[oc + 3];
-        }
-#if defined(MCU_MVE)
-        {
-            /* The four channels as the four lanes of a vector. */
-            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
-            (void)a0;
-            (void)a1;
-            (void)a2;
-            (void)a3;
-            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-                const int8_t *xk = x_row, *wk = w_row;
-                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                    const int32x4_t xv = vaddq_n_s32(vldrbq_s32(xk), offset);
-                    sums = vaddq_s32(sums, vmulq_s32(xv, vldrbq_s32(wk)));
-                }
-            }
-            requantize_s8x4_store(p, sums, bias, oc, out);
-            continue;
-        }
-#else
-        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-            const int8_t *xk = x_row, *wk = w_row;
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-#ifdef MCU_DSP
-                const uint32_t xv = mcu_load_s8x4(xk), wv = mcu_load_s8x4(wk);
-                const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
-                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                a0 = __smlabb(x_even, w_even, a0);
-                a2 = __smlatt(x_even, w_even, a2);
-                a1 = __smlabb(x_odd, w_odd, a1);
-                a3 = __smlatt(x_odd, w_odd, a3);
-#else
-                a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-                a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
-                a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
-                a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
-#endif
-            }
-        }
-#endif
-        out[oc] = requantize_s8(p, a0, bias, oc);
-        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
-        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
-        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
-    }
-    return oc;
-}
-
-/* The same for a depth multiplier divisible by 4: the four channels share
- * one input value, which SMLABB / SMLABT multiply with the low / high halves
- * of the filter pairs. */
-MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                       const int8_t *x, const int8_t *w, int inside,
-                                                       const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const int32_t offset = inside ? 0 : p->input_offset;
-    int32_t oc;
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        const int8_t *x_row = x + oc / multiplier, *w_row = w + oc;
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-        if (inside) {
-            a0 = p->window_offset_terms[oc];
-            a1 = p->window_offset_terms[oc + 1];
-            a2 = p->window_offset_terms[oc + 2];
-            a3 = p->window_offset_terms[oc + 3];
-        }
-#if defined(MCU_MVE)
-        {
-            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
-            (void)a0;
-            (void)a1;
-            (void)a2;
-            (void)a3;
-            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-                const int8_t *xk = x_row, *wk = w_row;
-                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                    sums = vmlaq_n_s32(sums, vldrbq_s32(wk), (int32_t)*xk + offset);
-                }
-            }
-            requantize_s8x4_store(p, sums, bias, oc, out);
-            continue;
-        }
-#else
-        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-            const int8_t *xk = x_row, *wk = w_row;
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                const int32_t v = (int32_t)*xk + offset;
-#ifdef MCU_DSP
-                const uint32_t wv = mcu_load_s8x4(wk);
-                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                a0 = __smlabb(v, w_even, a0);
-                a2 = __smlabt(v, w_even, a2);
-                a1 = __smlabb(v, w_odd, a1);
-                a3 = __smlabt(v, w_odd, a3);
-#else
-                a0 += v * (int32_t)wk[0];
-                a1 += v * (int32_t)wk[1];
-                a2 += v * (int32_t)wk[2];
-                a3 += v * (int32_t)wk[3];
-#endif
-            }
-        }
-#endif
-        out[oc] = requantize_s8(p, a0, bias, oc);
-        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
-        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
-        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
-    }
-    return oc;
-}
-
 #if !defined(MCU_MVE)
 /* A run of `pixels` output pixels of a depthwise convolution (depth
  * multiplier 1 or a multiple of 4) whose windows have the same taps inside
@@ -937,15 +795,18 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
     return oc;
 }
 
+#endif
+
 /* `pixels` output pixels from (b, out_y, out_x) on, along the row or down the
  * column (`down`), whose windows have the taps of the first one inside the
- * input: depthwise_run_s8 for the channels in groups of four, the reference
- * loop for the rest. */
+ * input: Helium passes of four pixels (mcu_helium_depthwise_s8), or without
+ * Helium depthwise_run_s8 for the channels in groups of four and the
+ * reference loop for the rest. */
 static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                           const int32_t *bias, int32_t b, int32_t out_y, int32_t out_x, int32_t pixels, int down,
                           int8_t *output)
 {
-    const int32_t in_c = p->input_c, out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t in_c = p->input_c, out_c = p->output_c;
     const mcu_window_axis wy =
         mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
     const mcu_window_axis wx =
@@ -958,7 +819,7 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int8_t *w = filter;
     depthwise_taps taps;
     int inside;
-    int32_t oc, px;
+    int32_t px;
     taps.rows = MCU_MAX(wy.end - wy.first, 0);
     taps.cols = MCU_MAX(wx.end - wx.first, 0);
     taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
@@ -975,7 +836,30 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         taps.rows = 0;
         taps.cols = 0;
     }
-    oc = depthwise_run_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step);
+#if defined(MCU_MVE)
+    {
+        mcu_helium_taps helium;
+        const int8_t *xs[4];
+        int32_t count, k;
+        helium.row = taps.input_row;
+        helium.tap = taps.input_tap;
+        helium.rows = taps.rows;
+        helium.cols = taps.cols;
+        helium.offset = p->input_offset;
+        helium.inside = inside;
+        helium.out_step = out_step;
+        for (px = 0; px < pixels; px += count) {
+            count = MCU_MIN(pixels - px, 4);
+            for (k = 0; k < count; ++k) {
+                xs[k] = x + (taps.rows > 0 ? (size_t)(px + k) * pixel_step : 0u);
+            }
+            mcu_helium_depthwise_s8(p, xs, count, &helium, w, bias, out + (size_t)px * out_step);
+        }
+    }
+#else
+    const int32_t multiplier = p->filter_in_c_or_multiplier;
+    const int32_t oc =
+        depthwise_run_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step);
     for (px = 0; px < pixels && oc < out_c; ++px) {
         const int8_t *x_px = x + (taps.rows > 0 ? (size_t)px * pixel_step : 0u);
         int8_t *o = out + (size_t)px * out_step;
@@ -987,9 +871,10 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
             o[c] = requantize_s8(p, acc, bias, c);
         }
     }
+#endif
 }
 
-/* Depth multiplier 1 or a multiple of 4 without Helium: the output in runs
+/* Depth multiplier 1 or a multiple of 4: the output in runs
  * whose windows share their taps inside the input -- the inside pixels row
  * by row (or column by column), each border column down the inside rows, and
  * the border rows' pixels (their inside stretch as one run). */
@@ -1021,7 +906,6 @@ static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t 
         }
     }
 }
-#endif
 
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
@@ -1038,49 +922,15 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-#if !defined(MCU_MVE)
     if (multiplier == 1 || multiplier % 4 == 0) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
         return;
     }
-#endif
-#if defined(MCU_MVE)
-    /* Helium: runs of up to four output pixels whose windows lie inside the input. */
-    const int helium = multiplier == 1 || multiplier % 4 == 0;
-    const int8_t *pending_x[4];
-    int8_t *pending_out = output;
-    int32_t pending = 0, inside_x_first, inside_x_end;
-    mcu_helium_taps in_place;
-    in_place.row = taps.input_row;
-    in_place.tap = taps.input_tap;
-    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
-                      &inside_x_end);
-#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
-#if defined(MCU_MVE)
-                if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
-                    out_x < inside_x_end) {
-                    /* Consecutive pixels inside the input, four at a time. */
-                    if (pending == 0) {
-                        pending_out = out;
-                    }
-                    pending_x[pending++] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
-                                                                   out_x * p->stride_w - p->pad_w, 0);
-                    if (pending == 4) {
-                        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-                        pending = 0;
-                    }
-                    continue;
-                }
-                if (pending > 0) {
-                    mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-                    pending = 0;
-                }
-#endif
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                 const int inside = wy.end - wy.first == p->filter_h && wx.end - wx.first == p->filter_w;
@@ -1095,13 +945,7 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
                 } else {
                     taps.rows = 0;
                 }
-                oc = 0;
-                if (multiplier == 1) {
-                    oc = depthwise_pixel4_s8(p, &taps, x_first, w_first, inside, bias, out);
-                } else if (multiplier % 4 == 0) {
-                    oc = depthwise_pixel4_shared_s8(p, &taps, x_first, w_first, inside, bias, out);
-                }
-                for (; oc < out_c; ++oc) {
+                for (oc = 0; oc < out_c; ++oc) {
                     const int8_t *x = x_first + oc / multiplier;
                     const int32_t acc = inside ? terms[oc] + depthwise_window_s8(&taps, x, w_first + oc, 0)
                                                : depthwise_window_s8(&taps, x, w_first + oc, p->input_offset);
@@ -1110,11 +954,6 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             }
         }
     }
-#if defined(MCU_MVE)
-    if (pending > 0) {
-        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-    }
-#endif
 }
 
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
