@@ -717,6 +717,38 @@ static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t 
 }
 
 #if !defined(MCU_MVE)
+#ifdef MCU_DSP
+/* One tap of four neighbouring channels: one word of input and one of
+ * filter; SXTAB16 adds the offset to channels 0 and 2 (1 and 3) at once, and
+ * SMLABB / SMLATT multiply-accumulate the low / high halves, each into its
+ * own channel's sum. */
+static inline MCU_ALWAYS_INLINE void depthwise_tap4_s8(const int8_t *x, const int8_t *w, int32_t offset2,
+                                                       int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
+{
+    const uint32_t wv = mcu_load_s8x4(w), xv = mcu_load_s8x4(x);
+    const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+    const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
+    *a0 = __smlabb(x_even, w_even, *a0);
+    *a2 = __smlatt(x_even, w_even, *a2);
+    *a1 = __smlabb(x_odd, w_odd, *a1);
+    *a3 = __smlatt(x_odd, w_odd, *a3);
+}
+
+/* One tap of four channels that share the input value v (a depth
+ * multiplier divisible by 4): SMLABB / SMLABT multiply it with the low /
+ * high halves of the filter pairs. */
+static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const int8_t *w, int32_t *a0, int32_t *a1,
+                                                              int32_t *a2, int32_t *a3)
+{
+    const uint32_t wv = mcu_load_s8x4(w);
+    const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+    *a0 = __smlabb(v, w_even, *a0);
+    *a2 = __smlabt(v, w_even, *a2);
+    *a1 = __smlabb(v, w_odd, *a1);
+    *a3 = __smlabt(v, w_odd, *a3);
+}
+#endif
+
 /* A run of `pixels` output pixels of a depthwise convolution (depth
  * multiplier 1 or a multiple of 4) whose windows have the same taps inside
  * the input: along a row or down a column, `pixel_step` bytes apart in the
@@ -756,24 +788,19 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
 #ifdef MCU_DSP
-                if (multiplier == 1) {
+                if (multiplier == 1 && cols == 3) {
+                    /* Three taps a row (3 x 3 filters inside the input): no
+                     * loop counter or branch per tap. */
+                    depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
+                } else if (multiplier == 1) {
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        const uint32_t wv = mcu_load_s8x4(wk), xv = mcu_load_s8x4(xk);
-                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                        const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
-                        a0 = __smlabb(x_even, w_even, a0);
-                        a2 = __smlatt(x_even, w_even, a2);
-                        a1 = __smlabb(x_odd, w_odd, a1);
-                        a3 = __smlatt(x_odd, w_odd, a3);
+                        depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
                     }
                 } else {
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        const uint32_t wv = mcu_load_s8x4(wk);
-                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk + offset;
-                        a0 = __smlabb(v, w_even, a0);
-                        a2 = __smlabt(v, w_even, a2);
-                        a1 = __smlabb(v, w_odd, a1);
-                        a3 = __smlabt(v, w_odd, a3);
+                        depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
                     }
                 }
 #else
