@@ -326,6 +326,49 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
     }
 }
 
+#if !defined(MCU_MVE)
+/* Pointwise with stride 1: the pixels are consecutive runs of input_c
+ * values.  Channel pairs outermost, so that each channel's rescale is
+ * prepared and its bias and offset terms summed once for all pixels; two
+ * pixels by two channels per dot2x2_s8. */
+static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    const size_t in_step = (size_t)in_c, out_step = (size_t)out_c;
+    const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc, pixel;
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int has_pair = oc + 1 < out_c;
+        const int32_t oc1 = has_pair ? oc + 1 : oc;
+        const int8_t *w0 = filter + (size_t)oc * in_step;
+        const int8_t *w1 = filter + (size_t)oc1 * in_step;
+        const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        const mcu_prepared_mul m1 = mcu_prepare_mul(p->output_multiplier[oc1], (int)p->output_shift[oc1]);
+        const int32_t add0 = bias_plus(bias, oc, terms[oc]), add1 = bias_plus(bias, oc1, terms[oc1]);
+        const int8_t *x = input;
+        int8_t *out = output + oc;
+        for (pixel = 0; pixel < pixels; pixel += 2, x += 2 * in_step, out += 2 * out_step) {
+            const int has_second = pixel + 1 < pixels;
+            int32_t acc[4];
+            dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
+            out[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
+            if (has_pair) {
+                out[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
+            }
+            if (has_second) {
+                out[out_step] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
+                if (has_pair) {
+                    out[out_step + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
+                }
+            }
+        }
+    }
+}
+#endif
+
 /* Pointwise (1x1 filter, no padding, one group): a matrix product of the
  * strided input pixels and the filter, two pixels by two channels at a time. */
 static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -348,6 +391,11 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
         mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
     }
     return;
+#else
+    if (p->stride_h == 1 && p->stride_w == 1) {
+        conv_1x1_stride1_s8(p, input, filter, bias, output);
+        return;
+    }
 #endif
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
