@@ -326,6 +326,56 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
     }
 }
 
+/* Windows of at most this many values (filter_h * filter_w * input_c) are
+ * copied whole into a column, two output pixels at a time, so that every
+ * window is one run of taps however short its rows are and wherever it
+ * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
+#define MCU_CONV_COLUMN_MAX 640
+#if defined(MCU_MVE)
+/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
+#define MCU_CONV_COLUMNS 4
+#else
+#define MCU_CONV_COLUMNS 2
+#endif
+static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+/* dot2x2_s8 for runs of whole words against two filters interleaved word by
+ * word (`pairs`: four values of filter 0, the same four of filter 1, ...):
+ * one filter pointer instead of two, so that the loop's sums, pointers and
+ * halves all fit in the core's registers. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_pairs_s8(const int8_t *x0, const int8_t *x1, const int8_t *pairs,
+                                                          int32_t n, int32_t sums[4])
+{
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    const int8_t *const end = x0 + n;
+    while (x0 != end) {
+        const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);
+        const uint32_t b0 = mcu_load_s8x4(pairs), b1 = mcu_load_s8x4(pairs + 4);
+        const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
+        const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
+        int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
+        x0 += 4;
+        x1 += 4;
+        pairs += 8;
+        s00 = __smlad(a0_even, b_even, s00);
+        s00 = __smlad(a0_odd, b_odd, s00);
+        s10 = __smlad(a1_even, b_even, s10);
+        s10 = __smlad(a1_odd, b_odd, s10);
+        b_even = mcu_s8x4_even(b1);
+        b_odd = mcu_s8x4_odd(b1);
+        s01 = __smlad(a0_even, b_even, s01);
+        s01 = __smlad(a0_odd, b_odd, s01);
+        s11 = __smlad(a1_even, b_even, s11);
+        s11 = __smlad(a1_odd, b_odd, s11);
+    }
+    sums[0] = s00;
+    sums[1] = s01;
+    sums[2] = s10;
+    sums[3] = s11;
+}
+#endif
+
 #if !defined(MCU_MVE)
 /* Pointwise with stride 1: the pixels are consecutive runs of input_c
  * values.  Channel pairs outermost, so that each channel's rescale is
@@ -350,10 +400,29 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
         const int32_t add0 = bias_plus(bias, oc, terms[oc]), add1 = bias_plus(bias, oc1, terms[oc1]);
         const int8_t *x = input;
         int8_t *out = output + oc;
+#if defined(MCU_DSP)
+        /* Runs of whole words: the two filters interleaved word by word into
+         * the column buffer, read through one pointer for all pixels. */
+        int8_t *const pairs = &conv_columns[0][0];
+        const int interleave = (in_c & 3) == 0 && 2 * in_c <= (int32_t)sizeof conv_columns;
+        int32_t k;
+        for (k = 0; interleave && k < in_c; k += 4) {
+            memcpy(pairs + 2 * k, w0 + k, 4);
+            memcpy(pairs + 2 * k + 4, w1 + k, 4);
+        }
+#endif
         for (pixel = 0; pixel < pixels; pixel += 2, x += 2 * in_step, out += 2 * out_step) {
             const int has_second = pixel + 1 < pixels;
             int32_t acc[4];
+#if defined(MCU_DSP)
+            if (interleave) {
+                dot2x2_pairs_s8(x, has_second ? x + in_step : x, pairs, in_c, acc);
+            } else {
+                dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
+            }
+#else
             dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
+#endif
             out[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
             if (has_pair) {
                 out[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
@@ -412,18 +481,6 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
 }
 
-/* Windows of at most this many values (filter_h * filter_w * input_c) are
- * copied whole into a column, two output pixels at a time, so that every
- * window is one run of taps however short its rows are and wherever it
- * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
-#define MCU_CONV_COLUMN_MAX 640
-#if defined(MCU_MVE)
-/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
-#define MCU_CONV_COLUMNS 4
-#else
-#define MCU_CONV_COLUMNS 2
-#endif
-static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
 
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
  * input_c values; taps in the padding hold the input zero point, which the
