@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shared_data import ANCHORS_DIR, BENCHMARKS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402

@@ -117,6 +117,11 @@ def _check_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)",
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also run a profile build and print ticks, MACs and MACs per tick for every op",
+    )
     return p
 
 
@@ -536,6 +541,7 @@ def _run_check(args: argparse.Namespace) -> int:
         ram=args.ram,
         sanitize=args.sanitize,
         extremes=args.sanitize,
+        profile=args.profile,
     )
     for line in report.format():
         print(line)

@@ -42,6 +42,7 @@ from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_nam
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
+from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
@@ -525,6 +526,7 @@ def generate(
         slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
         buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
+        op_macs=[op_macs(graph, op) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner import flash as flash_module
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import Int8Net
 from mcu_planner.cli import main
 from mcu_planner.codegen import lower_all
 from mcu_planner.flash import counted_flash, measure_flash

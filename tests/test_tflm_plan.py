@@ -15,7 +15,8 @@ import pytest
 import tflite
 
 from conftest import MODELS_DIR, REPO, needs_shared
-from mcu_planner.builder import ModelBuilder, random_inputs, run_reference, tiny_kws_int8
+from mcu_planner.check import random_inputs
+from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
 from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
@@ -50,7 +51,7 @@ def test_offsets_read_back_and_the_model_still_computes_the_same():
     assert read_model(written).offline_offsets == tuple(offsets)
     header = np.frombuffer(_metadata(written)[OFFLINE_PLAN_METADATA], dtype="<i4")
     assert list(header[:3]) == [1, 0, count]
-    inputs = random_inputs(model, seed=3)
+    inputs = random_inputs(read_model(model), np.random.default_rng(3))
     for got, want in zip(run_reference(written, inputs), run_reference(model, inputs)):
         assert np.array_equal(got, want)
 
@@ -114,8 +115,8 @@ def _tflm_case(model: Path, tmp_path: Path) -> tuple[int, tuple[int, int], tuple
     result = run_cli(model, "--tflm-plan", out)
     assert result.returncode == 0, result.stderr
     ours = int(re.search(r"([\d,]+) B of TFLM's arena", result.stdout).group(1).replace(",", ""))
-    data = model.read_bytes()
-    input_sets = [random_inputs(data, seed) for seed in range(3)]
+    graph = read_model(model)
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(3)]
     for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets)):
         assert np.array_equal(got, want)
     before, after = tflm_arena(str(model)), tflm_arena(str(out))

@@ -14,6 +14,17 @@
  *
  *   mcu-harness: status=0 ticks=123456 stack=812/4096 invocations=1
  *
+ * Built with -DMCU_PROFILE (`make run PROFILE=1`), the harness brackets
+ * every op with the SysTick through the model's profile hooks and prints,
+ * after that line, one line per op that runs code and a total, each with
+ * the mean ticks of one invocation and the op's multiply-accumulates:
+ *
+ *   mcu-profile: op 3 CONV_2D ticks=5120 macs=73728 macs/tick=14.40
+ *   mcu-profile: total ticks=6012 macs=81920 macs/tick=13.62 invoke=6290
+ *
+ * (invoke: the whole invocation as the profile build timed it, hooks
+ * included).
+ *
  * harness_config.h (written by mcu_planner/firmware_build.py) names the
  * model's header and maps the MODEL_* names used here onto its prefix. */
 #include <stddef.h>
@@ -75,6 +86,66 @@ static void put_signed(long value)
         put_decimal((uint64_t)value);
     }
 }
+
+#ifdef MCU_PROFILE
+#define PROFILE_NUM_OPS (sizeof MODEL_PROFILE_OPS / sizeof MODEL_PROFILE_OPS[0])
+/* Ticks inside each op, summed over all invocations. */
+static uint64_t op_ticks[PROFILE_NUM_OPS];
+static uint64_t op_started;
+
+void MODEL_PROFILE_BEGIN(int op)
+{
+    (void)op;
+    op_started = systick_timer_now();
+}
+
+void MODEL_PROFILE_END(int op)
+{
+    op_ticks[op] += systick_timer_now() - op_started;
+}
+
+/* "macs/tick=12.34": two decimals in integer arithmetic (no printf). */
+static void put_rate(uint64_t macs, uint64_t ticks)
+{
+    uint64_t hundredths = ticks != 0u ? (macs * 100u + ticks / 2u) / ticks : 0u;
+    semihost_write0(" macs/tick=");
+    put_decimal(hundredths / 100u);
+    semihost_write0(hundredths % 100u < 10u ? ".0" : ".");
+    put_decimal(hundredths % 100u);
+}
+
+static void print_profile(uint32_t invocations, uint64_t invoke_ticks)
+{
+    uint64_t total_ticks = 0u, total_macs = 0u;
+    size_t op;
+    for (op = 0; op < PROFILE_NUM_OPS; ++op) {
+        uint64_t ticks = op_ticks[op] / invocations;
+        if (!MODEL_PROFILE_OPS[op].runs_code) {
+            continue;
+        }
+        total_ticks += ticks;
+        total_macs += MODEL_PROFILE_OPS[op].macs;
+        semihost_write0("mcu-profile: op ");
+        put_decimal((uint64_t)op);
+        semihost_write0(" ");
+        semihost_write0(MODEL_PROFILE_OPS[op].name);
+        semihost_write0(" ticks=");
+        put_decimal(ticks);
+        semihost_write0(" macs=");
+        put_decimal(MODEL_PROFILE_OPS[op].macs);
+        put_rate(MODEL_PROFILE_OPS[op].macs, ticks);
+        semihost_write0("\n");
+    }
+    semihost_write0("mcu-profile: total ticks=");
+    put_decimal(total_ticks);
+    semihost_write0(" macs=");
+    put_decimal(total_macs);
+    put_rate(total_macs, total_ticks);
+    semihost_write0(" invoke=");
+    put_decimal(invoke_ticks);
+    semihost_write0("\n");
+}
+#endif
 
 /* Called by a -DMCU_PLAN_CHECK build of the model (see plan_check.h); the
  * line starts like the host harness's so that `mcu-plan check` reads both. */
@@ -268,6 +339,9 @@ int main(void)
     semihost_write0(" invocations=");
     put_decimal(set);
     semihost_write0("\n");
+#ifdef MCU_PROFILE
+    print_profile(set, ticks / set);
+#endif
 
     if (stack_used >= stack_reserve_bytes()) {
         /* The paint is gone down to the last word: the stack ran past its
