@@ -161,3 +161,22 @@ def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):
     out = tmp_path / "out.tflite"
     assert_one_line_error(run_cli(external, "--tflm-plan", out), 2, "buffers stored after the flatbuffer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.tflite", "external.tflite"]
+
+
+def test_a_model_with_called_subgraphs_is_refused(tmp_path):
+    """TFLM counts allocation scopes through the subgraphs control flow runs:
+    subgraph 0's lifetimes are then not its own, so no offline plan is written."""
+    import copy
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(EXAMPLE.read_bytes(), 0))
+    model.subgraphs.append(copy.deepcopy(model.subgraphs[0]))
+    builder = flatbuffers.Builder(0)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    two = tmp_path / "two_subgraphs.tflite"
+    two.write_bytes(builder.Output())
+    out = tmp_path / "out.tflite"
+    assert_one_line_error(run_cli(two, "--tflm-plan", out), 2, "subgraph 1 has operators")
+    assert not out.exists()
