@@ -273,6 +273,11 @@ class _StagedFile:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
         self.tmp = Path(tmp)
         try:
+            # mkstemp's file is private (0600); the file it becomes gets the
+            # mode any new file gets (0666 less the umask), as a plain open() gives.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "wb") as f:
                 f.write(text.encode() if isinstance(text, str) else text)
         except OSError as exc:

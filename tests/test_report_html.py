@@ -162,6 +162,21 @@ def test_report_is_deterministic(tmp_path, capsys):
     assert pages[0] == pages[1]
 
 
+def test_written_files_get_the_usual_mode(tmp_path, capsys):
+    import os
+    import stat
+
+    previous = os.umask(0o022)
+    try:
+        assert (
+            main([str(EXAMPLE), "--json", str(tmp_path / "plan.json"), "--tflm-plan", str(tmp_path / "m.tflite")]) == 0
+        )
+    finally:
+        os.umask(previous)
+    for name in ("plan.json", "m.tflite"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
 def test_bad_report_paths_are_one_line_and_write_nothing(tmp_path):
     (tmp_path / "dir.html").mkdir()
     assert_one_line_error(run_cli(EXAMPLE, "--report", tmp_path / "dir.html"), 2, "not a regular file")
