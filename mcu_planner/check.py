@@ -526,6 +526,7 @@ def check_model(
     sanitize: bool = False,
     extremes: bool = False,
     order: str | tuple[int, ...] = "auto",
+    regions: tuple = (),
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -556,6 +557,7 @@ def check_model(
         alias=alias,
         label=label,
         order=order,
+        regions=regions,
     )
 
     needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
@@ -579,6 +581,10 @@ def check_model(
         replayed = min(REPLAYED_AFTER_RESET, inputs)
         input_sets = input_sets + input_sets[:replayed]
         expected = expected + expected[:replayed]
+    if regions and target != "host":
+        from .firmware_build import DEFAULT_STACK_BYTES
+
+        ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
     runs = run_generated(
         graph,
         files,

@@ -42,6 +42,15 @@ def _section_name(text: str) -> str:
     return validate_section_name(text)
 
 
+def _region(text: str):
+    from .regions import parse_region
+
+    try:
+        return parse_region(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -60,7 +69,10 @@ def _plan_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", nargs="?", help=".tflite model")
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
-    p.add_argument("--align", type=_positive_int, default=16, help="buffer alignment in bytes (default 16)")
+    _add_region_argument(p)
+    p.add_argument(
+        "--align", type=_positive_int, default=16, help="alignment of the arena and its buffers in bytes (default 16)"
+    )
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
     p.add_argument(
         "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
@@ -93,6 +105,28 @@ def _plan_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_region_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--region",
+        action="append",
+        type=_region,
+        default=[],
+        metavar="NAME=SIZE[@SECTION]",
+        help="a memory region for the arena, fastest first (repeatable; instead of --ram), e.g. dtcm=32K@.dtcm_bss",
+    )
+
+
+def _regions_of(args: argparse.Namespace) -> tuple:
+    """--region's regions, checked; () without."""
+    from .regions import check_regions
+
+    regions = tuple(args.region)
+    if regions and args.ram is not None:
+        raise InputError("give --ram (one arena) or --region (several), not both")
+    check_regions(regions)
+    return regions
+
+
 def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
     p.add_argument("model", help=".tflite model")
@@ -102,6 +136,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
     )
+    _add_region_argument(p)
     p.add_argument(
         "--sanitize",
         action="store_true",
@@ -188,8 +223,8 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     """Everything about where output goes, checked before any planning."""
     if args.board is not None and not args.board:
         raise InputError("--board needs a board name")
-    if args.board and args.ram is None:
-        raise InputError("--board needs --ram: the RAM budget its linker script enforces")
+    if args.board and args.ram is None and not args.region:
+        raise InputError("--board needs --ram (or --region): the RAM budget its linker script enforces")
     if args.board and not args.output:
         raise InputError("--board needs -o OUTDIR: where the firmware is built")
     for flag in ("name", "arena_section", "extern_arena"):
@@ -285,7 +320,7 @@ class _StagedFile:
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
-    if args.stop_at_fit and (args.capacity if args.intervals else args.ram) is None:
+    if args.stop_at_fit and (args.capacity if args.intervals else args.ram or args.region) is None:
         raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:
         return _run_intervals(args)
@@ -303,6 +338,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         ram=args.ram,
         stop_at_fit=args.stop_at_fit,
         order=args.order,
+        regions=_regions_of(args),
     )
     analysed = analyse_model(args.model, options)
     graph, lifetimes = analysed.graph, analysed.lifetimes
@@ -322,11 +358,15 @@ def _run_plan(args: argparse.Namespace) -> int:
             + " ".join(str(i) for i in planned.op_order),
             file=out,
         )
-    if planned.compared:
+    if planned.compared and planned.regions is None:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
-    for line in report.plan_summary(lifetimes, plan):
-        print(line, file=out)
+    if planned.regions is None:
+        for line in report.plan_summary(lifetimes, plan):
+            print(line, file=out)
+    else:
+        for line in report.region_lines(planned.regions):
+            print(line, file=out)
     if args.map:
         for line in report.memory_map(graph, lifetimes, plan):
             print(line, file=out)
@@ -336,17 +376,16 @@ def _run_plan(args: argparse.Namespace) -> int:
     out.flush()
 
     if not planned.fits:
+        if planned.regions is not None:
+            raise DoesNotFit(report.regions_shortfall(planned.regions))
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
     staged = None
     if args.json:
-        staged = _StagedFile(
-            Path(args.json),
-            json.dumps(
-                report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1
-            )
-            + "\n",
-        )
+        record = report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order)
+        if planned.regions is not None:
+            report.add_regions(record, planned.regions, lifetimes)
+        staged = _StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n")
     try:
         if args.output:
             _generate(args, planned)
@@ -388,7 +427,9 @@ def _generate(args, planned) -> None:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
-            firmware = build_firmware(staging / "out", model=files.interface, board=args.board, ram_bytes=args.ram)
+            firmware = build_firmware(
+                staging / "out", model=files.interface, board=args.board, ram_bytes=_firmware_ram(args)
+            )
             replace_output_dir(staging / "out", Path(args.output))
         except BaseException:
             _remove_tree(staging)
@@ -403,6 +444,15 @@ def _generate(args, planned) -> None:
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
+
+
+def _firmware_ram(args: argparse.Namespace) -> int:
+    """The RAM a firmware links against: --ram, or the regions together plus the stack reserve."""
+    from .firmware_build import DEFAULT_STACK_BYTES
+
+    if args.ram is not None:
+        return int(args.ram)
+    return sum(region.size for region in args.region) + DEFAULT_STACK_BYTES
 
 
 def _warn_if_not_generatable(graph, lifetimes) -> None:
@@ -460,6 +510,7 @@ def _run_check(args: argparse.Namespace) -> int:
         inputs=args.inputs,
         seed=args.seed,
         ram=args.ram,
+        regions=_regions_of(args),
         sanitize=args.sanitize,
         extremes=args.sanitize,
     )

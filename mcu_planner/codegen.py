@@ -42,6 +42,7 @@ from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .output_dir import MANIFEST_NAME, ModelInterface
+from .regions import RegionPlans
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call
 from .validate import check_kernel_call
@@ -103,6 +104,7 @@ class Slot:
     size: int
     consumers: int  # reads still due at invoke start (+1 for graph outputs: never released)
     live_at_start: bool
+    region: int = 0  # index into the memory regions (--region); 0 with one arena
 
 
 @dataclass(frozen=True)
@@ -199,10 +201,11 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
 
 
 class _Builder:
-    def __init__(self, graph: Graph, lifetimes, plan, name: str):
+    def __init__(self, graph: Graph, lifetimes, plan, name: str, regions: RegionPlans | None = None):
         self.graph = graph
         self.lifetimes = lifetimes
-        self.plan = plan
+        self.plan = plan  # with regions: offsets in one address space, regions side by side
+        self.regions = regions
         self.name = name
         self.constants: dict[int, CArrayDef] = {}
         self.variables: dict[int, VariableDef] = {}
@@ -364,14 +367,16 @@ class _Builder:
             if ops and consumers[slot] == 0 and slot not in held:
                 ops[0].releases.append(slot)
                 consumers[slot] += 1
+        regions = self.regions
         return [
             Slot(
                 index=i,
                 buffer=b.id,
-                offset=self.plan.offsets[b.id],
+                offset=self.plan.offsets[b.id] if regions is None else regions.offset_of(b.id),
                 size=b.size,
                 consumers=consumers[i] + (1 if i in held else 0),
                 live_at_start=i in self.live_at_start,
+                region=0 if regions is None else regions.region_of[b.id],
             )
             for i, b in enumerate(self.buffers)
         ]
@@ -458,6 +463,51 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
+def _section_macros(name: str, arena_section: str | None, regions: list[dict] | None) -> list[dict]:
+    """The section attribute macros of the arena (or regions): per macro the
+    section's name for any compiler, and with its NOBITS type for gcc on Arm
+    and x86 ELF ('@' and '#' start comments in their assemblers)."""
+    named = [(f"{name.upper()}_ARENA_SECTION", arena_section)] if arena_section else []
+    named += [(r["section_macro"], r["section_name"]) for r in regions or () if r["section_name"]]
+    return [
+        dict(
+            macro=macro,
+            plain=c_string(section),
+            arm=c_string(section + ',"aw",%nobits @'),
+            x86=c_string(section + ',"aw",@nobits #'),
+        )
+        for macro, section in named
+    ]
+
+
+def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: list[IoInfo]) -> list[dict]:
+    """Per memory region, what the templates need: its array, size macro,
+    section, plan-check tables (a buffer of another region has size 0 there)
+    and the graph inputs it holds."""
+    result = []
+    for index, region in enumerate(regions.regions):
+        own = [slot.region == index for slot in slots]
+        size = max(regions.arena_bytes(index), max((s.offset + s.size for s in slots if s.region == index), default=0))
+        result.append(
+            dict(
+                index=index,
+                name=region.name,
+                symbol=f"{name}_arena_{region.name}",
+                size_macro=f"{name.upper()}_REGION_{region.name.upper()}_SIZE",
+                size=max(size, 1),
+                section=c_string(region.section) if region.section else None,
+                section_name=region.section,
+                section_macro=f"{name.upper()}_REGION_{region.name.upper()}_SECTION",
+                plan=f"{name}_plan_{region.name}",
+                offsets=[slot.offset if mine else 0 for slot, mine in zip(slots, own)],
+                sizes=[slot.size if mine else 0 for slot, mine in zip(slots, own)],
+                live_at_start=[1 if mine and slot.live_at_start else 0 for slot, mine in zip(slots, own)],
+                inputs=[io for io in inputs if slots[io.slot].region == index],
+            )
+        )
+    return result
+
+
 # The CMake drop-in of every OUTDIR (a static library target named after the model).
 DROP_IN_CMAKE = "CMakeLists.txt"
 
@@ -479,19 +529,33 @@ def generate(
     name: str,
     arena_section: str | None = None,
     extern_arena: bool = False,
+    regions: RegionPlans | None = None,
+    arena_alignment: int = 16,
 ) -> GeneratedSources:
-    """File name -> contents of the self-contained generated directory."""
+    """File name -> contents of the self-contained generated directory.
+    With `regions` (more than one), every region is an array of its own, in
+    its own section; `plan` then holds the regions side by side in one
+    address space.  `arena_alignment` above 16 aligns the arena array(s) to it."""
     if name != c_identifier(name):
         raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
     if arena_section is not None:
         validate_section_name(arena_section)
+    if regions is not None and len(regions.regions) == 1:
+        regions = None  # one region is the plain arena
+    if regions is not None and (arena_section or extern_arena):
+        raise InputError("--region gives each region its section: drop --arena-section and --extern-arena")
     calls = lower_all(graph, lifetimes.elided_ops)
-    builder = _Builder(graph, lifetimes, plan, name)
+    builder = _Builder(graph, lifetimes, plan, name, regions)
     ops = builder.ops(calls)
     slots = builder.slots(ops)
     inputs = builder.io(graph.inputs)
     outputs = builder.io(graph.outputs)
-    arena_size = max(plan.arena_bytes, max((s.offset + s.size for s in slots), default=0), 1)
+    region_context = None
+    if regions is None:
+        arena_size = max(plan.arena_bytes, max((s.offset + s.size for s in slots), default=0), 1)
+    else:
+        region_context = _region_context(name, regions, slots, inputs)
+        arena_size = sum(region["size"] for region in region_context)
 
     stems: list[str] = []
     for code in ops:
@@ -512,6 +576,10 @@ def generate(
         arena_size=arena_size,
         arena_section=c_string(arena_section) if arena_section else None,
         extern_arena=extern_arena,
+        regions=region_context,
+        # aligned() takes powers of two; other alignments keep the 16-byte arena.
+        arena_alignment=arena_alignment if arena_alignment & (arena_alignment - 1) == 0 else 16,
+        sections=_section_macros(name, arena_section, region_context),
         headers=sorted(stem + ".h" for stem in stems),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
@@ -553,6 +621,7 @@ def generate(
         arena_section=arena_section,
         extern_arena=extern_arena,
         variable_bytes=lifetimes.variable_bytes,
+        region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
 

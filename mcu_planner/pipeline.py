@@ -14,6 +14,7 @@ from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
 from .problem import peak_live
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
+from .regions import Region, RegionPlans, plan_regions
 from .validate import load_model
 
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
@@ -38,6 +39,8 @@ class PlanOptions:
     # "memory": the memory-aware order whenever it differs (to test or measure it);
     # or an explicit order: the model's op indices in the order to run them.
     order: str | tuple[int, ...] = "auto"
+    # Memory regions (--region), fastest first; empty: one arena of budget `ram`.
+    regions: tuple[Region, ...] = ()
 
 
 @dataclass
@@ -69,6 +72,9 @@ class PlannedModel:
     # order, and the arena the model's own order would have needed.
     op_order: tuple[int, ...] | None = None
     model_order_arena: int | None = None
+    # With memory regions: each buffer's region and offset there (`plan` then
+    # holds the regions side by side: region k starts after the sizes of 0..k-1).
+    regions: RegionPlans | None = None
 
     @property
     def ram_needed(self) -> int:
@@ -76,13 +82,22 @@ class PlannedModel:
 
     @property
     def fits(self) -> bool:
+        if self.regions is not None:
+            return self.regions.fits()
         return self.options.ram is None or self.ram_needed <= self.options.ram
 
     def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False):
         from .codegen import generate
 
         return generate(
-            self.graph, self.lifetimes, self.plan, name=name, arena_section=arena_section, extern_arena=extern_arena
+            self.graph,
+            self.lifetimes,
+            self.plan,
+            name=name,
+            arena_section=arena_section,
+            extern_arena=extern_arena,
+            regions=self.regions,
+            arena_alignment=self.options.alignment,
         )
 
 
@@ -119,6 +134,18 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    if options.regions:
+        regions = plan_regions(
+            model.graph,
+            model.lifetimes,
+            options.regions,
+            planner="auto" if options.planner == "all" else options.planner,
+            time_limit=options.time_limit,
+            stop_at_fit=options.stop_at_fit,
+        )
+        planned = PlannedModel(model.graph, model.lifetimes, side_by_side(regions), options)
+        planned.regions = regions
+        return planned
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
     if options.planner == "all":
@@ -126,6 +153,25 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     else:
         plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
+
+
+def side_by_side(regions: RegionPlans) -> ArenaPlan:
+    """The regions' plans as one: region k's offsets moved past the sizes of
+    regions 0..k-1, arena_bytes the total the regions use."""
+    offsets: dict[int, int] = {}
+    base = 0
+    for region, plan in zip(regions.regions, regions.plans):
+        offsets.update({buffer: base + offset for buffer, offset in plan.offsets.items()})
+        base += region.size
+    planners = list(dict.fromkeys(plan.planner for plan in regions.plans if plan.offsets))
+    return ArenaPlan(
+        "+".join(planners) or regions.plans[0].planner,
+        offsets,
+        sum(plan.arena_bytes for plan in regions.plans),
+        False,
+        sum(plan.seconds for plan in regions.plans),
+        reproducible=all(plan.reproducible for plan in regions.plans),
+    )
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -158,11 +204,18 @@ def generate_for_model(
     alignment: int = 16,
     label: str | None = None,
     order: str | tuple[int, ...] = "auto",
+    regions: tuple[Region, ...] = (),
 ):
-    """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
-    files); `files.interface` describes the generated model."""
+    """Read, plan (as `mcu-plan --ram RAM` or `--region ...` does) and
+    generate: (graph, plan, files); `files.interface` describes the generated
+    model."""
     options = PlanOptions(
-        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order
+        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order, regions=regions
     )
     planned = plan_model(model_bytes, options, label=label or name)
+    if planned.regions is not None and not planned.fits:
+        from .errors import DoesNotFit
+        from .report import regions_shortfall
+
+        raise DoesNotFit(regions_shortfall(planned.regions))
     return planned.graph, planned.plan, planned.generate(name)

@@ -9,6 +9,7 @@ from .graph import Graph, Tensor
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live
+from .regions import RegionPlans
 from .scratch import scratch_op
 from .sizes import format_bytes
 
@@ -197,3 +198,54 @@ def plan_json(
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
     }
+
+
+def region_lines(regions: RegionPlans) -> list[str]:
+    """One line per memory region: its arena, the state in the last, its size and margin."""
+    lines = []
+    for index, region in enumerate(regions.regions):
+        used = regions.used_bytes(index)
+        count = sum(1 for r in regions.region_of.values() if r == index)
+        state = f" + variables {format_bytes(regions.variable_bytes)}" if index == regions.state_region else ""
+        state = state if regions.variable_bytes else ""
+        section = f" @{region.section}" if region.section else ""
+        margin = region.size - used
+        lines.append(
+            f"region {region.name}{section}: {count} buffers, arena {format_bytes(regions.arena_bytes(index))}"
+            f"{state} ({regions.plans[index].planner}) of {format_bytes(region.size)}, margin {margin:+,} B"
+            + ("" if margin >= 0 else ": DOES NOT FIT")
+        )
+    return lines
+
+
+def regions_shortfall(regions: RegionPlans) -> str:
+    """One line: which region overflows, by how much, after the faster ones took what fits."""
+    index = next(r for r in range(len(regions.regions)) if regions.used_bytes(r) > regions.regions[r].size)
+    region = regions.regions[index]
+    used = regions.used_bytes(index)
+    return (
+        f"does not fit: region {region.name} needs {format_bytes(used)} but holds {format_bytes(region.size)}, "
+        f"{format_bytes(used - region.size)} short (the regions before it took every buffer that fits them)"
+    )
+
+
+def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dict:
+    """The plan JSON with memory regions: a "regions" list (fastest first) and,
+    per tensor, its "region" (name) with "offset" counted inside that region;
+    "arena_bytes" is the regions' total."""
+    record["regions"] = [
+        {
+            "name": region.name,
+            "size": region.size,
+            "section": region.section,
+            "arena_bytes": regions.arena_bytes(index),
+            "used_bytes": regions.used_bytes(index),
+            "planner": regions.plans[index].planner,
+        }
+        for index, region in enumerate(regions.regions)
+    ]
+    for entry in record["tensors"]:
+        index, offset = regions.tensor_place(lifetimes, entry["index"])
+        entry["region"] = regions.regions[index].name
+        entry["offset"] = offset
+    return record
