@@ -565,8 +565,91 @@ def check_model(
         variables = files.interface.variable_bytes
         detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
         raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
+    if regions and target != "host":
+        from .firmware_build import DEFAULT_STACK_BYTES
 
+        ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
+    return _check_generated(
+        model_bytes,
+        stem,
+        graph,
+        plan,
+        files,
+        target=target,
+        inputs=inputs,
+        seed=seed,
+        check_build=check_build,
+        raise_on_mismatch=raise_on_mismatch,
+        ram=ram,
+        keep_dir=keep_dir,
+        input_sets=input_sets,
+        sanitize=sanitize,
+        extremes=extremes,
+    )
+
+
+def check_models(
+    models: list,
+    *,
+    target: str = "host",
+    inputs: int = 3,
+    seed: int = 0,
+    ram: int | None = None,
+    concurrent: bool = False,
+    planner: str = "auto",
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> list[CheckReport]:
+    """Several models generated into one directory around the arena they
+    share (as `mcu-plan A B ... -o OUTDIR` writes it), each then built with
+    all of them and compared with the reference as check_model does."""
+    from .pipeline import PlanOptions, generate_models, plan_model, share_arena
+
+    load_targets()
+    if target not in TARGETS:
+        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(TARGETS))})")
+    loaded = [_load(model) for model in models]
+    names = [c_identifier(stem) for _, stem in loaded]
+    if len(set(names)) < len(names):
+        raise InputError("two models would get the same C prefix: give them different file names")
+    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram)
+    planned = [plan_model(data, options, label=stem) for data, stem in loaded]
+    shared = share_arena(names, planned, concurrent=concurrent)
+    if ram is not None and shared.ram_needed > ram:
+        raise DoesNotFit(f"the models need {shared.ram_needed:,} B, more than the {ram:,} B RAM budget")
+    reports = []
+    for index, ((data, stem), model) in enumerate(zip(loaded, planned)):
+        files = generate_models(shared, interface_of=index)
+        reports.append(
+            _check_generated(
+                data, stem, model.graph, model.plan, files, target=target, inputs=inputs, seed=seed, ram=ram
+            )
+        )
+    return reports
+
+
+def _check_generated(
+    model_bytes: bytes,
+    stem: str,
+    graph: Graph,
+    plan,
+    files,
+    *,
+    target: str,
+    inputs: int,
+    seed: int,
+    check_build: bool = True,
+    raise_on_mismatch: bool = True,
+    ram: int | None = None,
+    keep_dir: str | os.PathLike | None = None,
+    input_sets: list[list[np.ndarray]] | None = None,
+    sanitize: bool = False,
+    extremes: bool = False,
+) -> CheckReport:
+    """Run the generated `files` of one model on `target` and compare every
+    output with the reference (see check_model)."""
     from .reference import run_isolated
+
+    name = files.interface.name
 
     rng = np.random.default_rng(seed)
     if input_sets is None:
@@ -581,10 +664,6 @@ def check_model(
         replayed = min(REPLAYED_AFTER_RESET, inputs)
         input_sets = input_sets + input_sets[:replayed]
         expected = expected + expected[:replayed]
-    if regions and target != "host":
-        from .firmware_build import DEFAULT_STACK_BYTES
-
-        ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
     runs = run_generated(
         graph,
         files,

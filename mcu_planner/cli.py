@@ -67,7 +67,14 @@ def _plan_parser() -> argparse.ArgumentParser:
         description="Plan one static arena for a TFLite model; optionally emit C for it. "
         "`mcu-plan check MODEL` compares the generated C with TFLite.",
     )
-    p.add_argument("model", nargs="?", help=".tflite model")
+    p.add_argument(
+        "model", nargs="*", help=".tflite model (several: generated into one OUTDIR around one arena they share)"
+    )
+    p.add_argument(
+        "--concurrent",
+        action="store_true",
+        help="with several models: disjoint parts of the arena (sized together), so that they may interleave",
+    )
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
     _add_region_argument(p)
     p.add_argument(
@@ -129,7 +136,8 @@ def _regions_of(args: argparse.Namespace) -> tuple:
 
 def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
-    p.add_argument("model", help=".tflite model")
+    p.add_argument("model", nargs="+", help=".tflite model (several: generated together around one shared arena)")
+    p.add_argument("--concurrent", action="store_true", help="with several models: disjoint parts of the arena")
     p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
@@ -323,9 +331,16 @@ def _run_plan(args: argparse.Namespace) -> int:
     if args.stop_at_fit and (args.capacity if args.intervals else args.ram or args.region) is None:
         raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:
+        if args.model:
+            raise InputError("give a model or --intervals, not both")
         return _run_intervals(args)
     if not args.model:
         raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
+    if len(args.model) > 1:
+        return _run_models(args)
+    if args.concurrent:
+        raise InputError("--concurrent plans several models: give two or more")
+    args.model = args.model[0]
 
     from . import report
     from .pipeline import PlanOptions, analyse_model, plan_analysed
@@ -391,6 +406,104 @@ def _run_plan(args: argparse.Namespace) -> int:
             _generate(args, planned)
         else:
             _warn_if_not_generatable(graph, lifetimes)
+    except BaseException:
+        if staged is not None:
+            staged.discard()
+        raise
+    if staged is not None:
+        staged.commit()
+    return 0
+
+
+def _model_names(paths: list[str]) -> list[str]:
+    """Each model's C prefix (its file stem); two models with one prefix: InputError."""
+    from .c_literals import c_identifier
+
+    names: dict[str, str] = {}
+    for path in paths:
+        name = c_identifier(Path(path).stem)
+        if name in names:
+            raise InputError(
+                f"{names[name]} and {path} would both get the C prefix {name!r}: copy one under another file name"
+            )
+        names[name] = path
+    return list(names)
+
+
+def _run_models(args: argparse.Namespace) -> int:
+    """Several models, one arena: each planned on its own, laid out in the
+    arena they share (one after another: the largest need; --concurrent:
+    side by side), generated into one OUTDIR."""
+    from . import report
+    from .pipeline import PlanOptions, generate_models, plan_model, share_arena
+
+    for flag, given in (("--region", args.region), ("--name", args.name), ("--extern-arena", args.extern_arena)):
+        if given:
+            raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")
+    if args.board:
+        raise InputError(
+            "--board builds a test firmware for one model; check several together with "
+            "mcu-plan check A B --target BOARD"
+        )
+    names = _model_names(args.model)
+    options = PlanOptions(
+        planner=args.planner,
+        alignment=args.align,
+        alias=args.alias == "on",
+        time_limit=args.time_limit,
+        ram=args.ram,
+        stop_at_fit=args.stop_at_fit,
+        order=args.order,
+    )
+    planned = []
+    for path, name in zip(args.model, names):
+        model = plan_model(path, options)
+        print(f"model: {path} (prefix {name}_)")
+        for line in report.plan_summary(model.lifetimes, model.plan):
+            print(f"  {line}")
+        if model.lifetimes.variable_bytes:
+            print(f"  variables (own state region): {format_bytes(model.lifetimes.variable_bytes)}")
+        planned.append(model)
+    models = share_arena(names, planned, concurrent=args.concurrent)
+    how = "side by side (--concurrent)" if args.concurrent else "one after another: the largest need"
+    print(f"shared arena: {format_bytes(models.arena_bytes)} ({how})")
+    if args.ram is not None:
+        margin = args.ram - models.ram_needed
+        print(
+            f"budget: {format_bytes(args.ram)}, needed {format_bytes(models.ram_needed)}, margin {margin:+,} B: "
+            + ("fits" if margin >= 0 else "DOES NOT FIT")
+        )
+        if margin < 0:
+            raise DoesNotFit(
+                f"does not fit: the models need {format_bytes(models.ram_needed)} (arena "
+                f"{format_bytes(models.arena_bytes)} + variables {format_bytes(models.variable_bytes)}) but --ram is "
+                f"{format_bytes(args.ram)}, {format_bytes(-margin)} short"
+            )
+    staged = None
+    if args.json:
+        record = {
+            "concurrent": models.concurrent,
+            "arena_bytes": models.arena_bytes,
+            "models": [
+                dict(
+                    report.plan_json(path, m.graph, m.lifetimes, m.plan, args.alias == "on", m.op_order),
+                    name=name,
+                    arena_base=base,
+                )
+                for path, name, m, base in zip(args.model, names, models.planned, models.bases)
+            ],
+        }
+        staged = _StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n")
+    try:
+        if args.output:
+            from .output_dir import write_output
+
+            files = generate_models(models, arena_section=args.arena_section)
+            try:
+                write_output(files, Path(args.output))
+            except OSError as exc:
+                raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+            print(f"wrote {args.output}/ ({len(files)} files, prefixes {', '.join(n + '_' for n in names)})")
     except BaseException:
         if staged is not None:
             staged.discard()
@@ -502,10 +615,27 @@ def _run_intervals(args: argparse.Namespace) -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .check import check_model
+    from .check import check_model, check_models
 
+    if len(args.model) > 1:
+        for flag, given in (("--region", args.region), ("--sanitize", args.sanitize)):
+            if given:
+                raise InputError(f"{flag} checks one model at a time")
+        for each in check_models(
+            args.model,
+            target=args.target,
+            inputs=args.inputs,
+            seed=args.seed,
+            ram=args.ram,
+            concurrent=args.concurrent,
+        ):
+            for line in each.format():
+                print(line)
+        return 0
+    if args.concurrent:
+        raise InputError("--concurrent plans several models: give two or more")
     report = check_model(
-        args.model,
+        args.model[0],
         target=args.target,
         inputs=args.inputs,
         seed=args.seed,

@@ -463,12 +463,10 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
-def _section_macros(name: str, arena_section: str | None, regions: list[dict] | None) -> list[dict]:
-    """The section attribute macros of the arena (or regions): per macro the
-    section's name for any compiler, and with its NOBITS type for gcc on Arm
-    and x86 ELF ('@' and '#' start comments in their assemblers)."""
-    named = [(f"{name.upper()}_ARENA_SECTION", arena_section)] if arena_section else []
-    named += [(r["section_macro"], r["section_name"]) for r in regions or () if r["section_name"]]
+def _section_macros(named: list[tuple[str, str]]) -> list[dict]:
+    """Per (macro, section) of the arena's arrays: the section's name for any
+    compiler, and with its NOBITS type for gcc on Arm and x86 ELF ('@' and '#'
+    start comments in their assemblers)."""
     return [
         dict(
             macro=macro,
@@ -508,6 +506,61 @@ def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: 
     return result
 
 
+# Several models in one OUTDIR: the arena they share (mcu_models_arena.c/.h),
+# and the one library (CMake target, Make fragment) holding them all.
+SHARED_ARENA = "mcu_models_arena"
+MODELS_LIBRARY = "mcu_models"
+
+
+@dataclass(frozen=True)
+class SharedArena:
+    """A model's part of the arena that several models share: `base` bytes into it."""
+
+    base: int
+    header: str = f"{SHARED_ARENA}.h"
+    symbol: str = SHARED_ARENA
+
+
+def generate_shared_arena(
+    models: list[str],
+    size: int,
+    *,
+    concurrent: bool,
+    alignment: int = 16,
+    arena_section: str | None = None,
+    extern_arena: bool = False,
+) -> dict[str, bytes]:
+    """The shared arena's header, its definition (unless the application
+    defines it: extern_arena) and the build files of all models together."""
+    context = dict(
+        stem=SHARED_ARENA,
+        models=models,
+        concurrent=concurrent,
+        symbol=SHARED_ARENA,
+        size_macro=f"{SHARED_ARENA.upper()}_SIZE",
+        size=max(size, 1),
+        alignment=max(alignment, 16) if alignment & (alignment - 1) == 0 else 16,
+        extern_arena=extern_arena,
+        sections=_section_macros([(f"{SHARED_ARENA.upper()}_SECTION", arena_section)] if arena_section else []),
+    )
+    files = {f"{SHARED_ARENA}.h": render("models_arena.h.j2", **context)}
+    if not extern_arena:
+        files[f"{SHARED_ARENA}.c"] = render("models_arena.c.j2", **context)
+    return files
+
+
+def drop_in_build_files(name: str, files: dict[str, bytes], aliases: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """CMakeLists.txt (a static library `name`, and one alias per entry of
+    `aliases`) and NAME.mk for the C sources in `files`."""
+    context = dict(
+        name=name,
+        aliases=aliases,
+        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
+        needs_libm=any(b"<math.h>" in data for data in files.values()),
+    )
+    return {DROP_IN_CMAKE: render("CMakeLists.txt.j2", **context), f"{name}.mk": render("model.mk.j2", **context)}
+
+
 # The CMake drop-in of every OUTDIR (a static library target named after the model).
 DROP_IN_CMAKE = "CMakeLists.txt"
 
@@ -531,6 +584,7 @@ def generate(
     extern_arena: bool = False,
     regions: RegionPlans | None = None,
     arena_alignment: int = 16,
+    shared_arena: SharedArena | None = None,
 ) -> GeneratedSources:
     """File name -> contents of the self-contained generated directory.
     With `regions` (more than one), every region is an array of its own, in
@@ -542,8 +596,13 @@ def generate(
         validate_section_name(arena_section)
     if regions is not None and len(regions.regions) == 1:
         regions = None  # one region is the plain arena
-    if regions is not None and (arena_section or extern_arena):
-        raise InputError("--region gives each region its section: drop --arena-section and --extern-arena")
+    if regions is not None and (arena_section or extern_arena or shared_arena):
+        raise InputError(
+            "--region gives each region its section: drop --arena-section and --extern-arena "
+            "(and plan several models with --ram)"
+        )
+    if shared_arena is not None:
+        arena_section, extern_arena = None, False  # both belong to the shared arena
     calls = lower_all(graph, lifetimes.elided_ops)
     builder = _Builder(graph, lifetimes, plan, name, regions)
     ops = builder.ops(calls)
@@ -565,7 +624,10 @@ def generate(
                     stems.append(stem)
     # Every model carries the plan checker its -DMCU_PLAN_CHECK build calls.
     runtime = _runtime_files(stems + [PLAN_CHECK_RUNTIME])
-    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME):
+    shared_names = (f"{SHARED_ARENA}.c", f"{SHARED_ARENA}.h", f"{MODELS_LIBRARY}.mk")
+    if name in (SHARED_ARENA, MODELS_LIBRARY):
+        raise InputError(f"model name {name!r} is the shared arena's; choose another --name")
+    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME, *shared_names):
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
@@ -579,7 +641,11 @@ def generate(
         regions=region_context,
         # aligned() takes powers of two; other alignments keep the 16-byte arena.
         arena_alignment=arena_alignment if arena_alignment & (arena_alignment - 1) == 0 else 16,
-        sections=_section_macros(name, arena_section, region_context),
+        sections=_section_macros(
+            ([(f"{name.upper()}_ARENA_SECTION", arena_section)] if arena_section else [])
+            + [(r["section_macro"], r["section_name"]) for r in region_context or () if r["section_name"]]
+        ),
+        shared_arena=shared_arena,
         headers=sorted(stem + ".h" for stem in stems),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
@@ -606,13 +672,8 @@ def generate(
     }
     files.update(runtime)
     # Drop-in build files: the sources to compile and the flags they need.
-    build_context = dict(
-        name=name,
-        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
-        needs_libm=any(b"<math.h>" in data for data in files.values()),
-    )
-    files[DROP_IN_CMAKE] = render("CMakeLists.txt.j2", **build_context)
-    files[f"{name}.mk"] = render("model.mk.j2", **build_context)
+    if shared_arena is None:
+        files.update(drop_in_build_files(name, files))
     interface = ModelInterface(
         name=name,
         num_inputs=len(inputs),

@@ -86,7 +86,7 @@ class PlannedModel:
             return self.regions.fits()
         return self.options.ram is None or self.ram_needed <= self.options.ram
 
-    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False):
+    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False, shared_arena=None):
         from .codegen import generate
 
         return generate(
@@ -98,6 +98,7 @@ class PlannedModel:
             extern_arena=extern_arena,
             regions=self.regions,
             arena_alignment=self.options.alignment,
+            shared_arena=shared_arena,
         )
 
 
@@ -219,3 +220,78 @@ def generate_for_model(
 
         raise DoesNotFit(regions_shortfall(planned.regions))
     return planned.graph, planned.plan, planned.generate(name)
+
+
+@dataclass
+class ModelsInOneArena:
+    """Several models generated into one directory around one arena: run one
+    after another they share it (its size is the largest need); planned
+    `concurrent`, each has a part of its own (the size is their sum).  Each
+    model's state (variable tensors) stays in its own array."""
+
+    names: list[str]
+    planned: list[PlannedModel]
+    concurrent: bool
+    bases: list[int]  # each model's offset in the shared arena
+    arena_bytes: int
+
+    @property
+    def variable_bytes(self) -> int:
+        return sum(model.lifetimes.variable_bytes for model in self.planned)
+
+    @property
+    def ram_needed(self) -> int:
+        return ram_needed(self.arena_bytes, self.variable_bytes)
+
+
+def share_arena(names: list[str], planned: list[PlannedModel], *, concurrent: bool) -> ModelsInOneArena:
+    """Lay the planned models out in one arena (see ModelsInOneArena)."""
+    from .problem import align_up
+
+    bases, end = [], 0
+    for model in planned:
+        base = align_up(end, max(model.options.alignment, 16)) if concurrent else 0
+        bases.append(base)
+        end = max(end, base + model.plan.arena_bytes)
+    return ModelsInOneArena(list(names), list(planned), concurrent, bases, end)
+
+
+def generate_models(
+    models: ModelsInOneArena, *, arena_section: str | None = None, extern_arena: bool = False, interface_of: int = 0
+):
+    """The files of all models (each with its own prefix), the runtime files
+    once, the shared arena and one library of them all; `files.interface`
+    describes model `interface_of` (the one a test harness runs), with the
+    shared arena as its arena."""
+    from dataclasses import replace
+
+    from .codegen import MODELS_LIBRARY, GeneratedSources, SharedArena, drop_in_build_files, generate_shared_arena
+
+    files: dict[str, bytes] = {}
+    interfaces = []
+    for name, model, base in zip(models.names, models.planned, models.bases):
+        generated = model.generate(name, shared_arena=SharedArena(base))
+        for file_name, data in generated.items():
+            if files.get(file_name, data) != data:
+                raise AssertionError(f"{file_name} differs between the models' outputs")
+            files[file_name] = data
+        interfaces.append(generated.interface)
+    alignment = max(model.options.alignment for model in models.planned)
+    files.update(
+        generate_shared_arena(
+            models.names,
+            models.arena_bytes,
+            concurrent=models.concurrent,
+            alignment=alignment,
+            arena_section=arena_section,
+            extern_arena=extern_arena,
+        )
+    )
+    files.update(drop_in_build_files(MODELS_LIBRARY, files, aliases=tuple(models.names)))
+    interface = replace(
+        interfaces[interface_of],
+        arena_bytes=max(models.arena_bytes, 1),
+        arena_section=arena_section,
+        extern_arena=False,
+    )
+    return GeneratedSources(dict(sorted(files.items())), interface)
