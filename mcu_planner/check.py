@@ -129,6 +129,20 @@ def load_targets() -> dict[str, Target]:
     return _REGISTRY.load()
 
 
+def resolve_target(name: str) -> Target:
+    """A registered target, or a board described by PATH/board.json (run under QEMU)."""
+    targets = load_targets()
+    if name in targets:
+        return targets[name]
+    from .firmware_build import is_board_file
+
+    if is_board_file(name):
+        from .qemu import QemuTarget
+
+        return QemuTarget(name)
+    raise InputError(f"unknown target {name!r} (known: {', '.join(sorted(targets))}, or PATH/board.json)")
+
+
 class HostTarget(Target):
     """The machine's own C compiler."""
 
@@ -462,9 +476,7 @@ def run_generated(
     (one array per graph input each) in one sequence of invocations, calling
     NAME_reset() before set `reset_at` when given: one TargetRun per build,
     the normal one first, then (check_build) the -DMCU_PLAN_CHECK one."""
-    targets = load_targets()
-    if target not in targets:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    resolved = resolve_target(target)
     samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
     input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
     output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
@@ -476,7 +488,7 @@ def run_generated(
     try:
         generated = write_output(files, work / "generated")
         builds = [False, True] if check_build else [False]
-        runner = targets[target] if ram is None else targets[target].with_ram(ram)
+        runner = resolved if ram is None else resolved.with_ram(ram)
         if sanitize:
             if not isinstance(runner, HostTarget):
                 raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
@@ -538,9 +550,7 @@ def check_model(
     difference (unless raise_on_mismatch is False), DoesNotFit when the arena
     plus the variable tensors exceed `ram`, UnsupportedModel / InputError
     from the stages before."""
-    targets = load_targets()
-    if target not in targets:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    resolve_target(target)
     if input_sets is not None:
         inputs = len(input_sets)
     if inputs < 1:
@@ -604,9 +614,7 @@ def check_models(
     all of them and compared with the reference as check_model does."""
     from .pipeline import PlanOptions, generate_models, plan_model, share_arena
 
-    load_targets()
-    if target not in TARGETS:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(TARGETS))})")
+    resolve_target(target)
     loaded = [_load(model) for model in models]
     names = [c_identifier(stem) for _, stem in loaded]
     if len(set(names)) < len(names):

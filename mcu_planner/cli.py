@@ -98,7 +98,14 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="C prefix (default: model file stem)")
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
-    p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
+    p.add_argument(
+        "--board",
+        help="also build: a firmware for a bundled board (mps2-an386, mps3-an547) or PATH/board.json; "
+        "or, for a core (cortex-m0plus, cortex-m4, cortex-m7, cortex-m33, cortex-m55), the library alone",
+    )
+    p.add_argument(
+        "--stack", type=_size, help="with --board: the firmware's stack reserve (default 1K; a multiple of 8)"
+    )
     p.add_argument(
         "--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model"
     )
@@ -231,7 +238,12 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     """Everything about where output goes, checked before any planning."""
     if args.board is not None and not args.board:
         raise InputError("--board needs a board name")
-    if args.board and args.ram is None and not args.region:
+    from .firmware_build import CORES
+
+    core_only = args.board in CORES
+    if args.stack is not None and (not args.board or core_only):
+        raise InputError("--stack sets a firmware's stack reserve: it needs --board with a board")
+    if args.board and not core_only and args.ram is None and not args.region:
         raise InputError("--board needs --ram (or --region): the RAM budget its linker script enforces")
     if args.board and not args.output:
         raise InputError("--board needs -o OUTDIR: where the firmware is built")
@@ -245,7 +257,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         if args.name is not None and args.name != c_identifier(args.name):
             raise InputError(f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})")
         check_output_dir(Path(args.output))
-    if args.board:
+    if args.board and not core_only:
         from .firmware_build import load_board
 
         load_board(args.board)
@@ -383,7 +395,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         for line in report.region_lines(planned.regions):
             print(line, file=out)
     if args.map:
-        for line in report.memory_map(graph, lifetimes, plan):
+        for line in report.memory_map(graph, lifetimes, plan, planned.regions):
             print(line, file=out)
     if args.ram is not None:
         for line in report.budget_lines(lifetimes, plan, args.ram):
@@ -526,7 +538,7 @@ def _generate(args, planned) -> None:
         )
     files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
-        from .firmware_build import build_firmware
+        from .firmware_build import CORES, build_firmware, build_library
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
@@ -540,9 +552,22 @@ def _generate(args, planned) -> None:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
-            firmware = build_firmware(
-                staging / "out", model=files.interface, board=args.board, ram_bytes=_firmware_ram(args)
-            )
+            if args.board in CORES:
+                firmware = build_library(
+                    staging / "out",
+                    model=files.interface,
+                    core=args.board,
+                    alignment=args.align,
+                    region_memories={r.section: r.name.upper() for r in args.region if r.section},
+                )
+            else:
+                firmware = build_firmware(
+                    staging / "out",
+                    model=files.interface,
+                    board=args.board,
+                    ram_bytes=_firmware_ram(args),
+                    stack_bytes=_stack(args),
+                )
             replace_output_dir(staging / "out", Path(args.output))
         except BaseException:
             _remove_tree(staging)
@@ -559,13 +584,17 @@ def _generate(args, planned) -> None:
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
 
 
-def _firmware_ram(args: argparse.Namespace) -> int:
-    """The RAM a firmware links against: --ram, or the regions together plus the stack reserve."""
+def _stack(args: argparse.Namespace) -> int:
     from .firmware_build import DEFAULT_STACK_BYTES
 
+    return DEFAULT_STACK_BYTES if args.stack is None else int(args.stack)
+
+
+def _firmware_ram(args: argparse.Namespace) -> int:
+    """The RAM a firmware links against: --ram, or the regions together plus the stack reserve."""
     if args.ram is not None:
         return int(args.ram)
-    return sum(region.size for region in args.region) + DEFAULT_STACK_BYTES
+    return sum(region.size for region in args.region) + _stack(args)
 
 
 def _warn_if_not_generatable(graph, lifetimes) -> None:

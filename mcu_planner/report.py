@@ -110,7 +110,15 @@ def _tensor_name(t: Tensor) -> str:
     return t.name or "(unnamed)"
 
 
-def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
+def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, regions: RegionPlans | None = None) -> list[str]:
+    """One row per tensor; with memory regions the offset column reads REGION+OFFSET."""
+
+    def where(t: int) -> str:
+        if regions is None:
+            return str(lifetimes.tensor_offset(plan.offsets, t))
+        index, offset = regions.tensor_place(lifetimes, t)
+        return f"{regions.regions[index].name}+{offset}"
+
     steps = max(lifetimes.problem.num_steps, 1)
     scale = max(1, -(-steps // MAP_WIDTH))  # op steps per column
     columns = -(-steps // scale)
@@ -125,7 +133,7 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]
         if t in scratch_of:
             alias += f" (scratch of op {scratch_of[t]})"
         lines.append(
-            f"{'#' + str(t):>8} {bar} {lifetimes.tensor_offset(plan.offsets, t):>10} "
+            f"{'#' + str(t):>8} {bar} {where(t):>10} "
             f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
         )
     return lines
