@@ -355,18 +355,9 @@ def _run_plan(args: argparse.Namespace) -> int:
     args.model = args.model[0]
 
     from . import report
-    from .pipeline import PlanOptions, analyse_model, plan_analysed
+    from .pipeline import analyse_model, plan_analysed
 
-    options = PlanOptions(
-        planner=args.planner,
-        alignment=args.align,
-        alias=args.alias == "on",
-        time_limit=args.time_limit,
-        ram=args.ram,
-        stop_at_fit=args.stop_at_fit,
-        order=args.order,
-        regions=_regions_of(args),
-    )
+    options = _plan_options(args, _regions_of(args))
     analysed = analyse_model(args.model, options)
     graph, lifetimes = analysed.graph, analysed.lifetimes
     out = sys.stdout
@@ -442,12 +433,27 @@ def _model_names(paths: list[str]) -> list[str]:
     return list(names)
 
 
+def _plan_options(args: argparse.Namespace, regions: tuple = ()):
+    from .pipeline import PlanOptions
+
+    return PlanOptions(
+        planner=args.planner,
+        alignment=args.align,
+        alias=args.alias == "on",
+        time_limit=args.time_limit,
+        ram=args.ram,
+        stop_at_fit=args.stop_at_fit,
+        order=args.order,
+        regions=regions,
+    )
+
+
 def _run_models(args: argparse.Namespace) -> int:
     """Several models, one arena: each planned on its own, laid out in the
     arena they share (one after another: the largest need; --concurrent:
     side by side), generated into one OUTDIR."""
     from . import report
-    from .pipeline import PlanOptions, generate_models, plan_model, share_arena
+    from .pipeline import generate_models, plan_model, share_arena
 
     for flag, given in (("--region", args.region), ("--name", args.name), ("--extern-arena", args.extern_arena)):
         if given:
@@ -458,15 +464,7 @@ def _run_models(args: argparse.Namespace) -> int:
             "mcu-plan check A B --target BOARD"
         )
     names = _model_names(args.model)
-    options = PlanOptions(
-        planner=args.planner,
-        alignment=args.align,
-        alias=args.alias == "on",
-        time_limit=args.time_limit,
-        ram=args.ram,
-        stop_at_fit=args.stop_at_fit,
-        order=args.order,
-    )
+    options = _plan_options(args)
     planned = []
     for path, name in zip(args.model, names):
         model = plan_model(path, options)
