@@ -54,6 +54,8 @@ class AnalysedModel:
     model_order: "AnalysedModel | None" = None
     # The op indices of the model (after constant folding) in the order `graph` runs them.
     op_order: tuple[int, ...] | None = None
+    # SHA-256 (hex) of the model file's bytes, written into the generated header.
+    model_sha256: str = ""
 
     def arena_capacity(self, ram: int | None) -> int | None:
         """The arena's share of a RAM budget: what the exact planner must fit."""
@@ -75,6 +77,7 @@ class PlannedModel:
     # With memory regions: each buffer's region and offset there (`plan` then
     # holds the regions side by side: region k starts after the sizes of 0..k-1).
     regions: RegionPlans | None = None
+    model_sha256: str = ""  # of the model file, for the generated header
 
     @property
     def ram_needed(self) -> int:
@@ -99,6 +102,7 @@ class PlannedModel:
             regions=self.regions,
             arena_alignment=self.options.alignment,
             shared_arena=shared_arena,
+            model_sha256=self.model_sha256,
         )
 
 
@@ -110,8 +114,11 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     and rule a model breaks), fold constant chains, choose the op order
     (`options.order`, order.py) and compute its tensors' lifetimes in it."""
     graph = load_model(model, label=label)
+    digest = model_sha256(model)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
-    analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
+    analysed = AnalysedModel(
+        graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias), model_sha256=digest
+    )
     if options.order == "model":
         return analysed
     if isinstance(options.order, tuple):
@@ -119,7 +126,7 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
         if reordered is graph:
             return analysed
         lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
-        return AnalysedModel(reordered, lifetimes, op_order=options.order)
+        return AnalysedModel(reordered, lifetimes, op_order=options.order, model_sha256=digest)
     if options.order not in ORDERS:
         raise ValueError(f"unknown op order {options.order!r}")
     found = best_order(graph, alignment=options.alignment)
@@ -128,10 +135,20 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     reordered = reorder(graph, found.order)
     lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
     if options.order == "memory":
-        return AnalysedModel(reordered, lifetimes, op_order=found.order)
+        return AnalysedModel(reordered, lifetimes, op_order=found.order, model_sha256=digest)
     if peak_live(lifetimes.problem).bytes >= peak_live(analysed.lifetimes.problem).bytes:
         return analysed  # aliasing already took what the new order saves
-    return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order)
+    return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order, model_sha256=digest)
+
+
+def model_sha256(model: str | os.PathLike | bytes) -> str:
+    """SHA-256 (hex) of the model's bytes (read again from a path the reader already read)."""
+    import hashlib
+
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return hashlib.sha256(model).hexdigest()
+    with open(model, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -144,7 +161,9 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
             time_limit=options.time_limit,
             stop_at_fit=options.stop_at_fit,
         )
-        planned = PlannedModel(model.graph, model.lifetimes, side_by_side(regions), options)
+        planned = PlannedModel(
+            model.graph, model.lifetimes, side_by_side(regions), options, model_sha256=model.model_sha256
+        )
         planned.regions = regions
         return planned
     capacity = model.arena_capacity(options.ram)
@@ -153,7 +172,7 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
         compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity, options.stop_at_fit)
     else:
         plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
-    return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
+    return PlannedModel(model.graph, model.lifetimes, plan, options, compared, model_sha256=model.model_sha256)
 
 
 def side_by_side(regions: RegionPlans) -> ArenaPlan:

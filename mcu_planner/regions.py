@@ -113,7 +113,7 @@ def buffer_macs(graph: Graph, lifetimes: Lifetimes) -> dict[int, int]:
     """Per planned buffer: the multiply-accumulates of the ops that read it."""
     weight = {b.id: 0 for b in lifetimes.problem.buffers}
     for op in graph.operators:
-        macs = op_macs(op, graph)
+        macs = op_macs(graph, op)
         read = {lifetimes.placements[t].buffer for t in op.inputs if t in lifetimes.placements}
         for buffer in read:
             weight[buffer] += macs
