@@ -1,4 +1,4 @@
-"""int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED on a Cortex-M under QEMU.
+"""int8 kernels with Cortex-M paths (DSP, Helium) under QEMU.
 
 On cores with the DSP extension the inner products take four int8 values per
 word through SMLAD, and on the Cortex-M55 (mps3-an547) the ones without
@@ -20,7 +20,8 @@ from conftest import needs_cortex_m
 from mcu_planner.builder import Int8Net, ModelBuilder, int8_quant
 from mcu_planner.graph import Quantization
 
-from kernel_models import assert_matches_reference
+from kernel_models import Branches, assert_matches_reference
+from mcu_planner.check import check_model
 
 pytestmark = needs_cortex_m
 
@@ -97,3 +98,31 @@ def test_int8_fully_connected_on_odd_sizes(board):
 
 def test_int8_fully_connected_with_filter_zero_point():
     assert_matches_reference(fully_connected_with_filter_zero_point(), inputs=2, target="mps2-an386")
+
+
+def elementwise_model() -> bytes:
+    """ADD, SUB and MUL rows the Helium loop takes four lanes at a time: rows
+    of 17 and 7 (1 and 3 left for the predicated tail), an input broadcast
+    along the row (stride 0, gathered) and across rows, zero points at both
+    ends of the int8 and uint8 ranges, output scales small enough that
+    results saturate, and a MUL whose rescale exceeds 1 (a left shift)."""
+    model = Branches("elementwise rows")
+    a = model.input((3, 17), "int8", (0.02, -128))
+    b = model.input((3, 17), "int8", (0.03, 127))
+    row = model.input((1, 7), "int8", (0.05, 3))
+    column = model.input((5, 1), "int8", (0.01, -100))
+    ua = model.input((2, 9), "uint8", (0.04, 0))
+    ub = model.input((2, 9), "uint8", (0.02, 255))
+    model.op("ADD", (a, b), (3, 17), "int8", (0.05, -3), {"fused_activation_function": "NONE"})
+    model.op("SUB", (a, b), (3, 17), "int8", (0.004, 10), {"fused_activation_function": "RELU6"})
+    model.op("ADD", (row, column), (5, 7), "int8", (0.02, 127), {"fused_activation_function": "NONE"})
+    model.op("MUL", (a, b), (3, 17), "int8", (0.0002, -128), {"fused_activation_function": "NONE"})
+    model.op("MUL", (column, row), (5, 7), "int8", (2e-5, 0), {"fused_activation_function": "RELU"})
+    model.op("ADD", (ua, ub), (2, 9), "uint8", (0.03, 128), {"fused_activation_function": "NONE"})
+    model.op("MUL", (ua, ub), (2, 9), "uint8", (0.5, 7), {"fused_activation_function": "NONE"})
+    return model.build()
+
+
+def test_int8_uint8_elementwise_rows_on_helium():
+    report = check_model(elementwise_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()

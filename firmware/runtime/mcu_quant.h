@@ -150,6 +150,16 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multi
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
+
+/* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift <= 0 shared by
+ * all lanes (no left shift: VSHL by 0 is the identity), `right` being -e in
+ * every lane; the multiplier stays in a core register. */
+static inline int32x4_t mcu_mul_by_quantized_mul_right_x4(int32x4_t x, int32_t multiplier, int32x4_t right)
+{
+    const int32x4_t high = vqrdmulhq_n_s32(x, multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), right);
+}
 #endif
 
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)
