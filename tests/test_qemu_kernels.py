@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import Int8Net, ModelBuilder, int8_quant
+from mcu_planner.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
 from mcu_planner.graph import Quantization
 
 from kernel_models import Branches, assert_matches_reference
@@ -126,3 +126,28 @@ def elementwise_model() -> bytes:
 def test_int8_uint8_elementwise_rows_on_helium():
     report = check_model(elementwise_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+def float_fully_connected_model() -> bytes:
+    """Float rows four at a time, four columns per pass: depths of 19 and 6
+    (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
+    batches, with and without a bias."""
+    net = FloatNet(seed=34)
+    deep = net.input((2, 19))
+    short = net.input((1, 6))
+    outputs = [
+        net.op(
+            "FULLY_CONNECTED",
+            (deep, net.const((7, 19)), net.const((7,))),
+            (2, 7),
+            {"fused_activation_function": "RELU"},
+        ),
+        net.op("FULLY_CONNECTED", (short, net.const((5, 6)), -1), (1, 5), {"fused_activation_function": "NONE"}),
+    ]
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_float_fully_connected_on_odd_sizes(board):
+    """Each output's sum in the reference's order: bit-exact, not only close."""
+    assert_matches_reference(float_fully_connected_model(), inputs=2, target=board)
