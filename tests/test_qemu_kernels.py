@@ -13,15 +13,22 @@ offsets of 128 and -127).
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
+from mcu_planner.builder import FloatNet, Int8Net, ModelBuilder, int8_quant, lstm_model
 from mcu_planner.graph import Quantization
 
 from kernel_models import Branches, assert_matches_reference
 from mcu_planner.check import check_model
+from mcu_planner.firmware_build import build_firmware
+from mcu_planner.pipeline import generate_for_model
+from mcu_planner.output_dir import write_output
+from mcu_planner.qemu import run_firmware
+from mcu_planner.resources import firmware_dir
 
 pytestmark = needs_cortex_m
 
@@ -151,3 +158,82 @@ def float_fully_connected_model() -> bytes:
 def test_float_fully_connected_on_odd_sizes(board):
     """Each output's sum in the reference's order: bit-exact, not only close."""
     assert_matches_reference(float_fully_connected_model(), inputs=2, target=board)
+
+
+# Replaces the harness of a firmware build: every int16 input through the
+# scalar gemmlowp functions and their eight-lane versions, counting lanes
+# that differ.
+HELIUM_FIXED_POINT_CHECK = r"""
+#include <stdint.h>
+#include "mcu_quant.h"
+#include "semihost.h"
+
+int main(void);
+int main(void)
+{
+    uint32_t differences = 0u;
+    int32_t start;
+    int bits, lane;
+    for (start = INT16_MIN; start <= INT16_MAX; start += 8) {
+        int16_t in[8], logistic[8], tanh3[8], tanh_bits[7][8];
+        for (lane = 0; lane < 8; ++lane) {
+            in[lane] = (int16_t)(start + lane);
+        }
+        vst1q_s16(logistic, mcu_fp16_logistic_x8(vld1q_s16(in), 3));
+        vst1q_s16(tanh3, mcu_fp16_tanh_x8(vld1q_s16(in), 3));
+        for (bits = 0; bits <= 6; ++bits) {
+            vst1q_s16(tanh_bits[bits], mcu_fp16_tanh_x8(vld1q_s16(in), bits));
+        }
+        for (lane = 0; lane < 8; ++lane) {
+            differences += logistic[lane] != mcu_fp16_logistic(in[lane], 3);
+            differences += tanh3[lane] != mcu_fp16_tanh(in[lane], 3);
+            for (bits = 0; bits <= 6; ++bits) {
+                differences += tanh_bits[bits][lane] != mcu_fp16_tanh(in[lane], bits);
+            }
+        }
+    }
+    semihost_write0(differences == 0u ? "fixed-point lanes: equal\n" : "fixed-point lanes: DIFFER\n");
+    semihost_exit(differences == 0u ? 0 : 1);
+}
+"""
+
+
+def test_helium_int16_tanh_and_logistic_equal_the_scalar_on_every_input(tmp_path):
+    """The LSTM's gate functions on eight lanes (mps3-an547) against the
+    scalar versions the host tests check against TFLite, on all 65536 inputs
+    and every cell integer-bit count the lowering allows."""
+    net = Int8Net(35)
+    _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
+    (outdir / "board" / "semihost_main.c").write_text(HELIUM_FIXED_POINT_CHECK)
+    (outdir / "board" / "mcu_quant.h").write_bytes((firmware_dir() / "runtime" / "mcu_quant.h").read_bytes())
+    subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
+    run = run_firmware(report.elf, machine="mps3-an547", inputs=[], num_outputs=0, timeout=600)
+    assert run.exit_status == 0 and "equal" in run.console, run.console
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(batch=2, time=3, n_input=5, n_cell=11),  # 8 lanes and a tail of 3
+        dict(
+            batch=1,
+            time=4,
+            n_input=3,
+            n_cell=9,
+            n_output=4,
+            cifg=True,
+            peephole=True,
+            layer_norm=True,
+            projection=True,
+            time_major=True,
+            cell_scale_exponent=-9,
+        ),
+    ],
+    ids=["plain", "cifg-peephole-norm-projection"],
+)
+def test_int8_lstm_on_helium(variant):
+    assert_matches_reference(
+        lstm_model("int8", seed=36, input_range=(-4.0, 4.0), **variant), inputs=2, target="mps3-an547"
+    )

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mcu_dsp.h"
 #include "mcu_fully_connected.h"
 #include "mcu_quant.h"
 
@@ -140,10 +141,37 @@ typedef struct {
  * off the stack of the matrix products). */
 MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_index)
 {
+#if defined(MCU_MVE)
+    /* Eight lanes per pass, the last pass predicated. */
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t x = vldrhq_z_s16(gate, lanes);
+        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_tanh_x8(x, 3) : mcu_fp16_logistic_x8(x, 3), lanes);
+    }
+#else
     size_t i;
     for (i = 0; i < n; ++i) {
         gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
     }
+#endif
+}
+
+/* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
+MCU_NOINLINE static void tanh_cell_s16(const int16_t *cell, size_t n, int integer_bits, int16_t *out)
+{
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        vstrhq_p_s16(out, mcu_fp16_tanh_x8(vldrhq_z_s16(cell, lanes), integer_bits), lanes);
+    }
+#else
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        out[i] = mcu_fp16_tanh(cell[i], integer_bits);
+    }
+#endif
 }
 
 /* PortableVectorBatchVectorCwiseProductAccumulate for the peephole, called
@@ -225,9 +253,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
-    for (i = 0; i < n; ++i) {
-        input_gate[i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
-    }
+    tanh_cell_s16(cell_state, n, (int)p->cell_integer_bits, input_gate);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
         value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;
