@@ -35,6 +35,7 @@ static inline MCU_ALWAYS_INLINE void add_row_8bit_mve(const mcu_add_s8_params *p
                                                       const uint8_t *b, int32_t stride2, uint8_t *out, int32_t n,
                                                       int contiguous, int is_signed)
 {
+    /* Every ADD shift is <= 0 (rescale factors below one): no left shift. */
     const int32x4_t right1 = vdupq_n_s32(p->input1_shift), right2 = vdupq_n_s32(p->input2_shift);
     const int32x4_t out_right = vdupq_n_s32(p->output_shift);
     const uint32x4_t offsets1 = mve_lane_offsets(stride1), offsets2 = mve_lane_offsets(stride2);
@@ -45,9 +46,9 @@ static inline MCU_ALWAYS_INLINE void add_row_8bit_mve(const mcu_add_s8_params *p
             vaddq_n_s32(mve_load_8bit(a, offsets1, contiguous, lanes, is_signed), p->input1_offset), p->left_shift);
         const int32x4_t shifted2 = vshlq_r_s32(
             vaddq_n_s32(mve_load_8bit(b, offsets2, contiguous, lanes, is_signed), p->input2_offset), p->left_shift);
-        const int32x4_t sum = vaddq_s32(mcu_mul_by_quantized_mul_right_x4(shifted1, p->input1_multiplier, right1),
-                                        mcu_mul_by_quantized_mul_right_x4(shifted2, p->input2_multiplier, right2));
-        int32x4_t raw = vaddq_n_s32(mcu_mul_by_quantized_mul_right_x4(sum, p->output_multiplier, out_right),
+        const int32x4_t sum = vaddq_s32(mcu_mul_by_quantized_mul_n_x4(shifted1, p->input1_multiplier, 0, right1),
+                                        mcu_mul_by_quantized_mul_n_x4(shifted2, p->input2_multiplier, 0, right2));
+        int32x4_t raw = vaddq_n_s32(mcu_mul_by_quantized_mul_n_x4(sum, p->output_multiplier, 0, out_right),
                                     p->output_offset);
         raw = vmaxq_s32(vminq_s32(raw, vdupq_n_s32(p->act_max)), vdupq_n_s32(p->act_min));
         vstrbq_p_u32(out, vreinterpretq_u32_s32(raw), lanes);

@@ -151,12 +151,14 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multi
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
 
-/* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift <= 0 shared by
- * all lanes (no left shift: VSHL by 0 is the identity), `right` being -e in
- * every lane; the multiplier stays in a core register. */
-static inline int32x4_t mcu_mul_by_quantized_mul_right_x4(int32x4_t x, int32_t multiplier, int32x4_t right)
+/* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift shared by all
+ * lanes, given as left_shift = max(shift, 0) mod 32 (a core register) and
+ * `right` = min(shift, 0) in every lane: the same steps, with the
+ * multiplier and the left shift in core registers. */
+static inline int32x4_t mcu_mul_by_quantized_mul_n_x4(int32x4_t x, int32_t multiplier, int32_t left_shift,
+                                                      int32x4_t right)
 {
-    const int32x4_t high = vqrdmulhq_n_s32(x, multiplier);
+    const int32x4_t high = vqrdmulhq_n_s32(vshlq_r_s32(x, left_shift), multiplier);
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
@@ -630,9 +632,22 @@ static inline int16x8_t mcu_fp16_exp_on_interval_between_negative_one_quarter_an
     return vqaddq_s16(vdupq_n_s16(constant_term), vqrdmulhq_n_s16(vaddq_s16(x, poly), constant_term));
 }
 
+/* One factor of exp's barrel: lanes whose remainder has bit
+ * fractional_bits + exponent set are multiplied by exp(-2^exponent) (the
+ * int32 constant, rounded to 16 bits where this inlines: a literal). */
+static inline int16x8_t mcu_fp16_exp_barrel_x8(int16x8_t result, int16x8_t remainder, int integer_bits, int exponent,
+                                               int32_t multiplier)
+{
+    const int16_t bit = (int16_t)(uint16_t)(1u << (15 - integer_bits + exponent));
+    if (integer_bits <= exponent) {
+        return result;
+    }
+    return vpselq_s16(vqrdmulhq_n_s16(result, mcu_fp16_constant(multiplier)), result,
+                      vcmpneq_n_s16(vandq_s16(remainder, vdupq_n_s16(bit)), 0));
+}
+
 static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int integer_bits)
 {
-    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
     const int fractional_bits = 15 - integer_bits;
     const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
     const int16x8_t a_mod_quarter_minus_one_quarter =
@@ -640,12 +655,14 @@ static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int inte
     const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
     int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
         vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
-    int exponent;
-    for (exponent = -2; exponent <= 4 && integer_bits > exponent; ++exponent) {
-        const int16_t bit = (int16_t)(uint16_t)(1u << (fractional_bits + exponent));
-        const mve_pred16_t set = vcmpneq_n_s16(vandq_s16(remainder, vdupq_n_s16(bit)), 0);
-        result = vpselq_s16(vqrdmulhq_n_s16(result, mcu_fp16_constant(multipliers[exponent + 2])), result, set);
-    }
+    /* The scalar function's multipliers, one call each: */
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -2, 1672461947);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -1, 1302514674);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 0, 790015084);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 1, 290630308);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 2, 39332535);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 3, 720401);
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 4, 242);
     if (integer_bits > 5) {
         const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
         result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));
