@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from . import __version__
 from .c_literals import (
     VALUES_PER_LINE,
     c_comment,
@@ -480,8 +481,10 @@ def generate(
     name: str,
     arena_section: str | None = None,
     extern_arena: bool = False,
+    model_sha256: str = "",
 ) -> GeneratedSources:
-    """File name -> contents of the self-contained generated directory."""
+    """File name -> contents of the self-contained generated directory;
+    `model_sha256` (hex) names the model file in the header."""
     if name != c_identifier(name):
         raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
     if arena_section is not None:
@@ -533,6 +536,8 @@ def generate(
         poison_byte=f"0x{POISON_BYTE:02X}u",
         planner=plan.planner,
         num_ops=len(graph.operators),
+        model_sha256=model_sha256,
+        tool_version=__version__,
     )
     files = {
         f"{name}.h": render("model.h.j2", **context),

@@ -1,63 +1,71 @@
-"""Multiply-accumulates per operator, from tensor shapes alone.
+"""Multiply-accumulates per operator: the products its dot products sum.
 
-One multiply-accumulate (MAC) is one product of an activation and a weight
-added into a sum: what the matrix-like operators (convolutions, fully
-connected, matrix products and the recurrent cells built from them) spend
-their time on.  Every other operator counts 0 here: its cost is per element,
-not per product.  The per-op profile divides these counts by measured ticks
-(MACs per tick, `mcu-plan check --profile`).
-"""
+Counted for the ops built on dot products (convolutions, fully connected,
+matrix products, SVDF, LSTM); every other op (elementwise, pooling,
+activations, data movement) is counted as 0.  Shapes are the ones the plan
+uses (a dynamic batch planned as 1)."""
 
 from __future__ import annotations
 
 from .graph import Graph, Operator
 
-# UNIDIRECTIONAL_SEQUENCE_LSTM's matrix inputs (input-to-gate, recurrent-to-gate,
-# projection), by their position in TFLite's operand list; absent ones are -1.
-_LSTM_INPUT_WEIGHTS = (1, 2, 3, 4)
-_LSTM_RECURRENT_WEIGHTS = (5, 6, 7, 8)
-_LSTM_PROJECTION_WEIGHTS = 16
+
+def _shape(graph: Graph, t: int) -> tuple[int, ...]:
+    return graph.tensors[t].shape if t >= 0 else ()
 
 
-def _product(shape: tuple[int, ...]) -> int:
+def _elements(graph: Graph, t: int) -> int:
+    return graph.tensors[t].num_elements if t >= 0 else 0
+
+
+def _product(values: tuple[int, ...]) -> int:
     n = 1
-    for d in shape:
-        n *= d
+    for v in values:
+        n *= v
     return n
 
 
+# UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are weight matrices: the input (1-4)
+# and recurrent (5-8) weights of the four gates, and the projection (16).
+_LSTM_WEIGHTS = (1, 2, 3, 4, 5, 6, 7, 8, 16)
+
+
 def op_macs(graph: Graph, op: Operator) -> int:
-    """Multiply-accumulates one run of `op` performs (0 for an operator
-    without a weight matrix or a matrix product)."""
-    tensors = graph.tensors
-
-    def shape(position: int) -> tuple[int, ...]:
-        return tensors[op.inputs[position]].shape
-
-    out_elements = tensors[op.outputs[0]].num_elements if op.outputs and op.outputs[0] >= 0 else 0
+    """Multiply-accumulates one run of `op` performs."""
     code = op.opcode
     if code == "CONV_2D":
-        _, kh, kw, per_group = shape(1)
-        return out_elements * kh * kw * per_group
+        # Every output element sums KH x KW x (input channels per group) products.
+        filter_shape = _shape(graph, op.inputs[1])
+        return _elements(graph, op.outputs[0]) * _product(filter_shape[1:])
     if code == "DEPTHWISE_CONV_2D":
-        _, kh, kw, _ = shape(1)
-        return out_elements * kh * kw
-    if code == "TRANSPOSE_CONV":
-        # Every input element is scattered into kh * kw * out_channels outputs.
-        out_channels, kh, kw, _ = shape(1)
-        return tensors[op.inputs[2]].num_elements * out_channels * kh * kw
+        filter_shape = _shape(graph, op.inputs[1])
+        return _elements(graph, op.outputs[0]) * _product(filter_shape[1:3])
     if code == "FULLY_CONNECTED":
-        return out_elements * shape(1)[-1]
+        filter_shape = _shape(graph, op.inputs[1])
+        return _elements(graph, op.outputs[0]) * (filter_shape[-1] if filter_shape else 0)
+    if code == "TRANSPOSE_CONV":
+        # Every input element is scattered through the whole filter of each output channel.
+        filter_shape = _shape(graph, op.inputs[1])
+        return _elements(graph, op.inputs[2]) * _product(filter_shape[:3])
     if code == "BATCH_MATMUL":
-        lhs = shape(0)
+        lhs = _shape(graph, op.inputs[0])
+        if len(lhs) < 2:
+            return 0
         depth = lhs[-2] if op.options.get("adj_x") else lhs[-1]
-        return out_elements * depth
+        return _elements(graph, op.outputs[0]) * depth
     if code == "SVDF":
-        batches = _product(shape(0)) // shape(0)[-1]
-        return batches * (_product(shape(1)) + _product(shape(2)))
+        # Per batch row: the feature weights over the input, the time weights over the memory.
+        batch = _shape(graph, op.inputs[0])[0] if _shape(graph, op.inputs[0]) else 1
+        return batch * (_elements(graph, op.inputs[1]) + _elements(graph, op.inputs[2]))
     if code == "UNIDIRECTIONAL_SEQUENCE_LSTM":
-        steps = _product(shape(0)) // shape(0)[-1]  # time steps x batches
-        matrices = _LSTM_INPUT_WEIGHTS + _LSTM_RECURRENT_WEIGHTS + (_LSTM_PROJECTION_WEIGHTS,)
-        present = [p for p in matrices if p < len(op.inputs) and op.inputs[p] >= 0]
-        return steps * sum(_product(shape(p)) for p in present)
+        input_shape = _shape(graph, op.inputs[0])
+        if not input_shape or input_shape[-1] == 0:
+            return 0
+        steps = _product(input_shape) // input_shape[-1]  # time steps x batch rows
+        weights = sum(_elements(graph, op.inputs[k]) for k in _LSTM_WEIGHTS if k < len(op.inputs))
+        return steps * weights
     return 0
+
+
+def model_macs(graph: Graph) -> int:
+    return sum(op_macs(graph, op) for op in graph.operators)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import Int8Net, lstm_model
+from mcu_planner_testing.builder import Int8Net, lstm_model
 from mcu_planner.check import check_model, random_inputs
 from mcu_planner.firmware_build import build_firmware
 from mcu_planner.macs import op_macs

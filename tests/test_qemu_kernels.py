@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import FloatNet, Int8Net, ModelBuilder, int8_quant, lstm_model
+from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant, lstm_model
 from mcu_planner.graph import Quantization
 
 from kernel_models import Branches, assert_matches_reference

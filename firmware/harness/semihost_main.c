@@ -179,6 +179,31 @@ static void fail(const char *what, const char *file, int status)
     semihost_exit(status);
 }
 
+/* A file whose size is no whole number of input sets, or another number of
+ * sets than input0.bin (`sets`, 0 for input0.bin itself): says both sizes. */
+static void fail_input_size(const char *file, long length, long expected, uint32_t sets) __attribute__((noreturn));
+static void fail_input_size(const char *file, long length, long expected, uint32_t sets)
+{
+    semihost_write0("mcu-harness: wrong size ");
+    semihost_write0(file);
+    semihost_write0(": ");
+    put_signed(length);
+    semihost_write0(" bytes, expected ");
+    if (sets > 0u) {
+        put_decimal((uint64_t)sets * (uint64_t)expected);
+        semihost_write0(" (");
+        put_decimal(sets);
+        semihost_write0(" x the input tensor's ");
+        put_signed(expected);
+        semihost_write0(" bytes: as many input sets as input0.bin holds)\n");
+    } else {
+        semihost_write0("a positive multiple of ");
+        put_signed(expected);
+        semihost_write0(" (the input tensor's bytes, once per input set)\n");
+    }
+    semihost_exit(EXIT_INPUT_SIZE);
+}
+
 /* Opens every input<i>.bin and returns how many input sets they hold. */
 static uint32_t open_inputs(int *handles)
 {
@@ -194,9 +219,11 @@ static uint32_t open_inputs(int *handles)
             fail("cannot open", name, EXIT_INPUT_MISSING);
         }
         length = semihost_flen(handles[i]);
-        if (length <= 0 || (expected > 0 && length % expected != 0) ||
-            (i > 0 && expected > 0 && (uint32_t)(length / expected) != sets)) {
-            fail("wrong size (expected the input tensor's bytes, once per input set):", name, EXIT_INPUT_SIZE);
+        if (length <= 0 || (expected > 0 && length % expected != 0)) {
+            fail_input_size(name, length, expected, i > 0 ? sets : 0u);
+        }
+        if (i > 0 && expected > 0 && (uint32_t)(length / expected) != sets) {
+            fail_input_size(name, length, expected, sets);
         }
         if (expected > 0) {
             sets = (uint32_t)(length / expected);
