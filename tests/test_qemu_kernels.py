@@ -237,3 +237,13 @@ def test_int8_lstm_on_helium(variant):
     assert_matches_reference(
         lstm_model("int8", seed=36, input_range=(-4.0, 4.0), **variant), inputs=2, target="mps3-an547"
     )
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_svdf_on_odd_sizes(board):
+    """The SVDF kernel's DSP and Helium paths (inner products four filters at
+    a time, int16 time products by pairs or eight lanes, rank-1 units on four
+    lanes) over several invocations, state carried over."""
+    from test_kernels_svdf import int8_svdf_model
+
+    assert_matches_reference(int8_svdf_model(), inputs=3, target=board)
