@@ -38,7 +38,9 @@ from .errors import McuPlanError
 from .problem import WindowAccess
 
 # Ops whose kernels may declare a raster walk (the rest are never lowered here).
-WINDOWED_OPCODES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"})
+WINDOWED_OPCODES = frozenset(
+    {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED", "PAD", "PADV2"}
+)
 
 
 def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
@@ -75,6 +77,8 @@ def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
             output_pixel_bytes=number("output_depth") * out_bytes,
             group=order.pixels_per_group,
         )
+    if order.window == "pad":
+        return _pad_access(inp.shape, out.shape, number("output_origin"), in_bytes)
     channels_in = number("channels") if order.window == "pool" else number("input_c")
     channels_out = number("channels") if order.window == "pool" else number("output_c")
     dilated = order.window == "conv"
@@ -95,6 +99,32 @@ def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
         dilation_h=number("dilation_h") if dilated else 1,
         dilation_w=number("dilation_w") if dilated else 1,
         group=order.pixels_per_group,
+    )
+
+
+def _pad_access(
+    in_shape: tuple[int, ...], out_shape: tuple[int, ...], origin: int, element_bytes: int
+) -> WindowAccess | None:
+    """A PAD of NHWC along height and width only, as a 1 x 1 window whose
+    leading padding is the PAD's (`origin`: the output element where input
+    element 0 lands); None for other PADs."""
+    if len(in_shape) != 4 or len(out_shape) != 4 or in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
+        return None
+    batches, _, _, channels = in_shape
+    _, out_h, out_w, _ = out_shape
+    row = out_w * channels
+    if row == 0 or channels == 0:
+        return None
+    return WindowAccess(
+        batches=batches,
+        input_h=in_shape[1],
+        input_w=in_shape[2],
+        input_pixel_bytes=channels * element_bytes,
+        output_h=out_h,
+        output_w=out_w,
+        output_pixel_bytes=channels * element_bytes,
+        pad_h=origin // row,
+        pad_w=origin % row // channels,
     )
 
 

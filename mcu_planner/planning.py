@@ -148,11 +148,12 @@ def plan_auto(
         if best is None or _preference(plan) < _preference(best):
             best = plan
     assert best is not None, "greedy always produces a plan"
-    # The exact planner runs only while it can still help: above its bound,
-    # and not for a capacity below that bound, which it cannot meet.
+    # The exact planner runs only while it can still help: above its bound.
+    # A capacity below that bound it cannot meet: it then makes the arena
+    # (and the shortfall the command reports) as small as it can.
     hopeless = capacity is not None and capacity < exact_bound
-    fit_capacity = capacity is not None and best.arena_bytes > capacity
-    if best.arena_bytes > exact_bound and not good_enough(best) and not hopeless and remaining() > 0:
+    fit_capacity = capacity is not None and best.arena_bytes > capacity and not hopeless
+    if best.arena_bytes > exact_bound and not good_enough(best) and remaining() > 0:
         try:
             if stop_at_fit and fit_capacity:
                 plan = run_planner(problem, "optimal", remaining(), capacity, stop_at_fit=True)

@@ -93,7 +93,9 @@ class RasterOrder:
     pixels_per_group: int = 1
     # How the parameter block describes the geometry: "conv" (input_c,
     # output_c, filter, stride, padding, dilation), "pool" (channels; no
-    # dilation) or "rows" (accum_depth -> output_depth per batch row).
+    # dilation), "rows" (accum_depth -> output_depth per batch row) or "pad"
+    # (a 4-D PAD along height and width only: a 1 x 1 window whose padding
+    # is the PAD's leading padding).
     window: str = "conv"
 
 
@@ -122,6 +124,8 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
     "mcu_max_pool_2d_u8": _POOL_PIXEL,
     "mcu_max_pool_2d_f32": _POOL_PIXEL,
     "mcu_max_pool_2d_s16": _POOL_PIXEL,
+    # mcu_pad.c: the output from its first byte to its last.
+    "mcu_pad": RasterOrder(1, "pad"),
     # mcu_fully_connected.c, _u8.c, _s16.c: one input row, then its output row.
     "mcu_fully_connected_s8": _ROWS,
     "mcu_fully_connected_f32": _ROWS,

@@ -59,12 +59,17 @@ class SearchReport:
     proven_infeasible_below: int  # bytes: no plan has a smaller arena (>= lower_bound)
     questions: list[tuple[int, str, float]]  # (capacity bytes, answer, seconds) in the order asked
     nodes: int
+    clock_cut_bound: bool = False  # the lower bound itself depended on the clock
 
     @property
     def reproducible(self) -> bool:
         """The search finished and no question ran out of time: any machine
         asks the same questions, gets the same answers and the same plan."""
-        return self.proven_optimal and all(answer != "timeout" for _, answer, _ in self.questions)
+        return (
+            self.proven_optimal
+            and not self.clock_cut_bound
+            and all(answer != "timeout" for _, answer, _ in self.questions)
+        )
 
 
 class _Instance:
@@ -101,6 +106,7 @@ class _Instance:
             if height < self.sizes[out]:
                 self.pairs.append((out, inp, height))
         self.lower_bound = self._live_peak()
+        self.window_timed_out = False  # a window's bound was cut short by the clock
         if self.pairs:
             self.lower_bound = max(self.lower_bound, self._window_bound())
 
@@ -151,6 +157,7 @@ class _Instance:
                 elif answer == "infeasible":
                     low = middle + 1
                 else:
+                    self.window_timed_out = True
                     break
             best = max(best, low)
         return best
@@ -235,6 +242,7 @@ def search(
         proven_infeasible_below=proven_floor * unit if inst.exact else 0,
         questions=questions,
         nodes=nodes,
+        clock_cut_bound=inst.window_timed_out,
     )
 
 
