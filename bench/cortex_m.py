@@ -28,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shared_data import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
 from mcu_planner.c_literals import c_identifier  # noqa: E402

@@ -9,7 +9,7 @@ For every builtin that we or TFLM have, a one-operator model is built per dtype
 variant (float32; int8; uint8; int16 = 16x8, int16 activations with int8
 weights; hybrid = float activations with int8 weights, only for the ops that
 have such a kernel; int32/bool for ops whose data is only that) with
-mcu_planner.builder, and then
+mcu_planner_testing.builder, and then
 
 * ours: the model goes through the pipeline to C (`generate_for_model`); exit 4
   (UnsupportedModel) is "-".
@@ -41,7 +41,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
+from mcu_planner_testing.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
 
@@ -789,7 +789,7 @@ def coverage_markdown(
         "",
         f"TFLM's builtins: {how}.",
         "",
-        "Each cell is **ours / TFLM** for a one-operator model of that dtype built with `mcu_planner.builder`: "
+        "Each cell is **ours / TFLM** for a one-operator model of that dtype built with `mcu_planner_testing.builder`: "
         "ours = `mcu-plan` generates C for it (else exit 4); TFLM = `tflite_micro`'s interpreter loads it and invokes "
         'on zero inputs. "(no ref)": LiteRT\'s reference kernels (BUILTIN_REF) refuse the model; "n/a": no tool runs '
         "it; empty: no such variant. int16 = the 16x8 scheme (int16 activations, int8 weights); hybrid = float "

@@ -3,7 +3,7 @@
     python examples/make_examples.py          # rewrite them
     python examples/make_examples.py --check  # exit 1 if a committed file differs
 
-The models come from seeded generators in mcu_planner.builder, so the bytes are
+The models come from seeded generators in mcu_planner_testing.builder, so the bytes are
 the same on every run and every machine.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a source checkout without installing
 
-from mcu_planner.builder import tiny_kws_int8  # noqa: E402
+from mcu_planner_testing.builder import tiny_kws_int8  # noqa: E402
 
 EXAMPLES = {
     "tiny_kws_int8.tflite": lambda: tiny_kws_int8(seed=0),

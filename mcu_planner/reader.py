@@ -91,6 +91,43 @@ ENUM_FIELDS: dict[str, Any] = {
 # The one field name whose enum depends on the table.
 _ENUM_FIELDS_BY_TABLE = {("LSHProjectionOptions", "type"): tflite.LSHProjectionType}
 
+# Opcodes whose options table is not simply "<OpcodeInCamelCase>Options".
+_SHARED_OPTIONS_TABLES: dict[str, str] = {
+    "AVERAGE_POOL_2D": "Pool2DOptions",
+    "MAX_POOL_2D": "Pool2DOptions",
+    "L2_POOL_2D": "Pool2DOptions",
+    "MEAN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "REDUCE_PROD": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions",
+    "REDUCE_MIN": "ReducerOptions",
+    "REDUCE_ANY": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
+    "MAXIMUM": "MaximumMinimumOptions",
+    "MINIMUM": "MaximumMinimumOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
+    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
+    "CONCAT_EMBEDDINGS": "ConcatEmbeddingsOptions",
+}
+# Options table name -> (union field of Operator, its union type value), for writers of models.
+OPTIONS_UNION_MEMBERS: dict[str, tuple[str, int]] = {
+    name: (union_field, value)
+    for union_field, enum in (("builtin_options", tflite.BuiltinOptions), ("builtin_options_2", tflite.BuiltinOptions2))
+    for name, value in vars(enum).items()
+    if not name.startswith("_") and name != "NONE"
+}
+_TABLE_BY_FOLDED_NAME = {name.lower(): name for name in OPTIONS_UNION_MEMBERS}
+
+
+def options_table_for(opcode: str) -> str | None:
+    """Name of the options table TFLite writes for `opcode` (None: the op has none).
+
+    Most tables are named after their opcode ("DEPTHWISE_CONV_2D" ->
+    DepthwiseConv2DOptions); the few shared ones are listed above."""
+    if opcode in _SHARED_OPTIONS_TABLES:
+        return _SHARED_OPTIONS_TABLES[opcode]
+    return _TABLE_BY_FOLDED_NAME.get(opcode.replace("_", "").lower() + "options")
+
 
 def _one_line(text: str, limit: int = 80) -> str:
     """`text` for an error message: control characters as '?', at most `limit` characters."""

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .graph import Graph, Tensor
+from .layers import layer_rows
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live, sharing_lower_bound
@@ -216,8 +217,9 @@ def plan_json(
     alias: bool,
     op_order: tuple[int, ...] | None = None,
 ) -> dict:
-    """The plan as JSON; op steps (first_op, last_op, in_place's op) count in
-    run order, and `op_order` lists the model's op indices in that order."""
+    """The plan as JSON; op steps (first_op, last_op, in_place's op, layers'
+    step) count in run order, and `op_order` lists the model's op indices in
+    that order."""
     tensors = []
     for t in sorted(lifetimes.placements):
         entry = {
@@ -260,4 +262,5 @@ def plan_json(
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
+        "layers": [layer.as_json() for layer in layer_rows(graph, lifetimes, plan, op_order)],
     }

@@ -34,6 +34,7 @@ import numpy as np
 from .errors import InputError
 from .graph import Graph, Operator, Tensor
 from .quant import INT_RANGES
+from .reader import options_table_for
 
 # Quantized integer dtypes and their value ranges (zero points must lie inside).
 ZERO_POINT_RANGES = {**INT_RANGES, "int4": (-8, 7), "int64": (-(2**63), 2**63 - 1)}
@@ -167,8 +168,6 @@ TENSOR_RULES: list[Callable[[Context, Tensor], None]] = [rule_scales, rule_zero_
 def rule_options_table(ctx: Context, op: Operator) -> None:
     """The options table is the one TFLite reads for the opcode (the
     interpreter reinterprets any other table's bytes)."""
-    from .builder import options_table_for
-
     if op.opcode == "CUSTOM" or not op.options_tables:
         return
     expected = options_table_for(op.opcode)

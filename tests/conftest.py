@@ -3,38 +3,24 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MCU_PLANNER_SHARED", REPO.parent / "shared")).resolve()
-MODELS_DIR = SHARED / "models"
-BENCHMARKS_DIR = SHARED / "benchmarks"
+from mcu_planner_testing.shared import (  # noqa: F401  (re-exported to the tests)
+    BENCHMARKS_DIR,
+    MODELS_DIR,
+    REPO,
+    SHARED,
+    parse_int,
+    shared_model_paths,
+    shared_model_table,
+)
 
 needs_shared = pytest.mark.skipif(
     not (MODELS_DIR / "MODELS.md").is_file(),
     reason=f"../shared is absent (looked for {MODELS_DIR}/MODELS.md); set MCU_PLANNER_SHARED to its path",
 )
-
-
-def shared_model_table() -> list[dict[str, str]]:
-    """Rows of ../shared/models/MODELS.md as dicts keyed by column header."""
-    text = (MODELS_DIR / "MODELS.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("|")]
-    header = [c.strip() for c in rows[0].strip("|").split("|")]
-    table = []
-    for line in rows[2:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        table.append(dict(zip(header, cells)))
-    return table
-
-
-def shared_model_paths() -> list[Path]:
-    if not MODELS_DIR.is_dir():
-        return []
-    return sorted(MODELS_DIR.glob("*/*.tflite"))
 
 
 # Real models in ../shared whose operators the runtime does not implement
@@ -53,11 +39,6 @@ def supported_shared_model_paths() -> list[Path]:
 
 def model_param(path: Path):
     return pytest.param(path, id=path.stem)
-
-
-def parse_int(cell: str) -> int | None:
-    cell = re.sub(r"[ ,]", "", cell)
-    return int(cell) if cell.isdigit() else None
 
 
 from shutil import which  # noqa: E402  (appended section)
@@ -109,6 +90,8 @@ SLOW_TESTS = frozenset(
         "test_the_readme_example_application_builds_and_runs",
         "test_in_place_never_writes_over_a_graph_output",
         "test_reshapes_feeding_a_concatenation_move_into_its_slices",
+        "test_a_normal_build_preprocesses_without_any_profile_hook",
+        "test_host_profile_times_every_op",
     }
 )
 

@@ -1,16 +1,16 @@
 """Helpers for the kernel tests: models built op by op, and the one assertion
 every kernel test makes (generated C == TFLite reference interpreter).
 
-Two builders: `FloatNet` (mcu_planner.builder) chains float32 layers; `Branches` holds several
-independent single-op branches (one compile checks many cases), each with its
-own graph inputs and seeded random quantization parameters.
+`Branches` holds several independent single-op branches (one compile checks
+many cases), each with its own graph inputs and seeded random quantization
+parameters; layer-by-layer networks are in mcu_planner_testing.builder.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mcu_planner.builder import FloatNet, ModelBuilder  # noqa: F401  (FloatNet: used by the kernel tests)
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import check_model
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")

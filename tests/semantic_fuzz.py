@@ -33,7 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mcu_planner.builder import Int8Net, ModelBuilder, NUMPY_DTYPES, single_op_model, tiny_kws_int8
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a source checkout
+
+from mcu_planner_testing.builder import Int8Net, ModelBuilder, NUMPY_DTYPES, single_op_model, tiny_kws_int8
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model

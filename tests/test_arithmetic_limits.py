@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import ModelBuilder
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import check_model
 from mcu_planner.graph import Quantization
 from mcu_planner.quant import f32, quantize_multiplier

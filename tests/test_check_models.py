@@ -11,7 +11,7 @@ import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
 from mcu_planner import reference, report
-from mcu_planner.builder import Int8Net, ModelBuilder
+from mcu_planner_testing.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, check_model
 from mcu_planner.errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from mcu_planner.lifetimes import compute_lifetimes

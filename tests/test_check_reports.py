@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.builder import ModelBuilder
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import _compare, check_model
 from mcu_planner.cli import main
 

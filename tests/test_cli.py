@@ -168,7 +168,7 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path):
 
 
 def _model_with_overflowing_dimensions() -> bytes:
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     q = {"scale": 0.1, "zero_point": 0}
@@ -295,7 +295,7 @@ def test_a_json_path_that_cannot_be_written_stops_before_any_output(tmp_path):
 
 
 def test_a_model_without_outputs_is_bad_input(tmp_path):
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4), "int8", quant={"scale": 0.1, "zero_point": 0}, name="x")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
-from mcu_planner.builder import Int8Net, ModelBuilder
+from mcu_planner_testing.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.c_literals import c_float, c_identifier, c_int, validate_section_name
 from mcu_planner.codegen import generate

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net, int8_quant
+from mcu_planner_testing.builder import Int8Net, int8_quant
 from mcu_planner.check import generate_for_model
 from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.cli import main

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import Int8Net
 from mcu_planner.codegen import lower_all
 from mcu_planner.errors import UnsupportedModel
 from mcu_planner.reader import read_model

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from kernel_models import ACTIVATIONS, Branches, FloatNet, assert_matches_reference, random_int8_quant
+from mcu_planner_testing.builder import FloatNet
+
+from kernel_models import ACTIVATIONS, Branches, assert_matches_reference, random_int8_quant
 from mcu_planner.check import check_model
 from test_kernels_elementwise import random_shape_pair
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import FloatNet, Int8Net
 
-from kernel_models import FloatNet, assert_matches_reference
+from kernel_models import assert_matches_reference
 
 # (pool, strides, padding, activation)
 POOL_VARIANTS = [

@@ -2,7 +2,7 @@
 TRANSPOSE_CONV in every dtype, against LiteRT's reference kernels.
 
 Each model holds several independent branches so one build checks many
-shapes; the builder is mcu_planner.builder.Int16x8Net."""
+shapes; the builder is mcu_planner_testing.builder.Int16x8Net."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from kernel_models import Branches, FloatNet, assert_matches_reference, random_scale
-from mcu_planner.builder import Int8Net, Int16x8Net, ModelBuilder, int16_quant
+from kernel_models import Branches, assert_matches_reference, random_scale
+from mcu_planner_testing.builder import FloatNet, Int16x8Net, Int8Net, ModelBuilder, int16_quant
 from mcu_planner.check import generate_for_model, random_inputs, run_generated
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net, ModelBuilder, int8_quant
+from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
 
-from kernel_models import FloatNet, assert_matches_reference
+from kernel_models import assert_matches_reference
 
 
 def test_int8_reshape_squeeze_expand_dims():

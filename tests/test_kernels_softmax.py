@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import FloatNet, Int8Net
 
 import numpy as np
 
-from kernel_models import Branches, FloatNet, assert_matches_reference
+from kernel_models import Branches, assert_matches_reference
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

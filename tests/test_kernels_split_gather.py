@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net, python_slice
+from mcu_planner_testing.builder import Int8Net, python_slice
 from mcu_planner.check import check_model, generate_for_model
 from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.folding import fold_constants

@@ -177,7 +177,7 @@ def test_int8_variable_tensors_start_at_their_zero_point():
     """TFLite's ResetVariableTensor fills an int8 variable with its zero
     point (0 for other types): ADD reads such a state, so an all-zero start
     would shift every output."""
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     x = mb.add_tensor((1, 16), "int8", (0.1, -3), name="x")
@@ -192,7 +192,7 @@ def test_stored_initial_values_are_restored_by_reset(tmp_path):
     """A variable tensor that carries values in the model (TFLite's own
     interpreter refuses those) starts from them, and NAME_reset() copies
     them back from flash."""
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
     from mcu_planner.check import generate_for_model
 
     mb = ModelBuilder()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED
-from mcu_planner.builder import ModelBuilder, Uint8Net
+from mcu_planner_testing.builder import ModelBuilder, Uint8Net
 from mcu_planner.check import check_model
 from mcu_planner.graph import Quantization
 from mcu_planner.lowering import NotLowerable, lower

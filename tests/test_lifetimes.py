@@ -50,7 +50,7 @@ def test_every_model_plans_with_a_verified_greedy_plan(row):
 
 
 def test_lifetime_rules_on_a_built_model():
-    from mcu_planner.builder import tiny_kws_int8
+    from mcu_planner_testing.builder import tiny_kws_int8
 
     graph = read_model(tiny_kws_int8())
     lifetimes = compute_lifetimes(graph, alignment=16, alias=False)
@@ -77,7 +77,7 @@ def _relu_concat_reshape_model(axis: int) -> bytes:
     """x -> RELU a, RELU b -> CONCATENATION(a, b, axis) -> RESHAPE -> output."""
     import numpy as np
 
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     q = {"scale": 0.05, "zero_point": -3}
@@ -128,7 +128,7 @@ def _int8(mb, shape, name, scale=0.05, zero_point=-3):
 
 
 def test_in_place_never_writes_over_a_graph_output():
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
     from mcu_planner.check import check_model
 
     mb = ModelBuilder()
@@ -148,7 +148,7 @@ def test_in_place_never_writes_over_a_graph_output():
 def test_reshapes_feeding_a_concatenation_move_into_its_slices():
     import numpy as np
 
-    from mcu_planner.builder import ModelBuilder
+    from mcu_planner_testing.builder import ModelBuilder
     from mcu_planner.check import check_model
 
     mb = ModelBuilder()

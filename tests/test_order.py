@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import Int8Net
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.order import best_order, reorder

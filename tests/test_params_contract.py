@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import model_param, needs_shared, supported_shared_model_paths
-from kernel_models import Branches, FloatNet
+from kernel_models import Branches
 from mcu_planner import cli
-from mcu_planner.builder import Int8Net, Int16x8Net, Uint8Net, int8_quant
+from mcu_planner_testing.builder import FloatNet, Int16x8Net, Int8Net, Uint8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
@@ -408,7 +408,7 @@ def _int16_softmax_models() -> dict[str, bytes]:
 def _lstm_models() -> dict[str, bytes]:
     """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with every optional part and float32
     (mcu_lstm_s8 / mcu_lstm_f32)."""
-    from mcu_planner.builder import lstm_model
+    from mcu_planner_testing.builder import lstm_model
 
     full = dict(n_cell=4, n_output=3, projection=True, projection_bias=True, peephole=True, layer_norm=True)
     return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}

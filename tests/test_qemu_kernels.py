@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import Int8Net, ModelBuilder, int8_quant
+from mcu_planner_testing.builder import Int8Net, ModelBuilder, int8_quant
 from mcu_planner.graph import Quantization
 
 from kernel_models import assert_matches_reference

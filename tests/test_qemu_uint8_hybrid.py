@@ -6,7 +6,7 @@ must still give the reference's floats exactly."""
 from __future__ import annotations
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import Int8Net, Uint8Net
+from mcu_planner_testing.builder import Int8Net, Uint8Net
 
 from kernel_models import assert_matches_reference
 

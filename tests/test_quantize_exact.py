@@ -18,7 +18,7 @@ import pytest
 
 from conftest import needs_cortex_m
 from kernel_models import assert_matches_reference
-from mcu_planner.builder import ModelBuilder
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.quant import INT_RANGES
 
 F32 = np.float32

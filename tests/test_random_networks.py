@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from mcu_planner.builder import Int8Net, ModelBuilder
+from mcu_planner_testing.builder import Int8Net, ModelBuilder
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planners import load_all

@@ -10,7 +10,7 @@ import pytest
 import tflite
 
 from conftest import MODELS_DIR, model_param, needs_shared, parse_int, shared_model_paths, shared_model_table
-from mcu_planner.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
+from mcu_planner_testing.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
 from mcu_planner.errors import InputError, UnsupportedModel
 from mcu_planner.graph import Quantization
 from mcu_planner.check import check_model
@@ -162,13 +162,13 @@ def _random_value(rng, table, field):
 def test_every_options_table_round_trips():
     """For every options table of the schema, random values for every field
     read back as written: the generic converters of reader and builder agree."""
-    from mcu_planner.builder import _UNION_MEMBERS
+    from mcu_planner.reader import OPTIONS_UNION_MEMBERS
 
     rng = np.random.default_rng(7)
     mb = ModelBuilder()
     x = mb.add_tensor((1,), "int8")
     written = {}
-    for table in sorted(_UNION_MEMBERS):
+    for table in sorted(OPTIONS_UNION_MEMBERS):
         fields = [f for f in option_fields(table) if f.kind != "table"]
         if any("subgraph" in f.name for f in fields):
             continue  # control flow: refused by the reader, tested below
@@ -433,7 +433,7 @@ def _conv_builder() -> ModelBuilder:
 
 
 def test_conv_builder_model_matches_litert():
-    from mcu_planner.builder import check_runs
+    from mcu_planner_testing.builder import check_runs
 
     model = _conv_builder().build()
     graph = read_model(model)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import MODELS_DIR
-from mcu_planner.builder import ModelBuilder
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES, InputError, UnsupportedModel
 from mcu_planner.graph import DTYPE_BITS, Graph
 from mcu_planner.reader import read_model

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from mcu_planner import lowering
-from mcu_planner.builder import Int8Net
+from mcu_planner_testing.builder import Int8Net
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import planner_names, run_planner

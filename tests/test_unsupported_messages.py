@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from conftest import REPO
-from mcu_planner.builder import ModelBuilder
+from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from test_codegen import unsupported_lines
 

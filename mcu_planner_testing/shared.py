@@ -1,8 +1,6 @@
-"""Where the shared models and benchmark instances live, for the bench
-scripts (which run outside pytest and so do not use tests/conftest.py).
-
-../shared next to the repository, or MCU_PLANNER_SHARED.
-"""
+"""Where the real models, benchmark instances and anchors live: ../shared
+beside the checkout, or MCU_PLANNER_SHARED.  Used by tests/conftest.py and by
+the bench scripts (which run outside pytest)."""
 
 from __future__ import annotations
 
@@ -18,13 +16,14 @@ ANCHORS_DIR = SHARED / "anchors"
 
 
 def shared_model_paths() -> list[Path]:
+    """The real models, one directory level below models/, sorted."""
     if not MODELS_DIR.is_dir():
         return []
     return sorted(MODELS_DIR.glob("*/*.tflite"))
 
 
 def shared_model_table() -> list[dict[str, str]]:
-    """Rows of MODELS.md as dicts keyed by column header."""
+    """Rows of models/MODELS.md as dicts keyed by column header."""
     rows = [line for line in (MODELS_DIR / "MODELS.md").read_text().splitlines() if line.startswith("|")]
     header = [c.strip() for c in rows[0].strip("|").split("|")]
     return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in rows[2:]]

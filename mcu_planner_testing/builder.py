@@ -27,8 +27,16 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .graph import Graph, Quantization
-from .reader import BUILTIN_CODES, OFFLINE_PLAN_METADATA, TFLITE_IDENTIFIER, enum_for, option_fields
+from mcu_planner.graph import Graph, Quantization
+from mcu_planner.reader import (
+    BUILTIN_CODES,
+    OFFLINE_PLAN_METADATA,
+    OPTIONS_UNION_MEMBERS,
+    TFLITE_IDENTIFIER,
+    enum_for,
+    option_fields,
+    options_table_for,
+)
 
 NUMPY_DTYPES = {
     "float32": np.float32,
@@ -43,42 +51,6 @@ NUMPY_DTYPES = {
 # Every schema type by lower-case name, so tests can also write the ones
 # mcu-planner refuses (string, float64, ...).
 _TENSOR_TYPES = {name.lower(): v for name, v in vars(tflite.TensorType).items() if not name.startswith("_")}
-
-# Opcodes whose options table is not simply "<OpcodeInCamelCase>Options".
-_SHARED_OPTIONS_TABLES = {
-    "AVERAGE_POOL_2D": "Pool2DOptions",
-    "MAX_POOL_2D": "Pool2DOptions",
-    "L2_POOL_2D": "Pool2DOptions",
-    "MEAN": "ReducerOptions",
-    "SUM": "ReducerOptions",
-    "REDUCE_PROD": "ReducerOptions",
-    "REDUCE_MAX": "ReducerOptions",
-    "REDUCE_MIN": "ReducerOptions",
-    "REDUCE_ANY": "ReducerOptions",
-    "REDUCE_ALL": "ReducerOptions",
-    "MAXIMUM": "MaximumMinimumOptions",
-    "MINIMUM": "MaximumMinimumOptions",
-    "L2_NORMALIZATION": "L2NormOptions",
-    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
-    "CONCAT_EMBEDDINGS": "ConcatEmbeddingsOptions",
-}
-_UNION_MEMBERS = {
-    name: (union_field, value)
-    for union_field, enum in (("builtin_options", tflite.BuiltinOptions), ("builtin_options_2", tflite.BuiltinOptions2))
-    for name, value in vars(enum).items()
-    if not name.startswith("_") and name != "NONE"
-}
-_TABLE_BY_FOLDED_NAME = {name.lower(): name for name in _UNION_MEMBERS}
-
-
-def options_table_for(opcode: str) -> str | None:
-    """Name of the options table TFLite writes for `opcode` (None: the op has none).
-
-    Most tables are named after their opcode ("DEPTHWISE_CONV_2D" ->
-    DepthwiseConv2DOptions); the few shared ones are listed above."""
-    if opcode in _SHARED_OPTIONS_TABLES:
-        return _SHARED_OPTIONS_TABLES[opcode]
-    return _TABLE_BY_FOLDED_NAME.get(opcode.replace("_", "").lower() + "options")
 
 
 def pack_int4(values: np.ndarray) -> bytes:
@@ -368,7 +340,7 @@ class ModelBuilder:
         if op.intermediates:
             fields["Intermediates"] = fb.CreateNumpyVector(np.array(op.intermediates, dtype=np.int32))
         if op.options_table is not None:
-            union_field, union_value = _UNION_MEMBERS[op.options_table]
+            union_field, union_value = OPTIONS_UNION_MEMBERS[op.options_table]
             options = _options_table(fb, op.options_table, op.options)
             if union_field == "builtin_options":
                 fields.update(BuiltinOptionsType=union_value, BuiltinOptions=options)
@@ -1416,30 +1388,15 @@ def tiny_kws_int8(seed: int = 0) -> bytes:
 # -- the reference interpreter -------------------------------------------------------
 
 
-def random_inputs(model_bytes: bytes, seed: int = 0) -> list[np.ndarray]:
-    """Uniform random values over each input's dtype (floats in [-1, 1))."""
-    from .reference import ReferenceModel
-
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for detail in ReferenceModel(model_bytes).input_details:
-        dtype = np.dtype(detail["dtype"])
-        shape = tuple(detail["shape"])
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            arrays.append(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype))
-        else:
-            arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
-    return arrays
-
-
 def run_reference(model_bytes: bytes, inputs: Sequence[np.ndarray] | None = None, seed: int = 0) -> list[np.ndarray]:
     """Outputs of TFLite's reference kernels (BUILTIN_REF) for `inputs`
-    (default: `random_inputs(model_bytes, seed)`)."""
-    from .reference import ReferenceModel
+    (default: one set from `mcu-plan check`'s random_inputs, seeded with `seed`)."""
+    from mcu_planner.check import random_inputs
+    from mcu_planner.reader import read_model
+    from mcu_planner.reference import ReferenceModel
 
     if inputs is None:
-        inputs = random_inputs(model_bytes, seed)
+        inputs = random_inputs(read_model(model_bytes), np.random.default_rng(seed))
     return ReferenceModel(model_bytes).run(list(inputs))
 
 
