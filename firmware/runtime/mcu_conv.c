@@ -702,6 +702,15 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every path below
+ * writes output pixels in raster order (batch, row, column), at most two at a
+ * time, each pair reading only its own two windows (reads and writes
+ * interleaved within the pair).
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                     int8_t *output)
 {
@@ -1088,6 +1097,14 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
+ * kernels (and mcu_conv_2d_f32) write one output pixel at a time in raster
+ * order (batch, row, column), reading only that pixel's window.
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output)
 {
