@@ -52,6 +52,22 @@ static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t o
     return bias ? mcu_add_wrap_s32(bias[out_c], term) : term;
 }
 
+/* Whether the output shares bytes with the input: the memory plan may start
+ * an output inside (or just before) the input it reads for the last time,
+ * as far as the raster walk of lowering/traits.py's KERNEL_ORDERS allows.
+ * The walks that visit the output in another order (channels outermost,
+ * depthwise runs down columns, blocks of four pixels that read after
+ * writing) run only when the two are apart. */
+static int conv_buffers_overlap(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *output)
+{
+    const uintptr_t in_first = (uintptr_t)input, out_first = (uintptr_t)output;
+    const uintptr_t in_bytes = (uintptr_t)p->batches * (uintptr_t)p->input_h * (uintptr_t)p->input_w *
+                               (uintptr_t)p->input_c;
+    const uintptr_t out_bytes = (uintptr_t)p->batches * (uintptr_t)p->output_h * (uintptr_t)p->output_w *
+                                (uintptr_t)p->output_c;
+    return out_first < in_first + in_bytes && in_first < out_first + out_bytes;
+}
+
 #if defined(MCU_MVE)
 /* requantize_s8 on four lanes whose channels are `channels` (their multiplier,
  * shift and bias gathered); int32 adds wrap as the scalar ones do. */
@@ -461,7 +477,7 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
     return;
 #else
-    if (p->stride_h == 1 && p->stride_w == 1) {
+    if (p->stride_h == 1 && p->stride_w == 1 && !conv_buffers_overlap(p, input, output)) {
         conv_1x1_stride1_s8(p, input, filter, bias, output);
         return;
     }
@@ -702,10 +718,13 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every path below
- * writes output pixels in raster order (batch, row, column), at most two at a
- * time, each pair reading only its own two windows (reads and writes
- * interleaved within the pair).
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): whenever the output
+ * shares bytes with the input (conv_buffers_overlap), every path below writes
+ * output pixels in raster order (batch, row, column) in the aligned groups
+ * of four the entry declares (two at a time without Helium, four with it),
+ * each group reading only its own windows (reads and writes interleaved
+ * within the group); the pointwise walk with channels outermost runs only
+ * when the two are apart.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
@@ -1048,6 +1067,46 @@ static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t 
     }
 }
 
+/* Depth multiplier 1 or a multiple of 4 over a shared buffer: the raster
+ * walk in the aligned groups of four pixels the plan assumes
+ * (lowering/traits.py, KERNEL_ORDERS), each group in runs of pixels whose
+ * windows have the same taps inside the input -- along a row, or down a
+ * one-column output. */
+static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                         const int32_t *bias, int8_t *output)
+{
+    const int down = p->output_w == 1;
+    int32_t b, y, x, index = 0, count = 0, run_b = 0, run_y = 0, run_x = 0;
+    mcu_window_axis run_wy = {0, 1, 0, 0}, run_wx = {0, 1, 0, 0};
+    for (b = 0; b < p->batches; ++b) {
+        for (y = 0; y < p->output_h; ++y) {
+            const mcu_window_axis wy = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
+                                                          p->input_h);
+            for (x = 0; x < p->output_w; ++x, ++index) {
+                const mcu_window_axis wx = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
+                                                              p->input_w);
+                const int same_taps = wy.first == run_wy.first && wy.end == run_wy.end &&
+                                      wx.first == run_wx.first && wx.end == run_wx.end;
+                if (count > 0 && (index % 4 == 0 || b != run_b || !same_taps || (!down && y != run_y))) {
+                    depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
+                    count = 0;
+                }
+                if (count == 0) {
+                    run_b = b;
+                    run_y = y;
+                    run_x = x;
+                    run_wy = wy;
+                    run_wx = wx;
+                }
+                ++count;
+            }
+        }
+    }
+    if (count > 0) {
+        depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
+    }
+}
+
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -1063,8 +1122,12 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-    if (multiplier == 1 || multiplier % 4 == 0) {
+    if ((multiplier == 1 || multiplier % 4 == 0) && !conv_buffers_overlap(p, input, output)) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        return;
+    }
+    if (multiplier == 1 || multiplier % 4 == 0) {
+        depthwise_conv_2d_s8_raster4(p, input, filter, bias, output);
         return;
     }
     for (b = 0; b < p->batches; ++b) {
@@ -1097,9 +1160,14 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
- * kernels (and mcu_conv_2d_f32) write one output pixel at a time in raster
- * order (batch, row, column), reading only that pixel's window.
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): whenever the output
+ * shares bytes with the input (conv_buffers_overlap), the int8 depthwise
+ * kernel writes output pixels in raster order (batch, row, column) in the
+ * aligned groups of four its entry declares, each group reading only its own
+ * windows (depthwise_conv_2d_s8_raster4, or one pixel at a time); the runs
+ * along whole rows and down columns run only when the two are apart.  The
+ * float one (and mcu_conv_2d_f32) writes one pixel at a time in raster order,
+ * reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must

@@ -105,10 +105,13 @@ _ROWS = RasterOrder(1, "rows")
 
 KERNEL_ORDERS: dict[str, RasterOrder] = {
     # mcu_conv.c: conv_1x1_s8, conv_2d_s8_columns and conv_2d_s8_one_group
-    # take two output pixels at a time; the per-tap-offset loop one.
-    "mcu_conv_2d_s8": RasterOrder(2, "conv"),
+    # take two output pixels at a time, four with Helium (mcu_conv_helium.h);
+    # the per-tap-offset loop one.  Walks in other orders run only when the
+    # output and input are apart (conv_buffers_overlap).
+    "mcu_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
-    "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # one pixel, four channels at a time
+    # Up to four pixels of an aligned group of four, four channels at a time.
+    "mcu_depthwise_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
     "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
     "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
