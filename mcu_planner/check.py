@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .c_literals import c_identifier
 
 from .output_dir import read_interface, write_output
@@ -50,10 +51,6 @@ TARGET_MODULES = ("mcu_planner.qemu",)
 HOST_BUILD_TIMEOUT_SECONDS = 600.0
 HOST_RUN_TIMEOUT_SECONDS = 600.0
 
-WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
-# TFLite rounds every float multiply and add on its own; a fused multiply-add
-# would round once and change float outputs.
-FLOAT_FLAGS = ("-ffp-contract=off",)
 # `check --sanitize`: any report stops the program at once, so it cannot be missed.
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
 # The lines in a sanitizer's stderr that say what went wrong.
@@ -163,7 +160,7 @@ class HostTarget(Target):
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [
             *shlex.split(self.compiler),
-            *WARNING_FLAGS,
+            *STRICT_WARNING_FLAGS,
             *FLOAT_FLAGS,
             *(SANITIZE_FLAGS if self.sanitize else ()),
             self.optimization,

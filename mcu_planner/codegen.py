@@ -43,8 +43,7 @@ from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .resources import firmware_dir, templates_dir
-from .runtime_contract import check_call
-from .validate import check_kernel_call
+from .runtime_contract import check_call, check_kernel_call, runtime_declarations
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -119,6 +118,12 @@ class KernelArg:
     inner: int = 0
     symbol: str = ""
 
+    @property
+    def wider_than_bytes(self) -> bool:
+        """An arena or state pointer (uint8_t *) to this type is cast through
+        void *: _Builder.arg has checked that its address suits the type."""
+        return element_bytes(self.c_type) > 1
+
 
 @dataclass
 class OpCode:
@@ -131,6 +136,7 @@ class OpCode:
     args: list[KernelArg] = field(default_factory=list)
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
+    returns_status: bool = False  # the kernel can fail: invoke stops on a status other than MCU_STATUS_OK
 
 
 @dataclass
@@ -226,15 +232,28 @@ class _Builder:
         c_type = _tensor_c_type(tensor)
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
+            self._check_aligned(tensor, c_type, "arena", self.tensor_address(t))
             return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
             # Ops read variable tensors as inputs and update them in place.
-            return KernelArg("variable", c_type, False, inner=self.variable(tensor).offset)
+            offset = self.variable(tensor).offset
+            self._check_aligned(tensor, c_type, "state region", offset)
+            return KernelArg("variable", c_type, False, inner=offset)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
             return KernelArg("constant", c_type, True, symbol=self.constant(tensor).symbol)
         raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
+
+    def _check_aligned(self, tensor: Tensor, c_type: str, region: str, address: int) -> None:
+        """The arena and the state region are 16-byte aligned, so a pointer
+        into them suits `c_type` when its offset is a multiple of the size."""
+        size = element_bytes(c_type)
+        if address % size:
+            raise InputError(
+                f"tensor {tensor.index} '{c_comment(tensor.name)}' ({tensor.dtype}) would start at byte {address} "
+                f"of the {region}, not a multiple of {size}: plan with --align {size} or more"
+            )
 
     def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
         c_type = _tensor_c_type(tensor)
@@ -322,6 +341,7 @@ class _Builder:
 
     def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
+        code.returns_status = runtime_declarations().functions[call.function].returns_status
         for f in params_struct.fields:
             value = call.params[f.name]
             if isinstance(value, CArray):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import jinja2
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .pipeline import ram_needed
@@ -252,6 +253,8 @@ def write_firmware_files(
         include_dirs=include_dirs,
         harness_sources=harness_sources,
         extra_cflags=extra_cflags,
+        warning_flags=STRICT_WARNING_FLAGS,
+        float_flags=FLOAT_FLAGS,
     )
     outputs = {
         board_out / "linker.ld": "linker.ld.j2",

@@ -80,6 +80,7 @@ SLOW_MODULES = frozenset(
         "test_quantize_exact",
         "test_random_networks",
         "test_seanet",
+        "test_strict_build",
         "test_unsupported_messages",
     }
 )
