@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything mcu-planner and its tests need; safe to run again.
 #   system: gcc, g++, make, cmake, gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm, and
-#   libabsl-dev (bench/planners.py builds minimalloc with it) (Debian/Ubuntu apt)
+#   libabsl-dev (bench/planners.py builds minimalloc with it), chromium (a headless browser opens
+#   the --report HTML in the tests) (Debian/Ubuntu apt)
 #   Python: a virtual environment in .venv with mcu-planner and its test extras
 set -euo pipefail
 cd "$(dirname "$0")"
 
-apt_packages=(gcc g++ make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm libabsl-dev)
+apt_packages=(gcc g++ make cmake gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm libabsl-dev chromium)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -35,9 +35,9 @@ from mcu_planner.planners import load_all  # noqa: E402
 from mcu_planner.planners.optimal import search  # noqa: E402
 from mcu_planner.planning import plan_within, run_planner  # noqa: E402
 from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
+from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
 
-TFLM_ARENA = 8 * 1024 * 1024
 MINIMALLOC_SOURCES = ANCHORS_DIR / "minimalloc"
 MINIMALLOC_BUILD = REPO / "bench" / "build" / "minimalloc"
 
@@ -59,35 +59,6 @@ def machine_line() -> str:
 
 
 # ---- models ------------------------------------------------------------------
-
-
-def tflm_arena(path: Path) -> tuple[int, int] | None:
-    """(head, total) bytes as TFLM's RecordingMicroAllocator reports them.
-    print_allocations writes to file descriptor 2, so that is captured."""
-    try:
-        from tflite_micro.python.tflite_micro import runtime
-    except ImportError:
-        return None
-    try:
-        interpreter = runtime.Interpreter.from_file(str(path), arena_size=TFLM_ARENA)
-    except Exception:  # TFLM rejects the model (unsupported op or type)
-        return None
-    with tempfile.TemporaryFile() as captured:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(captured.fileno(), 2)
-        try:
-            interpreter.print_allocations()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        captured.seek(0)
-        text = captured.read().decode(errors="replace")
-    head = re.search(r"Arena allocation head (\d+) bytes", text)
-    total = re.search(r"Arena allocation total (\d+) bytes", text)
-    if not head or not total:
-        return None
-    return int(head.group(1)), int(total.group(1))
 
 
 def cell(arena: int | None, seconds: float, proven: bool = False, note: str = "") -> str:

@@ -37,8 +37,9 @@ from .output_dir import read_interface, write_output
 
 from .codegen import render
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
-from .firmware_build import first_error_line, run_tool
+from .firmware_build import PROFILE_CFLAGS, first_error_line, run_tool
 from .graph import Graph
+from .profiling import Profile, parse_profile
 from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model, ram_needed
 from .registry import Registry
 
@@ -50,6 +51,8 @@ TARGET_MODULES = ("mcu_planner.qemu",)
 # loop still ends the check.
 HOST_BUILD_TIMEOUT_SECONDS = 600.0
 HOST_RUN_TIMEOUT_SECONDS = 600.0
+# Invocations a host profile build times after the checked ones.
+HOST_PROFILE_ITERATIONS = 50
 
 # `check --sanitize`: any report stops the program at once, so it cannot be missed.
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
@@ -82,6 +85,7 @@ class TargetRun:
     outputs: list[list[bytes]]  # [sample][graph output] raw bytes
     ticks_per_inference: float | None = None
     tick_unit: str = "s"
+    profile: Profile | None = None  # a profile build's per-op timings
 
 
 class Target:
@@ -101,10 +105,13 @@ class Target:
         workdir: Path,
         iterations: int = 0,
         reset_at: int | None = None,
+        profile: bool = False,
     ) -> TargetRun:
         """`samples[s][i]` is input i of sample s; the samples run in order in
         one instance of the model (state carried over), with NAME_reset()
-        called before sample `reset_at` when given.  Raise CheckMismatch when
+        called before sample `reset_at` when given.  With `profile` the build
+        is a -DMCU_PROFILE one and the run's profile is returned with its
+        outputs.  Raise CheckMismatch when
         the model reports a broken plan (check build), McuPlanError when the
         build or the run fails for another reason."""
         raise NotImplementedError
@@ -147,7 +154,14 @@ class HostTarget(Target):
         self.run_timeout = run_timeout
 
     def build(
-        self, generated: Path, model_name: str, *, input_bytes: list[int], check_build: bool, workdir: Path
+        self,
+        generated: Path,
+        model_name: str,
+        *,
+        input_bytes: list[int],
+        check_build: bool,
+        workdir: Path,
+        profile: bool = False,
     ) -> Path:
         workdir.mkdir(parents=True, exist_ok=True)
         harness = workdir / "harness.c"
@@ -165,6 +179,7 @@ class HostTarget(Target):
             *(SANITIZE_FLAGS if self.sanitize else ()),
             self.optimization,
             *(["-DMCU_PLAN_CHECK"] if check_build else []),
+            *(PROFILE_CFLAGS if profile else ()),
             "-I",
             str(generated),
             *sources,
@@ -194,8 +209,14 @@ class HostTarget(Target):
         workdir,
         iterations=0,
         reset_at=None,
+        profile=False,
     ):
-        program = self.build(generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir)
+        program = self.build(
+            generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir, profile=profile
+        )
+        if profile:
+            # Nanosecond clocks on a busy host: average over more invocations than the check's few.
+            iterations = max(iterations, HOST_PROFILE_ITERATIONS)
         stdin = b"".join(b"".join(sample) for sample in samples)
         args = [str(program), str(len(samples)), str(iterations), str(-1 if reset_at is None else reset_at)]
         try:
@@ -230,7 +251,7 @@ class HostTarget(Target):
         for line in stderr.splitlines():
             if line.startswith("seconds-per-inference "):
                 seconds = float(line.split()[1])
-        return TargetRun(outputs, seconds, "s")
+        return TargetRun(outputs, seconds, "s", parse_profile(stderr, "ns") if profile else None)
 
 
 register_target(HostTarget())
@@ -343,6 +364,7 @@ class CheckReport:
     reset_total: int = 0
     reset_exact: int = 0
     mismatch_set: int | None = None  # invocation of first_mismatch (sets after the reset count on)
+    profile: Profile | None = None  # per-op timings of the profile build (`check --profile`)
 
     @property
     def passed(self) -> bool:
@@ -364,6 +386,8 @@ class CheckReport:
                 lines.append(f"time per inference: {self.ticks_per_inference * 1e3:.3f} ms")
             else:
                 lines.append(f"time per inference: {self.ticks_per_inference:,.0f} {self.tick_unit}")
+        if self.profile is not None:
+            lines.extend(self.profile.format())
         if self.float_outputs:
             lines.append(f"largest float error: {self.max_float_error:.3g} of the output's magnitude")
         lines.append(self.summary())
@@ -454,11 +478,13 @@ def run_generated(
     keep_dir: str | os.PathLike | None = None,
     reset_at: int | None = None,
     sanitize: bool = False,
+    profile: bool = False,
 ) -> list[TargetRun]:
     """Build the generated `files` for `target` and run them on `input_sets`
     (one array per graph input each) in one sequence of invocations, calling
     NAME_reset() before set `reset_at` when given: one TargetRun per build,
-    the normal one first, then (check_build) the -DMCU_PLAN_CHECK one."""
+    the normal one first, then (check_build) the -DMCU_PLAN_CHECK one, then
+    (profile) the -DMCU_PROFILE one."""
     targets = load_targets()
     if target not in targets:
         raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
@@ -472,7 +498,8 @@ def run_generated(
     work = Path(tempfile.mkdtemp(prefix=f"mcu-plan-check-{name}-"))
     try:
         generated = write_output(files, work / "generated")
-        builds = [False, True] if check_build else [False]
+        # (plan check, profile) of each build.
+        builds = [(False, False)] + ([(True, False)] if check_build else []) + ([(False, True)] if profile else [])
         runner = targets[target] if ram is None else targets[target].with_ram(ram)
         if sanitize:
             if not isinstance(runner, HostTarget):
@@ -485,7 +512,8 @@ def run_generated(
                 sanitize=True,
             )
 
-        def run(check: bool) -> TargetRun:
+        def run(build: tuple[bool, bool]) -> TargetRun:
+            check, profiled = build
             return runner.run(
                 generated,
                 name,
@@ -493,11 +521,13 @@ def run_generated(
                 input_bytes=input_bytes,
                 output_bytes=output_bytes,
                 check_build=check,
-                workdir=work / ("check" if check else "normal"),
+                workdir=work / ("check" if check else "profile" if profiled else "normal"),
                 reset_at=reset_at,
+                profile=profiled,
             )
 
-        with ThreadPoolExecutor(max_workers=len(builds)) as pool:
+        # At most two at a time: each build compiles the whole model.
+        with ThreadPoolExecutor(max_workers=min(2, len(builds))) as pool:
             runs = list(pool.map(run, builds))
         if keep_dir is not None:
             write_output(files, keep_dir)
@@ -523,11 +553,14 @@ def check_model(
     sanitize: bool = False,
     extremes: bool = False,
     order: str | tuple[int, ...] = "auto",
+    profile: bool = False,
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
     `input_sets` (one array per graph input in each set) replaces the random
     sets with chosen values, e.g. a sweep of the edge cases of a kernel.
+    `profile` adds a -DMCU_PROFILE build (its outputs are compared too) whose
+    per-op timings come back in the report.
 
     The model is planned as `mcu-plan --ram RAM -o OUTDIR` plans it, so the
     check runs the C that command writes.  Raises CheckMismatch on the first
@@ -587,6 +620,7 @@ def check_model(
         keep_dir=keep_dir,
         reset_at=reset_at,
         sanitize=sanitize,
+        profile=profile,
     )
 
     float_outputs = any(e.dtype == np.float32 for e in expected[0])
@@ -603,6 +637,7 @@ def check_model(
         planner=plan.planner,
         float_outputs=float_outputs,
         notes=list(graph.notes),
+        profile=runs[-1].profile if profile else None,
     )
     for s in range(len(input_sets)):
         sample_ok = True

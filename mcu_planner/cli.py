@@ -75,6 +75,16 @@ def _plan_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
+    p.add_argument(
+        "--report",
+        metavar="PLAN.html",
+        help="write the plan as one self-contained HTML page (arena picture, live bytes, per-layer costs)",
+    )
+    p.add_argument(
+        "--tflm-plan",
+        metavar="OUT.tflite",
+        help="write a copy of the model whose OfflineMemoryAllocation metadata holds our plan (for TFLM)",
+    )
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
     p.add_argument("--name", help="C prefix (default: model file stem)")
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
@@ -106,6 +116,11 @@ def _check_parser() -> argparse.ArgumentParser:
         "--sanitize",
         action="store_true",
         help="build with ASan and UBSan (host) and add extreme inputs (all minimum, maximum, zero point)",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also run a profile build and print ticks, MACs and MACs per tick for every op",
     )
     return p
 
@@ -206,7 +221,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         from .firmware_build import load_board
 
         load_board(args.board)
-    for path in (args.json, args.out):
+    for path in (args.json, args.out, getattr(args, "tflm_plan", None), getattr(args, "report", None)):
         if path:
             check_replaceable_file(Path(path))
 
@@ -249,7 +264,7 @@ class _StagedFile:
     (one rename) or removed by discard(): written first, so that a failure
     afterwards (e.g. in -o OUTDIR) leaves neither file changed."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str | bytes):
         check_replaceable_file(path)
         self.path = path
         try:
@@ -258,8 +273,8 @@ class _StagedFile:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
         self.tmp = Path(tmp)
         try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode() if isinstance(text, str) else text)
         except OSError as exc:
             self.discard()
             raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -338,41 +353,105 @@ def _run_plan(args: argparse.Namespace) -> int:
     if not planned.fits:
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
-    staged = None
-    if args.json:
-        staged = _StagedFile(
-            Path(args.json),
-            json.dumps(
-                report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order), indent=1
-            )
-            + "\n",
-        )
+    staged: list[_StagedFile] = []
+    files = None
+    if args.output or args.report:
+        # Generated here (before anything is written) so that the flash line
+        # and the page can measure the code: -o writes these same files.
+        files, flash = _generate_and_measure(args, planned)
+        print(flash.line(), file=out)
     try:
+        if args.json:
+            staged.append(
+                _StagedFile(
+                    Path(args.json),
+                    json.dumps(
+                        report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order),
+                        indent=1,
+                    )
+                    + "\n",
+                )
+            )
+        if args.tflm_plan:
+            staged.append(_stage_tflm_plan(args, options))
+        if args.report:
+            staged.append(_stage_report(args, planned, flash))
         if args.output:
-            _generate(args, planned)
+            _generate(args, planned, files)
         else:
             _warn_if_not_generatable(graph, lifetimes)
     except BaseException:
-        if staged is not None:
-            staged.discard()
+        for file in staged:
+            file.discard()
         raise
-    if staged is not None:
-        staged.commit()
+    for file in staged:
+        file.commit()
     return 0
 
 
-def _generate(args, planned) -> None:
+def _stage_tflm_plan(args: argparse.Namespace, options) -> _StagedFile:
+    """The model with our plan as TFLM's offline plan, staged beside --tflm-plan's path."""
+    from .tflm_plan import tflm_plan_model
+
+    data, tflm = tflm_plan_model(args.model, options)
+    staged = _StagedFile(Path(args.tflm_plan), data)
+    print(
+        f"TFLM offline plan: {args.tflm_plan}: {sum(1 for o in tflm.offsets if o >= 0)} tensors at our offsets, "
+        f"{format_bytes(tflm.arena_bytes)} of TFLM's arena ({tflm.source}); TFLM plans the rest around them"
+    )
+    return staged
+
+
+def _model_name(args: argparse.Namespace) -> str:
     from .c_literals import c_identifier
+
+    return str(args.name or c_identifier(Path(args.model).stem))
+
+
+def _generate_and_measure(args: argparse.Namespace, planned):
+    """The generated sources (None when only --report asked and the model
+    cannot be generated) and the model's flash (flash.py)."""
+    from .codegen import lower_all
+    from .errors import UnsupportedModel
+    from .flash import FlashReport, counted_flash, measure_flash
+
+    name = _model_name(args)
+    try:
+        files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
+    except UnsupportedModel as exc:
+        if args.output:
+            raise
+        return None, FlashReport(0, 0, None, f"not generated: {str(exc).splitlines()[0]}")
+    counted = counted_flash(planned.graph, lower_all(planned.graph, planned.lifetimes.elided_ops))
+    return files, measure_flash(files, name, counted, args.board)
+
+
+def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
+    from . import report
+    from .html_report import render_report
+    from .scratch import scratch_op
+
+    plan = report.plan_json(
+        args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
+    )
+    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
+    line = flash.line().removeprefix("flash: ")
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    return _StagedFile(Path(args.report), page)
+
+
+def _generate(args, planned, files=None) -> None:
     from .output_dir import replace_output_dir, write_output
 
-    name = args.name or c_identifier(Path(args.model).stem)
+    name = _model_name(args)
     if not planned.plan.reproducible:
         print(
             "note: this plan comes from an exact search that ran out of time; on another machine or with "
             "another --time-limit it may differ, and so may the C (pin it with --planner NAME of a fast planner "
             "for byte-identical output everywhere)"
         )
-    files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
+    if files is None:
+        files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
         from .firmware_build import build_firmware
 
@@ -462,6 +541,7 @@ def _run_check(args: argparse.Namespace) -> int:
         ram=args.ram,
         sanitize=args.sanitize,
         extremes=args.sanitize,
+        profile=args.profile,
     )
     for line in report.format():
         print(line)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from . import __version__
 from .c_literals import (
     VALUES_PER_LINE,
     c_comment,
@@ -41,6 +42,7 @@ from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_nam
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
+from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .resources import firmware_dir, templates_dir
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -499,8 +501,10 @@ def generate(
     name: str,
     arena_section: str | None = None,
     extern_arena: bool = False,
+    model_sha256: str = "",
 ) -> GeneratedSources:
-    """File name -> contents of the self-contained generated directory."""
+    """File name -> contents of the self-contained generated directory;
+    `model_sha256` (hex) names the model file in the header."""
     if name != c_identifier(name):
         raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
     if arena_section is not None:
@@ -542,6 +546,7 @@ def generate(
         slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
         buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
+        op_macs=[op_macs(graph, op) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
@@ -551,6 +556,8 @@ def generate(
         poison_byte=f"0x{POISON_BYTE:02X}u",
         planner=plan.planner,
         num_ops=len(graph.operators),
+        model_sha256=model_sha256,
+        tool_version=__version__,
     )
     files = {
         f"{name}.h": render("model.h.j2", **context),

@@ -50,7 +50,17 @@ TOOLCHAIN_PACKAGES = "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 # Hand-written C copied into OUTDIR/board/ for every board.
 # What `make` in OUTDIR produces (templates/board/Makefile.j2): mcu-plan's
 # own, so that a built OUTDIR may be replaced.
-BUILD_PRODUCTS = ("build", "firmware.elf", "firmware.map")
+BUILD_PRODUCTS = (
+    "build",
+    "firmware.elf",
+    "firmware.map",
+    "build-profile",
+    "firmware-profile.elf",
+    "firmware-profile.map",
+)
+# The compiler flag of a profile build: the model brackets every op with the
+# harness's hooks, which time it with the SysTick (`make run PROFILE=1`).
+PROFILE_CFLAGS = ("-DMCU_PROFILE",)
 
 _COMMON_SOURCES = ("boards/common/cortex_m.h", "boards/common/cortex_m_startup.c")
 _HARNESS_SOURCES = (

@@ -51,6 +51,8 @@ class AnalysedModel:
     model_order: "AnalysedModel | None" = None
     # The op indices of the model (after constant folding) in the order `graph` runs them.
     op_order: tuple[int, ...] | None = None
+    # SHA-256 (hex) of the model file's bytes, written into the generated header.
+    model_sha256: str = ""
 
     def arena_capacity(self, ram: int | None) -> int | None:
         """The arena's share of a RAM budget: what the exact planner must fit."""
@@ -69,6 +71,7 @@ class PlannedModel:
     # order, and the arena the model's own order would have needed.
     op_order: tuple[int, ...] | None = None
     model_order_arena: int | None = None
+    model_sha256: str = ""  # of the model file, for the generated header
 
     @property
     def ram_needed(self) -> int:
@@ -82,7 +85,13 @@ class PlannedModel:
         from .codegen import generate
 
         return generate(
-            self.graph, self.lifetimes, self.plan, name=name, arena_section=arena_section, extern_arena=extern_arena
+            self.graph,
+            self.lifetimes,
+            self.plan,
+            name=name,
+            arena_section=arena_section,
+            extern_arena=extern_arena,
+            model_sha256=self.model_sha256,
         )
 
 
@@ -94,8 +103,11 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     and rule a model breaks), fold constant chains, choose the op order
     (`options.order`, order.py) and compute its tensors' lifetimes in it."""
     graph = load_model(model, label=label)
+    digest = model_sha256(model)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
-    analysed = AnalysedModel(graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias))
+    analysed = AnalysedModel(
+        graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias), model_sha256=digest
+    )
     if options.order == "model":
         return analysed
     if isinstance(options.order, tuple):
@@ -103,7 +115,7 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
         if reordered is graph:
             return analysed
         lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
-        return AnalysedModel(reordered, lifetimes, op_order=options.order)
+        return AnalysedModel(reordered, lifetimes, op_order=options.order, model_sha256=digest)
     if options.order not in ORDERS:
         raise ValueError(f"unknown op order {options.order!r}")
     found = best_order(graph, alignment=options.alignment)
@@ -112,10 +124,20 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     reordered = reorder(graph, found.order)
     lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
     if options.order == "memory":
-        return AnalysedModel(reordered, lifetimes, op_order=found.order)
+        return AnalysedModel(reordered, lifetimes, op_order=found.order, model_sha256=digest)
     if peak_live(lifetimes.problem).bytes >= peak_live(analysed.lifetimes.problem).bytes:
         return analysed  # aliasing already took what the new order saves
-    return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order)
+    return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order, model_sha256=digest)
+
+
+def model_sha256(model: str | os.PathLike | bytes) -> str:
+    """SHA-256 (hex) of the model's bytes (read again from a path the reader already read)."""
+    import hashlib
+
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return hashlib.sha256(model).hexdigest()
+    with open(model, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -125,7 +147,7 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
         compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity, options.stop_at_fit)
     else:
         plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
-    return PlannedModel(model.graph, model.lifetimes, plan, options, compared)
+    return PlannedModel(model.graph, model.lifetimes, plan, options, compared, model_sha256=model.model_sha256)
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:

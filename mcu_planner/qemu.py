@@ -19,6 +19,7 @@ from typing import Sequence
 
 from .check import Target, TargetRun, register_target
 from .errors import CheckMismatch, McuPlanError
+from .profiling import parse_profile
 from .resources import firmware_dir
 
 QEMU_BINARY = "qemu-system-arm"
@@ -188,9 +189,9 @@ class QemuTarget(Target):
         """This board with `ram_bytes` as the linker's RAM region."""
         return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout)
 
-    def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path):
+    def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False):
         from .output_dir import read_interface
-        from .firmware_build import PLAN_CHECK_CFLAGS, build_firmware
+        from .firmware_build import PLAN_CHECK_CFLAGS, PROFILE_CFLAGS, build_firmware
 
         # The model's interface comes from the manifest write_output left in `generated`.
         interface = read_interface(generated)
@@ -205,7 +206,7 @@ class QemuTarget(Target):
             model=interface,
             board=self.name,
             ram_bytes=self.ram_bytes,
-            extra_cflags=PLAN_CHECK_CFLAGS if check_build else (),
+            extra_cflags=(PLAN_CHECK_CFLAGS if check_build else ()) + (PROFILE_CFLAGS if profile else ()),
         )
 
     def run(
@@ -220,10 +221,13 @@ class QemuTarget(Target):
         workdir,
         iterations=0,
         reset_at=None,
+        profile=False,
     ):
         """All samples in one QEMU run, one invocation each, in order: state
         in variable tensors carries over as in an application."""
-        firmware = self.build(Path(generated), model_name, check_build=check_build, workdir=Path(workdir))
+        firmware = self.build(
+            Path(generated), model_name, check_build=check_build, workdir=Path(workdir), profile=profile
+        )
         for index, sample in enumerate(samples):
             if [len(data) for data in sample] != list(input_bytes):
                 raise McuPlanError(f"input set {index} has sizes {[len(d) for d in sample]}, expected {input_bytes}")
@@ -250,7 +254,8 @@ class QemuTarget(Target):
             [run.outputs[o][s * size : (s + 1) * size] for o, size in enumerate(output_bytes)]
             for s in range(len(samples))
         ]
-        return TargetRun(outputs, run.ticks, self.tick_unit)
+        timings = parse_profile(run.console, "SysTick ticks") if profile else None
+        return TargetRun(outputs, run.ticks, self.tick_unit, timings)
 
 
 def register_qemu_targets() -> None:

@@ -304,10 +304,14 @@ def wrap_int32(x: int) -> int:
 
 
 def multiply_by_quantized_multiplier(x: int, multiplier: int, shift: int) -> int:
+    """MultiplyByQuantizedMultiplier (two roundings) as the reference executes
+    on x86-64 and mcu_mul_by_quantized_mul computes: x * (1 << left_shift)
+    wraps to int32, and a left shift of 32 or more (a tiny output scale)
+    shifts by the count mod 32, as x86's SHL does."""
     left_shift = max(shift, 0)
     right_shift = max(-shift, 0)
     return rounding_divide_by_pot(
-        saturating_rounding_doubling_high_mul(wrap_int32(x << left_shift), multiplier), right_shift
+        saturating_rounding_doubling_high_mul(wrap_int32(x << (left_shift & 31)), multiplier), right_shift
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .graph import Graph, Tensor
+from .layers import layer_rows
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live
@@ -158,8 +159,9 @@ def plan_json(
     alias: bool,
     op_order: tuple[int, ...] | None = None,
 ) -> dict:
-    """The plan as JSON; op steps (first_op, last_op, in_place's op) count in
-    run order, and `op_order` lists the model's op indices in that order."""
+    """The plan as JSON; op steps (first_op, last_op, in_place's op, layers'
+    step) count in run order, and `op_order` lists the model's op indices in
+    that order."""
     tensors = []
     for t in sorted(lifetimes.placements):
         entry = {
@@ -196,4 +198,5 @@ def plan_json(
         "in_place": in_place,
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
+        "layers": [layer.as_json() for layer in layer_rows(graph, lifetimes, plan, op_order)],
     }

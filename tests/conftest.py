@@ -91,6 +91,8 @@ SLOW_TESTS = frozenset(
         "test_the_readme_example_application_builds_and_runs",
         "test_in_place_never_writes_over_a_graph_output",
         "test_reshapes_feeding_a_concatenation_move_into_its_slices",
+        "test_a_normal_build_preprocesses_without_any_profile_hook",
+        "test_host_profile_times_every_op",
     }
 )
 

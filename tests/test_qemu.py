@@ -286,6 +286,17 @@ def test_missing_or_wrong_sized_input(fake_firmware):
 
 
 @needs_cortex_m
+def test_wrong_sized_input_says_expected_and_actual_bytes(fake_firmware):
+    board, report = fake_firmware
+    # The fake model's inputs hold 16 and 7 bytes: 24 is no whole number of sets ...
+    run = _run(board, report, [bytes(24), bytes(7)])
+    assert "wrong size input0.bin: 24 bytes, expected a positive multiple of 16 " in run.console
+    # ... and 7 bytes is one set where input0.bin holds two.
+    run = _run(board, report, [bytes(32), bytes(7)])
+    assert "wrong size input1.bin: 7 bytes, expected 14 (2 x the input tensor's 7 bytes" in run.console
+
+
+@needs_cortex_m
 def test_hung_firmware_is_stopped_by_the_timeout(fake_firmware):
     board, report = fake_firmware
     machine = load_board(board).qemu_machine

@@ -147,6 +147,20 @@ def test_c_multiplier_matches_python(quant_harness):
         assert int(out[n + i]) == math.floor(exact + Fraction(1, 2))
 
 
+def test_c_and_python_multiplier_agree_on_left_shifts_of_32_and_more(quant_harness):
+    """A tiny output scale gives left shifts past 31: both shift by the count
+    mod 32 (x86's SHL, which the reference runs on), wrapping to int32."""
+    cases = [
+        (x, m, s) for x in (3, -7, 1 << 20, -(1 << 30)) for m in (1 << 30, (1 << 31) - 1) for s in (31, 32, 33, 40)
+    ]
+    out = quant_harness([f"d {x} {m} {s}" for x, m, s in cases])
+    for i, (x, m, s) in enumerate(cases):
+        assert int(out[i]) == quant.multiply_by_quantized_multiplier(x, m, s), (x, m, s)
+    assert quant.multiply_by_quantized_multiplier(3, 1 << 30, 33) == quant.multiply_by_quantized_multiplier(
+        3, 1 << 30, 1
+    )
+
+
 SWEEP = r"""
 #include <stdio.h>
 #include "mcu_quant.h"

@@ -1,6 +1,7 @@
 """The generated model and the runtime files it copies compile without a
 warning under the strict flag set (mcu_planner/c_flags.py) on the host and for
-the Cortex-M4F and Cortex-M55 boards, plain and as a check build: one model
+the Cortex-M4F and Cortex-M55 boards, plain, as a check build and as a
+profile build: one model
 per dtype family, each with the kernels of that family that widen pointers
 (float, int16 and int32 tensors in the arena) and use quantized arithmetic."""
 
@@ -83,7 +84,7 @@ def test_generated_c_compiles_clean_under_the_strict_flags(generated, target):
     check_flags = ["-DMCU_PLAN_CHECK"]
     if target != "host":  # the board harness reports plan violations over semihosting
         check_flags += ["-include", str(firmware_dir() / "harness" / "plan_check.h")]
-    for extra in ([], check_flags):
+    for extra in ([], check_flags, ["-DMCU_PROFILE"]):
         for source in sources:
             command = [compiler, *cpu_flags, *STRICT_WARNING_FLAGS, *FLOAT_FLAGS, "-O2", *extra]
             command += ["-I", str(generated), "-c", source, "-o", str(generated / "object.o")]

@@ -14,6 +14,17 @@
  *
  *   mcu-harness: status=0 ticks=123456 stack=812/4096 invocations=1
  *
+ * Built with -DMCU_PROFILE (`make run PROFILE=1`), the harness brackets
+ * every op with the SysTick through the model's profile hooks and prints,
+ * after that line, one line per op that runs code and a total, each with
+ * the mean ticks of one invocation and the op's multiply-accumulates:
+ *
+ *   mcu-profile: op 3 CONV_2D ticks=5120 macs=73728 macs/tick=14.40
+ *   mcu-profile: total ticks=6012 macs=81920 macs/tick=13.62 invoke=6290
+ *
+ * (invoke: the whole invocation as the profile build timed it, hooks
+ * included).
+ *
  * harness_config.h (written by mcu_planner/firmware_build.py) names the
  * model's header and maps the MODEL_* names used here onto its prefix. */
 #include <stddef.h>
@@ -76,6 +87,66 @@ static void put_signed(long value)
     }
 }
 
+#ifdef MCU_PROFILE
+#define PROFILE_NUM_OPS (sizeof MODEL_PROFILE_OPS / sizeof MODEL_PROFILE_OPS[0])
+/* Ticks inside each op, summed over all invocations. */
+static uint64_t op_ticks[PROFILE_NUM_OPS];
+static uint64_t op_started;
+
+void MODEL_PROFILE_BEGIN(int op)
+{
+    (void)op;
+    op_started = systick_timer_now();
+}
+
+void MODEL_PROFILE_END(int op)
+{
+    op_ticks[op] += systick_timer_now() - op_started;
+}
+
+/* "macs/tick=12.34": two decimals in integer arithmetic (no printf). */
+static void put_rate(uint64_t macs, uint64_t ticks)
+{
+    uint64_t hundredths = ticks != 0u ? (macs * 100u + ticks / 2u) / ticks : 0u;
+    semihost_write0(" macs/tick=");
+    put_decimal(hundredths / 100u);
+    semihost_write0(hundredths % 100u < 10u ? ".0" : ".");
+    put_decimal(hundredths % 100u);
+}
+
+static void print_profile(uint32_t invocations, uint64_t invoke_ticks)
+{
+    uint64_t total_ticks = 0u, total_macs = 0u;
+    size_t op;
+    for (op = 0; op < PROFILE_NUM_OPS; ++op) {
+        uint64_t ticks = op_ticks[op] / invocations;
+        if (!MODEL_PROFILE_OPS[op].runs_code) {
+            continue;
+        }
+        total_ticks += ticks;
+        total_macs += MODEL_PROFILE_OPS[op].macs;
+        semihost_write0("mcu-profile: op ");
+        put_decimal((uint64_t)op);
+        semihost_write0(" ");
+        semihost_write0(MODEL_PROFILE_OPS[op].name);
+        semihost_write0(" ticks=");
+        put_decimal(ticks);
+        semihost_write0(" macs=");
+        put_decimal(MODEL_PROFILE_OPS[op].macs);
+        put_rate(MODEL_PROFILE_OPS[op].macs, ticks);
+        semihost_write0("\n");
+    }
+    semihost_write0("mcu-profile: total ticks=");
+    put_decimal(total_ticks);
+    semihost_write0(" macs=");
+    put_decimal(total_macs);
+    put_rate(total_macs, total_ticks);
+    semihost_write0(" invoke=");
+    put_decimal(invoke_ticks);
+    semihost_write0("\n");
+}
+#endif
+
 /* Called by a -DMCU_PLAN_CHECK build of the model (see plan_check.h); the
  * line starts like the host harness's so that `mcu-plan check` reads both. */
 void harness_plan_violation(int op, int tensor, int other_tensor);
@@ -108,6 +179,31 @@ static void fail(const char *what, const char *file, int status)
     semihost_exit(status);
 }
 
+/* A file whose size is no whole number of input sets, or another number of
+ * sets than input0.bin (`sets`, 0 for input0.bin itself): says both sizes. */
+static void fail_input_size(const char *file, long length, long expected, uint32_t sets) __attribute__((noreturn));
+static void fail_input_size(const char *file, long length, long expected, uint32_t sets)
+{
+    semihost_write0("mcu-harness: wrong size ");
+    semihost_write0(file);
+    semihost_write0(": ");
+    put_signed(length);
+    semihost_write0(" bytes, expected ");
+    if (sets > 0u) {
+        put_decimal((uint64_t)sets * (uint64_t)expected);
+        semihost_write0(" (");
+        put_decimal(sets);
+        semihost_write0(" x the input tensor's ");
+        put_signed(expected);
+        semihost_write0(" bytes: as many input sets as input0.bin holds)\n");
+    } else {
+        semihost_write0("a positive multiple of ");
+        put_signed(expected);
+        semihost_write0(" (the input tensor's bytes, once per input set)\n");
+    }
+    semihost_exit(EXIT_INPUT_SIZE);
+}
+
 /* Opens every input<i>.bin and returns how many input sets they hold. */
 static uint32_t open_inputs(int *handles)
 {
@@ -123,9 +219,11 @@ static uint32_t open_inputs(int *handles)
             fail("cannot open", name, EXIT_INPUT_MISSING);
         }
         length = semihost_flen(handles[i]);
-        if (length <= 0 || (expected > 0 && length % expected != 0) ||
-            (i > 0 && expected > 0 && (uint32_t)(length / expected) != sets)) {
-            fail("wrong size (expected the input tensor's bytes, once per input set):", name, EXIT_INPUT_SIZE);
+        if (length <= 0 || (expected > 0 && length % expected != 0)) {
+            fail_input_size(name, length, expected, i > 0 ? sets : 0u);
+        }
+        if (i > 0 && expected > 0 && (uint32_t)(length / expected) != sets) {
+            fail_input_size(name, length, expected, sets);
         }
         if (expected > 0) {
             sets = (uint32_t)(length / expected);
@@ -241,6 +339,9 @@ int main(void)
     semihost_write0(" invocations=");
     put_decimal(set);
     semihost_write0("\n");
+#ifdef MCU_PROFILE
+    print_profile(set, ticks / set);
+#endif
 
     if (stack_used >= stack_reserve_bytes()) {
         /* The paint is gone down to the last word: the stack ran past its

@@ -1,0 +1,167 @@
+"""`--report PLAN.html`: the plan as one self-contained page (inline CSS, SVG
+and script; nothing fetched): the arena as an address-by-op-step picture,
+the live bytes per op step, and per layer MACs, weight, table and arena
+bytes.  The page's script recomputes every step's live bytes from the plan
+JSON it embeds and marks the page (`data-report-status`) when it has run.
+The same plan gives the same bytes: no dates, no timings, fixed order."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+from dataclasses import dataclass
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from . import __version__
+from .resources import templates_dir
+
+MAP_WIDTH, MAP_HEIGHT = 960, 420
+LIVE_HEIGHT = 160
+LEFT, TOP, BOTTOM = 80, 10, 30
+
+
+@dataclass(frozen=True)
+class Tick:
+    label: str
+    x: float = 0.0
+    y: float = 0.0
+
+
+def _round(value: float) -> float:
+    return round(value, 2)
+
+
+def _ticks(limit: int, count: int) -> list[int]:
+    if limit <= 0:
+        return [0]
+    step = max(1, -(-limit // count))
+    return list(range(0, limit + 1, step))
+
+
+def _fill(index: int) -> str:
+    return f"hsl({(index * 47) % 360}, 55%, 62%)"
+
+
+def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> dict[str, Any]:
+    plot_w, plot_h = MAP_WIDTH - LEFT - 10, MAP_HEIGHT - TOP - BOTTOM
+    steps = max(num_steps, 1)
+    arena = max(plan["arena_bytes"], 1)
+
+    def x(step: float) -> float:
+        return _round(LEFT + step * plot_w / steps)
+
+    def y(address: float) -> float:
+        return _round(TOP + address * plot_h / arena)
+
+    rects = []
+    for t in plan["tensors"]:
+        classes = ""
+        if "alias_of" in t:
+            classes += " alias"
+        if t.get("scratch"):
+            classes += " scratch"
+        owner = f", scratch of op step {scratch_of[t['index']]}" if t["index"] in scratch_of else ""
+        shares = f", shares the bytes of tensor {t['alias_of']}" if "alias_of" in t else ""
+        rects.append(
+            dict(
+                index=t["index"],
+                offset=t["offset"],
+                bytes=t["bytes"],
+                first=t["first_op"],
+                last=t["last_op"],
+                classes=classes,
+                x=x(t["first_op"]),
+                y=y(t["offset"]),
+                w=_round(max(x(t["last_op"] + 1) - x(t["first_op"]), 0.5)),
+                h=_round(max(y(t["offset"] + t["bytes"]) - y(t["offset"]), 0.5)),
+                fill=_fill(t["index"]),
+                title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}, "
+                f"op steps {t['first_op']}-{t['last_op']}{shares}{owner}",
+            )
+        )
+    return dict(
+        width=MAP_WIDTH,
+        height=MAP_HEIGHT,
+        left=LEFT,
+        top=TOP,
+        plot_width=plot_w,
+        plot_height=plot_h,
+        x_ticks=[Tick(str(s), x=_round(x(s + 0.5))) for s in _ticks(num_steps - 1, 16)],
+        y_ticks=[Tick(f"{a:,}", y=y(a)) for a in _ticks(plan["arena_bytes"], 8)],
+        rects=rects,
+    )
+
+
+def _live(plan: dict[str, Any], layers: list[dict[str, Any]]) -> dict[str, Any]:
+    plot_w, plot_h = MAP_WIDTH - LEFT - 10, LIVE_HEIGHT - TOP - 10
+    steps = max(len(layers), 1)
+    top = max([plan["arena_bytes"], 1] + [layer["live_bytes"] for layer in layers])
+    bars = []
+    for layer in layers:
+        h = layer["live_bytes"] * plot_h / top
+        bars.append(
+            dict(
+                step=layer["step"],
+                live=layer["live_bytes"],
+                x=_round(LEFT + layer["step"] * plot_w / steps),
+                y=_round(TOP + plot_h - h),
+                w=_round(max(plot_w / steps - 1, 0.5)),
+                h=_round(h),
+                title=f"op step {layer['step']} ({layer['opcode']}): {layer['live_bytes']:,} B live",
+            )
+        )
+    return dict(
+        width=MAP_WIDTH,
+        height=LIVE_HEIGHT,
+        left=LEFT,
+        plot_width=plot_w,
+        arena_y=_round(TOP + plot_h - plan["arena_bytes"] * plot_h / top),
+        bars=bars,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=True,
+    )
+
+
+def _script_json(value: dict[str, Any]) -> str:
+    """JSON safe inside <script>: no "</" can close the element early."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+
+
+def render_report(
+    plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int], bound_name: str
+) -> bytes:
+    """The page for `plan` (report.plan_json's dict, with its `layers`)."""
+    from markupsafe import Markup
+
+    layers = plan["layers"]
+    reordered = plan["op_order"] != list(range(len(plan["op_order"])))
+    page = (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            version=__version__,
+            model_name=model_name,
+            plan=plan,
+            bound_name=bound_name,
+            layers=layers,
+            reordered=reordered,
+            total_macs=sum(layer["macs"] for layer in layers),
+            flash_line=flash_line,
+            map=_map(plan, len(layers), scratch_of),
+            live=_live(plan, layers),
+            plan_json=Markup(_script_json(plan)),
+        )
+    )
+    return page.encode("utf-8")

@@ -1,0 +1,81 @@
+"""Per layer (op step): what it computes and what it costs in flash and in
+the arena.  The plan JSON's `layers` and the HTML report (`--report`) both
+read these rows."""
+
+from __future__ import annotations
+
+from typing import Any
+from dataclasses import asdict, dataclass
+
+from .flash import table_bytes
+from .graph import Graph
+from .lifetimes import Lifetimes
+from .lowering import NotLowerable, lower
+from .macs import op_macs
+from .planning import ArenaPlan
+
+
+@dataclass(frozen=True)
+class Layer:
+    step: int  # position in run order
+    op: int  # the operator's index in the model (after folding), as the plan JSON's op_order lists it
+    opcode: str
+    output_shape: tuple[int, ...]
+    macs: int
+    weight_bytes: int  # constant tensors this op's kernel is the first to read
+    table_bytes: int | None  # derived parameter arrays; None: the runtime has no kernel for it
+    live_bytes: int  # arena bytes held by the buffers alive at this step
+    arena_top: int  # the highest arena byte in use at this step, + 1
+
+    def as_json(self) -> dict[str, Any]:
+        entry = asdict(self)
+        entry["output_shape"] = list(self.output_shape)
+        return entry
+
+
+def layer_rows(
+    graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, op_order: tuple[int, ...] | None = None
+) -> list[Layer]:
+    buffers = lifetimes.problem.buffers
+    seen: set[int] = set()
+    rows = []
+    for step, op in enumerate(graph.operators):
+        tables: int | None
+        if op.index in lifetimes.elided_ops:
+            read: tuple[int, ...] = ()  # the plan made it a no-op (its output shares its input's bytes)
+            tables = 0
+        else:
+            try:
+                call = lower(op, graph)
+            except NotLowerable:
+                read, tables = op.inputs, None
+            else:
+                read, tables = call.args, table_bytes(call)
+        weights = 0
+        for t in read:  # the constants the kernel reads (a RESHAPE's shape tensor, say, it does not)
+            if t >= 0 and graph.tensors[t].is_constant and t not in seen:
+                seen.add(t)
+                weights += graph.tensors[t].nbytes
+        alive = sorted(
+            (plan.offsets[b.id], plan.offsets[b.id] + b.size) for b in buffers if b.start <= step < b.end and b.size
+        )
+        live, covered_to, top = 0, 0, 0
+        for start, end in alive:  # the union of the live buffers' byte ranges
+            live += max(0, end - max(start, covered_to))
+            covered_to = max(covered_to, end)
+            top = max(top, end)
+        output = op.outputs[0] if op.outputs and op.outputs[0] >= 0 else None
+        rows.append(
+            Layer(
+                step=step,
+                op=op_order[step] if op_order is not None else op.index,
+                opcode=op.opcode,
+                output_shape=graph.tensors[output].shape if output is not None else (),
+                macs=op_macs(graph, op),
+                weight_bytes=weights,
+                table_bytes=tables,
+                live_bytes=live,
+                arena_top=top,
+            )
+        )
+    return rows
