@@ -73,8 +73,8 @@ def sanitizer_line(stderr: str) -> str | None:
     return None
 
 
-# Float outputs may differ from the reference by summation order; the issue
-# allows 1e-5 relative to the output's magnitude.
+# Float outputs may differ from the reference by summation order: accepted
+# within 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
 # Input sets run again after NAME_reset() in a model with state.
 REPLAYED_AFTER_RESET = 2
