@@ -35,9 +35,9 @@ from .resources import firmware_dir, templates_dir
 
 DEFAULT_BOARD = "mps2-an386"
 # Above every shared model's measured high-water mark (harness and invoke
-# together: bench/results/cortex-m.md, column "stack reserve / used", at most
-# 856 B); the harness reports each run's own figure, and an overflow ends the
-# run with EXIT_STACK_OVERFLOW rather than corrupting the arena.
+# together: bench/results/cortex-m.md, column "stack reserve / used"); the
+# harness reports each run's own figure, and an overflow ends the run with
+# EXIT_STACK_OVERFLOW rather than corrupting the arena.
 DEFAULT_STACK_BYTES = 1024
 # A firmware build of the largest shared model takes seconds; make gets this
 # long before it counts as hung.
