@@ -29,20 +29,27 @@ static float rescale_and_clamp(const mcu_conv_hybrid_params *p, const mcu_hybrid
     return mcu_clamp_f32(value, p->act_min, p->act_max);
 }
 
+/* Each batch's image is quantized on its own: once, as the walk enters it. */
+static void enter_image(const mcu_conv_hybrid_params *p, const float *input, const mcu_conv_pixel *px,
+                        mcu_hybrid_quantization *q)
+{
+    if (px->out_y == 0 && px->out_x == 0) {
+        const int32_t image = p->input_h * p->input_w * p->input_c;
+        *q = mcu_hybrid_quantization_of(input + (size_t)px->b * (size_t)image, image, p->asymmetric);
+    }
+}
+
 void mcu_conv_2d_hybrid(const mcu_conv_hybrid_params *p, const float *input, const int8_t *filter, const float *bias,
                         float *output)
 {
     const int32_t filter_in_c = p->filter_in_c_or_multiplier;
     const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
-    const int32_t image = p->input_h * p->input_w * p->input_c;
     int32_t out_c, fy, fx, ic;
     float *out = output;
     mcu_hybrid_quantization q = {0};
     mcu_conv_pixel px;
     for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
-        if (px.out_y == 0 && px.out_x == 0) { /* each batch's image is quantized on its own */
-            q = mcu_hybrid_quantization_of(input + (size_t)px.b * (size_t)image, image, p->asymmetric);
-        }
+        enter_image(p, input, &px, &q);
         for (out_c = 0; out_c < p->output_c; ++out_c) {
             const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
             int32_t acc = 0;
@@ -67,15 +74,12 @@ void mcu_depthwise_conv_2d_hybrid(const mcu_conv_hybrid_params *p, const float *
                                   const float *bias, float *output)
 {
     const int32_t multiplier = p->filter_in_c_or_multiplier;
-    const int32_t image = p->input_h * p->input_w * p->input_c;
     int32_t out_c, fy, fx;
     float *out = output;
     mcu_hybrid_quantization q = {0};
     mcu_conv_pixel px;
     for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
-        if (px.out_y == 0 && px.out_x == 0) { /* each batch's image is quantized on its own */
-            q = mcu_hybrid_quantization_of(input + (size_t)px.b * (size_t)image, image, p->asymmetric);
-        }
+        enter_image(p, input, &px, &q);
         for (out_c = 0; out_c < p->output_c; ++out_c) {
             int32_t acc = 0;
             for (fy = px.wy.first; fy < px.wy.end; ++fy) {
