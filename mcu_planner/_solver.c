@@ -67,6 +67,71 @@ done:
     return ok;
 }
 
+/* Reads (lower, upper, height) triples over n buffers: distinct indices in
+ * range, alive at a common time, 1 <= height <= the lower one's size, no pair
+ * given twice.  Sets *pairs to NULL when there are none. */
+static int read_pairs(PyObject *pairs_obj, int n, const int64_t *size, const int64_t *start, const int64_t *end,
+                      int *num_out, int64_t **pairs)
+{
+    *pairs = NULL;
+    *num_out = 0;
+    if (pairs_obj == NULL || pairs_obj == Py_None) return 1;
+    PyObject *seq = PySequence_Fast(pairs_obj, "pairs must be a sequence of (lower, upper, height)");
+    if (!seq) return 0;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    int ok = 0;
+    if (count > n) {
+        PyErr_SetString(PyExc_ValueError, "more pairs than buffers");
+        goto done;
+    }
+    *pairs = malloc((size_t)(3 * count + 1) * sizeof **pairs);
+    if (!*pairs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        PyObject *triple = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a pair is (lower, upper, height)");
+        if (!triple) goto done;
+        if (PySequence_Fast_GET_SIZE(triple) != 3) {
+            Py_DECREF(triple);
+            PyErr_SetString(PyExc_ValueError, "a pair is (lower, upper, height)");
+            goto done;
+        }
+        for (int k = 0; k < 3; ++k) {
+            long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(triple, k));
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(triple);
+                goto done;
+            }
+            (*pairs)[3 * i + k] = v;
+        }
+        Py_DECREF(triple);
+        int64_t lower = (*pairs)[3 * i], upper = (*pairs)[3 * i + 1], height = (*pairs)[3 * i + 2];
+        if (lower < 0 || lower >= n || upper < 0 || upper >= n || lower == upper || height < 1 ||
+            height > size[lower] || !(start[lower] < end[upper] && start[upper] < end[lower])) {
+            PyErr_Format(PyExc_ValueError,
+                         "pair %zd needs two buffers alive together and 1 <= height <= the lower one's size", i);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < i; ++k) {
+            int64_t a = (*pairs)[3 * k], b = (*pairs)[3 * k + 1];
+            if ((a == lower && b == upper) || (a == upper && b == lower)) {
+                PyErr_Format(PyExc_ValueError, "pair %zd repeats two buffers", i);
+                goto done;
+            }
+        }
+    }
+    *num_out = (int)count;
+    ok = 1;
+done:
+    Py_DECREF(seq);
+    if (!ok) {
+        free(*pairs);
+        *pairs = NULL;
+    }
+    return ok;
+}
+
 static PyObject *offsets_to_list(const int64_t *offset, int n)
 {
     PyObject *list = PyList_New(n);
@@ -83,9 +148,12 @@ static PyObject *offsets_to_list(const int64_t *offset, int n)
 }
 
 PyDoc_STRVAR(fit_doc,
-             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA') -> (status, offsets, nodes)\n\n"
+             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA', pairs=None)\n"
+             "    -> (status, offsets, nodes)\n\n"
              "Looks for offsets placing every buffer (size > 0, lifetime [start, end)) below\n"
-             "`capacity` with no two buffers alive at once sharing a unit.  status is\n"
+             "`capacity` with no two buffers alive at once sharing a unit, except that for\n"
+             "each (lower, upper, height) in `pairs`, `upper` may start `height` units above\n"
+             "`lower` (instead of its size) when `lower` sits below it.  status is\n"
              "'found' (offsets is a list), 'infeasible' (search exhausted: no placement\n"
              "exists) or 'timeout' (offsets is None).");
 
@@ -95,8 +163,10 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     long long capacity;
     double seconds;
     const char *preorders = "WAT,TAW,TWA";
+    PyObject *pairs_obj = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLd|s", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders))
+    if (!PyArg_ParseTuple(args, "OOOLd|sO", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders,
+                          &pairs_obj))
         return NULL;
     if (!solver_preorders_valid(preorders)) {
         PyErr_SetString(PyExc_ValueError, "preorders: up to 8 comma-separated keys of up to 4 letters from WATZCOLUR");
@@ -105,12 +175,21 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     int n;
     int64_t *size, *start, *end;
     if (!read_intervals(sizes_obj, starts_obj, ends_obj, &n, &size, &start, &end)) return NULL;
+    int num_pairs;
+    int64_t *pairs;
+    if (!read_pairs(pairs_obj, n, size, start, end, &num_pairs, &pairs)) {
+        free(size);
+        free(start);
+        free(end);
+        return NULL;
+    }
     int64_t *offset = malloc((size_t)(n ? n : 1) * sizeof *offset);
     int64_t nodes = 0;
     int status = OUT_OF_MEMORY;
     if (offset) {
         Py_BEGIN_ALLOW_THREADS
-        status = solver_fit(n, size, start, end, (int64_t)capacity, seconds, preorders, offset, &nodes);
+        status = solver_fit(n, size, start, end, num_pairs, pairs, (int64_t)capacity, seconds, preorders, offset,
+                            &nodes);
         Py_END_ALLOW_THREADS
     }
     PyObject *result = NULL;
@@ -123,6 +202,7 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
         result = Py_BuildValue("(sOL)", status == NOT_FOUND ? "infeasible" : "timeout", Py_None, (long long)nodes);
     }
     free(offset);
+    free(pairs);
     free(size);
     free(start);
     free(end);

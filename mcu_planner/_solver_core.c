@@ -21,6 +21,16 @@
  *  - Decomposition: when no unplaced buffer crosses the boundary between two
  *    sections, the two sides no longer interact and are solved one after the
  *    other; failing one side fails the node without retrying the other.
+ *  - Overlap pairs (lower, upper, height): when `lower` sits at or below
+ *    `upper`, `upper` need only start `height` units above it instead of
+ *    `lower`'s size (an op's output partly over the input it reads for the
+ *    last time).  Heights are at least 1, so no two buffers of a pair take
+ *    one offset, and the canonical order above stays complete: a placed
+ *    buffer raises each unplaced neighbour to its offset plus the height it
+ *    has for that neighbour.  Section totals subtract what each pair whose
+ *    two buffers are both still unplaced could save, and a placed lower
+ *    buffer's floor in its partner's sections is its offset plus the height,
+ *    so the section bounds stay valid.
  *  - Restarts: the search runs with a node limit that doubles each round,
  *    cycling through three static preorders, as a cheap hedge against one
  *    preorder getting stuck deep in a fruitless subtree.
@@ -79,6 +89,11 @@ typedef struct {
     int64_t *width;
     int *first_sec, *end_sec; /* a buffer lives in sections [first_sec, end_sec) */
     int *adj_start, *adj;     /* buffers overlapping in time (CSR) */
+    int64_t *adj_height;      /* per adj entry: how far above this buffer that neighbour must start */
+    int *pair_start;          /* per buffer: its overlap pairs (CSR) */
+    int *pair_partner;
+    int64_t *pair_height;     /* > 0 when this buffer is the pair's lower one: the partner's height */
+    int64_t *pair_saving;     /* bytes the pair may share: the lower buffer's size less the height */
     int *member_start, *members; /* buffers alive in each section (CSR) */
     int64_t *initial_total;
     int *initial_cuts;
@@ -292,9 +307,10 @@ static int place(Solver *s, int b, int64_t offset)
         int j = s->adj[e];
         if (s->offset[j] >= 0) continue;
         covered = 1;
-        if (s->min_offset[j] >= top) continue;
+        int64_t reach = offset + s->adj_height[e];
+        if (s->min_offset[j] >= reach) continue;
         log_push(s, &s->offset_log, j, s->min_offset[j]);
-        s->min_offset[j] = top;
+        s->min_offset[j] = reach;
         for (int t = s->first_sec[j]; t < s->end_sec[j]; ++t) {
             if (s->stamp[t] == s->stamp_now) continue;
             s->stamp[t] = s->stamp_now;
@@ -305,6 +321,21 @@ static int place(Solver *s, int b, int64_t offset)
         log_push(s, &s->floor_log, t, s->floor_[t]);
         s->floor_[t] = top;
         s->total[t] -= s->size[b];
+    }
+    /* A pair with its partner still unplaced: the partner may start `height`
+     * above b, and the bytes the two could share are no longer to be saved. */
+    for (int q = s->pair_start[b]; q < s->pair_start[b + 1]; ++q) {
+        int j = s->pair_partner[q];
+        if (s->offset[j] >= 0) continue;
+        int lo = s->first_sec[b] > s->first_sec[j] ? s->first_sec[b] : s->first_sec[j];
+        int hi = s->end_sec[b] < s->end_sec[j] ? s->end_sec[b] : s->end_sec[j];
+        for (int t = lo; t < hi; ++t) {
+            s->total[t] += s->pair_saving[q];
+            if (s->pair_height[q] > 0 && offset + s->pair_height[q] < s->floor_[t]) {
+                log_push(s, &s->floor_log, t, s->floor_[t]);
+                s->floor_[t] = offset + s->pair_height[q];
+            }
+        }
     }
     /* Nothing left in a section can go below the lowest offset any of them may take. */
     for (int a = 0; a < num_affected; ++a) {
@@ -329,6 +360,13 @@ static void unplace(Solver *s, int b, size_t offset_mark, size_t floor_mark)
         s->floor_[c->index] = c->value;
     }
     for (int t = s->first_sec[b]; t < s->end_sec[b]; ++t) s->total[t] += s->size[b];
+    for (int q = s->pair_start[b]; q < s->pair_start[b + 1]; ++q) {
+        int j = s->pair_partner[q];
+        if (s->offset[j] >= 0) continue;
+        int lo = s->first_sec[b] > s->first_sec[j] ? s->first_sec[b] : s->first_sec[j];
+        int hi = s->end_sec[b] < s->end_sec[j] ? s->end_sec[b] : s->end_sec[j];
+        for (int t = lo; t < hi; ++t) s->total[t] -= s->pair_saving[q];
+    }
     while (s->offset_log.len > offset_mark) {
         const Change *c = &s->offset_log.items[--s->offset_log.len];
         s->min_offset[c->index] = c->value;
@@ -567,6 +605,11 @@ static void free_solver(Solver *s)
     free(s->end_sec);
     free(s->adj_start);
     free(s->adj);
+    free(s->adj_height);
+    free(s->pair_start);
+    free(s->pair_partner);
+    free(s->pair_height);
+    free(s->pair_saving);
     free(s->member_start);
     free(s->members);
     free(s->initial_total);
@@ -594,8 +637,10 @@ static void free_solver(Solver *s)
 }
 
 /* Builds sections, overlaps and section members.  Buffers must have size > 0
- * and start < end. Returns 0 when out of memory. */
-static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *start, const int64_t *end)
+ * and start < end; pairs (lower, upper, height) valid (read_pairs).  Returns
+ * 0 when out of memory. */
+static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *start, const int64_t *end,
+                        int num_pairs, const int64_t *overlap_pairs)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -678,14 +723,56 @@ static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *st
     for (int a = 0; a < n; ++a) s->adj_start[a + 1] += s->adj_start[a];
     s->adj = malloc((pairs ? pairs : 1) * sizeof *s->adj);
     if (!s->adj) return 0;
+    s->adj_height = malloc((pairs ? pairs : 1) * sizeof *s->adj_height);
+    if (!s->adj_height) return 0;
     for (int a = 0, w = 0; a < n; ++a)
         for (int b = 0; b < n; ++b)
-            if (a != b && start[a] < end[b] && start[b] < end[a]) s->adj[w++] = b;
+            if (a != b && start[a] < end[b] && start[b] < end[a]) {
+                s->adj_height[w] = size[a];
+                s->adj[w++] = b;
+            }
+
+    /* Overlap pairs: the lower buffer's height for its partner, and per
+     * buffer the list of its pairs (both sides). */
+    s->pair_start = calloc((size_t)n + 1, sizeof *s->pair_start);
+    s->pair_partner = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_partner);
+    s->pair_height = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_height);
+    s->pair_saving = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_saving);
+    if (!s->pair_start || !s->pair_partner || !s->pair_height || !s->pair_saving) return 0;
+    for (int p = 0; p < num_pairs; ++p) {
+        s->pair_start[overlap_pairs[3 * p] + 1]++;
+        s->pair_start[overlap_pairs[3 * p + 1] + 1]++;
+    }
+    for (int b = 0; b < n; ++b) s->pair_start[b + 1] += s->pair_start[b];
+    {
+        int *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+        if (!fill) return 0;
+        memcpy(fill, s->pair_start, (size_t)n * sizeof *fill);
+        for (int p = 0; p < num_pairs; ++p) {
+            int lower = (int)overlap_pairs[3 * p], upper = (int)overlap_pairs[3 * p + 1];
+            int64_t height = overlap_pairs[3 * p + 2], saving = size[lower] - height;
+            int q = fill[lower]++;
+            s->pair_partner[q] = upper;
+            s->pair_height[q] = height;
+            s->pair_saving[q] = saving;
+            q = fill[upper]++;
+            s->pair_partner[q] = lower;
+            s->pair_height[q] = 0;
+            s->pair_saving[q] = saving;
+            for (int e = s->adj_start[lower]; e < s->adj_start[lower + 1]; ++e)
+                if (s->adj[e] == upper) s->adj_height[e] = height;
+            int lo = s->first_sec[lower] > s->first_sec[upper] ? s->first_sec[lower] : s->first_sec[upper];
+            int hi = s->end_sec[lower] < s->end_sec[upper] ? s->end_sec[lower] : s->end_sec[upper];
+            for (int t = lo; t < hi; ++t) s->initial_total[t] -= saving;
+        }
+        free(fill);
+    }
     return 1;
 }
 
 /* ---- entry points (_solver_core.h) --------------------------------------- */
 
+/* Largest first, first fit: a quick feasible packing to start from. */
 int solver_first_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int64_t *offset)
 {
     int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
@@ -743,14 +830,15 @@ int solver_preorders_valid(const char *preorders)
     return parse_preorders(&probe, preorders);
 }
 
-int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int64_t capacity,
-               double seconds, const char *preorders, int64_t *offset, int64_t *nodes)
+int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int num_pairs,
+               const int64_t *overlap_pairs, int64_t capacity, double seconds, const char *preorders, int64_t *offset,
+               int64_t *nodes)
 {
     Solver s;
     int status;
     *nodes = 0;
     if (n == 0) return FOUND;
-    if (!setup_solver(&s, n, size, start, end)) {
+    if (!setup_solver(&s, n, size, start, end, num_pairs, overlap_pairs)) {
         free_solver(&s);
         return OUT_OF_MEMORY;
     }

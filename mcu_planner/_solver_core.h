@@ -15,12 +15,16 @@ int solver_preorders_valid(const char *preorders);
 
 /* Looks, for at most `seconds`, for offsets placing every buffer b (size[b] >
  * 0, alive over [start[b], end[b])) below `capacity` with no two buffers alive
- * at once sharing a unit.  Returns FOUND (offset[0..n) filled in), NOT_FOUND
- * (the search was exhausted: no placement exists), OUT_OF_TIME or
- * OUT_OF_MEMORY; *nodes is the number of search nodes visited.  `preorders`
- * must be valid. */
-int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int64_t capacity,
-               double seconds, const char *preorders, int64_t *offset, int64_t *nodes);
+ * at once sharing a unit, except that for each of the `num_pairs` triples
+ * (lower, upper, height) in `overlap_pairs` (valid: two distinct buffers
+ * alive together, 1 <= height <= lower's size, no pair twice), `upper` may
+ * start `height` units above `lower` when `lower` sits below it.  Returns
+ * FOUND (offset[0..n) filled in), NOT_FOUND (the search was exhausted: no
+ * placement exists), OUT_OF_TIME or OUT_OF_MEMORY; *nodes is the number of
+ * search nodes visited.  `preorders` must be valid. */
+int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int num_pairs,
+               const int64_t *overlap_pairs, int64_t capacity, double seconds, const char *preorders, int64_t *offset,
+               int64_t *nodes);
 
 /* Largest first, first fit: a quick feasible packing (no capacity).  Returns
  * 0 when out of memory. */

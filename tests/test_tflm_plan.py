@@ -16,19 +16,14 @@ import tflite
 
 from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.check import random_inputs
+from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
 from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
 from mcu_planner.verify import verify
-from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from test_cli import assert_one_line_error, run_cli
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
-
-
-def _seeded_inputs(model: bytes, seed: int) -> list[np.ndarray]:
-    return random_inputs(read_model(model), np.random.default_rng(seed))
-
 
 try:
     from tflite_micro.python.tflite_micro import runtime as tflm_runtime
@@ -56,7 +51,7 @@ def test_offsets_read_back_and_the_model_still_computes_the_same():
     assert read_model(written).offline_offsets == tuple(offsets)
     header = np.frombuffer(_metadata(written)[OFFLINE_PLAN_METADATA], dtype="<i4")
     assert list(header[:3]) == [1, 0, count]
-    inputs = _seeded_inputs(model, 3)
+    inputs = random_inputs(read_model(model), np.random.default_rng(3))
     for got, want in zip(run_reference(written, inputs), run_reference(model, inputs)):
         assert np.array_equal(got, want)
 
@@ -120,8 +115,8 @@ def _tflm_case(model: Path, tmp_path: Path) -> tuple[int, tuple[int, int], tuple
     result = run_cli(model, "--tflm-plan", out)
     assert result.returncode == 0, result.stderr
     ours = int(re.search(r"([\d,]+) B of TFLM's arena", result.stdout).group(1).replace(",", ""))
-    data = model.read_bytes()
-    input_sets = [_seeded_inputs(data, seed) for seed in range(3)]
+    graph = read_model(model)
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(3)]
     for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets)):
         assert np.array_equal(got, want)
     before, after = tflm_arena(str(model)), tflm_arena(str(out))
@@ -166,3 +161,22 @@ def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):
     out = tmp_path / "out.tflite"
     assert_one_line_error(run_cli(external, "--tflm-plan", out), 2, "buffers stored after the flatbuffer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.tflite", "external.tflite"]
+
+
+def test_a_model_with_called_subgraphs_is_refused(tmp_path):
+    """TFLM counts allocation scopes through the subgraphs control flow runs:
+    subgraph 0's lifetimes are then not its own, so no offline plan is written."""
+    import copy
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(EXAMPLE.read_bytes(), 0))
+    model.subgraphs.append(copy.deepcopy(model.subgraphs[0]))
+    builder = flatbuffers.Builder(0)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    two = tmp_path / "two_subgraphs.tflite"
+    two.write_bytes(builder.Output())
+    out = tmp_path / "out.tflite"
+    assert_one_line_error(run_cli(two, "--tflm-plan", out), 2, "subgraph 1 has operators")
+    assert not out.exists()
