@@ -365,3 +365,30 @@ def test_helium_requantization_sequence_equals_tflite():
                 assert _helium_mul_by_quantized_mul(x, multiplier, shift) == expected, (x, multiplier, shift)
                 checked += 1
     assert checked > 50_000
+
+
+def _helium_single_round(x: int, multiplier: int, shift: int) -> int:
+    """mcu_mul_by_quantized_mul_single_round_n_x4 on one lane, each
+    instruction as the Arm ARM defines it (VQRDMULH, VRMULH, VMULH, VRSHL)."""
+    if shift == 0:
+        return _saturate_int32((2 * x * multiplier + (1 << 31)) >> 32)  # VQRDMULH
+    if shift == -1:
+        return (x * multiplier + (1 << 31)) >> 32  # VRMULH
+    high = (x * multiplier) >> 32  # VMULH
+    right = -(shift + 1)
+    return (high + (1 << (right - 1))) >> right  # VRSHL by -right: rounded, no overflow
+
+
+def test_helium_single_rounding_sequence_equals_ruy():
+    """The Helium lanes of the int8 FULLY_CONNECTED rescale (one rounding, as
+    ruy) against the exact product rounded half up, for every shift <= 0:
+    ties on either sign and the int32 ends."""
+    rng = np.random.default_rng(14)
+    multipliers = [0, 1, 1 << 30, (1 << 30) + (1 << 29), 0x60000000, (1 << 31) - 1, 1518500250]
+    xs = list(range(-40, 41)) + [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -(1 << 30), 1 << 30, -(3 << 28), 3 << 28]
+    xs += [int(v) for v in rng.integers(-(1 << 31), 1 << 31, 40)]
+    for shift in range(-31, 1):
+        for multiplier in multipliers:
+            for x in xs:
+                expected = quant.multiply_by_quantized_multiplier_single_round(x, multiplier, shift)
+                assert _helium_single_round(x, multiplier, shift) == expected, (x, multiplier, shift)

@@ -151,6 +151,25 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multi
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
 
+/* mcu_mul_by_quantized_mul_single_round on four lanes sharing a multiplier
+ * (a quantized one: not INT32_MIN) and a shift <= 0, with k = 31 - shift:
+ * - k = 31: VQRDMULH is (2xm + 2^31) >> 32 = (xm + 2^30) >> 31;
+ * - k = 32: VRMULH is (xm + 2^31) >> 32;
+ * - k >= 33: 2^(k-1) is a multiple of 2^32, so (xm + 2^(k-1)) >> k is
+ *   (floor(xm / 2^32) + 2^(k-33)) >> (k - 32): VMULH, then VRSHL by
+ *   -(k - 32) = shift + 1, which rounds half up without overflow.
+ * (Callers take the scalar helper for shifts above 0.) */
+static inline int32x4_t mcu_mul_by_quantized_mul_single_round_n_x4(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    if (shift == 0) {
+        return vqrdmulhq_n_s32(x, multiplier);
+    }
+    if (shift == -1) {
+        return vrmulhq_s32(x, vdupq_n_s32(multiplier));
+    }
+    return vrshlq_n_s32(vmulhq_s32(x, vdupq_n_s32(multiplier)), shift + 1);
+}
+
 /* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift shared by all
  * lanes, given as left_shift = max(shift, 0) mod 32 (a core register) and
  * `right` = min(shift, 0) in every lane: the same steps, with the
