@@ -12,6 +12,14 @@
 
 #include <stdint.h>
 
+/* Forces the inlining of the int16 fixed-point functions whose integer-bit
+ * counts are constants at their call sites. */
+#if defined(__GNUC__)
+#define MCU_QUANT_INLINE __attribute__((always_inline))
+#else
+#define MCU_QUANT_INLINE
+#endif
+
 /* (a * b * 2) >> 32 rounded to nearest, saturating the single overflow case
  * INT32_MIN * INT32_MIN. */
 static inline int32_t mcu_sat_round_doubling_high_mul(int32_t a, int32_t b)
@@ -280,15 +288,15 @@ static inline int32_t mcu_round_to_int32_x86(double q)
 
 /* ---- gemmlowp fixed point, int16 overloads ---- */
 
+/* gemmlowp's SaturatingRoundingDoublingHighMul on int16: (ab + nudge) / 2^15
+ * with the nudge 2^14 (ab >= 0) or 1 - 2^14 and a division truncating toward
+ * zero, which is floor((ab + 2^14) / 2^15) for either sign (the argument
+ * beside mcu_mul_by_quantized_mul, at 16 bits): one add and one arithmetic
+ * shift.  Only INT16_MIN * INT16_MIN reaches 2^15, which saturates. */
 static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
 {
-    int32_t ab, nudge;
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    ab = (int32_t)a * (int32_t)b;
-    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
-    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
+    const int32_t high = ((int32_t)a * (int32_t)b + ((int32_t)1 << 14)) >> 15;
+    return (int16_t)(high > INT16_MAX ? INT16_MAX : high);
 }
 
 /* As above but truncating toward zero (ARM's SQDMULH). */
@@ -508,10 +516,23 @@ static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_
     return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
 }
 
-/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits out. */
-static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+/* One factor of exp's barrel: when the remainder has bit fractional_bits +
+ * exponent set, the result times exp(-2^exponent) (the int32 constant
+ * rounded to 16 bits; a literal where this inlines). */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_barrel(int16_t result, int16_t remainder, int integer_bits,
+                                                           int exponent, int32_t multiplier)
 {
-    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    if (integer_bits > exponent && (remainder & (1 << (15 - integer_bits + exponent)))) {
+        return mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multiplier));
+    }
+    return result;
+}
+
+/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits
+ * out.  Always inlined: with a constant integer_bits (the LSTM gates) the
+ * barrel below reduces to the steps that can happen. */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+{
     const int fractional_bits = 15 - integer_bits;
     const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
     const int16_t mask = mcu_fp16_sub(one_quarter, 1);
@@ -519,12 +540,13 @@ static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bit
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
         mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
-    int exponent;
-    for (exponent = -2; exponent <= 4; ++exponent) {
-        if (integer_bits > exponent && (remainder & (1 << (fractional_bits + exponent)))) {
-            result = mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multipliers[exponent + 2]));
-        }
-    }
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, -2, 1672461947);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, -1, 1302514674);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 0, 790015084);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 1, 290630308);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 2, 39332535);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 3, 720401);
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 4, 242);
     if (integer_bits > 5 && a < mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)))) {
         result = 0;
     }
@@ -550,7 +572,7 @@ static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
 }
 
 /* gemmlowp::logistic on int16 with `integer_bits` integer bits in, 0 out. */
-static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 {
     const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
@@ -563,7 +585,7 @@ static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 }
 
 /* gemmlowp::tanh on int16 with `integer_bits` (0..6) integer bits in, 0 out. */
-static inline int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
 {
     const int16_t negative_part = a < 0 ? a : mcu_fp16_neg(a);
     /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
