@@ -65,6 +65,63 @@ def conv_model() -> bytes:
     return net.build(*outputs)
 
 
+def block_edge_model() -> bytes:
+    """Sizes at the edges of the multi-pixel blocks: on the Cortex-M55 (Helium,
+    mcu_conv_helium.h) rows of exactly 16 and 144 values (no tail lanes) and
+    of 64 with the padding as zero point, pixel counts that leave 1-3 after
+    the blocks of four; on both cores depthwise runs of inside pixels along a
+    row and down a one-column output, channel tails of 2, dilation, and a
+    depth multiplier of 8 on one input channel with stride 2."""
+    net = Int8Net(34)
+    sixteen = net.input((1, 3, 5, 16), -1.0, 1.0)
+    # Three input columns, one output column: the run down the column steps
+    # a whole input row at a time.
+    column = net.input((1, 9, 3, 6), 0.0, 4.0)
+    mono = net.input((1, 9, 9, 1), -3.0, 0.0)
+    outputs = [
+        net.conv2d(sixteen, 5, kernel=(1, 1)),
+        net.conv2d(sixteen, 3, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.conv2d(sixteen, 4, kernel=(2, 2), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(column, kernel=(3, 3), padding="VALID"),
+        net.depthwise_conv2d(column, kernel=(2, 3), padding="VALID", dilation=(3, 1)),
+        net.depthwise_conv2d(sixteen, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.depthwise_conv2d(mono, kernel=(3, 3), strides=(2, 2), padding="VALID", depth_multiplier=8),
+    ]
+    return net.build(*outputs)
+
+
+def per_channel_shift_model() -> bytes:
+    """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
+    size, shift 0 and left shifts, with output zero points at both ends of
+    int8, on a pointwise and a depthwise convolution."""
+    rng = np.random.default_rng(35)
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-100,)))
+    channels = 6
+    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6]
+    out_scale = 0.02
+    layers = [("CONV_2D", (channels, 1, 1, 16), 127), ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128)]
+    outputs = []
+    for opcode, shape, out_zero_point in layers:
+        out_c = shape[0] if opcode == "CONV_2D" else shape[3]
+        filter_scales = tuple(rescales[c % len(rescales)] * out_scale / 0.05 for c in range(out_c))
+        weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+        axis = 0 if opcode == "CONV_2D" else 3
+        w = mb.add_tensor(shape, "int8", Quantization(filter_scales, (0,) * out_c, axis), data=weights)
+        bias = rng.integers(-2000, 2000, size=out_c).astype(np.int32)
+        b = mb.add_tensor(
+            (out_c,), "int32", Quantization(tuple(0.05 * s for s in filter_scales), (0,) * out_c), data=bias
+        )
+        y = mb.add_tensor((1, 4, 6, out_c), "int8", Quantization((out_scale,), (out_zero_point,)))
+        options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
+        if opcode == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = 1
+        mb.add_op(opcode, (x, w, b), (y,), options)
+        outputs.append(y)
+    mb.set_io([x], outputs)
+    return mb.build()
+
+
 def fully_connected_model() -> bytes:
     net = Int8Net(32)
     rows = net.input((3, 13), 0.0, 2.0)
@@ -96,6 +153,16 @@ def fully_connected_with_filter_zero_point() -> bytes:
 @pytest.mark.parametrize("board", BOARDS)
 def test_int8_convolutions_on_odd_sizes(board):
     assert_matches_reference(conv_model(), inputs=2, target=board)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_convolutions_at_the_block_edges(board):
+    assert_matches_reference(block_edge_model(), inputs=2, target=board)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_convolutions_with_per_channel_left_and_right_shifts(board):
+    assert_matches_reference(per_channel_shift_model(), inputs=2, target=board)
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -177,6 +177,14 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the int8 and float
+ * kernels write output row b only after reading input row b, and read no
+ * other row for it (rows in order).
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
                             const int32_t *bias, int8_t *output)
 {

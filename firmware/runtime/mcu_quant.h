@@ -110,6 +110,50 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
     return (int32_t)((product + round) >> 32) >> (right_shift - 1);
 }
 
+/* mcu_mul_by_quantized_mul with what depends on the multiplier and shift
+ * alone worked out once (per output channel), for kernels that apply it to
+ * many sums; 32-bit rounding terms only.  For a right shift e >= 2 and a
+ * multiplier >= 0 (every multiplier TFLite's QuantizeMultiplier makes from a
+ * positive scale), with p = x * multiplier:
+ * - the product has the sign of x, or is 0 (multiplier 0), where either
+ *   correction leaves 0 ((2^30 + 2^(30+e) - 2^31) < 2^(31+e)); so the
+ *   rounding term of mcu_mul_by_quantized_mul is 2^(30+e) + c with
+ *   c = 2^30 for x >= 0 and -2^30 for negative x (2^30 with the sign bit
+ *   flipped, read as int32);
+ * - 2^(30+e) = 2^(e-2) * 2^32, so floor((p + c + 2^(30+e)) / 2^(31+e)) =
+ *   (high word of p + c, plus 2^(e-2)) >> (e - 1).
+ * Other multipliers and shifts take mcu_mul_by_quantized_mul itself. */
+typedef struct {
+    int32_t multiplier;
+    int32_t shift;
+    int32_t high_round; /* 2^(e-2) */
+    int32_t high_shift; /* e - 1, or -1: use mcu_mul_by_quantized_mul */
+} mcu_prepared_mul;
+
+static inline mcu_prepared_mul mcu_prepare_mul(int32_t multiplier, int shift)
+{
+    mcu_prepared_mul m;
+    m.multiplier = multiplier;
+    m.shift = shift;
+    m.high_round = 0;
+    m.high_shift = -1;
+    if (shift <= -2 && shift >= -31 && multiplier >= 0) {
+        m.high_round = (int32_t)((uint32_t)1 << (-shift - 2));
+        m.high_shift = -shift - 1;
+    }
+    return m;
+}
+
+static inline int32_t mcu_apply_prepared_mul(int32_t x, const mcu_prepared_mul *m)
+{
+    int32_t c;
+    if (m->high_shift < 0) {
+        return mcu_mul_by_quantized_mul(x, m->multiplier, m->shift);
+    }
+    c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
+    return ((int32_t)(((int64_t)x * (int64_t)m->multiplier + (int64_t)c) >> 32) + m->high_round) >> m->high_shift;
+}
+
 /* The same product rounded once: (x * multiplier + half) >> (31 - shift) in
  * 64 bits, rounding ties toward +infinity.  This is how ruy (and TFLite built
  * with TFLITE_SINGLE_ROUNDING) applies the multiplier, and the TFLite
@@ -147,16 +191,53 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
  *   first loses 1 when e > 0 (t & (-e) has the sign bit exactly then).  The
  *   saturating add only matters at t = INT32_MIN, a multiple of 2^e, where
  *   both give the same quotient. */
-static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+/* The shift split into its two VSHL / VRSHL counts (mcu_mul_by_quantized_mul_x4):
+ * kernels that requantize several pixels of the same channels split once. */
+typedef struct {
+    int32x4_t left;  /* max(shift, 0) mod 32 */
+    int32x4_t right; /* min(shift, 0) = -e */
+} mcu_shift_x4;
+
+static inline mcu_shift_x4 mcu_split_shift_x4(int32x4_t shift)
 {
     const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t right = vminq_s32(shift, zero); /* -e */
+    mcu_shift_x4 split;
+    split.right = vminq_s32(shift, zero);
     /* VSHL by 32 or more gives 0; the count mod 32 is what the scalar
      * helpers (and the x86 reference) shift by. */
-    const int32x4_t left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
-    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, left), multiplier);
-    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
-    return vrshlq_s32(vqaddq_s32(high, ties_away), right);
+    split.left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+    return split;
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_split(int32x4_t x, int32x4_t multiplier, mcu_shift_x4 shift)
+{
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, shift.left), multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, shift.right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), shift.right);
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    return mcu_mul_by_quantized_mul_x4_split(x, multiplier, mcu_split_shift_x4(shift));
+}
+
+/* The same sequence with one multiplier and shift for all four lanes (four
+ * pixels of one output channel): the lane values of mcu_mul_by_quantized_mul_x4
+ * with both vectors splat, the shift decided once instead of per lane.  With
+ * a right shift, -e has its sign bit set, so the tie fix-up is every negative
+ * lane's sign (VSHR #31); without one it is 0 and VRSHL by 0 changes
+ * nothing. */
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_n(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    int32x4_t high;
+    if (shift > 0) {
+        return vqrdmulhq_n_s32(vshlq_r_s32(x, shift & 31), multiplier);
+    }
+    high = vqrdmulhq_n_s32(x, multiplier);
+    if (shift == 0) {
+        return high;
+    }
+    return vrshlq_n_s32(vqaddq_s32(high, vshrq_n_s32(high, 31)), shift);
 }
 
 /* mcu_mul_by_quantized_mul_single_round on four lanes sharing a multiplier
