@@ -597,6 +597,12 @@ static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_
     return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
 }
 
+/* exp_on_negative_values' barrel: exp(-2^exponent) for exponent -2 .. 4 as
+ * Q31 constants, each passed to STEP(exponent, multiplier) in order. */
+#define MCU_FP16_EXP_BARREL(STEP)                                                                                      \
+    STEP(-2, 1672461947) STEP(-1, 1302514674) STEP(0, 790015084) STEP(1, 290630308) STEP(2, 39332535) STEP(3, 720401) \
+    STEP(4, 242)
+
 /* One factor of exp's barrel: when the remainder has bit fractional_bits +
  * exponent set, the result times exp(-2^exponent) (the int32 constant
  * rounded to 16 bits; a literal where this inlines). */
@@ -621,13 +627,10 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
         mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, -2, 1672461947);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, -1, 1302514674);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 0, 790015084);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 1, 290630308);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 2, 39332535);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 3, 720401);
-    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, 4, 242);
+#define MCU_FP16_EXP_STEP(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP)
+#undef MCU_FP16_EXP_STEP
     if (integer_bits > 5 && a < mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)))) {
         result = 0;
     }
@@ -777,14 +780,10 @@ static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int inte
     const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
     int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
         vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
-    /* The scalar function's multipliers, one call each: */
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -2, 1672461947);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -1, 1302514674);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 0, 790015084);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 1, 290630308);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 2, 39332535);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 3, 720401);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 4, 242);
+#define MCU_FP16_EXP_STEP_X8(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP_X8)
+#undef MCU_FP16_EXP_STEP_X8
     if (integer_bits > 5) {
         const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
         result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));
