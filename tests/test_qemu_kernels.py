@@ -170,6 +170,20 @@ def test_int8_fully_connected_on_odd_sizes(board):
     assert_matches_reference(fully_connected_model(), inputs=2, target=board)
 
 
+def test_int8_fully_connected_without_bias_on_helium():
+    """The four-lane rescale without a bias, 6 outputs (4 and 2 more), the
+    input zero point at the low end."""
+    rng = np.random.default_rng(39)
+    mb = ModelBuilder()
+    x = mb.add_tensor((3, 21), "int8", int8_quant(0.0, 4.0))
+    weights = rng.integers(-127, 128, size=(6, 21)).astype(np.int8)
+    w = mb.add_tensor(weights.shape, "int8", Quantization((0.02,), (0,)), data=weights)
+    y = mb.add_tensor((3, 6), "int8", int8_quant(-10.0, 12.0))
+    mb.add_op("FULLY_CONNECTED", (x, w, -1), (y,), {"fused_activation_function": "RELU"})
+    mb.set_io([x], [y])
+    assert_matches_reference(mb.build(), inputs=2, target="mps3-an547")
+
+
 def test_int8_fully_connected_with_filter_zero_point():
     assert_matches_reference(fully_connected_with_filter_zero_point(), inputs=2, target="mps2-an386")
 
