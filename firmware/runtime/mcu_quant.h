@@ -266,7 +266,8 @@ static inline int32x4_t mcu_mul_by_quantized_mul_single_round_n_x4(int32x4_t x, 
 static inline int32x4_t mcu_mul_by_quantized_mul_n_x4(int32x4_t x, int32_t multiplier, int32_t left_shift,
                                                       int32x4_t right)
 {
-    const int32x4_t high = vqrdmulhq_n_s32(vshlq_r_s32(x, left_shift), multiplier);
+    /* A constant 0 (ADD's rescales) drops the shift at compile time. */
+    const int32x4_t high = vqrdmulhq_n_s32(left_shift != 0 ? vshlq_r_s32(x, left_shift) : x, multiplier);
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
