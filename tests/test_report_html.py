@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS_DIR, REPO, needs_shared
+from conftest import MODELS_DIR, REPO, needs_firmware_build, needs_shared
 from mcu_planner import flash as flash_module
 from mcu_planner_testing.builder import Int8Net
 from mcu_planner.cli import main
@@ -224,3 +224,17 @@ def test_flash_is_measured_for_the_core_and_estimated_without_a_cross_compiler(t
     # The text report with -o prints the line.
     assert main([str(EXAMPLE), "-o", str(tmp_path / "out")]) == 0
     assert "flash: " in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@needs_firmware_build
+def test_measured_flash_fits_inside_the_firmware_that_holds_the_model(tmp_path, capsys):
+    """The whole firmware (model, start-up, harness) built for the board is
+    measured another way, by the ELF's text + data: the model's own flash is
+    a part of it."""
+    assert main([str(EXAMPLE), "--ram", "64K", "-o", str(tmp_path / "fw"), "--board", "mps3-an547"]) == 0
+    out = capsys.readouterr().out
+    model = int(re.search(r"^flash: ([\d,]+) B = ", out, re.M).group(1).replace(",", ""))
+    assert "cortex-m55" in out
+    firmware = int(re.search(r"^flash +(\d+) B", out, re.M).group(1))
+    assert 0 < model < firmware
