@@ -604,9 +604,8 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
-    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
     line = flash.line().removeprefix("flash: ")
-    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)
 
 

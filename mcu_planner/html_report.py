@@ -60,6 +60,10 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
     def op_name(step: int) -> str:
         return f"{step} ({opcodes[step]})" if 0 <= step < len(opcodes) else str(step)
 
+    # Outputs the plan wrote over the dying input they read, wholly or in part.
+    written_over = {o["output"]: (o["input"], o["shared_bytes"]) for o in plan.get("overlaps", ())}
+    written_over.update({p["output"]: (p["input"], None) for p in plan.get("in_place", ())})
+
     rects = []
     for t in plan["tensors"]:
         classes = ""
@@ -69,6 +73,11 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
             classes += " scratch"
         owner = f", scratch of op step {scratch_of[t['index']]}" if t["index"] in scratch_of else ""
         shares = f", shares the bytes of tensor {t['alias_of']}" if "alias_of" in t else ""
+        if t["index"] in written_over:
+            source, shared = written_over[t["index"]]
+            shares += f", written over tensor {source} as it is read" + (
+                f" ({shared:,} B shared)" if shared is not None else " (in place)"
+            )
         rects.append(
             dict(
                 index=t["index"],
@@ -144,9 +153,7 @@ def _script_json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
 
 
-def render_report(
-    plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int], bound_name: str
-) -> bytes:
+def render_report(plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int]) -> bytes:
     """The page for `plan` (report.plan_json's dict, with its `layers`)."""
     from markupsafe import Markup
 
@@ -159,7 +166,6 @@ def render_report(
             version=__version__,
             model_name=model_name,
             plan=plan,
-            bound_name=bound_name,
             layers=layers,
             reordered=reordered,
             total_macs=sum(layer["macs"] for layer in layers),

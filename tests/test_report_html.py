@@ -152,8 +152,11 @@ def test_report_of_shared_models(name, tmp_path):
     page, plan, _ = _write_report(MODELS_DIR / f"{name}.tflite", tmp_path)
     _check_page(page, plan)
     if name.endswith("vww_96_int8"):
-        # No in-place ops: the fullest step holds exactly the (optimal) arena.
-        assert max(layer["live_bytes"] for layer in plan["layers"]) == plan["arena_bytes"] == plan["lower_bound_bytes"]
+        # Some step reaches the arena's last byte; with outputs written over
+        # their dying inputs, fewer bytes than that are live there.
+        assert plan["overlaps"]
+        assert max(layer["arena_top"] for layer in plan["layers"]) == plan["arena_bytes"]
+        assert plan["lower_bound_bytes"] <= max(layer["live_bytes"] for layer in plan["layers"]) <= plan["arena_bytes"]
 
 
 @pytest.mark.slow
