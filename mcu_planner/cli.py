@@ -604,6 +604,8 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
+    if planned.regions is not None:
+        report.add_regions(plan, planned.regions, planned.lifetimes)
     line = flash.line().removeprefix("flash: ")
     page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)

@@ -44,10 +44,22 @@ def _fill(index: int) -> str:
     return f"hsl({(index * 47) % 360}, 55%, 62%)"
 
 
+def region_bases(plan: dict[str, Any]) -> dict[str | None, int]:
+    """Where each memory region starts in the picture: the regions back to
+    back, each as tall as its arena (one arena: None -> 0)."""
+    bases: dict[str | None, int] = {None: 0}
+    base = 0
+    for region in plan.get("regions", ()):
+        bases[region["name"]] = base
+        base += region["arena_bytes"]
+    return bases
+
+
 def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> dict[str, Any]:
     plot_w, plot_h = MAP_WIDTH - LEFT - 10, MAP_HEIGHT - TOP - BOTTOM
     steps = max(num_steps, 1)
     arena = max(plan["arena_bytes"], 1)
+    bases = region_bases(plan)
 
     def x(step: float) -> float:
         return _round(LEFT + step * plot_w / steps)
@@ -66,6 +78,7 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
 
     rects = []
     for t in plan["tensors"]:
+        address = bases[t.get("region")] + t["offset"]
         classes = ""
         if "alias_of" in t:
             classes += " alias"
@@ -87,11 +100,13 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
                 last=t["last_op"],
                 classes=classes,
                 x=x(t["first_op"]),
-                y=y(t["offset"]),
+                y=y(address),
                 w=_round(max(x(t["last_op"] + 1) - x(t["first_op"]), 0.5)),
-                h=_round(max(y(t["offset"] + t["bytes"]) - y(t["offset"]), 0.5)),
+                h=_round(max(y(address + t["bytes"]) - y(address), 0.5)),
                 fill=_fill(t["index"]),
-                title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}, "
+                title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}"
+                + (f" of region {t['region']}" if "region" in t else "")
+                + ", "
                 f"first op {op_name(t['first_op'])}, last op {op_name(t['last_op'])}{shares}{owner}",
             )
         )
@@ -105,6 +120,10 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
         x_ticks=[Tick(str(s), x=_round(x(s + 0.5))) for s in _ticks(num_steps - 1, 16)],
         y_ticks=[Tick(f"{a:,}", y=y(a)) for a in _ticks(plan["arena_bytes"], 8)],
         rects=rects,
+        regions=[
+            dict(name=region["name"], y=y(bases[region["name"]]), label_y=_round(y(bases[region["name"]]) + 12))
+            for region in plan.get("regions", ())
+        ],
     )
 
 

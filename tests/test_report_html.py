@@ -71,9 +71,9 @@ class _Elements(HTMLParser):
         return [a for t, a in self.elements if t == tag and all(a.get(k) == v for k, v in attrs.items())]
 
 
-def _write_report(model: Path, tmp_path: Path) -> tuple[Path, dict, str]:
+def _write_report(model: Path, tmp_path: Path, *flags: str) -> tuple[Path, dict, str]:
     page, plan = tmp_path / "plan.html", tmp_path / "plan.json"
-    result = run_cli(model, "--report", page, "--json", plan)
+    result = run_cli(model, "--report", page, "--json", plan, *flags)
     assert result.returncode == 0, result.stderr
     return page, json.loads(plan.read_text()), result.stdout
 
@@ -241,3 +241,23 @@ def test_measured_flash_fits_inside_the_firmware_that_holds_the_model(tmp_path, 
     assert "cortex-m55" in out
     firmware = int(re.search(r"^flash +(\d+) B", out, re.M).group(1))
     assert 0 < model < firmware
+
+
+@pytest.mark.slow
+@needs_chromium
+@needs_shared
+def test_report_of_a_plan_in_two_memory_regions(tmp_path):
+    """Regions are drawn back to back, each as tall as its arena: the page's
+    script places every tensor at its region's start plus its offset there,
+    and its live bytes per step agree with the JSON's."""
+    page, plan, _ = _write_report(
+        MODELS_DIR / "mlcommons-tiny" / "vww_96_int8.tflite", tmp_path, "--region", "dtcm=32K", "--region", "sram=256K"
+    )
+    assert {t["region"] for t in plan["tensors"]} == {"dtcm", "sram"}
+    _check_page(page, plan)
+    assert (
+        max(layer["arena_top"] for layer in plan["layers"])
+        == plan["arena_bytes"]
+        == sum(r["arena_bytes"] for r in plan["regions"])
+    )
+    assert "region sram" in page.read_text()
