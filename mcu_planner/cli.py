@@ -488,6 +488,9 @@ def _run_models(args: argparse.Namespace) -> int:
     for flag, given in (("--region", args.region), ("--name", args.name), ("--extern-arena", args.extern_arena)):
         if given:
             raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")
+    for flag, given in (("--report", args.report), ("--tflm-plan", args.tflm_plan)):
+        if given:
+            raise InputError(f"{flag} describes one model: run it for each model on its own")
     if args.board:
         raise InputError(
             "--board builds a test firmware for one model; check several together with "

@@ -183,6 +183,15 @@ def test_written_files_get_the_usual_mode(tmp_path, capsys):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
 
 
+def test_report_and_tflm_plan_take_one_model(tmp_path):
+    for flag, name in (("--report", "plan.html"), ("--tflm-plan", "m.tflite")):
+        result = run_cli(
+            EXAMPLE, EXAMPLE.with_name("tiny_kws_int8.tflite"), "-o", tmp_path / "out", flag, tmp_path / name
+        )
+        assert_one_line_error(result, 2, f"{flag} describes one model")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bad_report_paths_are_one_line_and_write_nothing(tmp_path):
     (tmp_path / "dir.html").mkdir()
     assert_one_line_error(run_cli(EXAMPLE, "--report", tmp_path / "dir.html"), 2, "not a regular file")
