@@ -488,6 +488,9 @@ def _run_models(args: argparse.Namespace) -> int:
     for flag, given in (("--region", args.region), ("--name", args.name), ("--extern-arena", args.extern_arena)):
         if given:
             raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")
+    for flag, given in (("--report", args.report), ("--tflm-plan", args.tflm_plan)):
+        if given:
+            raise InputError(f"{flag} describes one model: run it for each model on its own")
     if args.board:
         raise InputError(
             "--board builds a test firmware for one model; check several together with "
@@ -604,9 +607,10 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
-    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
+    if planned.regions is not None:
+        report.add_regions(plan, planned.regions, planned.lifetimes)
     line = flash.line().removeprefix("flash: ")
-    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)
 
 
