@@ -21,6 +21,16 @@
  *  - Decomposition: when no unplaced buffer crosses the boundary between two
  *    sections, the two sides no longer interact and are solved one after the
  *    other; failing one side fails the node without retrying the other.
+ *  - Overlap pairs (lower, upper, height): when `lower` sits at or below
+ *    `upper`, `upper` need only start `height` units above it instead of
+ *    `lower`'s size (an op's output partly over the input it reads for the
+ *    last time).  Heights are at least 1, so no two buffers of a pair take
+ *    one offset, and the canonical order above stays complete: a placed
+ *    buffer raises each unplaced neighbour to its offset plus the height it
+ *    has for that neighbour.  Section totals subtract what each pair whose
+ *    two buffers are both still unplaced could save, and a placed lower
+ *    buffer's floor in its partner's sections is its offset plus the height,
+ *    so the section bounds stay valid.
  *  - Restarts: the search runs with a node limit that doubles each round,
  *    cycling through three static preorders, as a cheap hedge against one
  *    preorder getting stuck deep in a fruitless subtree.
@@ -77,6 +87,11 @@ typedef struct {
     int64_t *width;
     int *first_sec, *end_sec; /* a buffer lives in sections [first_sec, end_sec) */
     int *adj_start, *adj;     /* buffers overlapping in time (CSR) */
+    int64_t *adj_height;      /* per adj entry: how far above this buffer that neighbour must start */
+    int *pair_start;          /* per buffer: its overlap pairs (CSR) */
+    int *pair_partner;
+    int64_t *pair_height;     /* > 0 when this buffer is the pair's lower one: the partner's height */
+    int64_t *pair_saving;     /* bytes the pair may share: the lower buffer's size less the height */
     int *member_start, *members; /* buffers alive in each section (CSR) */
     int64_t *initial_total;
     int *initial_cuts;
@@ -290,9 +305,10 @@ static int place(Solver *s, int b, int64_t offset)
         int j = s->adj[e];
         if (s->offset[j] >= 0) continue;
         covered = 1;
-        if (s->min_offset[j] >= top) continue;
+        int64_t reach = offset + s->adj_height[e];
+        if (s->min_offset[j] >= reach) continue;
         log_push(s, &s->offset_log, j, s->min_offset[j]);
-        s->min_offset[j] = top;
+        s->min_offset[j] = reach;
         for (int t = s->first_sec[j]; t < s->end_sec[j]; ++t) {
             if (s->stamp[t] == s->stamp_now) continue;
             s->stamp[t] = s->stamp_now;
@@ -303,6 +319,21 @@ static int place(Solver *s, int b, int64_t offset)
         log_push(s, &s->floor_log, t, s->floor_[t]);
         s->floor_[t] = top;
         s->total[t] -= s->size[b];
+    }
+    /* A pair with its partner still unplaced: the partner may start `height`
+     * above b, and the bytes the two could share are no longer to be saved. */
+    for (int q = s->pair_start[b]; q < s->pair_start[b + 1]; ++q) {
+        int j = s->pair_partner[q];
+        if (s->offset[j] >= 0) continue;
+        int lo = s->first_sec[b] > s->first_sec[j] ? s->first_sec[b] : s->first_sec[j];
+        int hi = s->end_sec[b] < s->end_sec[j] ? s->end_sec[b] : s->end_sec[j];
+        for (int t = lo; t < hi; ++t) {
+            s->total[t] += s->pair_saving[q];
+            if (s->pair_height[q] > 0 && offset + s->pair_height[q] < s->floor_[t]) {
+                log_push(s, &s->floor_log, t, s->floor_[t]);
+                s->floor_[t] = offset + s->pair_height[q];
+            }
+        }
     }
     /* Nothing left in a section can go below the lowest offset any of them may take. */
     for (int a = 0; a < num_affected; ++a) {
@@ -327,6 +358,13 @@ static void unplace(Solver *s, int b, size_t offset_mark, size_t floor_mark)
         s->floor_[c->index] = c->value;
     }
     for (int t = s->first_sec[b]; t < s->end_sec[b]; ++t) s->total[t] += s->size[b];
+    for (int q = s->pair_start[b]; q < s->pair_start[b + 1]; ++q) {
+        int j = s->pair_partner[q];
+        if (s->offset[j] >= 0) continue;
+        int lo = s->first_sec[b] > s->first_sec[j] ? s->first_sec[b] : s->first_sec[j];
+        int hi = s->end_sec[b] < s->end_sec[j] ? s->end_sec[b] : s->end_sec[j];
+        for (int t = lo; t < hi; ++t) s->total[t] -= s->pair_saving[q];
+    }
     while (s->offset_log.len > offset_mark) {
         const Change *c = &s->offset_log.items[--s->offset_log.len];
         s->min_offset[c->index] = c->value;
@@ -565,6 +603,11 @@ static void free_solver(Solver *s)
     free(s->end_sec);
     free(s->adj_start);
     free(s->adj);
+    free(s->adj_height);
+    free(s->pair_start);
+    free(s->pair_partner);
+    free(s->pair_height);
+    free(s->pair_saving);
     free(s->member_start);
     free(s->members);
     free(s->initial_total);
@@ -592,8 +635,10 @@ static void free_solver(Solver *s)
 }
 
 /* Builds sections, overlaps and section members.  Buffers must have size > 0
- * and start < end. Returns 0 when out of memory. */
-static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *start, const int64_t *end)
+ * and start < end; pairs (lower, upper, height) valid (read_pairs).  Returns
+ * 0 when out of memory. */
+static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *start, const int64_t *end,
+                        int num_pairs, const int64_t *overlap_pairs)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -676,9 +721,50 @@ static int setup_solver(Solver *s, int n, const int64_t *size, const int64_t *st
     for (int a = 0; a < n; ++a) s->adj_start[a + 1] += s->adj_start[a];
     s->adj = malloc((pairs ? pairs : 1) * sizeof *s->adj);
     if (!s->adj) return 0;
+    s->adj_height = malloc((pairs ? pairs : 1) * sizeof *s->adj_height);
+    if (!s->adj_height) return 0;
     for (int a = 0, w = 0; a < n; ++a)
         for (int b = 0; b < n; ++b)
-            if (a != b && start[a] < end[b] && start[b] < end[a]) s->adj[w++] = b;
+            if (a != b && start[a] < end[b] && start[b] < end[a]) {
+                s->adj_height[w] = size[a];
+                s->adj[w++] = b;
+            }
+
+    /* Overlap pairs: the lower buffer's height for its partner, and per
+     * buffer the list of its pairs (both sides). */
+    s->pair_start = calloc((size_t)n + 1, sizeof *s->pair_start);
+    s->pair_partner = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_partner);
+    s->pair_height = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_height);
+    s->pair_saving = malloc((size_t)(2 * num_pairs + 1) * sizeof *s->pair_saving);
+    if (!s->pair_start || !s->pair_partner || !s->pair_height || !s->pair_saving) return 0;
+    for (int p = 0; p < num_pairs; ++p) {
+        s->pair_start[overlap_pairs[3 * p] + 1]++;
+        s->pair_start[overlap_pairs[3 * p + 1] + 1]++;
+    }
+    for (int b = 0; b < n; ++b) s->pair_start[b + 1] += s->pair_start[b];
+    {
+        int *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+        if (!fill) return 0;
+        memcpy(fill, s->pair_start, (size_t)n * sizeof *fill);
+        for (int p = 0; p < num_pairs; ++p) {
+            int lower = (int)overlap_pairs[3 * p], upper = (int)overlap_pairs[3 * p + 1];
+            int64_t height = overlap_pairs[3 * p + 2], saving = size[lower] - height;
+            int q = fill[lower]++;
+            s->pair_partner[q] = upper;
+            s->pair_height[q] = height;
+            s->pair_saving[q] = saving;
+            q = fill[upper]++;
+            s->pair_partner[q] = lower;
+            s->pair_height[q] = 0;
+            s->pair_saving[q] = saving;
+            for (int e = s->adj_start[lower]; e < s->adj_start[lower + 1]; ++e)
+                if (s->adj[e] == upper) s->adj_height[e] = height;
+            int lo = s->first_sec[lower] > s->first_sec[upper] ? s->first_sec[lower] : s->first_sec[upper];
+            int hi = s->end_sec[lower] < s->end_sec[upper] ? s->end_sec[lower] : s->end_sec[upper];
+            for (int t = lo; t < hi; ++t) s->initial_total[t] -= saving;
+        }
+        free(fill);
+    }
     return 1;
 }
 
@@ -790,6 +876,71 @@ done:
     return ok;
 }
 
+/* Reads (lower, upper, height) triples over n buffers: distinct indices in
+ * range, alive at a common time, 1 <= height <= the lower one's size, no pair
+ * given twice.  Sets *pairs to NULL when there are none. */
+static int read_pairs(PyObject *pairs_obj, int n, const int64_t *size, const int64_t *start, const int64_t *end,
+                      int *num_out, int64_t **pairs)
+{
+    *pairs = NULL;
+    *num_out = 0;
+    if (pairs_obj == NULL || pairs_obj == Py_None) return 1;
+    PyObject *seq = PySequence_Fast(pairs_obj, "pairs must be a sequence of (lower, upper, height)");
+    if (!seq) return 0;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    int ok = 0;
+    if (count > n) {
+        PyErr_SetString(PyExc_ValueError, "more pairs than buffers");
+        goto done;
+    }
+    *pairs = malloc((size_t)(3 * count + 1) * sizeof **pairs);
+    if (!*pairs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        PyObject *triple = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a pair is (lower, upper, height)");
+        if (!triple) goto done;
+        if (PySequence_Fast_GET_SIZE(triple) != 3) {
+            Py_DECREF(triple);
+            PyErr_SetString(PyExc_ValueError, "a pair is (lower, upper, height)");
+            goto done;
+        }
+        for (int k = 0; k < 3; ++k) {
+            long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(triple, k));
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(triple);
+                goto done;
+            }
+            (*pairs)[3 * i + k] = v;
+        }
+        Py_DECREF(triple);
+        int64_t lower = (*pairs)[3 * i], upper = (*pairs)[3 * i + 1], height = (*pairs)[3 * i + 2];
+        if (lower < 0 || lower >= n || upper < 0 || upper >= n || lower == upper || height < 1 ||
+            height > size[lower] || !(start[lower] < end[upper] && start[upper] < end[lower])) {
+            PyErr_Format(PyExc_ValueError,
+                         "pair %zd needs two buffers alive together and 1 <= height <= the lower one's size", i);
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < i; ++k) {
+            int64_t a = (*pairs)[3 * k], b = (*pairs)[3 * k + 1];
+            if ((a == lower && b == upper) || (a == upper && b == lower)) {
+                PyErr_Format(PyExc_ValueError, "pair %zd repeats two buffers", i);
+                goto done;
+            }
+        }
+    }
+    *num_out = (int)count;
+    ok = 1;
+done:
+    Py_DECREF(seq);
+    if (!ok) {
+        free(*pairs);
+        *pairs = NULL;
+    }
+    return ok;
+}
+
 static PyObject *offsets_to_list(const int64_t *offset, int n)
 {
     PyObject *list = PyList_New(n);
@@ -806,9 +957,12 @@ static PyObject *offsets_to_list(const int64_t *offset, int n)
 }
 
 PyDoc_STRVAR(fit_doc,
-             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA') -> (status, offsets, nodes)\n\n"
+             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA', pairs=None)\n"
+             "    -> (status, offsets, nodes)\n\n"
              "Looks for offsets placing every buffer (size > 0, lifetime [start, end)) below\n"
-             "`capacity` with no two buffers alive at once sharing a unit.  status is\n"
+             "`capacity` with no two buffers alive at once sharing a unit, except that for\n"
+             "each (lower, upper, height) in `pairs`, `upper` may start `height` units above\n"
+             "`lower` (instead of its size) when `lower` sits below it.  status is\n"
              "'found' (offsets is a list), 'infeasible' (search exhausted: no placement\n"
              "exists) or 'timeout' (offsets is None).");
 
@@ -818,8 +972,10 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     long long capacity;
     double seconds;
     const char *preorders = "WAT,TAW,TWA";
+    PyObject *pairs_obj = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLd|s", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders))
+    if (!PyArg_ParseTuple(args, "OOOLd|sO", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders,
+                          &pairs_obj))
         return NULL;
     {
         Solver probe;
@@ -831,6 +987,14 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     int n;
     int64_t *size, *start, *end;
     if (!read_intervals(sizes_obj, starts_obj, ends_obj, &n, &size, &start, &end)) return NULL;
+    int num_pairs;
+    int64_t *pairs;
+    if (!read_pairs(pairs_obj, n, size, start, end, &num_pairs, &pairs)) {
+        free(size);
+        free(start);
+        free(end);
+        return NULL;
+    }
 
     Solver solver;
     int status;
@@ -838,7 +1002,7 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     if (n == 0) {
         memset(&solver, 0, sizeof solver);
         status = FOUND;
-    } else if (!setup_solver(&solver, n, size, start, end)) {
+    } else if (!setup_solver(&solver, n, size, start, end, num_pairs, pairs)) {
         status = OUT_OF_MEMORY;
     } else {
         parse_preorders(&solver, preorders);
@@ -859,6 +1023,7 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
         result = Py_BuildValue("(sOL)", status == NOT_FOUND ? "infeasible" : "timeout", Py_None, (long long)nodes);
     }
     free_solver(&solver);
+    free(pairs);
     free(size);
     free(start);
     free(end);

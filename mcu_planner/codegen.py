@@ -418,6 +418,16 @@ def _in_place_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, 
     return table
 
 
+def _overlap_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, int, int]]:
+    """(op, output slot, input slot, max offset): the op may write its output
+    over that input when the output starts at most max offset bytes after it."""
+    table = []
+    for step_index, step in enumerate(lifetimes.problem.steps):
+        for o in step.overlaps:
+            table.append((step_index, slot_of[o.output], slot_of[o.input], o.max_offset))
+    return table
+
+
 def _runtime_files(stems: list[str]) -> dict[str, bytes]:
     """The runtime sources the calls name, plus every header they include
     (and the .c beside such a header), transitively."""
@@ -664,6 +674,7 @@ def generate(
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
+        overlaps=_overlap_table(lifetimes, builder.slot_of),
         num_releases=len(releases),
         inputs=inputs,
         outputs=outputs,

@@ -150,7 +150,12 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
     when arm-none-eabi-gcc is installed, else estimated (see the module)."""
     from .firmware_build import cpu_flags_for
 
-    cpu_flags = cpu_flags_for(board or DEFAULT_BOARD)
+    from .errors import InputError
+
+    try:
+        cpu_flags = cpu_flags_for(board or DEFAULT_BOARD)
+    except InputError as exc:
+        return FlashReport(counted[0], counted[1], None, f"code not measured: {exc}")
     cross = shutil.which("arm-none-eabi-gcc")
     tools = (cross, shutil.which("arm-none-eabi-nm"), shutil.which("arm-none-eabi-size"))
     weights, tables = counted

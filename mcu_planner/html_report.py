@@ -55,6 +55,11 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
     def y(address: float) -> float:
         return _round(TOP + address * plot_h / arena)
 
+    opcodes = [layer["opcode"] for layer in plan["layers"]]
+
+    def op_name(step: int) -> str:
+        return f"{step} ({opcodes[step]})" if 0 <= step < len(opcodes) else str(step)
+
     rects = []
     for t in plan["tensors"]:
         classes = ""
@@ -78,7 +83,7 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
                 h=_round(max(y(t["offset"] + t["bytes"]) - y(t["offset"]), 0.5)),
                 fill=_fill(t["index"]),
                 title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}, "
-                f"op steps {t['first_op']}-{t['last_op']}{shares}{owner}",
+                f"first op {op_name(t['first_op'])}, last op {op_name(t['last_op'])}{shares}{owner}",
             )
         )
     return dict(

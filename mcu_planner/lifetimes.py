@@ -22,6 +22,10 @@ the generated code runs nothing for them.
 
 Elementwise ops (traits `may_run_in_place`) may also write their output over
 an input that dies there (`Step.in_place`); whether that happens is the planner's choice.
+Convolutions, pooling and FULLY_CONNECTED, whose kernels declare a raster
+walk (traits `KERNEL_ORDERS`), may start their output inside (or just
+before) the input that dies there, as far as overlap.py derives from the
+walk (`Step.overlaps`).
 
 Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
 activations alive at their op's step only, written by that step; they never
@@ -35,7 +39,8 @@ from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
 from .lowering.traits import op_traits
-from .problem import Buffer, Problem, Step, align_up
+from .overlap import WINDOWED_OPCODES, kernel_access, max_output_offset
+from .problem import Buffer, Overlap, Problem, Step, align_up
 from .slicing import contiguous_pieces
 
 
@@ -271,8 +276,37 @@ def _steps(
                     pair = (placements[out].buffer, placements[t].buffer)
                     if pair not in pairs:
                         pairs.append(pair)
-        steps.append(Step(ins, outs, tuple(pairs)))
+        overlaps = _overlaps(graph, op, placements, buffers) if in_place and op.index not in elided else ()
+        steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
+
+
+def _overlaps(
+    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer]
+) -> tuple[Overlap, ...]:
+    """The output of a kernel with a raster walk over the data input that
+    dies at this op: how far into it the output may start."""
+    if op.opcode not in WINDOWED_OPCODES or len(op.outputs) != 1 or not op.inputs:
+        return ()
+    src, dst = op.inputs[0], op.outputs[0]
+    if src not in placements or dst not in placements:
+        return ()
+    src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
+    others = [t for t in op.inputs[1:] if t in placements]
+    if (
+        src_buf.id == dst_buf.id
+        or src_buf.end != op.index + 1  # the input's bytes die at this op
+        or dst_buf.start != op.index
+        or any(placements[t].buffer == src_buf.id for t in others)
+        or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
+    ):
+        return ()
+    access = kernel_access(op, graph)
+    if access is None:
+        return ()
+    input_at, output_at = placements[src].offset, placements[dst].offset
+    limit = input_at + max_output_offset(access) - output_at
+    return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at),)
 
 
 def _may_overwrite(

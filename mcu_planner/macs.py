@@ -66,6 +66,3 @@ def op_macs(graph: Graph, op: Operator) -> int:
         return steps * weights
     return 0
 
-
-def model_macs(graph: Graph) -> int:
-    return sum(op_macs(graph, op) for op in graph.operators)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .planners import CLOCK_BOUNDED, load_all
 from .planners.optimal import SolverNotBuilt
-from .problem import Budget, Problem, arena_bytes, peak_live
+from .problem import Budget, Problem, arena_bytes, sharing_lower_bound
 from .verify import PlanInvalid, check_plan
 
 # Planners `auto` tries before the exact one, cheapest first.  Each runs
@@ -81,8 +81,8 @@ def plan_within(
 
 
 def _meets_bound(problem: Problem, size: int) -> bool:
-    # With in-place pairs a plan may go below the live peak, so reaching it proves nothing.
-    return not problem.in_place_pairs() and size == peak_live(problem).bytes
+    # The live peak less all that overlaps and in-place pairs could share: no plan goes below it.
+    return size <= sharing_lower_bound(problem)
 
 
 def _preference(plan: ArenaPlan) -> tuple[int, bool, int]:
@@ -122,20 +122,19 @@ def plan_auto(
     lower bound (or the capacity, when one is given) and time remains.  With
     `stop_at_fit` and a capacity, a plan within the capacity ends the search."""
     started = time.perf_counter()
-    bound = peak_live(problem).bytes
+    bound = sharing_lower_bound(problem)  # no plan goes below it
+    # Nor does the exact planner's go below this (it shares no bytes in place).
+    exact_bound = sharing_lower_bound(problem, in_place=False)
     best: ArenaPlan | None = None
     tried: list[tuple[str, int | None]] = []
 
     def remaining() -> float:
         return time_limit - (time.perf_counter() - started)
 
-    # Below the live peak only in-place reuse can go, and only the seed planners try it.
-    may_beat_bound = bool(problem.in_place_pairs())
-
     def good_enough(plan: ArenaPlan) -> bool:
         if stop_at_fit and capacity is not None and plan.arena_bytes <= capacity:
             return True
-        return plan.arena_bytes <= bound and not may_beat_bound
+        return plan.arena_bytes <= bound
 
     for name in FAST_PLANNERS:
         if best is not None and good_enough(best):
@@ -149,11 +148,12 @@ def plan_auto(
         if best is None or _preference(plan) < _preference(best):
             best = plan
     assert best is not None, "greedy always produces a plan"
-    # The exact planner runs only while it can still help: above the live
-    # peak, and not for a capacity below the peak, which nothing can meet.
-    hopeless = capacity is not None and capacity < bound
-    fit_capacity = capacity is not None and best.arena_bytes > capacity
-    if best.arena_bytes > bound and not good_enough(best) and not hopeless and remaining() > 0:
+    # The exact planner runs only while it can still help: above its bound.
+    # A capacity below that bound it cannot meet: it then makes the arena
+    # (and the shortfall the command reports) as small as it can.
+    hopeless = capacity is not None and capacity < exact_bound
+    fit_capacity = capacity is not None and best.arena_bytes > capacity and not hopeless
+    if best.arena_bytes > exact_bound and not good_enough(best) and remaining() > 0:
         try:
             if stop_at_fit and fit_capacity:
                 plan = run_planner(problem, "optimal", remaining(), capacity, stop_at_fit=True)

@@ -4,8 +4,10 @@ A planning problem is a set of buffers, each with a size and a half-open range
 of op steps [start, end) during which its bytes must be kept, plus the op
 structure (which step writes and reads which buffer) for planners that follow
 the graph.  Two buffers whose ranges overlap must not share a byte, except an
-op output and an op input that the step marks as runnable in place: those may
-start at exactly the same offset.
+op output and an op input that the step marks as runnable in place (those may
+start at exactly the same offset), and an output that the step lets overlap
+the input dying there (`Overlap`: the output may share the input's bytes
+when it starts at most `max_offset` bytes after the input's start).
 
 Planners know nothing of flatbuffers, tensors or C: only this module.
 """
@@ -17,6 +19,11 @@ from dataclasses import dataclass
 
 def align_up(value: int, alignment: int) -> int:
     return (value + alignment - 1) // alignment * alignment
+
+
+def align_down(value: int, alignment: int) -> int:
+    """The largest multiple of `alignment` not above `value` (also below 0)."""
+    return value // alignment * alignment
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,55 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class WindowAccess:
+    """The order in which a kernel reads its input and writes its output,
+    in plain numbers: output pixels (batch, row, column) are visited in
+    raster order, `group` consecutive pixels at a time (the last group may
+    be shorter); a group reads nothing but its own pixels' input windows
+    (in-bounds taps of a filter_h x filter_w window at the pixel's stride,
+    padding and dilation) and writes nothing but its own pixels' bytes, in
+    any order among its reads.  Rows of a matrix (FULLY_CONNECTED) are pixels
+    of a 1 x 1 image with a 1 x 1 window.  Pixels are NHWC, `*_pixel_bytes`
+    apart."""
+
+    batches: int
+    input_h: int
+    input_w: int
+    input_pixel_bytes: int
+    output_h: int
+    output_w: int
+    output_pixel_bytes: int
+    filter_h: int = 1
+    filter_w: int = 1
+    stride_h: int = 1
+    stride_w: int = 1
+    pad_h: int = 0
+    pad_w: int = 0
+    dilation_h: int = 1
+    dilation_w: int = 1
+    group: int = 1
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """At its step, `output` (a buffer first written there) may share bytes
+    with `input` (a buffer read for the last time there) as long as the
+    output buffer starts at most `max_offset` bytes after the input buffer's
+    start (negative: before it): every input byte is then read before the
+    kernel writes over it.  `access` is the kernel's walk the bound comes
+    from; the output tensor lies `output_at` bytes into its buffer and the
+    input tensor `input_at` bytes into its own, so that verify.py can derive
+    the bound again from the walk alone."""
+
+    output: int
+    input: int
+    max_offset: int
+    access: WindowAccess
+    output_at: int = 0
+    input_at: int = 0
+
+
+@dataclass(frozen=True)
 class Step:
     """One operator: the buffers it reads and writes."""
 
@@ -40,6 +96,8 @@ class Step:
     # input (same offset), because the input dies at this step and the kernel
     # reads each element before it writes it.
     in_place: tuple[tuple[int, int], ...] = ()
+    # Outputs that may partly overlap an input dying at this step.
+    overlaps: tuple[Overlap, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +130,26 @@ class Problem:
                         pairs.add(frozenset((out, inp)))
         return pairs
 
+    def overlap_limits(self) -> dict[tuple[int, int], int]:
+        """(output id, input id) -> the most bytes the output buffer may start
+        after the input buffer's start while the two share bytes; only pairs
+        whose step writes the output first and reads the input last."""
+        buffers = self.by_id()
+        limits: dict[tuple[int, int], int] = {}
+        for index, step in enumerate(self.steps):
+            for o in step.overlaps:
+                out, inp = buffers.get(o.output), buffers.get(o.input)
+                if out is None or inp is None or o.output == o.input:
+                    continue
+                if out.start == index and inp.end == index + 1:
+                    limits[(o.output, o.input)] = o.max_offset
+        return limits
+
+    def may_go_below_live_peak(self) -> bool:
+        """Whether some plan may hold fewer bytes than the live peak: only
+        buffers that may share bytes (in place, or overlapping) allow it."""
+        return bool(self.in_place_pairs() or self.overlap_limits())
+
 
 def steps_from_intervals(buffers: tuple[Buffer, ...]) -> tuple[Step, ...]:
     """Op structure implied by bare intervals: each buffer is written at its
@@ -95,6 +173,55 @@ def problem_from_intervals(buffers: list[Buffer], alignment: int = 1) -> Problem
     rank = {t: i for i, t in enumerate(times)}
     bufs = tuple(Buffer(b.id, align_up(b.size, alignment), rank[b.start], rank[b.end]) for b in buffers)
     return Problem(bufs, alignment, steps_from_intervals(bufs), step_times=tuple(times))
+
+
+def forbidden_starts(
+    b: Buffer, other: Buffer, other_offset: int, limits: dict[tuple[int, int], int], alignment: int
+) -> tuple[int, int]:
+    """Beside `other` placed at `other_offset` (the two alive at a common
+    step), `b` may start at or below the first number or at or above the
+    second (none is forbidden when the first is not below the second).  Apart
+    from each other's bytes, except where an overlap lets the output start
+    inside (or less far before) the input it reads for the last time."""
+    low, high = other_offset - b.size, other_offset + other.size
+    limit = limits.get((b.id, other.id))
+    if limit is not None:  # b is the output: it may start up to `limit` after the input
+        low = max(low, other_offset + align_down(limit, alignment))
+    limit = limits.get((other.id, b.id))
+    if limit is not None:  # b is the input: the output may start up to `limit` after b
+        high = min(high, other_offset - align_down(limit, alignment))
+    return low, high
+
+
+def sharing_lower_bound(problem: Problem, in_place: bool = True) -> int:
+    """No plan goes below this: at each step the live bytes, less what every
+    overlap there could save at most (the smaller of the two buffers, and no
+    more than the output's bytes beyond what the overlap's bound keeps apart)
+    and, with `in_place`, what every in-place pair could (a whole buffer).
+    The live peak when nothing may share bytes."""
+    num = max([problem.num_steps] + [b.end for b in problem.buffers])
+    delta = [0] * (num + 1)
+    for b in problem.buffers:
+        delta[b.start] += b.size
+        delta[b.end] -= b.size
+    buffers = problem.by_id()
+    for (out_id, in_id), limit in problem.overlap_limits().items():
+        out, inp = buffers[out_id], buffers[in_id]
+        kept_apart = max(0, -align_down(limit, problem.alignment))
+        saving = max(0, min(out.size - kept_apart, inp.size, out.size))
+        delta[out.start] -= saving
+        delta[out.start + 1] += saving
+    for pair in problem.in_place_pairs() if in_place else ():
+        first, second = (buffers[i] for i in pair)
+        out = first if first.start > second.start else second
+        saving = min(first.size, second.size)
+        delta[out.start] -= saving
+        delta[out.start + 1] += saving
+    best, running = 0, 0
+    for step in range(num):
+        running += delta[step]
+        best = max(best, running)
+    return best
 
 
 @dataclass(frozen=True)

@@ -97,12 +97,14 @@ class RegionPlans:
 
 
 def subproblem(problem: Problem, ids: set[int]) -> Problem:
-    """The buffers `ids` of `problem` alone, with the op structure among them."""
+    """The buffers `ids` of `problem` alone, with the op structure among them
+    (in-place pairs and partial overlaps whose two buffers are both kept)."""
     steps = tuple(
         Step(
             tuple(b for b in step.inputs if b in ids),
             tuple(b for b in step.outputs if b in ids),
             tuple(pair for pair in step.in_place if pair[0] in ids and pair[1] in ids),
+            tuple(o for o in step.overlaps if o.output in ids and o.input in ids),
         )
         for step in problem.steps
     )

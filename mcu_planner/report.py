@@ -4,12 +4,13 @@ planner table, the shortfall when a model does not fit, and the plan JSON."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from .graph import Graph, Tensor
 from .layers import layer_rows
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
-from .problem import LiveSet, peak_live
+from .problem import LiveSet, peak_live, sharing_lower_bound
 from .regions import RegionPlans
 from .scratch import scratch_op
 from .sizes import format_bytes
@@ -58,17 +59,70 @@ def _gap(plan_bytes: int, bound: int) -> str:
     return f"{gap:+,} B ({pct:+.1f}%)"
 
 
+@dataclass(frozen=True)
+class Sharing:
+    """What a plan takes below the live peak, and how: outputs written over
+    the input their op reads for the last time, wholly (in place) or partly
+    (overlaps), as the plan placed them."""
+
+    in_place: list[dict]  # {"op", "output", "input"} (buffer ids)
+    overlaps: list[dict]  # {"op", "output", "input", "max_offset", "offset", "shared_bytes"}
+
+    @property
+    def shared_bytes(self) -> int:
+        return sum(o["shared_bytes"] for o in self.overlaps)
+
+
+def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
+    problem = lifetimes.problem
+    buffers = problem.by_id()
+    limits = problem.overlap_limits()
+    in_place, overlaps = [], []
+    for step_index, step in enumerate(problem.steps):
+        for out, inp in step.in_place:
+            if plan.offsets.get(out) == plan.offsets.get(inp):
+                in_place.append({"op": step_index, "output": out, "input": inp})
+        for o in step.overlaps:
+            if (o.output, o.input) not in limits:
+                continue
+            out_lo, in_lo = plan.offsets[o.output], plan.offsets[o.input]
+            shared = min(out_lo + buffers[o.output].size, in_lo + buffers[o.input].size) - max(out_lo, in_lo)
+            if shared > 0:
+                overlaps.append(
+                    {
+                        "op": step_index,
+                        "output": o.output,
+                        "input": o.input,
+                        "max_offset": o.max_offset,
+                        "offset": out_lo - in_lo,
+                        "shared_bytes": shared,
+                    }
+                )
+    return Sharing(in_place, overlaps)
+
+
 def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
-    bound = peak_live(lifetimes.problem).bytes
+    problem = lifetimes.problem
+    live_peak = peak_live(problem).bytes
+    bound = sharing_lower_bound(problem)
     how = f"planner {plan.planner}" + (" (picked by auto)" if plan.chosen_by_auto else "")
     proof = ", proven optimal" if plan.proven_optimal else ""
-    # Ops running in place may take the arena below the live peak, which is
-    # then no bound at all.
-    what = "live peak (no bound with in-place ops)" if lifetimes.problem.in_place_pairs() else "lower bound"
-    return [
-        f"arena: {format_bytes(plan.arena_bytes)} ({how}{proof}, {plan.seconds * 1000:.1f} ms)",
-        f"{what}: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}",
+    lines = [f"arena: {format_bytes(plan.arena_bytes)} ({how}{proof}, {plan.seconds * 1000:.1f} ms)"]
+    if bound == live_peak:
+        lines.append(f"lower bound: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}")
+        return lines
+    # Outputs over their dying inputs may take the arena below the live peak:
+    # the bound is then what is left of the peak after all they could share.
+    sharing = plan_sharing(lifetimes, plan)
+    lines += [
+        f"live peak: {format_bytes(live_peak)} (whole tensors alive at one op step), "
+        f"arena {_gap(plan.arena_bytes, live_peak)}",
+        f"lower bound: {format_bytes(bound)} (the live peak less all that overlaps and in-place ops could share), "
+        f"gap {_gap(plan.arena_bytes, bound)}",
+        f"sharing: {len(sharing.overlaps)} op{'s' if len(sharing.overlaps) != 1 else ''} write partly over "
+        f"their dying input ({format_bytes(sharing.shared_bytes)} shared), {len(sharing.in_place)} in place",
     ]
+    return lines
 
 
 def ram_needed(lifetimes: Lifetimes, plan: ArenaPlan) -> int:
@@ -152,7 +206,11 @@ def planner_table(lifetimes: Lifetimes, plans: list[tuple[str, ArenaPlan | str]]
             f"{name + ('*' if plan.chosen_by_auto else ''):<14} {plan.arena_bytes:>12,} {over:>10.1f}% "
             f"{'yes' if plan.proven_optimal else 'no':>8} {plan.seconds * 1000:>10.1f}"
         )
-    what = "live peak (no bound with in-place ops)" if lifetimes.problem.in_place_pairs() else "lower bound"
+    what = (
+        "live peak (overlaps and in-place ops may go below it)"
+        if lifetimes.problem.may_go_below_live_peak()
+        else "lower bound"
+    )
     lines.append(
         f"{what} {bound:,} B"
         + ("; * = auto's pick" if any(not isinstance(p, str) and p.chosen_by_auto for _, p in plans) else "")
@@ -188,12 +246,8 @@ def plan_json(
             entry["alias_of"] = root
             entry["alias_offset"] = lifetimes.placements[t].offset - lifetimes.placements[root].offset
         tensors.append(entry)
-    in_place = [
-        {"op": i, "output": out, "input": inp}
-        for i, step in enumerate(lifetimes.problem.steps)
-        for out, inp in step.in_place
-        if plan.offsets.get(out) == plan.offsets.get(inp)
-    ]
+    sharing = plan_sharing(lifetimes, plan)
+    live_peak = peak_live(lifetimes.problem).bytes
     return {
         "model": model,
         "planner": plan.planner,
@@ -201,10 +255,20 @@ def plan_json(
         "align": lifetimes.problem.alignment,
         "alias": alias,
         "arena_bytes": plan.arena_bytes,
-        "lower_bound_bytes": peak_live(lifetimes.problem).bytes,
+        "lower_bound_bytes": sharing_lower_bound(lifetimes.problem),
+        "live_peak_bytes": live_peak,
         "proven_optimal": plan.proven_optimal,
         "variable_bytes": lifetimes.variable_bytes,
-        "in_place": in_place,
+        "in_place": sharing.in_place,
+        "overlaps": sharing.overlaps,
+        # What took the arena where it is: the op order, and outputs over dying inputs.
+        "techniques": {
+            "op_order": "memory-aware" if op_order is not None else "model",
+            "in_place_ops": len(sharing.in_place),
+            "overlap_ops": len(sharing.overlaps),
+            "overlap_shared_bytes": sharing.shared_bytes,
+            "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
+        },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
         "layers": [layer.as_json() for layer in layer_rows(graph, lifetimes, plan, op_order)],

@@ -100,7 +100,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
     planned_ids = {b.id for b in problem.buffers}
     candidates: list[tuple[int, str, dict[int, int]]] = []
     alignment = max(options.alignment, TFLM_BUFFER_ALIGNMENT)
-    for alias in (True, False):
+    for alias in (True, False) if options.alias else (False,):
         ours = PlanOptions(
             planner=options.planner if options.planner != "all" else "auto",
             alignment=alignment,
@@ -297,21 +297,31 @@ def with_offline_plan(model: bytes, offsets: tuple[int, ...] | list[int], tensor
 
 
 def tflm_plan_model(model: str, options: PlanOptions) -> tuple[bytes, TflmPlan]:
-    """The model's bytes with our plan as its offline plan, and the plan."""
+    """The model's bytes with our plan as its offline plan, and the plan.
+    `model` is one the reader accepts (the command has planned it already)."""
     import tflite
 
     try:
         data = open(model, "rb").read()
     except OSError as exc:
         raise InputError(f"cannot read {model}: {exc.strerror or exc}") from None
-    plan = choose_tflm_plan(model, options)  # reads (and so checks) the model first
+    read_model(data, label=model)  # one line for a file that is not a model, before it is parsed here
     parsed = tflite.Model.GetRootAsModel(data, 0)
     for k in range(parsed.BuffersLength()):
         if parsed.Buffers(k).Offset() > 1:
             raise InputError(
                 f"{model}: --tflm-plan does not handle buffers stored after the flatbuffer (models over 2 GB)"
             )
+    called = [s for s in range(1, parsed.SubgraphsLength()) if parsed.Subgraphs(s).OperatorsLength()]
+    if called:
+        # TFLM numbers its allocation scopes through the subgraphs a control
+        # flow op runs, so subgraph 0's lifetimes would no longer be its own.
+        raise InputError(
+            f"{model}: --tflm-plan handles models whose operators are all in subgraph 0 "
+            f"(subgraph {called[0]} has operators too)"
+        )
     tensor_count = sum(parsed.Subgraphs(s).TensorsLength() for s in range(parsed.SubgraphsLength()))
+    plan = choose_tflm_plan(model, options)
     return with_offline_plan(data, plan.offsets, tensor_count), plan
 
 

@@ -4,12 +4,19 @@ It shares no code with the planners: it re-derives every constraint from the
 problem alone.  A plan is valid when every buffer is placed at a non-negative
 multiple of the alignment, inside the arena, and no two buffers alive at a
 common step share a byte, except an in-place pair that the problem allows to
-start at exactly the same offset.
+start at exactly the same offset, and an output over the input its step reads
+for the last time when the kernel's walk (`Overlap.access`) never writes a
+byte it reads later: that is checked here by enumerating every tap of every
+output pixel's window, not from the bound the problem states.
 """
 
 from __future__ import annotations
 
-from .problem import Buffer, Problem
+import functools
+
+import numpy as np
+
+from .problem import Buffer, Overlap, Problem, WindowAccess
 
 
 class PlanInvalid(Exception):
@@ -48,6 +55,16 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
         and by_id[pair[0]].start == step_index
         and by_id[pair[1]].end == step_index + 1
     }
+    overlaps = {
+        (o.output, o.input): o
+        for step_index, step in enumerate(problem.steps)
+        for o in step.overlaps
+        if o.output in by_id
+        and o.input in by_id
+        and o.output != o.input
+        and by_id[o.output].start == step_index
+        and by_id[o.input].end == step_index + 1
+    }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))
     active: list[Buffer] = []
@@ -59,6 +76,9 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
             if a_lo < hi and lo < a_hi:
                 if frozenset((a.id, b.id)) in in_place and a_lo == lo and a.size == b.size:
                     continue
+                pair = overlaps.get((a.id, b.id)) or overlaps.get((b.id, a.id))
+                if pair is not None and _walk_allows(pair, offsets[pair.output] - offsets[pair.input]):
+                    continue
                 step = max(a.start, b.start)
                 errors.append(
                     f"buffers {a.id} and {b.id} share bytes [{max(lo, a_lo)}, {min(hi, a_hi)}) "
@@ -66,6 +86,43 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
                 )
         active.append(b)
     return errors
+
+
+def _walk_allows(overlap: Overlap, buffer_shift: int) -> bool:
+    """Whether the kernel, its output tensor starting `shift` bytes after its
+    input tensor, writes no input byte that it (or a later pixel group of
+    it) still has to read."""
+    shift = buffer_shift + overlap.output_at - overlap.input_at
+    lowest_ahead = _lowest_reads_ahead(overlap.access)
+    a = overlap.access
+    group = max(1, a.group)
+    for first in range(0, len(lowest_ahead), group):
+        last_written = shift + min(first + group, len(lowest_ahead)) * a.output_pixel_bytes - 1
+        if last_written >= lowest_ahead[first]:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _lowest_reads_ahead(a: WindowAccess) -> tuple[int, ...]:
+    """Per output pixel in raster order: the lowest input byte read by it or
+    any pixel after it (a huge number when none reads anything), by
+    enumerating every tap of every window."""
+    ys = np.arange(a.output_h)[:, None] * a.stride_h - a.pad_h + np.arange(a.filter_h)[None, :] * a.dilation_h
+    xs = np.arange(a.output_w)[:, None] * a.stride_w - a.pad_w + np.arange(a.filter_w)[None, :] * a.dilation_w
+    none = np.iinfo(np.int64).max
+    # tap (oy, ox, fy, fx) -> input pixel index within an image, or none when in the padding
+    inside = ((ys >= 0) & (ys < a.input_h))[:, None, :, None] & ((xs >= 0) & (xs < a.input_w))[None, :, None, :]
+    index = ys[:, None, :, None].astype(np.int64) * a.input_w + xs[None, :, None, :]
+    per_pixel = np.where(inside, index, none).reshape(a.output_h * a.output_w, -1).min(axis=1)
+    lowest: list[int] = []
+    image_pixels = a.input_h * a.input_w
+    for b in range(a.batches):
+        for p in per_pixel:
+            lowest.append(none if p == none else int((b * image_pixels + int(p)) * a.input_pixel_bytes))
+    for i in range(len(lowest) - 2, -1, -1):
+        lowest[i] = min(lowest[i], lowest[i + 1])
+    return tuple(lowest)
 
 
 def check_plan(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = None) -> None:

@@ -177,9 +177,12 @@ static void check(int32_t x, int32_t m, int s)
 {
     const int32_t fast = mcu_mul_by_quantized_mul(x, m, s);
     const int32_t slow = mcu_mul_by_quantized_mul_two_roundings(x, m, s);
+    const mcu_prepared_mul prepared = mcu_prepare_mul(m, s);
+    const int32_t per_channel = mcu_apply_prepared_mul(x, &prepared);
     ++checked;
-    if (fast != slow && wrong++ < 5) {
-        printf("x=%ld m=%ld s=%d fast=%ld two_roundings=%ld\n", (long)x, (long)m, s, (long)fast, (long)slow);
+    if ((fast != slow || per_channel != slow) && wrong++ < 5) {
+        printf("x=%ld m=%ld s=%d fast=%ld prepared=%ld two_roundings=%ld\n", (long)x, (long)m, s, (long)fast,
+               (long)per_channel, (long)slow);
     }
 }
 int main(void)
@@ -219,8 +222,8 @@ int main(void)
 
 
 def test_c_one_rounding_multiplier_equals_two_roundings(tmp_path):
-    """mcu_mul_by_quantized_mul (one 64-bit sum and shift) against TFLite's
-    two roundings written out, over every shift: all x in a band around 0,
+    """mcu_mul_by_quantized_mul (one 64-bit sum and shift) and its per-channel
+    prepared form against TFLite's two roundings written out, over every shift: all x in a band around 0,
     the int32 edges, ties, and arbitrary values and multipliers."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:

@@ -115,8 +115,8 @@ def _tflm_case(model: Path, tmp_path: Path) -> tuple[int, tuple[int, int], tuple
     result = run_cli(model, "--tflm-plan", out)
     assert result.returncode == 0, result.stderr
     ours = int(re.search(r"([\d,]+) B of TFLM's arena", result.stdout).group(1).replace(",", ""))
-    data = model.read_bytes()
-    input_sets = [random_inputs(read_model(data), np.random.default_rng(seed)) for seed in range(3)]
+    graph = read_model(model)
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(3)]
     for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets)):
         assert np.array_equal(got, want)
     before, after = tflm_arena(str(model)), tflm_arena(str(out))
@@ -161,3 +161,22 @@ def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):
     out = tmp_path / "out.tflite"
     assert_one_line_error(run_cli(external, "--tflm-plan", out), 2, "buffers stored after the flatbuffer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.tflite", "external.tflite"]
+
+
+def test_a_model_with_called_subgraphs_is_refused(tmp_path):
+    """TFLM counts allocation scopes through the subgraphs control flow runs:
+    subgraph 0's lifetimes are then not its own, so no offline plan is written."""
+    import copy
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(EXAMPLE.read_bytes(), 0))
+    model.subgraphs.append(copy.deepcopy(model.subgraphs[0]))
+    builder = flatbuffers.Builder(0)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    two = tmp_path / "two_subgraphs.tflite"
+    two.write_bytes(builder.Output())
+    out = tmp_path / "out.tflite"
+    assert_one_line_error(run_cli(two, "--tflm-plan", out), 2, "subgraph 1 has operators")
+    assert not out.exists()

@@ -3,6 +3,7 @@
  * nesting, so float sums are added in the same order. */
 #include "mcu_conv.h"
 
+#include "mcu_conv_helium.h"
 #include "mcu_dsp.h"
 #include "mcu_quant.h"
 #include "mcu_window.h"
@@ -12,11 +13,43 @@
 static inline MCU_ALWAYS_INLINE int8_t requantize_s8(const mcu_conv_s8_params *p, int32_t acc, const int32_t *bias,
                                                 int32_t out_c)
 {
+    /* The prepared form costs less than mcu_mul_by_quantized_mul even for
+     * one sum: 32-bit rounding terms instead of 64-bit variable shifts. */
+    const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[out_c], (int)p->output_shift[out_c]);
     if (bias) {
         acc += bias[out_c];
     }
-    acc = mcu_mul_by_quantized_mul(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    acc = mcu_apply_prepared_mul(acc, &m);
     return (int8_t)mcu_clamp_s32(acc + p->output_offset, p->act_min, p->act_max);
+}
+
+/* The output stage of requantize_s8 for a sum that already holds the bias,
+ * with the channel's multiplier prepared once (mcu_prepare_mul). */
+typedef struct {
+    int32_t output_offset;
+    int32_t act_min;
+    int32_t act_max;
+} conv_output_range;
+
+static inline MCU_ALWAYS_INLINE conv_output_range conv_output_range_of(const mcu_conv_s8_params *p)
+{
+    conv_output_range r;
+    r.output_offset = p->output_offset;
+    r.act_min = p->act_min;
+    r.act_max = p->act_max;
+    return r;
+}
+
+static inline MCU_ALWAYS_INLINE int8_t requantize_prepared_s8(const conv_output_range *r, int32_t acc,
+                                                              const mcu_prepared_mul *m)
+{
+    return (int8_t)mcu_clamp_s32(mcu_apply_prepared_mul(acc, m) + r->output_offset, r->act_min, r->act_max);
+}
+
+/* Bias (when there is one) plus `term`, wrapping as int32 sums do. */
+static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t out_c, int32_t term)
+{
+    return bias ? mcu_add_wrap_s32(bias[out_c], term) : term;
 }
 
 #if defined(MCU_MVE)
@@ -252,6 +285,7 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
 {
     const int32_t out_c = p->output_c;
     const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
     int8_t *out1 = out0 + out_c;
     int32_t oc;
     for (oc = 0; oc < out_c; oc += 2) {
@@ -259,24 +293,33 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
         const int8_t *w0 = filter + (size_t)oc * (size_t)n;
         int32_t acc[4];
         dot2x2_s8(x0, x1, w0, has_pair ? w0 + n : w0, n, acc);
+#if defined(MCU_MVE)
         acc[0] += terms[oc];
         acc[2] += terms[oc];
         if (has_pair) {
             acc[1] += terms[oc + 1];
             acc[3] += terms[oc + 1];
         }
-#if defined(MCU_MVE)
         requantize_s8_2x2_store(p, acc, bias, oc, has_pair, has_second, out0);
         (void)out1;
+        (void)range;
 #else
-        out0[oc] = requantize_s8(p, acc[0], bias, oc);
-        if (has_second) {
-            out1[oc] = requantize_s8(p, acc[2], bias, oc);
-        }
-        if (has_pair) {
-            out0[oc + 1] = requantize_s8(p, acc[1], bias, oc + 1);
+        {
+            /* Each channel's rescale prepared once for both pixels. */
+            const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+            const int32_t add0 = bias_plus(bias, oc, terms[oc]);
+            out0[oc] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
             if (has_second) {
-                out1[oc + 1] = requantize_s8(p, acc[3], bias, oc + 1);
+                out1[oc] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
+            }
+            if (has_pair) {
+                const mcu_prepared_mul m1 =
+                    mcu_prepare_mul(p->output_multiplier[oc + 1], (int)p->output_shift[oc + 1]);
+                const int32_t add1 = bias_plus(bias, oc + 1, terms[oc + 1]);
+                out0[oc + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
+                if (has_second) {
+                    out1[oc + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
+                }
             }
         }
 #endif
@@ -292,6 +335,20 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t pixel;
+#if defined(MCU_MVE)
+    for (pixel = 0; pixel < pixels; pixel += 4) {
+        const int32_t count = MCU_MIN(pixels - pixel, 4);
+        const int8_t *x[4];
+        int32_t k;
+        for (k = 0; k < count; ++k) {
+            const int32_t b = (pixel + k) / pixels_per_image, yx = (pixel + k) % pixels_per_image;
+            x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
+                                           (yx % p->output_w) * p->stride_w, 0);
+        }
+        mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
+    }
+    return;
+#endif
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
         const int8_t *x[2];
@@ -312,7 +369,13 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
  * window is one run of taps however short its rows are and wherever it
  * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
 #define MCU_CONV_COLUMN_MAX 640
-static int8_t conv_columns[2][MCU_CONV_COLUMN_MAX];
+#if defined(MCU_MVE)
+/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
+#define MCU_CONV_COLUMNS 4
+#else
+#define MCU_CONV_COLUMNS 2
+#endif
+static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
 
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
  * input_c values; taps in the padding hold the input zero point, which the
@@ -349,6 +412,39 @@ static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *inp
     }
 }
 
+#if defined(MCU_MVE)
+/* Helium: four output pixels per pass, in output order across rows and
+ * images, each window copied into a column. */
+static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c;
+    const int8_t *columns[MCU_CONV_COLUMNS];
+    int8_t *first_out = output;
+    int32_t b, out_y, out_x, count = 0;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                conv_window_to_column(p, input, b, &wy, out_x, conv_columns[count]);
+                columns[count] = conv_columns[count];
+                if (++count == MCU_CONV_COLUMNS) {
+                    mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
+                    first_out += (size_t)p->output_c * (size_t)count;
+                    count = 0;
+                }
+            }
+        }
+    }
+    if (count > 0) {
+        mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
+    }
+}
+
+
+#endif
+
 /* One group, windows up to MCU_CONV_COLUMN_MAX values: each pair of output
  * pixels is two columns against the whole filters. */
 static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
@@ -357,6 +453,10 @@ static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input,
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     int8_t *out = output;
     int32_t b, out_y, out_x;
+#if defined(MCU_MVE)
+    conv_2d_s8_columns_helium(p, input, filter, bias, output);
+    return;
+#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
@@ -497,6 +597,15 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every path below
+ * writes output pixels in raster order (batch, row, column), at most two at a
+ * time, each pair reading only its own two windows (reads and writes
+ * interleaved within the pair).
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                     int8_t *output)
 {
@@ -580,6 +689,17 @@ static void depthwise_conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, con
             }
         }
     }
+}
+
+/* The output coordinates [*first, *end) along one axis whose windows lie
+ * wholly inside the input: origin = out * stride - pad at or past 0, and the
+ * last tap, origin + (taps - 1) * dilation, before input_size. */
+static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                              int32_t input_size, int32_t *first, int32_t *end)
+{
+    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
+    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
+    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
 }
 
 /* Taps of a depthwise window: `rows` x `cols` values `tap` apart in a row and
@@ -747,6 +867,78 @@ MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params 
     return oc;
 }
 
+#if !defined(MCU_MVE)
+/* A run of `pixels` neighbouring output pixels of one row whose windows lie
+ * wholly inside the input, depth multiplier 1 or a multiple of 4 (x: the
+ * first tap of the first pixel's window, pixels `pixel_step` apart; out: its
+ * first channel).  Channels four at a time, as depthwise_pixel4_s8 and
+ * depthwise_pixel4_shared_s8, but each group's rescales prepared once for
+ * the whole run and its bias and offset terms summed once.  Returns how many
+ * channels it wrote (out_c rounded down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
+                                                    const int8_t *x, size_t pixel_step, int32_t pixels,
+                                                    const int8_t *w, const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        mcu_prepared_mul m[4];
+        int32_t start[4], c, px;
+        const int8_t *x_px = x + (multiplier == 1 ? oc : oc / multiplier);
+        int8_t *o = out + oc;
+        for (c = 0; c < 4; ++c) {
+            m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
+            start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
+        }
+        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_c) {
+            const int8_t *x_row = x_px, *w_row = w + oc;
+            int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
+            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+                const int8_t *xk = x_row, *wk = w_row;
+#ifdef MCU_DSP
+                if (multiplier == 1) {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        const uint32_t wv = mcu_load_s8x4(wk), xv = mcu_load_s8x4(xk);
+                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+                        const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
+                        a0 = __smlabb(x_even, w_even, a0);
+                        a2 = __smlatt(x_even, w_even, a2);
+                        a1 = __smlabb(x_odd, w_odd, a1);
+                        a3 = __smlatt(x_odd, w_odd, a3);
+                    }
+                } else {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        const uint32_t wv = mcu_load_s8x4(wk);
+                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk;
+                        a0 = __smlabb(v, w_even, a0);
+                        a2 = __smlabt(v, w_even, a2);
+                        a1 = __smlabb(v, w_odd, a1);
+                        a3 = __smlabt(v, w_odd, a3);
+                    }
+                }
+#else
+                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                    const int32_t step = multiplier == 1 ? 1 : 0;
+                    a0 += (int32_t)xk[0] * (int32_t)wk[0];
+                    a1 += (int32_t)xk[step] * (int32_t)wk[1];
+                    a2 += (int32_t)xk[2 * step] * (int32_t)wk[2];
+                    a3 += (int32_t)xk[3 * step] * (int32_t)wk[3];
+                }
+#endif
+            }
+            o[0] = requantize_prepared_s8(&range, a0, &m[0]);
+            o[1] = requantize_prepared_s8(&range, a1, &m[1]);
+            o[2] = requantize_prepared_s8(&range, a2, &m[2]);
+            o[3] = requantize_prepared_s8(&range, a3, &m[3]);
+        }
+    }
+    return oc;
+}
+#endif
+
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -762,11 +954,83 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
+#if !defined(MCU_MVE)
+    const int run_kernel = multiplier == 1 || multiplier % 4 == 0;
+    int32_t inside_x_first, inside_x_end, inside_y_first, inside_y_end;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
+                      &inside_x_end);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &inside_y_first,
+                      &inside_y_end);
+#endif
+#if defined(MCU_MVE)
+    /* Helium: runs of up to four output pixels whose windows lie inside the input. */
+    const int helium = multiplier == 1 || multiplier % 4 == 0;
+    const int8_t *pending_x[4];
+    int8_t *pending_out = output;
+    int32_t pending = 0, inside_x_first, inside_x_end;
+    mcu_helium_taps in_place;
+    in_place.row = taps.input_row;
+    in_place.tap = taps.input_tap;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
+                      &inside_x_end);
+#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
+#if !defined(MCU_MVE)
+                if (run_kernel && out_x == inside_x_first && inside_x_end > inside_x_first && wy.first == 0 &&
+                    wy.end == p->filter_h) {
+                    /* The row's pixels inside the input, as one run; with one output
+                     * column, the column's pixels down to the last row inside. */
+                    const int column = p->output_w == 1;
+                    const int32_t run = column ? MCU_MAX(inside_y_end - out_y, 1) : inside_x_end - inside_x_first;
+                    const int8_t *x_run = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
+                                                                  out_x * p->stride_w - p->pad_w, 0);
+                    const size_t pixel_step = column ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
+                                                     : (size_t)p->stride_w * (size_t)in_c;
+                    int32_t px;
+                    taps.rows = p->filter_h;
+                    taps.cols = p->filter_w;
+                    oc = depthwise_inside_run_s8(p, &taps, x_run, pixel_step, run, filter, bias, out);
+                    for (px = 0; px < run; ++px) {
+                        int32_t c;
+                        for (c = oc; c < out_c; ++c) {
+                            const int8_t *x = x_run + (size_t)px * pixel_step + c / multiplier;
+                            out[(size_t)px * (size_t)out_c + (size_t)c] =
+                                requantize_s8(p, terms[c] + depthwise_window_s8(&taps, x, filter + c, 0), bias, c);
+                        }
+                    }
+                    if (column) {
+                        out_y += run - 1;
+                    } else {
+                        out_x += run - 1;
+                    }
+                    out += (size_t)(run - 1) * (size_t)out_c;
+                    continue;
+                }
+#endif
+#if defined(MCU_MVE)
+                if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
+                    out_x < inside_x_end) {
+                    /* Consecutive pixels inside the input, four at a time. */
+                    if (pending == 0) {
+                        pending_out = out;
+                    }
+                    pending_x[pending++] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
+                                                                   out_x * p->stride_w - p->pad_w, 0);
+                    if (pending == 4) {
+                        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
+                        pending = 0;
+                    }
+                    continue;
+                }
+                if (pending > 0) {
+                    mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
+                    pending = 0;
+                }
+#endif
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                 const int inside = wy.end - wy.first == p->filter_h && wx.end - wx.first == p->filter_w;
@@ -796,8 +1060,21 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             }
         }
     }
+#if defined(MCU_MVE)
+    if (pending > 0) {
+        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
+    }
+#endif
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
+ * kernels (and mcu_conv_2d_f32) write one output pixel at a time in raster
+ * order (batch, row, column), reading only that pixel's window.
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output)
 {

@@ -137,6 +137,14 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the int8 and float
+ * kernels write output row b only after reading input row b, and read no
+ * other row for it (rows in order).
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
                             const int32_t *bias, int8_t *output)
 {
@@ -147,20 +155,78 @@ void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t
     }
 }
 
+/* Four rows' totals, each summed in the reference's order (d = 0, 1, ...,
+ * one rounding per multiply and per add): the rows are independent, so
+ * interleaving them changes no value, and each input value is loaded once
+ * for the four.  Four columns per pass halve the loop's own instructions. */
+MCU_NOINLINE static void dot4_f32(const float *x, const float *w0, int32_t depth, float totals[4])
+{
+    const float *w1 = w0 + depth, *w2 = w1 + depth, *w3 = w2 + depth;
+    float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
+    int32_t d;
+    for (d = 0; d + 4 <= depth; d += 4) {
+        const float x0 = x[d], x1 = x[d + 1], x2 = x[d + 2], x3 = x[d + 3];
+        t0 += x0 * w0[d];
+        t1 += x0 * w1[d];
+        t2 += x0 * w2[d];
+        t3 += x0 * w3[d];
+        t0 += x1 * w0[d + 1];
+        t1 += x1 * w1[d + 1];
+        t2 += x1 * w2[d + 1];
+        t3 += x1 * w3[d + 1];
+        t0 += x2 * w0[d + 2];
+        t1 += x2 * w1[d + 2];
+        t2 += x2 * w2[d + 2];
+        t3 += x2 * w3[d + 2];
+        t0 += x3 * w0[d + 3];
+        t1 += x3 * w1[d + 3];
+        t2 += x3 * w2[d + 3];
+        t3 += x3 * w3[d + 3];
+    }
+    for (; d < depth; ++d) {
+        const float xd = x[d];
+        t0 += xd * w0[d];
+        t1 += xd * w1[d];
+        t2 += xd * w2[d];
+        t3 += xd * w3[d];
+    }
+    totals[0] = t0;
+    totals[1] = t1;
+    totals[2] = t2;
+    totals[3] = t3;
+}
+
+/* One row's total, in the reference's order. */
+MCU_NOINLINE static float dot_f32(const float *x, const float *w, int32_t depth)
+{
+    float total = 0.0f;
+    int32_t d;
+    for (d = 0; d < depth; ++d) {
+        total += x[d] * w[d];
+    }
+    return total;
+}
+
 void mcu_fully_connected_f32(const mcu_fully_connected_f32_params *p, const float *input, const float *filter,
                              const float *bias, float *output)
 {
-    int32_t b, o, d;
+    const int32_t depth = p->accum_depth;
+    int32_t b, o, k;
     for (b = 0; b < p->batches; ++b) {
-        const float *in_row = input + (size_t)b * (size_t)p->accum_depth;
-        for (o = 0; o < p->output_depth; ++o) {
-            const float *filter_row = filter + (size_t)o * (size_t)p->accum_depth;
-            float total = 0.0f;
-            for (d = 0; d < p->accum_depth; ++d) {
-                total += in_row[d] * filter_row[d];
+        const float *in_row = input + (size_t)b * (size_t)depth;
+        float *out = output + (size_t)b * (size_t)p->output_depth;
+        for (o = 0; o < p->output_depth;) {
+            float totals[4];
+            const int32_t count = o + 4 <= p->output_depth ? 4 : 1;
+            if (count == 4) {
+                dot4_f32(in_row, filter + (size_t)o * (size_t)depth, depth, totals);
+            } else {
+                totals[0] = dot_f32(in_row, filter + (size_t)o * (size_t)depth, depth);
             }
-            output[(size_t)b * (size_t)p->output_depth + (size_t)o] =
-                mcu_clamp_f32(total + (bias ? bias[o] : 0.0f), p->act_min, p->act_max);
+            for (k = 0; k < count; ++k, ++o) {
+                /* total + bias (0.0f without one), as the reference adds it. */
+                out[o] = mcu_clamp_f32(totals[k] + (bias ? bias[o] : 0.0f), p->act_min, p->act_max);
+            }
         }
     }
 }

@@ -10,6 +10,14 @@
 
 #include "mcu_quant.h"
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): output
+ * row b is written only after input row b is read, and no other input row is
+ * read for it (rows in order).  The plan may start the output inside, or just
+ * before, the input this op reads for the last time, as far as that walk
+ * never writes an input byte still to be read (mcu_planner/overlap.py).  Loops
+ * that change the walk must change the kernel's entry there;
+ * tests/test_overlap.py runs each listed kernel bit-exact at the tightest
+ * overlap the entry allows. */
 void mcu_fully_connected_s16(const mcu_fully_connected_s16_params *p, const int16_t *input, const int8_t *filter,
                              const int64_t *bias, int16_t *output)
 {

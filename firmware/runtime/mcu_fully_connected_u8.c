@@ -5,6 +5,14 @@
 
 #include "mcu_quant.h"
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): output
+ * row b is written only after input row b is read, and no other input row is
+ * read for it (rows in order).  The plan may start the output inside, or just
+ * before, the input this op reads for the last time, as far as that walk
+ * never writes an input byte still to be read (mcu_planner/overlap.py).  Loops
+ * that change the walk must change the kernel's entry there;
+ * tests/test_overlap.py runs each listed kernel bit-exact at the tightest
+ * overlap the entry allows. */
 void mcu_fully_connected_u8(const mcu_fully_connected_u8_params *p, const uint8_t *input, const uint8_t *filter,
                             const int32_t *bias, uint8_t *output)
 {

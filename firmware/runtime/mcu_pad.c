@@ -1,8 +1,35 @@
-/* Fills the output with the padding value, then copies each innermost input
- * row to its place: the same bytes as TFLite's reference PadImpl. */
+/* Writes the output from its first byte to its last: the padding before each
+ * innermost input row, the row, and after the last row the rest of the
+ * padding; the same bytes as TFLite's reference PadImpl.
+ *
+ * Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): for a
+ * 4-D tensor padded along height and width only, output pixels are written in
+ * raster order (batch, row, column), each inside pixel right after its one
+ * input pixel is read.  The plan may start the output inside, or just before,
+ * the input this op reads for the last time, as far as that walk never writes
+ * an input byte still to be read (mcu_planner/overlap.py).  A change of the
+ * walk must change the kernel's entry there; tests/test_overlap.py runs it
+ * bit-exact at the tightest overlap the entry allows. */
 #include "mcu_pad.h"
 
 #include <string.h>
+
+/* Output elements [from, to) take the padding value. */
+static void fill(const mcu_pad_params *p, uint8_t *out, size_t from, size_t to)
+{
+    const size_t eb = (size_t)p->element_bytes;
+    size_t e;
+    if (to <= from) {
+        return;
+    }
+    if (eb == 1) {
+        memset(out + from, p->pad_value[0], to - from);
+        return;
+    }
+    for (e = from; e < to; ++e) {
+        memcpy(out + e * eb, p->pad_value, eb);
+    }
+}
 
 void mcu_pad(const mcu_pad_params *p, const void *input, void *output)
 {
@@ -11,16 +38,9 @@ void mcu_pad(const mcu_pad_params *p, const void *input, void *output)
     const int32_t *s = p->output_strides;
     const uint8_t *in = (const uint8_t *)input;
     uint8_t *out = (uint8_t *)output;
-    const size_t row_bytes = (size_t)d[5] * eb;
+    const size_t row = (size_t)d[5];
+    size_t written = 0; /* output elements written so far, from the start */
     int32_t i0, i1, i2, i3, i4;
-    size_t e;
-    if (eb == 1) {
-        memset(out, p->pad_value[0], (size_t)p->output_elements);
-    } else {
-        for (e = 0; e < (size_t)p->output_elements; ++e) {
-            memcpy(out + e * eb, p->pad_value, eb);
-        }
-    }
     for (i0 = 0; i0 < d[0]; ++i0)
         for (i1 = 0; i1 < d[1]; ++i1)
             for (i2 = 0; i2 < d[2]; ++i2)
@@ -29,7 +49,10 @@ void mcu_pad(const mcu_pad_params *p, const void *input, void *output)
                         const size_t dst = (size_t)p->output_origin + (size_t)i0 * (size_t)s[0] +
                                            (size_t)i1 * (size_t)s[1] + (size_t)i2 * (size_t)s[2] +
                                            (size_t)i3 * (size_t)s[3] + (size_t)i4 * (size_t)s[4];
-                        memcpy(out + dst * eb, in, row_bytes);
-                        in += row_bytes;
+                        fill(p, out, written, dst);
+                        memcpy(out + dst * eb, in, row * eb);
+                        in += row * eb;
+                        written = dst + row;
                     }
+    fill(p, out, written, (size_t)p->output_elements);
 }

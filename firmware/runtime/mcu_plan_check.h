@@ -1,7 +1,8 @@
 /* Run-time check of a generated model's memory plan, for builds with
  * -DMCU_PLAN_CHECK: released bytes are poisoned, and before an op first
  * writes a buffer, no other live buffer may share its bytes unless the plan
- * lets the op run in place over it.  Every generated model describes its plan
+ * lets the op run in place over it, or partly over it no further than its
+ * kernel's walk allows.  Every generated model describes its plan
  * to these functions with const tables; a normal build uses none of them. */
 #ifndef MCU_PLAN_CHECK_H
 #define MCU_PLAN_CHECK_H
@@ -17,6 +18,7 @@ typedef struct {
     const uint32_t *size;          /* per buffer: bytes */
     const uint8_t *live_at_start;  /* per buffer: written before invoke (graph inputs) */
     const int32_t *in_place;       /* (op, output buffer, input buffer) triples, ending with op -1 */
+    const int32_t *overlaps;       /* (op, output buffer, input buffer, max offset), ending with op -1 */
     const char *const *buffer_name; /* per buffer: "tensor:name" (NULL with MCU_PLAN_CHECK_REPORT) */
     const char *const *op_name;     /* per op: opcode (NULL with MCU_PLAN_CHECK_REPORT) */
     const int32_t *buffer_tensor;   /* per buffer: root tensor (for MCU_PLAN_CHECK_REPORT) */

@@ -9,6 +9,14 @@
 #include "mcu_quant.h"
 #include "mcu_window.h"
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every pooling kernel here
+ * writes one output pixel at a time in raster order (batch, row, column),
+ * reading only that pixel's window.
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 /* Pooling windows are convolution windows without dilation. */
 #define POOL_DILATION 1
 

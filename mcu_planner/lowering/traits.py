@@ -1,6 +1,9 @@
 """What the memory plan may assume about each operator, beside the kernels
 whose loop order makes it safe: the one table lifetimes.py (aliasing, in-place
-pairs) and codegen (calls left out when aliased) read."""
+pairs) and codegen (calls left out when aliased) read, and the table of the
+order in which each kernel reads its input and writes its output, from which
+overlap.py derives how far an output may start inside the input it reads for
+the last time."""
 
 from __future__ import annotations
 
@@ -73,3 +76,64 @@ OP_TRAITS: dict[str, OpTraits] = {
 def op_traits(opcode: str) -> OpTraits:
     """The opcode's traits; an op not in the table may assume nothing."""
     return OP_TRAITS.get(opcode, _NONE)
+
+
+@dataclass(frozen=True)
+class RasterOrder:
+    """A kernel's walk, as the plan may assume it: output pixels (batch, row,
+    column; the rows of a matrix for FULLY_CONNECTED) in raster order,
+    `pixels_per_group` consecutive pixels at a time; a group reads nothing but
+    its own pixels' input windows and writes nothing but its own pixels,
+    reads and writes interleaved in any order inside the group.  A kernel
+    whose loops change must change its entry here (and the comment beside
+    the kernel that says so): the plan puts outputs over inputs by it, and
+    tests/test_overlap.py runs every listed kernel bit-exact at the tightest
+    overlap it allows."""
+
+    pixels_per_group: int = 1
+    # How the parameter block describes the geometry: "conv" (input_c,
+    # output_c, filter, stride, padding, dilation), "pool" (channels; no
+    # dilation), "rows" (accum_depth -> output_depth per batch row) or "pad"
+    # (a 4-D PAD along height and width only: a 1 x 1 window whose padding
+    # is the PAD's leading padding).
+    window: str = "conv"
+
+
+_CONV_PIXEL = RasterOrder(1, "conv")
+_POOL_PIXEL = RasterOrder(1, "pool")
+_ROWS = RasterOrder(1, "rows")
+
+KERNEL_ORDERS: dict[str, RasterOrder] = {
+    # mcu_conv.c: conv_1x1_s8, conv_2d_s8_columns and conv_2d_s8_one_group
+    # take two output pixels at a time; the per-tap-offset loop one.
+    "mcu_conv_2d_s8": RasterOrder(2, "conv"),
+    "mcu_conv_2d_f32": _CONV_PIXEL,
+    "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # one pixel, four channels at a time
+    "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
+    "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
+    "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
+    "mcu_conv_2d_s16": _CONV_PIXEL,  # mcu_conv_s16.c
+    "mcu_conv_2d_s16_bias32": _CONV_PIXEL,
+    "mcu_depthwise_conv_2d_s16": _CONV_PIXEL,
+    # mcu_pool.c, mcu_pool_s16.c: one pixel, channel by channel.
+    "mcu_average_pool_2d_s8": _POOL_PIXEL,
+    "mcu_average_pool_2d_u8": _POOL_PIXEL,
+    "mcu_average_pool_2d_f32": _POOL_PIXEL,
+    "mcu_average_pool_2d_s16": _POOL_PIXEL,
+    "mcu_max_pool_2d_s8": _POOL_PIXEL,
+    "mcu_max_pool_2d_u8": _POOL_PIXEL,
+    "mcu_max_pool_2d_f32": _POOL_PIXEL,
+    "mcu_max_pool_2d_s16": _POOL_PIXEL,
+    # mcu_pad.c: the output from its first byte to its last.
+    "mcu_pad": RasterOrder(1, "pad"),
+    # mcu_fully_connected.c, _u8.c, _s16.c: one input row, then its output row.
+    "mcu_fully_connected_s8": _ROWS,
+    "mcu_fully_connected_f32": _ROWS,
+    "mcu_fully_connected_u8": _ROWS,
+    "mcu_fully_connected_s16": _ROWS,
+}
+
+
+def kernel_order(function: str) -> RasterOrder | None:
+    """The walk `function` declares; None: the plan may assume nothing."""
+    return KERNEL_ORDERS.get(function)

@@ -1,0 +1,160 @@
+"""Partial overlap: how far into the input it reads for the last time an op's
+output may start (a generalisation of running in place).
+
+A convolution, pooling or FULLY_CONNECTED kernel walks its output pixels in
+raster order (lowering/traits.py, `KERNEL_ORDERS`, says so for each kernel
+that does, beside the C).  Once a group of pixels is written, the input
+bytes below the lowest one any later group reads are dead.  So the output
+may start before the input's start, or inside it, by as much as keeps every
+group's writes below the lowest input byte that this and every later group
+still reads:
+
+    max_offset = min over groups j of (lowest byte read by groups j, j+1, ...)
+                                      - (end of group j's writes)
+
+(byte offsets from the input's and the output's starts; group j writes
+pixels [j*G, (j+1)*G) of the output, G the kernel's pixels per group).  For
+a stride-1 pointwise int8 convolution over P pixels, two at a time, that is
+min over j of (2j * C_in - (2j + 2) * C_out): -2 * C_out when it keeps or
+narrows the channels (the output starts two output pixels before the
+input), about -(P * (C_out - C_in) + 2 * C_in) when it widens them (the
+input ends two input pixels before the output ends).  Either way the pair
+needs about the larger buffer plus one group, not the sum of both.
+
+The lowest input byte a pixel reads is its window's first in-bounds tap
+(rows dominate columns in NHWC); it is computed here per output row and
+column in closed form.  verify.py checks plans against the same walk by
+enumerating every tap instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import DTYPE_BITS, Graph, Operator
+from .lowering import NotLowerable, lower
+from .lowering.traits import kernel_order
+from .errors import McuPlanError
+from .problem import WindowAccess
+
+# Ops whose kernels may declare a raster walk (the rest are never lowered here).
+WINDOWED_OPCODES = frozenset(
+    {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED", "PAD", "PADV2"}
+)
+
+
+def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
+    """The walk of the kernel `op` lowers to over its input 0 and output 0,
+    or None when the kernel declares none (or the op does not lower)."""
+    if op.opcode not in WINDOWED_OPCODES or not op.inputs or len(op.outputs) != 1:
+        return None
+    try:
+        call = lower(op, graph)
+    except (NotLowerable, McuPlanError):
+        return None
+    order = kernel_order(call.function)
+    if order is None:
+        return None
+    inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    in_bytes, out_bytes = DTYPE_BITS[inp.dtype] // 8, DTYPE_BITS[out.dtype] // 8
+    if in_bytes == 0 or out_bytes == 0:
+        return None
+    p = call.params
+
+    def number(name: str) -> int:
+        value = p[name]
+        assert isinstance(value, int), f"{call.function}.{name} is not an int"
+        return value
+
+    if order.window == "rows":
+        return WindowAccess(
+            batches=number("batches"),
+            input_h=1,
+            input_w=1,
+            input_pixel_bytes=number("accum_depth") * in_bytes,
+            output_h=1,
+            output_w=1,
+            output_pixel_bytes=number("output_depth") * out_bytes,
+            group=order.pixels_per_group,
+        )
+    if order.window == "pad":
+        return _pad_access(inp.shape, out.shape, number("output_origin"), in_bytes)
+    channels_in = number("channels") if order.window == "pool" else number("input_c")
+    channels_out = number("channels") if order.window == "pool" else number("output_c")
+    dilated = order.window == "conv"
+    return WindowAccess(
+        batches=number("batches"),
+        input_h=number("input_h"),
+        input_w=number("input_w"),
+        input_pixel_bytes=channels_in * in_bytes,
+        output_h=number("output_h"),
+        output_w=number("output_w"),
+        output_pixel_bytes=channels_out * out_bytes,
+        filter_h=number("filter_h"),
+        filter_w=number("filter_w"),
+        stride_h=number("stride_h"),
+        stride_w=number("stride_w"),
+        pad_h=number("pad_h"),
+        pad_w=number("pad_w"),
+        dilation_h=number("dilation_h") if dilated else 1,
+        dilation_w=number("dilation_w") if dilated else 1,
+        group=order.pixels_per_group,
+    )
+
+
+def _pad_access(
+    in_shape: tuple[int, ...], out_shape: tuple[int, ...], origin: int, element_bytes: int
+) -> WindowAccess | None:
+    """A PAD of NHWC along height and width only, as a 1 x 1 window whose
+    leading padding is the PAD's (`origin`: the output element where input
+    element 0 lands); None for other PADs."""
+    if len(in_shape) != 4 or len(out_shape) != 4 or in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
+        return None
+    batches, _, _, channels = in_shape
+    _, out_h, out_w, _ = out_shape
+    row = out_w * channels
+    if row == 0 or channels == 0:
+        return None
+    return WindowAccess(
+        batches=batches,
+        input_h=in_shape[1],
+        input_w=in_shape[2],
+        input_pixel_bytes=channels * element_bytes,
+        output_h=out_h,
+        output_w=out_w,
+        output_pixel_bytes=channels * element_bytes,
+        pad_h=origin // row,
+        pad_w=origin % row // channels,
+    )
+
+
+def _first_tap(out_n: int, stride: int, pad: int, dilation: int, taps: int, in_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per output coordinate along one axis: the first in-bounds input
+    coordinate of its window, and whether there is one."""
+    start = np.arange(out_n, dtype=np.int64) * stride - pad
+    skipped = np.where(start >= 0, 0, (-start + dilation - 1) // dilation)  # taps in the leading padding
+    first = start + skipped * dilation
+    return first, (skipped < taps) & (first < in_n)
+
+
+def max_output_offset(access: WindowAccess) -> int:
+    """The most bytes the output may start after the input's start (negative:
+    before it) while the kernel's walk never writes a byte it reads later.
+    At most the input's size: beyond that the two do not meet anyway."""
+    a = access
+    input_bytes = a.batches * a.input_h * a.input_w * a.input_pixel_bytes
+    first_y, rows_ok = _first_tap(a.output_h, a.stride_h, a.pad_h, a.dilation_h, a.filter_h, a.input_h)
+    first_x, cols_ok = _first_tap(a.output_w, a.stride_w, a.pad_w, a.dilation_w, a.filter_w, a.input_w)
+    image = np.arange(a.batches, dtype=np.int64)[:, None, None] * a.input_h
+    pixel = ((image + first_y[None, :, None]) * a.input_w + first_x[None, None, :]) * a.input_pixel_bytes
+    reads = np.where(rows_ok[None, :, None] & cols_ok[None, None, :], pixel, np.iinfo(np.int64).max).ravel()
+    if reads.size == 0:
+        return input_bytes
+    lowest_ahead = np.minimum.accumulate(reads[::-1])[::-1]  # lowest byte read from each pixel on
+    starts = np.arange(0, reads.size, max(1, a.group))
+    ends = np.minimum(starts + max(1, a.group), reads.size) * a.output_pixel_bytes
+    lowest = lowest_ahead[starts]
+    read_any = lowest != np.iinfo(np.int64).max
+    if not read_any.any():
+        return input_bytes
+    return int(min(input_bytes, int((lowest[read_any] - ends[read_any]).min())))
