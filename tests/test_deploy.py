@@ -139,7 +139,7 @@ def test_several_models_share_one_arena(tmp_path, concurrent):
         (["--stack", "2K"], "--stack"),
         (["--board", "/nonexistent/board.json", "--ram", "64K", "-o", "OUT"], "cannot read board"),
         (["--region", "a=1K", "--region", "b=64K", "--tflm-plan", "OUT"], "--tflm-plan"),
-        (["--concurrent", "--ram", "64K", "--report", "OUT", "SECOND"], "--report applies to one model"),
+        (["--concurrent", "--ram", "64K", "--report", "OUT", "SECOND"], "--report describes one model"),
     ],
 )
 def test_deploy_argument_errors_are_one_line(extra, words, tmp_path):

@@ -461,7 +461,7 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
     return;
 #else
-    if (p->stride_h == 1 && p->stride_w == 1) {
+    if (p->stride_h == 1 && p->stride_w == 1 && !p->raster_walk) {
         conv_1x1_stride1_s8(p, input, filter, bias, output);
         return;
     }
@@ -702,10 +702,11 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every path below
- * writes output pixels in raster order (batch, row, column), at most two at a
- * time, each pair reading only its own two windows (reads and writes
- * interleaved within the pair).
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, every path below writes output pixels in raster order
+ * (batch, row, column), at most four at a time (two without Helium), each
+ * block reading only its own windows (reads and writes interleaved within
+ * the block).
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
@@ -1063,8 +1064,19 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-    if (multiplier == 1 || multiplier % 4 == 0) {
+    if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        return;
+    }
+    if (multiplier == 1 || multiplier % 4 == 0) {
+        /* Raster order for a planned overlap: one pixel per run. */
+        for (b = 0; b < p->batches; ++b) {
+            for (out_y = 0; out_y < p->output_h; ++out_y) {
+                for (out_x = 0; out_x < p->output_w; ++out_x) {
+                    depthwise_run(p, input, filter, bias, b, out_y, out_x, 1, 0, output);
+                }
+            }
+        }
         return;
     }
     for (b = 0; b < p->batches; ++b) {
@@ -1098,7 +1110,8 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
 }
 
 /* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
- * kernels (and mcu_conv_2d_f32) write one output pixel at a time in raster
+ * kernels (int8 with p->raster_walk set; float and the per-tap-offset path
+ * always) and mcu_conv_2d_f32 write one output pixel at a time in raster
  * order (batch, row, column), reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
