@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .c_literals import c_identifier
 
 from .output_dir import read_interface, write_output
@@ -53,10 +54,6 @@ HOST_RUN_TIMEOUT_SECONDS = 600.0
 # Invocations a host profile build times after the checked ones.
 HOST_PROFILE_ITERATIONS = 50
 
-WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
-# TFLite rounds every float multiply and add on its own; a fused multiply-add
-# would round once and change float outputs.
-FLOAT_FLAGS = ("-ffp-contract=off",)
 # `check --sanitize`: any report stops the program at once, so it cannot be missed.
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
 # The lines in a sanitizer's stderr that say what went wrong.
@@ -76,8 +73,8 @@ def sanitizer_line(stderr: str) -> str | None:
     return None
 
 
-# Float outputs may differ from the reference by summation order; the issue
-# allows 1e-5 relative to the output's magnitude.
+# Float outputs may differ from the reference by summation order: accepted
+# within 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
 # Input sets run again after NAME_reset() in a model with state.
 REPLAYED_AFTER_RESET = 2
@@ -191,7 +188,7 @@ class HostTarget(Target):
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [
             *shlex.split(self.compiler),
-            *WARNING_FLAGS,
+            *STRICT_WARNING_FLAGS,
             *FLOAT_FLAGS,
             *(SANITIZE_FLAGS if self.sanitize else ()),
             self.optimization,

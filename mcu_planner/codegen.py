@@ -17,6 +17,7 @@ problem allows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -46,8 +47,7 @@ from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .regions import RegionPlans
 from .resources import firmware_dir, templates_dir
-from .runtime_contract import check_call
-from .validate import check_kernel_call
+from .runtime_contract import check_call, check_kernel_call, runtime_declarations
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -123,6 +123,12 @@ class KernelArg:
     inner: int = 0
     symbol: str = ""
 
+    @property
+    def wider_than_bytes(self) -> bool:
+        """An arena or state pointer (uint8_t *) to this type is cast through
+        void *: _Builder.arg has checked that its address suits the type."""
+        return element_bytes(self.c_type) > 1
+
 
 @dataclass
 class OpCode:
@@ -135,6 +141,7 @@ class OpCode:
     args: list[KernelArg] = field(default_factory=list)
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
+    returns_status: bool = False  # the kernel can fail: invoke stops on a status other than MCU_STATUS_OK
 
 
 @dataclass
@@ -231,15 +238,28 @@ class _Builder:
         c_type = _tensor_c_type(tensor)
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
+            self._check_aligned(tensor, c_type, "arena", self.tensor_address(t))
             return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
             # Ops read variable tensors as inputs and update them in place.
-            return KernelArg("variable", c_type, False, inner=self.variable(tensor).offset)
+            offset = self.variable(tensor).offset
+            self._check_aligned(tensor, c_type, "state region", offset)
+            return KernelArg("variable", c_type, False, inner=offset)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
             return KernelArg("constant", c_type, True, symbol=self.constant(tensor).symbol)
         raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
+
+    def _check_aligned(self, tensor: Tensor, c_type: str, region: str, address: int) -> None:
+        """The arena and the state region are 16-byte aligned, so a pointer
+        into them suits `c_type` when its offset is a multiple of the size."""
+        size = element_bytes(c_type)
+        if address % size:
+            raise InputError(
+                f"tensor {tensor.index} '{c_comment(tensor.name)}' ({tensor.dtype}) would start at byte {address} "
+                f"of the {region}, not a multiple of {size}: plan with --align {size} or more"
+            )
 
     def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
         c_type = _tensor_c_type(tensor)
@@ -298,11 +318,14 @@ class _Builder:
                 produced.add(self.tensor_slot(t)[0])
         self.live_at_start = set(produced)
 
+        overlapping = self._overlapping_steps()
         result = []
-        for op in graph.operators:
+        for position, op in enumerate(graph.operators):
             call = calls.get(op.index)
             if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
                 call = None
+            if call is not None and position in overlapping and "raster_walk" in call.params:
+                call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
                 self._render_call(op, call, code)
@@ -320,6 +343,20 @@ class _Builder:
             result.append(code)
         return result
 
+    def _overlapping_steps(self) -> set[int]:
+        """Op steps whose output the plan starts inside the input they read
+        for the last time (a partial overlap): their kernels must walk in the
+        raster order KERNEL_ORDERS declares, not their faster orders."""
+        sizes = {b.id: b.size for b in self.buffers}
+        offsets = self.plan.offsets
+        steps = set()
+        for index, step in enumerate(self.lifetimes.problem.steps):
+            for o in step.overlaps:
+                out_at, in_at = offsets[o.output], offsets[o.input]
+                if out_at < in_at + sizes[o.input] and in_at < out_at + sizes[o.output]:
+                    steps.add(index)
+        return steps
+
     def _output_shares_input(self, op) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
         placements = self.lifetimes.placements
@@ -327,6 +364,7 @@ class _Builder:
 
     def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
+        code.returns_status = runtime_declarations().functions[call.function].returns_status
         for f in params_struct.fields:
             value = call.params[f.name]
             if isinstance(value, CArray):

@@ -27,15 +27,16 @@ from pathlib import Path
 
 import jinja2
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .pipeline import ram_needed
 from .resources import firmware_dir, templates_dir
 
 DEFAULT_BOARD = "mps2-an386"
-# The shared models' measured high-water marks reach 320 B (harness and
-# invoke together, bench/results/cortex-m.md), a third of this; the harness
-# reports each run's own figure, and an overflow ends the run with
+# Above every shared model's measured high-water mark (harness and invoke
+# together: bench/results/cortex-m.md, column "stack reserve / used"); the
+# harness reports each run's own figure, and an overflow ends the run with
 # EXIT_STACK_OVERFLOW rather than corrupting the arena.
 DEFAULT_STACK_BYTES = 1024
 # A firmware build of the largest shared model takes seconds; make gets this
@@ -404,6 +405,8 @@ def write_firmware_files(
         include_dirs=include_dirs,
         harness_sources=harness_sources,
         extra_cflags=extra_cflags,
+        warning_flags=STRICT_WARNING_FLAGS,
+        float_flags=FLOAT_FLAGS,
     )
     outputs = {
         board_out / "linker.ld": "linker.ld.j2",

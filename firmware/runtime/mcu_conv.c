@@ -52,22 +52,6 @@ static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t o
     return bias ? mcu_add_wrap_s32(bias[out_c], term) : term;
 }
 
-/* Whether the output shares bytes with the input: the memory plan may start
- * an output inside (or just before) the input it reads for the last time,
- * as far as the raster walk of lowering/traits.py's KERNEL_ORDERS allows.
- * The walks that visit the output in another order (channels outermost,
- * depthwise runs down columns, blocks of four pixels that read after
- * writing) run only when the two are apart. */
-static int conv_buffers_overlap(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *output)
-{
-    const uintptr_t in_first = (uintptr_t)input, out_first = (uintptr_t)output;
-    const uintptr_t in_bytes = (uintptr_t)p->batches * (uintptr_t)p->input_h * (uintptr_t)p->input_w *
-                               (uintptr_t)p->input_c;
-    const uintptr_t out_bytes = (uintptr_t)p->batches * (uintptr_t)p->output_h * (uintptr_t)p->output_w *
-                                (uintptr_t)p->output_c;
-    return out_first < in_first + in_bytes && in_first < out_first + out_bytes;
-}
-
 #if defined(MCU_MVE)
 /* requantize_s8 on four lanes whose channels are `channels` (their multiplier,
  * shift and bias gathered); int32 adds wrap as the scalar ones do. */
@@ -477,7 +461,7 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
     return;
 #else
-    if (p->stride_h == 1 && p->stride_w == 1 && !conv_buffers_overlap(p, input, output)) {
+    if (p->stride_h == 1 && p->stride_w == 1 && !p->raster_walk) {
         conv_1x1_stride1_s8(p, input, filter, bias, output);
         return;
     }
@@ -718,13 +702,11 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): whenever the output
- * shares bytes with the input (conv_buffers_overlap), every path below writes
- * output pixels in raster order (batch, row, column) in the aligned groups
- * of four the entry declares (two at a time without Helium, four with it),
- * each group reading only its own windows (reads and writes interleaved
- * within the group); the pointwise walk with channels outermost runs only
- * when the two are apart.
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, every path below writes output pixels in raster order
+ * (batch, row, column), at most four at a time (two without Helium), each
+ * block reading only its own windows (reads and writes interleaved within
+ * the block).
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
@@ -1147,8 +1129,9 @@ static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, cons
 }
 #endif
 
-/* Depth multiplier 1 or a multiple of 4 over a shared buffer: the raster
- * walk in the aligned groups of four pixels the plan assumes
+/* Depth multiplier 1 or a multiple of 4 under a planned overlap
+ * (raster_walk): the raster walk in the aligned groups of four pixels the
+ * plan assumes
  * (lowering/traits.py, KERNEL_ORDERS), each group in runs of pixels whose
  * windows have the same taps inside the input -- along a row, or down a
  * one-column output. */
@@ -1208,7 +1191,7 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-    if ((multiplier == 1 || multiplier % 4 == 0) && !conv_buffers_overlap(p, input, output)) {
+    if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
         return;
     }
@@ -1246,14 +1229,14 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): whenever the output
- * shares bytes with the input (conv_buffers_overlap), the int8 depthwise
- * kernel writes output pixels in raster order (batch, row, column) in the
- * aligned groups of four its entry declares, each group reading only its own
- * windows (depthwise_conv_2d_s8_raster4, or one pixel at a time); the runs
- * along whole rows and down columns run only when the two are apart.  The
- * float one (and mcu_conv_2d_f32) writes one pixel at a time in raster order,
- * reading only that pixel's window.
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, the int8 depthwise kernel writes output pixels in
+ * raster order (batch, row, column) in the aligned groups of four its entry
+ * declares, each group reading only its own windows
+ * (depthwise_conv_2d_s8_raster4; the per-tap-offset path one pixel at a
+ * time); the runs along whole rows and down columns run only without it.
+ * The float one (and mcu_conv_2d_f32) writes one pixel at a time in raster
+ * order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
