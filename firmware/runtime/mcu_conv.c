@@ -376,6 +376,108 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_pairs_s8(const int8_t *x0, cons
 }
 #endif
 
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+/* Four taps of dot2x2_adjacent_s8 at x and w. */
+static inline MCU_ALWAYS_INLINE void dot2x2_adjacent_word_s8(const int8_t *x, const int8_t *w, size_t step,
+                                                             int32_t *s00, int32_t *s01, int32_t *s10, int32_t *s11)
+{
+    const uint32_t a0 = mcu_load_s8x4(x), a1 = mcu_load_s8x4(x + step);
+    const uint32_t b0 = mcu_load_s8x4(w), b1 = mcu_load_s8x4(w + step);
+    const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
+    const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
+    int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
+    *s00 = __smlad(a0_even, b_even, *s00);
+    *s00 = __smlad(a0_odd, b_odd, *s00);
+    *s10 = __smlad(a1_even, b_even, *s10);
+    *s10 = __smlad(a1_odd, b_odd, *s10);
+    b_even = mcu_s8x4_even(b1);
+    b_odd = mcu_s8x4_odd(b1);
+    *s01 = __smlad(a0_even, b_even, *s01);
+    *s01 = __smlad(a0_odd, b_odd, *s01);
+    *s11 = __smlad(a1_even, b_even, *s11);
+    *s11 = __smlad(a1_odd, b_odd, *s11);
+}
+
+/* dot2x2_s8 for two neighbouring pixels against two neighbouring filters,
+ * both `n` (a multiple of 4) apart, as in a pointwise convolution with
+ * stride 1: one offset register reaches the second pixel and the second
+ * filter, and eight taps a pass halve the loop's overhead. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_adjacent_s8(const int8_t *x, const int8_t *w, int32_t n,
+                                                             int32_t sums[4])
+{
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    const size_t step = (size_t)n;
+    const int8_t *const end = x + (n & ~(int32_t)7);
+    while (x != end) {
+        dot2x2_adjacent_word_s8(x, w, step, &s00, &s01, &s10, &s11);
+        dot2x2_adjacent_word_s8(x + 4, w + 4, step, &s00, &s01, &s10, &s11);
+        x += 8;
+        w += 8;
+    }
+    if (n & 4) {
+        dot2x2_adjacent_word_s8(x, w, step, &s00, &s01, &s10, &s11);
+    }
+    sums[0] = s00;
+    sums[1] = s01;
+    sums[2] = s10;
+    sums[3] = s11;
+}
+#endif
+
+#if !defined(MCU_MVE)
+/* Pointwise with stride 1 in raster order (raster_walk): the aligned groups
+ * of four pixels KERNEL_ORDERS declares, each against every channel pair,
+ * so that a channel's rescale is prepared and its bias and offset terms
+ * summed once per group; two pixels by two channels per dot product. */
+static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                       const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    const size_t in_step = (size_t)in_c, out_step = (size_t)out_c;
+    const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t first, oc, k;
+    for (first = 0; first < pixels; first += 4) {
+        const int32_t count = MCU_MIN(pixels - first, 4);
+        const int8_t *x = input + (size_t)first * in_step;
+        int8_t *out = output + (size_t)first * out_step;
+        for (oc = 0; oc < out_c; oc += 2) {
+            const int has_pair = oc + 1 < out_c;
+            const int32_t oc1 = has_pair ? oc + 1 : oc;
+            const int8_t *w0 = filter + (size_t)oc * in_step;
+            const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+            const mcu_prepared_mul m1 = mcu_prepare_mul(p->output_multiplier[oc1], (int)p->output_shift[oc1]);
+            const int32_t add0 = bias_plus(bias, oc, terms[oc]), add1 = bias_plus(bias, oc1, terms[oc1]);
+            for (k = 0; k < count; k += 2) {
+                const int has_second = k + 1 < count;
+                const int8_t *xk = x + (size_t)k * in_step;
+                int8_t *o = out + (size_t)k * out_step + oc;
+                int32_t acc[4];
+#if defined(MCU_DSP)
+                if (has_pair && has_second && (in_c & 3) == 0) {
+                    dot2x2_adjacent_s8(xk, w0, in_c, acc);
+                } else
+#endif
+                {
+                    dot2x2_s8(xk, has_second ? xk + in_step : xk, w0, w0 + (size_t)(oc1 - oc) * in_step, in_c, acc);
+                }
+                o[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
+                if (has_pair) {
+                    o[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
+                }
+                if (has_second) {
+                    o[out_step] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
+                    if (has_pair) {
+                        o[out_step + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
 #if !defined(MCU_MVE)
 /* Pointwise with stride 1: the pixels are consecutive runs of input_c
  * values.  Channel pairs outermost, so that each channel's rescale is
@@ -461,8 +563,12 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
     return;
 #else
-    if (p->stride_h == 1 && p->stride_w == 1 && !p->raster_walk) {
-        conv_1x1_stride1_s8(p, input, filter, bias, output);
+    if (p->stride_h == 1 && p->stride_w == 1) {
+        if (p->raster_walk) {
+            conv_1x1_stride1_raster_s8(p, input, filter, bias, output);
+        } else {
+            conv_1x1_stride1_s8(p, input, filter, bias, output);
+        }
         return;
     }
 #endif
@@ -864,6 +970,57 @@ static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const i
 }
 #endif
 
+/* Four channels of one output pixel of a depthwise convolution (depth
+ * multiplier 1 or a multiple of 4): the sums start[c] plus the products of
+ * the window's taps inside the input (x: its first inside tap at the four
+ * channels' input; w: the filter there), the input offset added per tap
+ * (`offset`, 0 for windows that take it from window_offset_terms). */
+static inline MCU_ALWAYS_INLINE void depthwise_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
+                                                         int32_t multiplier, int32_t offset, const int32_t start[4],
+                                                         int32_t sums[4])
+{
+    const int32_t rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+#ifdef MCU_DSP
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+#endif
+    const int8_t *x_row = x, *w_row = w;
+    int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
+    for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+        const int8_t *xk = x_row, *wk = w_row;
+#ifdef MCU_DSP
+        if (multiplier == 1 && cols == 3) {
+            /* Three taps a row (3 x 3 filters inside the input): no
+             * loop counter or branch per tap. */
+            depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+            depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
+            depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
+        } else if (multiplier == 1) {
+            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+            }
+        } else {
+            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
+            }
+        }
+#else
+        for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+            const int32_t step = multiplier == 1 ? 1 : 0;
+            a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+            a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
+            a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
+            a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
+        }
+#endif
+    }
+    sums[0] = a0;
+    sums[1] = a1;
+    sums[2] = a2;
+    sums[3] = a3;
+}
+
 /* A run of `pixels` output pixels of a depthwise convolution (depth
  * multiplier 1 or a multiple of 4) whose windows have the same taps inside
  * the input: along a row or down a column, `pixel_step` bytes apart in the
@@ -879,14 +1036,9 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
                                              size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
                                              const int32_t *bias, int8_t *out, size_t out_step)
 {
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t offset = inside ? 0 : p->input_offset;
     const conv_output_range range = conv_output_range_of(p);
-#ifdef MCU_DSP
-    const int32_t offset2 = mcu_s16x2_splat(offset);
-#endif
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
@@ -898,40 +1050,55 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
             start[c] = bias_plus(bias, oc + c, inside ? p->window_offset_terms[oc + c] : 0);
         }
         for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_step) {
-            const int8_t *x_row = x_px, *w_row = w + oc;
-            int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
-            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-                const int8_t *xk = x_row, *wk = w_row;
-#ifdef MCU_DSP
-                if (multiplier == 1 && cols == 3) {
-                    /* Three taps a row (3 x 3 filters inside the input): no
-                     * loop counter or branch per tap. */
-                    depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
-                    depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
-                    depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
-                } else if (multiplier == 1) {
-                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
-                    }
-                } else {
-                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
-                    }
-                }
-#else
-                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                    const int32_t step = multiplier == 1 ? 1 : 0;
-                    a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-                    a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
-                    a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
-                    a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
-                }
-#endif
-            }
-            o[0] = requantize_prepared_s8(&range, a0, &m[0]);
-            o[1] = requantize_prepared_s8(&range, a1, &m[1]);
-            o[2] = requantize_prepared_s8(&range, a2, &m[2]);
-            o[3] = requantize_prepared_s8(&range, a3, &m[3]);
+            int32_t a[4];
+            depthwise_pixel4_s8(t, x_px, w + oc, multiplier, offset, start, a);
+            o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
+            o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
+            o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
+            o[3] = requantize_prepared_s8(&range, a[3], &m[3]);
+        }
+    }
+    return oc;
+}
+
+/* One output pixel's depthwise window: its taps inside the input from
+ * (x, w), as depthwise_run lays them out. */
+typedef struct {
+    const int8_t *x;
+    const int8_t *w;
+    depthwise_taps taps;
+    int inside;
+} depthwise_window;
+
+/* `count` (1 to 4) consecutive output pixels (raster order), each with its
+ * own window, channels four at a time as depthwise_run_s8,
+ * each group's rescales prepared once for all of them.  Returns how many
+ * channels it wrote (out_c rounded down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, const depthwise_window *win,
+                                                  int32_t count, const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        mcu_prepared_mul m[4];
+        int32_t border_start[4], inside_start[4], c, px;
+        const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
+        int8_t *o = out + oc;
+        for (c = 0; c < 4; ++c) {
+            m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
+            border_start[c] = bias_plus(bias, oc + c, 0);
+            inside_start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
+        }
+        for (px = 0; px < count; ++px, o += out_c) {
+            const depthwise_window *v = &win[px];
+            int32_t a[4];
+            depthwise_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier, v->inside ? 0 : p->input_offset,
+                                v->inside ? inside_start : border_start, a);
+            o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
+            o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
+            o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
+            o[3] = requantize_prepared_s8(&range, a[3], &m[3]);
         }
     }
     return oc;
@@ -1129,6 +1296,70 @@ static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, cons
 }
 #endif
 
+#if !defined(MCU_MVE)
+/* The windows of the aligned groups of four raster pixels the plan assumes
+ * (lowering/traits.py, KERNEL_ORDERS), one depthwise_windows4_s8 each, so
+ * that the rescales are prepared once per group however its pixels' windows
+ * meet the padding; the channels past the last multiple of 4 by the
+ * reference loop. */
+static void depthwise_conv_2d_s8_raster_groups(const mcu_conv_s8_params *p, const int8_t *input,
+                                               const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    depthwise_window win[4];
+    int32_t b = 0, y = 0, x = 0, first, k, c;
+    for (first = 0; first < pixels; first += 4) {
+        const int32_t count = MCU_MIN(pixels - first, 4);
+        int8_t *out = output + (size_t)first * (size_t)out_c;
+        int32_t oc;
+        for (k = 0; k < count; ++k) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            const mcu_window_axis wx =
+                mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+            depthwise_window *v = &win[k];
+            v->taps.rows = MCU_MAX(wy.end - wy.first, 0);
+            v->taps.cols = MCU_MAX(wx.end - wx.first, 0);
+            v->taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+            v->taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
+            v->taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
+            v->taps.filter_tap = (size_t)out_c;
+            v->inside = v->taps.rows == p->filter_h && v->taps.cols == p->filter_w;
+            v->x = input;
+            v->w = filter;
+            if (v->taps.rows > 0 && v->taps.cols > 0) {
+                v->x += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
+                                        mcu_window_input(&wx, wx.first), 0);
+                v->w += ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)out_c;
+            } else {
+                /* Every tap in the padding: no products. */
+                v->taps.rows = 0;
+                v->taps.cols = 0;
+            }
+            if (++x == p->output_w) {
+                x = 0;
+                if (++y == p->output_h) {
+                    y = 0;
+                    ++b;
+                }
+            }
+        }
+        oc = depthwise_windows4_s8(p, win, count, bias, out);
+        for (k = 0; k < count && oc < out_c; ++k) {
+            const depthwise_window *v = &win[k];
+            for (c = oc; c < out_c; ++c) {
+                const int8_t *x_c = v->x + c / multiplier;
+                const int32_t acc = v->inside
+                                        ? p->window_offset_terms[c] + depthwise_window_s8(&v->taps, x_c, v->w + c, 0)
+                                        : depthwise_window_s8(&v->taps, x_c, v->w + c, p->input_offset);
+                out[(size_t)k * (size_t)out_c + (size_t)c] = requantize_s8(p, acc, bias, c);
+            }
+        }
+    }
+}
+#endif
+
 /* Depth multiplier 1 or a multiple of 4 under a planned overlap
  * (raster_walk): the raster walk in the aligned groups of four pixels the
  * plan assumes
@@ -1143,6 +1374,9 @@ static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8
         depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output);
         return;
     }
+#else
+    depthwise_conv_2d_s8_raster_groups(p, input, filter, bias, output);
+    return;
 #endif
     const int down = p->output_w == 1;
     int32_t b, y, x, index = 0, count = 0, run_b = 0, run_y = 0, run_x = 0;
