@@ -975,7 +975,7 @@ static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const i
  * the window's taps inside the input (x: its first inside tap at the four
  * channels' input; w: the filter there), the input offset added per tap
  * (`offset`, 0 for windows that take it from window_offset_terms). */
-static inline MCU_ALWAYS_INLINE void depthwise_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
+MCU_NOINLINE static void depthwise_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
                                                          int32_t multiplier, int32_t offset, const int32_t start[4],
                                                          int32_t sums[4])
 {
@@ -1061,6 +1061,40 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
     return oc;
 }
 
+#ifdef MCU_DSP
+/* depthwise_tap4_s8 without the input offset. */
+static inline MCU_ALWAYS_INLINE void depthwise_inside_tap4_s8(const int8_t *x, const int8_t *w, int32_t *a0,
+                                                              int32_t *a1, int32_t *a2, int32_t *a3)
+{
+    const uint32_t wv = mcu_load_s8x4(w), xv = mcu_load_s8x4(x);
+    const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+    const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
+    *a0 = __smlabb(x_even, w_even, *a0);
+    *a2 = __smlatt(x_even, w_even, *a2);
+    *a1 = __smlabb(x_odd, w_odd, *a1);
+    *a3 = __smlatt(x_odd, w_odd, *a3);
+}
+
+/* depthwise_pixel4_s8 for a 3 x 3 window wholly inside the input with depth
+ * multiplier 1: nine taps in straight-line code, no per-tap offset (the
+ * window takes it from window_offset_terms), so that the sums, pointers and
+ * steps stay in registers. */
+MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const int8_t *w, size_t input_row,
+                                                       size_t input_tap, size_t filter_tap, int32_t sums[4])
+{
+    int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3], r;
+    for (r = 0; r < 3; ++r, x += input_row, w += 3 * filter_tap) {
+        depthwise_inside_tap4_s8(x, w, &a0, &a1, &a2, &a3);
+        depthwise_inside_tap4_s8(x + input_tap, w + filter_tap, &a0, &a1, &a2, &a3);
+        depthwise_inside_tap4_s8(x + 2 * input_tap, w + 2 * filter_tap, &a0, &a1, &a2, &a3);
+    }
+    sums[0] = a0;
+    sums[1] = a1;
+    sums[2] = a2;
+    sums[3] = a3;
+}
+#endif
+
 /* One output pixel's depthwise window: its taps inside the input from
  * (x, w), as depthwise_run lays them out. */
 typedef struct {
@@ -1093,8 +1127,20 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
         for (px = 0; px < count; ++px, o += out_c) {
             const depthwise_window *v = &win[px];
             int32_t a[4];
-            depthwise_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier, v->inside ? 0 : p->input_offset,
-                                v->inside ? inside_start : border_start, a);
+#ifdef MCU_DSP
+            if (v->inside && multiplier == 1 && v->taps.rows == 3 && v->taps.cols == 3) {
+                a[0] = inside_start[0];
+                a[1] = inside_start[1];
+                a[2] = inside_start[2];
+                a[3] = inside_start[3];
+                depthwise_inside3x3_pixel4_s8(v->x + input_c, v->w + oc, v->taps.input_row, v->taps.input_tap,
+                                              v->taps.filter_tap, a);
+            } else
+#endif
+            {
+                depthwise_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier,
+                                    v->inside ? 0 : p->input_offset, v->inside ? inside_start : border_start, a);
+            }
             o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
             o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
             o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
