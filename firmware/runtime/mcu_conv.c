@@ -429,7 +429,7 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_adjacent_s8(const int8_t *x, co
  * of four pixels KERNEL_ORDERS declares, each against every channel pair,
  * so that a channel's rescale is prepared and its bias and offset terms
  * summed once per group; two pixels by two channels per dot product. */
-static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                        const int32_t *bias, int8_t *output)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
@@ -449,6 +449,20 @@ static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t
             const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
             const mcu_prepared_mul m1 = mcu_prepare_mul(p->output_multiplier[oc1], (int)p->output_shift[oc1]);
             const int32_t add0 = bias_plus(bias, oc, terms[oc]), add1 = bias_plus(bias, oc1, terms[oc1]);
+#if defined(MCU_DSP)
+            if (count == 4 && has_pair && (in_c & 3) == 0) {
+                /* A whole group: sums {pixel k channel oc, pixel k oc + 1} at 2k. */
+                int32_t acc[8];
+                int8_t *o = out + oc;
+                dot2x2_adjacent_s8(x, w0, in_c, acc);
+                dot2x2_adjacent_s8(x + 2 * in_step, w0, in_c, acc + 4);
+                for (k = 0; k < 4; ++k, o += out_step) {
+                    o[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k], add0), &m0);
+                    o[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k + 1], add1), &m1);
+                }
+                continue;
+            }
+#endif
             for (k = 0; k < count; k += 2) {
                 const int has_second = k + 1 < count;
                 const int8_t *xk = x + (size_t)k * in_step;
