@@ -46,6 +46,13 @@ static inline MCU_ALWAYS_INLINE int8_t requantize_prepared_s8(const conv_output_
     return (int8_t)mcu_clamp_s32(mcu_apply_prepared_mul(acc, m) + r->output_offset, r->act_min, r->act_max);
 }
 
+/* requantize_prepared_s8 for a multiplier with m->high_shift >= 0. */
+static inline MCU_ALWAYS_INLINE int8_t requantize_right_shift_s8(const conv_output_range *r, int32_t acc,
+                                                                 const mcu_prepared_mul *m)
+{
+    return (int8_t)mcu_clamp_s32(mcu_apply_prepared_right_shift(acc, m) + r->output_offset, r->act_min, r->act_max);
+}
+
 /* Bias (when there is one) plus `term`, wrapping as int32 sums do. */
 static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t out_c, int32_t term)
 {
@@ -456,9 +463,16 @@ MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p,
                 int8_t *o = out + oc;
                 dot2x2_adjacent_s8(x, w0, in_c, acc);
                 dot2x2_adjacent_s8(x + 2 * in_step, w0, in_c, acc + 4);
-                for (k = 0; k < 4; ++k, o += out_step) {
-                    o[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k], add0), &m0);
-                    o[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k + 1], add1), &m1);
+                if (m0.high_shift >= 0 && m1.high_shift >= 0) {
+                    for (k = 0; k < 4; ++k, o += out_step) {
+                        o[0] = requantize_right_shift_s8(&range, mcu_add_wrap_s32(acc[2 * k], add0), &m0);
+                        o[1] = requantize_right_shift_s8(&range, mcu_add_wrap_s32(acc[2 * k + 1], add1), &m1);
+                    }
+                } else {
+                    for (k = 0; k < 4; ++k, o += out_step) {
+                        o[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k], add0), &m0);
+                        o[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2 * k + 1], add1), &m1);
+                    }
                 }
                 continue;
             }

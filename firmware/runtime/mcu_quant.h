@@ -144,14 +144,20 @@ static inline mcu_prepared_mul mcu_prepare_mul(int32_t multiplier, int shift)
     return m;
 }
 
+/* mcu_apply_prepared_mul for a prepared multiplier with m->high_shift >= 0
+ * (a right shift of 2 or more), for loops that test that once. */
+static inline int32_t mcu_apply_prepared_right_shift(int32_t x, const mcu_prepared_mul *m)
+{
+    const int32_t c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
+    return ((int32_t)(((int64_t)x * (int64_t)m->multiplier + (int64_t)c) >> 32) + m->high_round) >> m->high_shift;
+}
+
 static inline int32_t mcu_apply_prepared_mul(int32_t x, const mcu_prepared_mul *m)
 {
-    int32_t c;
     if (m->high_shift < 0) {
         return mcu_mul_by_quantized_mul(x, m->multiplier, m->shift);
     }
-    c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
-    return ((int32_t)(((int64_t)x * (int64_t)m->multiplier + (int64_t)c) >> 32) + m->high_round) >> m->high_shift;
+    return mcu_apply_prepared_right_shift(x, m);
 }
 
 /* The same product rounded once: (x * multiplier + half) >> (31 - shift) in
