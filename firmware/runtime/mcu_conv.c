@@ -1145,6 +1145,7 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
         int32_t border_start[4], inside_start[4], c, px;
+        int right_shifts;
         const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
@@ -1152,6 +1153,7 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
             border_start[c] = bias_plus(bias, oc + c, 0);
             inside_start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
         }
+        right_shifts = m[0].high_shift >= 0 && m[1].high_shift >= 0 && m[2].high_shift >= 0 && m[3].high_shift >= 0;
         for (px = 0; px < count; ++px, o += out_c) {
             const depthwise_window *v = &win[px];
             int32_t a[4];
@@ -1169,10 +1171,17 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
                 depthwise_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier,
                                     v->inside ? 0 : p->input_offset, v->inside ? inside_start : border_start, a);
             }
-            o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
-            o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
-            o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
-            o[3] = requantize_prepared_s8(&range, a[3], &m[3]);
+            if (right_shifts) {
+                o[0] = requantize_right_shift_s8(&range, a[0], &m[0]);
+                o[1] = requantize_right_shift_s8(&range, a[1], &m[1]);
+                o[2] = requantize_right_shift_s8(&range, a[2], &m[2]);
+                o[3] = requantize_right_shift_s8(&range, a[3], &m[3]);
+            } else {
+                o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
+                o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
+                o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
+                o[3] = requantize_prepared_s8(&range, a[3], &m[3]);
+            }
         }
     }
     return oc;
