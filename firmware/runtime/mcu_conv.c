@@ -1121,6 +1121,26 @@ MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const in
     sums[2] = a2;
     sums[3] = a3;
 }
+/* depthwise_pixel4_s8 with depth multiplier 1 for a window reaching into
+ * the padding: the input offset added per tap (offset2: in both halves). */
+MCU_NOINLINE static void depthwise_border_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
+                                                    int32_t offset2, int32_t sums[4])
+{
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
+    const int32_t cols = t->cols;
+    int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3], r, k;
+    for (r = t->rows; r > 0; --r, x += input_row, w += filter_row) {
+        const int8_t *xk = x, *wk = w;
+        for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+            depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+        }
+    }
+    sums[0] = a0;
+    sums[1] = a1;
+    sums[2] = a2;
+    sums[3] = a3;
+}
 #endif
 
 /* One output pixel's depthwise window: its taps inside the input from
@@ -1146,6 +1166,9 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
         mcu_prepared_mul m[4];
         int32_t border_start[4], inside_start[4], c, px;
         int right_shifts;
+#ifdef MCU_DSP
+        const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
+#endif
         const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
@@ -1165,6 +1188,12 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
                 a[3] = inside_start[3];
                 depthwise_inside3x3_pixel4_s8(v->x + input_c, v->w + oc, v->taps.input_row, v->taps.input_tap,
                                               v->taps.filter_tap, a);
+            } else if (!v->inside && multiplier == 1) {
+                a[0] = border_start[0];
+                a[1] = border_start[1];
+                a[2] = border_start[2];
+                a[3] = border_start[3];
+                depthwise_border_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, offset2, a);
             } else
 #endif
             {
