@@ -1262,7 +1262,9 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         mcu_helium_taps helium;
         const int8_t *xs[4];
         int32_t count, k;
-        helium.row = taps.input_row;
+        for (k = 0; k < 4; ++k) {
+            helium.row[k] = taps.input_row;
+        }
         helium.tap = taps.input_tap;
         helium.rows = taps.rows;
         helium.cols = taps.cols;
@@ -1343,6 +1345,7 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
     int32_t at_b[4], at_y[4], at_x[4];
     mcu_helium_taps taps;
     const int8_t *w = filter;
+    const size_t in_place_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
     int32_t k;
     int same = wy0.end > wy0.first && wx0.end > wx0.first;
     for (k = 0; k < count; ++k) {
@@ -1365,7 +1368,9 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
     taps.offset = p->input_offset;
     taps.out_step = (size_t)p->output_c;
     if (same) {
-        taps.row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
+        for (k = 0; k < 4; ++k) {
+            taps.row[k] = in_place_row;
+        }
         taps.tap = (size_t)p->dilation_w * (size_t)p->input_c;
         taps.rows = wy0.end - wy0.first;
         taps.cols = wx0.end - wx0.first;
@@ -1378,7 +1383,6 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
                                             at_x[k] * p->stride_w - p->pad_w + wx0.first * p->dilation_w, 0);
         }
     } else {
-        taps.row = (size_t)p->filter_w * (size_t)p->input_c;
         taps.tap = (size_t)p->input_c;
         taps.rows = p->filter_h;
         taps.cols = p->filter_w;
@@ -1386,8 +1390,21 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
         for (k = 0; k < count; ++k) {
             const mcu_window_axis wy = mcu_window_axis_at(at_y[k], p->stride_h, p->pad_h, p->dilation_h,
                                                           p->filter_h, p->input_h);
-            conv_window_to_column(p, input, at_b[k], &wy, at_x[k], conv_columns[k]);
-            xs[k] = conv_columns[k];
+            const mcu_window_axis wx = mcu_window_axis_at(at_x[k], p->stride_w, p->pad_w, p->dilation_w,
+                                                          p->filter_w, p->input_w);
+            if (p->dilation_w == 1 && wy.first == 0 && wy.end == p->filter_h && wx.first == 0 &&
+                wx.end == p->filter_w) {
+                /* A window wholly inside, its taps in_c apart as in a column: read in place. */
+                xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at_b[k], wy.origin, wx.origin, 0);
+                taps.row[k] = in_place_row;
+            } else {
+                conv_window_to_column(p, input, at_b[k], &wy, at_x[k], conv_columns[k]);
+                xs[k] = conv_columns[k];
+                taps.row[k] = (size_t)p->filter_w * (size_t)p->input_c;
+            }
+        }
+        for (k = count; k < 4; ++k) {
+            taps.row[k] = taps.row[0]; /* the pass repeats pixel 0 there */
         }
     }
     mcu_helium_depthwise_s8(p, xs, count, &taps, w, bias, out);

@@ -135,12 +135,13 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_store_pixel(const mcu_helium_req
 }
 
 /* The taps of the depthwise windows of a pass (mcu_helium_depthwise_s8),
- * the same for its pixels: `rows` x `cols` taps inside the input, `row` and
- * `tap` bytes apart in the input; windows wholly `inside` take the input
- * offset from window_offset_terms, the others add `offset` to every tap.
- * Output pixels are `out_step` bytes apart. */
+ * the same for its pixels: `rows` x `cols` taps inside the input, `tap`
+ * bytes apart, and rows row[i] bytes apart for pixel i (a window read in
+ * place and one copied into a column can share a pass); windows wholly
+ * `inside` take the input offset from window_offset_terms, the others add
+ * `offset` to every tap.  Output pixels are `out_step` bytes apart. */
 typedef struct {
-    size_t row;
+    size_t row[4];
     size_t tap;
     int32_t rows;
     int32_t cols;
@@ -175,7 +176,7 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
-    const size_t input_row = taps->row, input_tap = taps->tap, out_step = taps->out_step;
+    const size_t input_tap = taps->tap, out_step = taps->out_step;
     const size_t filter_row = (size_t)p->filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
     const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
     /* The bias joins the offset terms up front: one add for the four pixels. */
@@ -213,10 +214,10 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
                 x3k += input_tap;
             }
         }
-        x0 += input_row;
-        x1 += input_row;
-        x2 += input_row;
-        x3 += input_row;
+        x0 += taps->row[0];
+        x1 += taps->row[1];
+        x2 += taps->row[2];
+        x3 += taps->row[3];
     }
     {
         const int32x4_t multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
