@@ -620,6 +620,38 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
  * input_c values; taps in the padding hold the input zero point, which the
  * input offset turns into 0, so the window's sum is the dot product plus
  * window_offset_terms, exactly the reference's sum over the inside taps. */
+/* memcpy and memset for the short runs of a column: with Helium sixteen
+ * bytes a step (the C library's may take one). */
+static inline MCU_ALWAYS_INLINE void column_copy(int8_t *to, const int8_t *from, size_t n)
+{
+#if defined(MCU_MVE)
+    for (; n >= 16u; n -= 16u, to += 16, from += 16) {
+        vst1q_s8(to, vld1q_s8(from));
+    }
+    if (n > 0u) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)n);
+        vstrbq_p_s8(to, vldrbq_z_s8(from, lanes), lanes);
+    }
+#else
+    memcpy(to, from, n);
+#endif
+}
+
+static inline MCU_ALWAYS_INLINE void column_fill(int8_t *to, int value, size_t n)
+{
+#if defined(MCU_MVE)
+    const int8x16_t v = vdupq_n_s8((int8_t)value);
+    for (; n >= 16u; n -= 16u, to += 16) {
+        vst1q_s8(to, v);
+    }
+    if (n > 0u) {
+        vstrbq_p_s8(to, v, vctp8q((uint32_t)n));
+    }
+#else
+    memset(to, value, n);
+#endif
+}
+
 static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                   const mcu_window_axis *wy, int32_t out_x, int8_t *column)
 {
@@ -631,18 +663,18 @@ static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *inp
     int32_t fy, fx;
     for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
         if (fy < wy->first || fy >= wy->end) {
-            memset(column, zero_point, row_bytes);
+            column_fill(column, zero_point, row_bytes);
         } else if (p->dilation_w == 1 && wx.first == 0 && wx.end == p->filter_w) {
-            memcpy(column, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+            column_copy(column, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
                                                    mcu_window_input(&wx, 0), 0),
                    row_bytes);
         } else {
             for (fx = 0; fx < p->filter_w; ++fx) {
                 int8_t *tap = column + (size_t)fx * (size_t)in_c;
                 if (fx < wx.first || fx >= wx.end) {
-                    memset(tap, zero_point, (size_t)in_c);
+                    column_fill(tap, zero_point, (size_t)in_c);
                 } else {
-                    memcpy(tap, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+                    column_copy(tap, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
                                                         mcu_window_input(&wx, fx), 0),
                            (size_t)in_c);
                 }
