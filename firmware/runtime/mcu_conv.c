@@ -1362,6 +1362,18 @@ static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t 
     }
 }
 
+/* The raster pixel after (*b, *y, *x). */
+static inline MCU_ALWAYS_INLINE void raster_next(const mcu_conv_s8_params *p, int32_t *b, int32_t *y, int32_t *x)
+{
+    if (++*x == p->output_w) {
+        *x = 0;
+        if (++*y == p->output_h) {
+            *y = 0;
+            ++*b;
+        }
+    }
+}
+
 #if defined(MCU_MVE)
 /* One aligned group of `count` raster pixels from pixel (b, y, x) on, in one
  * Helium pass: read in place when every window has the same taps inside the
@@ -1374,70 +1386,58 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
     const mcu_window_axis wy0 = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
     const mcu_window_axis wx0 = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
     const int8_t *xs[4];
-    int32_t at_b[4], at_y[4], at_x[4];
     mcu_helium_taps taps;
     const int8_t *w = filter;
     const size_t in_place_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
-    int32_t k;
+    int32_t k, at_b = b, at_y = y, at_x = x; /* pixel k's position, stepped again below (no arrays: stack) */
     int same = wy0.end > wy0.first && wx0.end > wx0.first;
-    for (k = 0; k < count; ++k) {
-        const mcu_window_axis wy = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
+    for (k = 0; k < count; ++k, raster_next(p, &at_b, &at_y, &at_x)) {
+        const mcu_window_axis wy = mcu_window_axis_at(at_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
                                                       p->input_h);
-        const mcu_window_axis wx = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
+        const mcu_window_axis wx = mcu_window_axis_at(at_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
                                                       p->input_w);
         same = same && wy.first == wy0.first && wy.end == wy0.end && wx.first == wx0.first && wx.end == wx0.end;
-        at_b[k] = b;
-        at_y[k] = y;
-        at_x[k] = x;
-        if (++x == p->output_w) {
-            x = 0;
-            if (++y == p->output_h) {
-                y = 0;
-                ++b;
-            }
-        }
     }
     taps.offset = p->input_offset;
     taps.out_step = (size_t)p->output_c;
     if (same) {
-        for (k = 0; k < 4; ++k) {
-            taps.row[k] = in_place_row;
-        }
         taps.tap = (size_t)p->dilation_w * (size_t)p->input_c;
         taps.rows = wy0.end - wy0.first;
         taps.cols = wx0.end - wx0.first;
         taps.inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
         w += ((size_t)wy0.first * (size_t)p->filter_w + (size_t)wx0.first) * (size_t)p->output_c;
-        for (k = 0; k < count; ++k) {
-            /* Same taps: each window's first inside tap is its origin moved by wy0.first, wx0.first taps. */
-            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at_b[k],
-                                            at_y[k] * p->stride_h - p->pad_h + wy0.first * p->dilation_h,
-                                            at_x[k] * p->stride_w - p->pad_w + wx0.first * p->dilation_w, 0);
-        }
     } else {
         taps.tap = (size_t)p->input_c;
         taps.rows = p->filter_h;
         taps.cols = p->filter_w;
         taps.inside = 1; /* copied windows: the padding holds the zero point */
-        for (k = 0; k < count; ++k) {
-            const mcu_window_axis wy = mcu_window_axis_at(at_y[k], p->stride_h, p->pad_h, p->dilation_h,
-                                                          p->filter_h, p->input_h);
-            const mcu_window_axis wx = mcu_window_axis_at(at_x[k], p->stride_w, p->pad_w, p->dilation_w,
-                                                          p->filter_w, p->input_w);
-            if (p->dilation_w == 1 && wy.first == 0 && wy.end == p->filter_h && wx.first == 0 &&
-                wx.end == p->filter_w) {
-                /* A window wholly inside, its taps in_c apart as in a column: read in place. */
-                xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at_b[k], wy.origin, wx.origin, 0);
-                taps.row[k] = in_place_row;
-            } else {
-                conv_window_to_column(p, input, at_b[k], &wy, at_x[k], conv_columns[k]);
-                xs[k] = conv_columns[k];
-                taps.row[k] = (size_t)p->filter_w * (size_t)p->input_c;
-            }
+    }
+    for (k = 0; k < count; ++k, raster_next(p, &b, &y, &x)) {
+        if (same) {
+            /* Same taps: each window's first inside tap is its origin moved by wy0.first, wx0.first taps. */
+            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                            y * p->stride_h - p->pad_h + wy0.first * p->dilation_h,
+                                            x * p->stride_w - p->pad_w + wx0.first * p->dilation_w, 0);
+            taps.row[k] = in_place_row;
+            continue;
         }
-        for (k = count; k < 4; ++k) {
-            taps.row[k] = taps.row[0]; /* the pass repeats pixel 0 there */
+        const mcu_window_axis wy =
+            mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+        const mcu_window_axis wx =
+            mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+        if (p->dilation_w == 1 && wy.first == 0 && wy.end == p->filter_h && wx.first == 0 &&
+            wx.end == p->filter_w) {
+            /* A window wholly inside, its taps in_c apart as in a column: read in place. */
+            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, wy.origin, wx.origin, 0);
+            taps.row[k] = in_place_row;
+        } else {
+            conv_window_to_column(p, input, b, &wy, x, conv_columns[k]);
+            xs[k] = conv_columns[k];
+            taps.row[k] = (size_t)p->filter_w * (size_t)p->input_c;
         }
+    }
+    for (k = count; k < 4; ++k) {
+        taps.row[k] = taps.row[0]; /* the pass repeats pixel 0 there */
     }
     mcu_helium_depthwise_s8(p, xs, count, &taps, w, bias, out);
 }
@@ -1498,13 +1498,7 @@ static void depthwise_conv_2d_s8_raster_groups(const mcu_conv_s8_params *p, cons
                 v->taps.rows = 0;
                 v->taps.cols = 0;
             }
-            if (++x == p->output_w) {
-                x = 0;
-                if (++y == p->output_h) {
-                    y = 0;
-                    ++b;
-                }
-            }
+            raster_next(p, &b, &y, &x);
         }
         oc = depthwise_windows4_s8(p, win, count, bias, out);
         for (k = 0; k < count && oc < out_c; ++k) {
