@@ -11,7 +11,8 @@ buffers, tensors we fold away) around them.
 
 What TFLM can represent: each tensor its own bytes while it is alive in TFLM's
 schedule (the model's op order, every op run, an output alive to the end).
-Our aliasing and in-place ops share bytes between tensors alive together, and
+Our aliasing, in-place ops and partial overlaps (which rely on our kernels'
+walks) share bytes between tensors alive together, and
 our folding and op order change when tensors are alive, so each candidate
 plan is checked against TFLM's own lifetimes by the verifier; the smallest
 that passes is written.  The candidates: our plan in the model's order with

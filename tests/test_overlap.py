@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs_cortex_m
-from mcu_planner.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
+from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 from mcu_planner.check import random_inputs, run_generated
 from mcu_planner.codegen import generate
 from mcu_planner.lowering import lower

@@ -148,8 +148,13 @@ def test_report_of_shared_models(name, tmp_path):
     page, plan, _ = _write_report(MODELS_DIR / f"{name}.tflite", tmp_path)
     _check_page(page, plan)
     if name.endswith("vww_96_int8"):
-        # No in-place ops: the fullest step holds exactly the (optimal) arena.
-        assert max(layer["live_bytes"] for layer in plan["layers"]) == plan["arena_bytes"] == plan["lower_bound_bytes"]
+        # No in-place ops, but outputs partly over their dying inputs: the
+        # fullest step's bytes are the lower bound (each overlap at its bound),
+        # and the proven optimal arena is 16 B more: the 8 -> 16 pointwise
+        # output starts 18,448 B below its input and the stride-2 depthwise
+        # output after it 16 B below that, so both cannot start at 0.
+        assert max(layer["live_bytes"] for layer in plan["layers"]) == plan["lower_bound_bytes"]
+        assert plan["arena_bytes"] == plan["lower_bound_bytes"] + 16 and plan["proven_optimal"]
 
 
 @pytest.mark.slow
