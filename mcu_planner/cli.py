@@ -340,7 +340,9 @@ def _run_plan(args: argparse.Namespace) -> int:
     if planned.compared:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
-    for line in report.plan_summary(lifetimes, plan):
+    # What the overlaps saved: the same lifetimes planned with none.
+    without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
+    for line in report.plan_summary(lifetimes, plan, without_overlaps):
         print(line, file=out)
     if args.map:
         for line in report.memory_map(graph, lifetimes, plan):
@@ -366,7 +368,9 @@ def _run_plan(args: argparse.Namespace) -> int:
                 _StagedFile(
                     Path(args.json),
                     json.dumps(
-                        report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order),
+                        report.plan_json(
+                            args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order, without_overlaps
+                        ),
                         indent=1,
                     )
                     + "\n",

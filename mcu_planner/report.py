@@ -4,12 +4,12 @@ planner table, the shortfall when a model does not fit, and the plan JSON."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
 from .layers import layer_rows
 from .lifetimes import Lifetimes
-from .planning import ArenaPlan
+from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
 from .scratch import scratch_op
 from .sizes import format_bytes
@@ -100,7 +100,17 @@ def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
     return Sharing(in_place, overlaps)
 
 
-def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
+def arena_without_overlaps(lifetimes: Lifetimes, time_limit: float) -> ArenaPlan | None:
+    """`auto`'s plan of the same lifetimes when no output may start inside
+    its input (None when none may anyway): what the overlaps saved."""
+    problem = lifetimes.problem
+    if not problem.overlap_limits():
+        return None
+    apart = replace(problem, steps=tuple(replace(step, overlaps=()) for step in problem.steps))
+    return plan_auto(apart, time_limit)
+
+
+def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan, without_overlaps: ArenaPlan | None = None) -> list[str]:
     problem = lifetimes.problem
     live_peak = peak_live(problem).bytes
     bound = sharing_lower_bound(problem)
@@ -113,13 +123,21 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
     # Outputs over their dying inputs may take the arena below the live peak:
     # the bound is then what is left of the peak after all they could share.
     sharing = plan_sharing(lifetimes, plan)
+    saved = ""
+    if without_overlaps is not None and sharing.overlaps:
+        how = "proven optimal" if without_overlaps.proven_optimal else f"planner {without_overlaps.planner}"
+        saved = (
+            f", saving {format_bytes(without_overlaps.arena_bytes - plan.arena_bytes)} "
+            f"(without them: {format_bytes(without_overlaps.arena_bytes)}, {how})"
+        )
     lines += [
         f"live peak: {format_bytes(live_peak)} (whole tensors alive at one op step), "
         f"arena {_gap(plan.arena_bytes, live_peak)}",
         f"lower bound: {format_bytes(bound)} (the live peak less all that overlaps and in-place ops could share), "
         f"gap {_gap(plan.arena_bytes, bound)}",
-        f"sharing: {len(sharing.overlaps)} op{'s' if len(sharing.overlaps) != 1 else ''} write partly over "
-        f"their dying input ({format_bytes(sharing.shared_bytes)} shared), {len(sharing.in_place)} in place",
+        f"overlaps: {len(sharing.overlaps)} op{'s' if len(sharing.overlaps) != 1 else ''} write partly over "
+        f"their dying input ({format_bytes(sharing.shared_bytes)} shared){saved}; "
+        f"in place: {len(sharing.in_place)} op{'s' if len(sharing.in_place) != 1 else ''}",
     ]
     return lines
 
@@ -216,10 +234,12 @@ def plan_json(
     plan: ArenaPlan,
     alias: bool,
     op_order: tuple[int, ...] | None = None,
+    without_overlaps: ArenaPlan | None = None,
 ) -> dict:
     """The plan as JSON; op steps (first_op, last_op, in_place's op, layers'
     step) count in run order, and `op_order` lists the model's op indices in
-    that order."""
+    that order; `without_overlaps` (arena_without_overlaps) says what the
+    overlaps saved."""
     tensors = []
     for t in sorted(lifetimes.placements):
         entry = {
@@ -259,6 +279,7 @@ def plan_json(
             "overlap_ops": len(sharing.overlaps),
             "overlap_shared_bytes": sharing.shared_bytes,
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
+            "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -316,3 +317,28 @@ def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
         for s, outputs in enumerate(expected):
             for o, want in enumerate(outputs):
                 assert run.outputs[s][o] == np.ascontiguousarray(want).tobytes(), (kind, s, o)
+
+
+def test_report_and_plan_json_say_what_the_overlaps_saved(tmp_path):
+    from test_cli import run_cli
+
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(_vww_like())
+    plan_path = tmp_path / "plan.json"
+    result = run_cli(model, "--ram", "1M", "--json", plan_path, "--order", "model")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(plan_path.read_text())
+    lifetimes = analyse_model(model.read_bytes(), PlanOptions(order="model")).lifetimes
+    live_peak = peak_live(lifetimes.problem).bytes
+    # Without overlaps this chain needs its live peak (test_planners_take_overlaps...).
+    assert plan["live_peak_bytes"] == plan["techniques"]["arena_without_overlaps_bytes"] == live_peak
+    assert plan["arena_bytes"] < live_peak
+    saved = live_peak - plan["arena_bytes"]
+    assert f"saving {saved:,} B (without them: {live_peak:,} B, proven optimal)" in result.stdout
+    assert plan["techniques"]["overlap_ops"] == len(plan["overlaps"]) > 0
+    limits = lifetimes.problem.overlap_limits()
+    offsets = {t["index"]: t["offset"] for t in plan["tensors"] if "alias_of" not in t}
+    for o in plan["overlaps"]:
+        assert o["offset"] == offsets[o["output"]] - offsets[o["input"]] <= limits[(o["output"], o["input"])]
+        assert o["shared_bytes"] > 0
+    assert plan["techniques"]["overlap_shared_bytes"] == sum(o["shared_bytes"] for o in plan["overlaps"])
