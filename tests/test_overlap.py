@@ -342,3 +342,67 @@ def test_report_and_plan_json_say_what_the_overlaps_saved(tmp_path):
         assert o["offset"] == offsets[o["output"]] - offsets[o["input"]] <= limits[(o["output"], o["input"])]
         assert o["shared_bytes"] > 0
     assert plan["techniques"]["overlap_shared_bytes"] == sum(o["shared_bytes"] for o in plan["overlaps"])
+
+
+def _canonical_optimum(sizes, starts, ends, pairs) -> int:
+    """Brute force: every order of the buffers, each placed at the lowest
+    offset its already placed time-neighbours allow (`height` above a pair's
+    lower buffer instead of its size); the best over all orders is optimal
+    (any plan pushed down is one of these)."""
+    from itertools import permutations
+
+    height = {(lower, upper): h for lower, upper, h in pairs}
+    best = sum(sizes)
+    for order in permutations(range(len(sizes))):
+        offsets: dict[int, int] = {}
+        for b in order:
+            offsets[b] = max(
+                [
+                    offsets[a] + height.get((a, b), sizes[a])
+                    for a in offsets
+                    if starts[a] < ends[b] and starts[b] < ends[a]
+                ],
+                default=0,
+            )
+        best = min(best, max(offsets[b] + sizes[b] for b in offsets))
+    return best
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_the_exact_solver_with_overlap_pairs_finds_the_brute_force_optimum(data):
+    from mcu_planner.planners.optimal import _solver_module
+
+    solver = _solver_module()
+    n = data.draw(st.integers(2, 6))
+    sizes = [data.draw(st.integers(1, 6)) for _ in range(n)]
+    starts = [data.draw(st.integers(0, 4)) for _ in range(n)]
+    ends = [s + data.draw(st.integers(1, 3)) for s in starts]
+    pairs = []
+    for below in range(n):
+        for above in range(n):
+            together = below != above and starts[below] < ends[above] and starts[above] < ends[below]
+            if together and all({below, above} != {a, b} for a, b, _ in pairs) and data.draw(st.booleans()):
+                pairs.append((below, above, data.draw(st.integers(1, sizes[below]))))
+    optimum = _canonical_optimum(sizes, starts, ends, pairs)
+    answer, offsets, _ = solver.fit(sizes, starts, ends, optimum, 5.0, "WAT,TAW,TWA", pairs)
+    assert answer == "found"
+    height = {(lower, upper): h for lower, upper, h in pairs}
+    for a in range(n):  # the plan keeps every pair of time-neighbours apart as far as it must
+        assert 0 <= offsets[a] and offsets[a] + sizes[a] <= optimum
+        for b in range(n):
+            if a != b and starts[a] < ends[b] and starts[b] < ends[a] and offsets[a] <= offsets[b]:
+                assert offsets[b] - offsets[a] >= height.get((a, b), sizes[a]), (a, b)
+    assert solver.fit(sizes, starts, ends, optimum - 1, 5.0, "WAT,TAW,TWA", pairs)[0] == "infeasible"
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [[(0, 1, 0)], [(0, 1, 5)], [(0, 0, 1)], [(0, 2, 1)], [(0, 1, 1), (1, 0, 1)], [(0, 3, 1)], [(0, 1)]],
+    ids=["height-0", "height-above-size", "itself", "not-together", "twice", "out-of-range", "not-a-triple"],
+)
+def test_the_exact_solver_refuses_malformed_pairs(pairs):
+    from mcu_planner.planners.optimal import _solver_module
+
+    with pytest.raises(ValueError):
+        _solver_module().fit([4, 4, 4], [0, 0, 2], [1, 2, 3], 12, 1.0, "WAT,TAW,TWA", pairs)
