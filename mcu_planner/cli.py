@@ -320,7 +320,9 @@ def _run_plan(args: argparse.Namespace) -> int:
         order=args.order,
     )
     analysed = analyse_model(args.model, options)
-    graph, lifetimes = analysed.graph, analysed.lifetimes
+    # The model as read (its depthwise convolutions on their ordinary kernel).
+    ordinary = analysed.without_in_place or analysed
+    graph, lifetimes = ordinary.graph, ordinary.lifetimes
     out = sys.stdout
     print(f"model: {args.model}", file=out)
     for line in report.model_summary(graph, lifetimes):
@@ -340,6 +342,13 @@ def _run_plan(args: argparse.Namespace) -> int:
     if planned.compared:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
+    in_place_depthwise = report.in_place_depthwise_ops(graph)
+    if in_place_depthwise:
+        print(
+            f"in-place depthwise (for --ram): ops {', '.join(map(str, in_place_depthwise))} run channel by channel "
+            "over their own input through a scratch buffer",
+            file=out,
+        )
     # What the overlaps saved: the same lifetimes planned with none.
     without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
     for line in report.plan_summary(lifetimes, plan, without_overlaps):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
 from .layers import layer_rows
+from .lowering.traits import IN_PLACE_DEPTHWISE
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
@@ -98,6 +99,11 @@ def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
                     }
                 )
     return Sharing(in_place, overlaps)
+
+
+def in_place_depthwise_ops(graph: Graph) -> list[int]:
+    """The depthwise convolutions that run channel by channel over their own input."""
+    return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
 
 
 def arena_without_overlaps(lifetimes: Lifetimes, time_limit: float) -> ArenaPlan | None:
@@ -280,6 +286,7 @@ def plan_json(
             "overlap_shared_bytes": sharing.shared_bytes,
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
             "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
+            "in_place_depthwise_ops": len(in_place_depthwise_ops(graph)),
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,

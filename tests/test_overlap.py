@@ -147,6 +147,13 @@ def test_the_verifier_recomputes_the_bound_instead_of_trusting_the_problem():
     assert exact.arena_bytes == right.buffers[0].size - truth
 
 
+def _ordinary(model: bytes, alignment: int = 16):
+    """The model analysed in its own order, every op on its ordinary kernel
+    (no depthwise convolution in place: that is for --ram alone)."""
+    analysed = analyse_model(model, PlanOptions(alignment=alignment, order="model"))
+    return analysed.without_in_place or analysed
+
+
 def _vww_like(seed: int = 0) -> bytes:
     net = Int8Net(seed=seed)
     x = net.input((1, 24, 24, 3))
@@ -165,7 +172,7 @@ def _vww_like(seed: int = 0) -> bytes:
 
 @pytest.mark.parametrize("planner", ["greedy", "optimal"])
 def test_planners_take_overlaps_and_the_verifier_accepts_their_plans(planner):
-    lifetimes = analyse_model(_vww_like(), PlanOptions(order="model")).lifetimes
+    lifetimes = _ordinary(_vww_like()).lifetimes
     problem = lifetimes.problem
     assert len(problem.overlap_limits()) >= 8
     plan = run_planner(problem, planner, time_limit=5.0)  # verified inside
@@ -178,7 +185,7 @@ def test_planners_take_overlaps_and_the_verifier_accepts_their_plans(planner):
 
 
 def test_a_plan_one_unit_past_an_overlap_bound_is_rejected():
-    lifetimes = analyse_model(_vww_like(), PlanOptions(order="model")).lifetimes
+    lifetimes = _ordinary(_vww_like()).lifetimes
     problem = lifetimes.problem
     plan = run_planner(problem, "optimal", time_limit=5.0)
     assert verify(problem, plan.offsets) == []
@@ -289,7 +296,7 @@ def test_int8_kernels_are_bit_exact_at_the_tightest_overlap_on_cortex_m(target):
 def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
     model, opcodes = CHAINS[kind]()
     alignment = 4 if kind in ("float32", "int16") else 1  # every bound is a whole number of elements
-    analysed = analyse_model(model, PlanOptions(alignment=alignment, order="model"))
+    analysed = _ordinary(model, alignment)
     graph, lifetimes = analysed.graph, analysed.lifetimes
     problem = lifetimes.problem
     limits = problem.overlap_limits()
@@ -328,7 +335,7 @@ def test_report_and_plan_json_say_what_the_overlaps_saved(tmp_path):
     result = run_cli(model, "--ram", "1M", "--json", plan_path, "--order", "model")
     assert result.returncode == 0, result.stderr
     plan = json.loads(plan_path.read_text())
-    lifetimes = analyse_model(model.read_bytes(), PlanOptions(order="model")).lifetimes
+    lifetimes = _ordinary(model.read_bytes()).lifetimes
     live_peak = peak_live(lifetimes.problem).bytes
     # Without overlaps this chain needs its live peak (test_planners_take_overlaps...).
     assert plan["live_peak_bytes"] == plan["techniques"]["arena_without_overlaps_bytes"] == live_peak

@@ -825,6 +825,52 @@ void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, 
     }
 }
 
+/* TinyEngine's in-place depthwise convolution (depth multiplier 1): channel
+ * by channel, every output value of the channel goes to `scratch` (batches x
+ * output_h x output_w values), then over the channel's bytes in `output`.
+ * Input and output have the same channel count, so an output byte of channel
+ * c is an input byte of channel c: with `output` at `input` (the plan puts
+ * it there) a channel is overwritten only once no output needs it.  The sums
+ * are the reference's (integers, any order). */
+void mcu_depthwise_conv_2d_s8_in_place(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                       const int32_t *bias, int8_t *output, int8_t *scratch)
+{
+    int32_t c, b, out_y, out_x, fy, fx;
+    for (c = 0; c < p->output_c; ++c) {
+        int8_t *value = scratch;
+        for (b = 0; b < p->batches; ++b) {
+            for (out_y = 0; out_y < p->output_h; ++out_y) {
+                const mcu_window_axis wy =
+                    mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+                for (out_x = 0; out_x < p->output_w; ++out_x) {
+                    const mcu_window_axis wx =
+                        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+                    int32_t acc = 0;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            const int32_t in = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                                     mcu_window_input(&wy, fy),
+                                                                     mcu_window_input(&wx, fx), c)];
+                            const int32_t f =
+                                filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, c)];
+                            acc += f * (in + p->input_offset);
+                        }
+                    }
+                    *value++ = requantize_s8(p, acc, bias, c);
+                }
+            }
+        }
+        value = scratch;
+        for (b = 0; b < p->batches; ++b) {
+            for (out_y = 0; out_y < p->output_h; ++out_y) {
+                for (out_x = 0; out_x < p->output_w; ++out_x) {
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, c)] = *value++;
+                }
+            }
+        }
+    }
+}
+
 void mcu_depthwise_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter,
                                const float *bias, float *output)
 {

@@ -134,6 +134,14 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 }
 
 
+# Set (True) in the options of a DEPTHWISE_CONV_2D that in_place_depthwise.py
+# chose to run over its own input, channel by channel through a scratch
+# buffer (TinyEngine's method): its lowering calls
+# mcu_depthwise_conv_2d_s8_in_place, lifetimes gives its output the input's
+# bytes.  Not a TFLite option: the plan adds it.
+IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
+
+
 def kernel_order(function: str) -> RasterOrder | None:
     """The walk `function` declares; None: the plan may assume nothing."""
     return KERNEL_ORDERS.get(function)

@@ -1,0 +1,72 @@
+"""In-place depthwise convolution (TinyEngine's method): chosen only where its
+scratch is smaller than the overlap it replaces and only when --ram needs it;
+bit-exact, with the plan checked at run time, when it runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import MODELS_DIR, needs_shared
+from mcu_planner.check import check_model
+from mcu_planner.in_place_depthwise import candidates
+from mcu_planner.lowering.traits import IN_PLACE_DEPTHWISE
+from mcu_planner.pipeline import PlanOptions, analyse_model, generate_for_model, plan_model
+from mcu_planner_testing.builder import Int8Net
+
+
+def _deep_depthwise(strides=(1, 1), padding="SAME", batches=1) -> bytes:
+    net = Int8Net(seed=5)
+    x = net.input((batches, 7, 6, 64))
+    x = net.depthwise_conv2d(x, strides=strides, padding=padding, activation="RELU")
+    x = net.conv2d(x, 16, kernel=(1, 1))
+    return net.build(x)
+
+
+def _in_place_ops(graph) -> list[int]:
+    return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
+
+
+def test_only_depthwise_ops_whose_scratch_beats_their_overlap_are_candidates():
+    deep = analyse_model(_deep_depthwise(), PlanOptions(order="model"))
+    assert candidates(deep.without_in_place.graph, deep.without_in_place.lifetimes) == [0]
+    net = Int8Net(seed=6)
+    x = net.input((1, 24, 24, 8))  # 576 B of scratch against a 208 B overlap
+    x = net.depthwise_conv2d(x)
+    shallow = net.build(net.conv2d(x, 8, kernel=(1, 1)))
+    analysed = analyse_model(shallow, PlanOptions(order="model"))
+    assert analysed.without_in_place is None
+    assert candidates(analysed.graph, analysed.lifetimes) == []
+
+
+def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
+    model = _deep_depthwise()
+    free = plan_model(model, PlanOptions())
+    assert _in_place_ops(free.graph) == []
+    # 7 x 6 x 64 in and out: the overlap keeps the output (6 + 2) * 64 B
+    # below the input (and the pointwise output after it 32 B below that);
+    # the in-place run needs the input's bytes and 42 B of scratch (48 aligned).
+    assert free.plan.arena_bytes == 7 * 6 * 64 + 8 * 64 + 32
+    tight = plan_model(model, PlanOptions(ram=free.plan.arena_bytes - 16))
+    assert _in_place_ops(tight.graph) == [0] and tight.fits
+    assert tight.plan.arena_bytes == 7 * 6 * 64 + 48
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strides, padding, batches", [((1, 1), "SAME", 1), ((2, 2), "VALID", 2), ((2, 1), "SAME", 1)])
+def test_in_place_depthwise_is_bit_exact(strides, padding, batches):
+    model = _deep_depthwise(strides, padding, batches)
+    ram = plan_model(model, PlanOptions()).plan.arena_bytes - 16
+    graph, plan, files = generate_for_model(model, name="dw", ram=ram)
+    assert _in_place_ops(graph) == [0]
+    assert "mcu_depthwise_conv_2d_s8_in_place(" in files["dw.c"].decode()
+    report = check_model(model, inputs=3, ram=ram)  # the normal and the -DMCU_PLAN_CHECK build
+    assert report.passed and report.arena_bytes == plan.arena_bytes <= ram
+
+
+@pytest.mark.slow
+@needs_shared
+def test_kws_ref_model_fits_9k_in_place_bit_exact():
+    model = MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite"
+    assert not plan_model(str(model), PlanOptions(ram=9 * 1024, alias=True)).plan.arena_bytes > 9 * 1024
+    report = check_model(str(model), inputs=2, ram=9 * 1024)
+    assert report.passed and report.arena_bytes <= 9 * 1024
