@@ -28,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import ANCHORS_DIR, MODELS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import ANCHORS_DIR, MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
 from mcu_planner.c_literals import c_identifier  # noqa: E402
@@ -167,16 +167,13 @@ def _exact(flag: bool | None) -> str:
     return "-" if flag is None else ("yes" if flag else "NO")
 
 
-def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> str:
+def render(rows: list[Row], boards: list[str], seconds: float, planner: str, inputs: list[Path]) -> str:
     gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
     lines = [
         "# Cortex-M under QEMU: ticks, flash and RAM beside TFLM + CMSIS-NN",
         "",
-        f"Written by `python bench/cortex_m.py --planner {planner}` at commit {commit or '?'} "
+        f"Written by `python bench/cortex_m.py --planner {planner}` "
         f"({len(rows)} model x board runs, {seconds:.0f} s). Toolchain: `{gcc}`, `-O2`; `{qemu}`.",
         "TFLM columns: the prebuilt runners of `../shared/anchors/tflm-cortex-m` (TFLM + CMSIS-NN, and TFLM with its",
         "reference kernels), run in the same script on the same input bytes under the same QEMU command line.",
@@ -216,7 +213,7 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str) -> 
             f"{_n(runner_bytes)} | {_n(r.arena)} | {_n(r.ram)} | {_n(r.stack_reserve)} / {_n(r.stack_used)} | "
             f"{_n(cmsis[1])} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + [""] + provenance_lines(inputs))
 
 
 def main() -> int:
@@ -253,7 +250,9 @@ def main() -> int:
                 f"ratio {_ratio(row.ticks, cmsis_ticks):>5} {row.note[:60]}",
                 flush=True,
             )
-    Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner))
+    runners = sorted(TFLM_RUNNERS.glob("*.elf")) if runner is not None else []
+    inputs = list(paths) + runners
+    Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner, inputs))
     print(f"wrote {args.out}")
     return 0
 

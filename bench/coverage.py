@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mcu_planner_testing.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
+from mcu_planner_testing.shared import provenance_lines  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
 
@@ -778,15 +779,13 @@ def totals(cells: dict, opcodes: list[str]) -> list[str]:
 def coverage_markdown(
     cells: dict, opcodes: list[str], tflm: list[str], how: str, command: str, check_inputs: int = 0
 ) -> str:
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Operator coverage: mcu-planner vs TFLM, per dtype (measured)",
         "",
-        f"`{command}` at commit `{commit}`, {date}.",
+        f"`{command}`, {date}.",
         "",
+        *provenance_lines([]),
         f"TFLM's builtins: {how}.",
         "",
         "Each cell is **ours / TFLM** for a one-operator model of that dtype built with `mcu_planner_testing.builder`: "

@@ -24,7 +24,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import MODELS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.check import HostTarget, random_inputs  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
 from mcu_planner.c_literals import c_identifier  # noqa: E402
@@ -104,10 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no shared models at {MODELS_DIR}", file=sys.stderr)
         return 2
     wanted = set(args.models.split(",")) if args.models else None
-    rows, skipped = [], []
+    rows, skipped, inputs = [], [], []
     for path in shared_model_paths():
         if wanted and path.stem not in wanted:
             continue
+        inputs.append(path)
         workdir = Path(tempfile.mkdtemp(prefix=f"mcu-plan-bench-{path.stem}-"))
         try:
             rows.append(bench_model(path, args.seconds, workdir))
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         lines += [f"- {stem}: {reason}" for stem, reason in skipped]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines + [""] + provenance_lines(inputs)))
     print(f"wrote {out}")
     return 0
 

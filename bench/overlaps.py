@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.pipeline import PlanOptions, plan_model  # noqa: E402
 from mcu_planner.problem import peak_live  # noqa: E402
@@ -63,7 +63,8 @@ def main() -> int:
     parser.add_argument("models", nargs="*", type=Path, help="default: every shared model")
     args = parser.parse_args()
     rows = []
-    for path in args.models or shared_model_paths():
+    inputs = [Path(path) for path in args.models or shared_model_paths()]
+    for path in inputs:
         try:
             rows.append(measure(Path(path), args.time_limit))
         except McuPlanError as exc:
@@ -90,7 +91,8 @@ def main() -> int:
         "|" + "---|" * len(header),
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
-    args.out.write_text("\n".join(lines) + "\n")
+    lines += [""] + provenance_lines(inputs)
+    args.out.write_text("\n".join(lines))
     return 0
 
 

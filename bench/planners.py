@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402
@@ -320,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += bench_intervals(
         names, args.time_limit, args.heuristic_time_limit, cpsat, cpsat_absent, minimalloc, minimalloc_absent
     ) + [""]
+    inputs = ([] if args.skip_models else shared_model_paths()) + [path for _, path, _ in interval_instances()]
+    lines += provenance_lines(inputs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))

@@ -22,7 +22,7 @@ int main(void)
     for (size_t i = 1; i < TINY_KWS_INT8_OUTPUT0_ELEMENTS; ++i)
         if (scores[i] > scores[best]) best = i;
     float probability = TINY_KWS_INT8_OUTPUT0_SCALE * (float)(scores[best] - TINY_KWS_INT8_OUTPUT0_ZERO_POINT);
-    printf("class %u, probability %.3f, arena %u bytes\n", (unsigned)best, probability,
+    printf("class %u, probability %.3f, arena %u bytes\n", (unsigned)best, (double)probability,
            (unsigned)TINY_KWS_INT8_ARENA_SIZE);
     return 0;
 }

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .c_literals import c_identifier
 
 from .output_dir import read_interface, write_output
@@ -53,10 +54,6 @@ HOST_RUN_TIMEOUT_SECONDS = 600.0
 # Invocations a host profile build times after the checked ones.
 HOST_PROFILE_ITERATIONS = 50
 
-WARNING_FLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic")
-# TFLite rounds every float multiply and add on its own; a fused multiply-add
-# would round once and change float outputs.
-FLOAT_FLAGS = ("-ffp-contract=off",)
 # `check --sanitize`: any report stops the program at once, so it cannot be missed.
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
 # The lines in a sanitizer's stderr that say what went wrong.
@@ -76,8 +73,8 @@ def sanitizer_line(stderr: str) -> str | None:
     return None
 
 
-# Float outputs may differ from the reference by summation order; the issue
-# allows 1e-5 relative to the output's magnitude.
+# Float outputs may differ from the reference by summation order: accepted
+# within 1e-5 relative to the output's magnitude.
 FLOAT_RELATIVE_TOLERANCE = 1e-5
 # Input sets run again after NAME_reset() in a model with state.
 REPLAYED_AFTER_RESET = 2
@@ -136,6 +133,20 @@ def load_targets() -> dict[str, Target]:
     return _REGISTRY.load()
 
 
+def resolve_target(name: str) -> Target:
+    """A registered target, or a board described by PATH/board.json (run under QEMU)."""
+    targets = load_targets()
+    if name in targets:
+        return targets[name]
+    from .firmware_build import is_board_file
+
+    if is_board_file(name):
+        from .qemu import QemuTarget
+
+        return QemuTarget(name)
+    raise InputError(f"unknown target {name!r} (known: {', '.join(sorted(targets))}, or PATH/board.json)")
+
+
 class HostTarget(Target):
     """The machine's own C compiler."""
 
@@ -177,7 +188,7 @@ class HostTarget(Target):
         sources = sorted(str(p) for p in generated.glob("*.c"))
         command = [
             *shlex.split(self.compiler),
-            *WARNING_FLAGS,
+            *STRICT_WARNING_FLAGS,
             *FLOAT_FLAGS,
             *(SANITIZE_FLAGS if self.sanitize else ()),
             self.optimization,
@@ -488,9 +499,7 @@ def run_generated(
     NAME_reset() before set `reset_at` when given: one TargetRun per build,
     the normal one first, then (check_build) the -DMCU_PLAN_CHECK one, then
     (profile) the -DMCU_PROFILE one."""
-    targets = load_targets()
-    if target not in targets:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    resolved = resolve_target(target)
     samples = [[np.ascontiguousarray(a).tobytes() for a in arrays] for arrays in input_sets]
     input_bytes = [graph.tensors[t].nbytes for t in graph.inputs]
     output_bytes = [graph.tensors[t].nbytes for t in graph.outputs]
@@ -503,7 +512,7 @@ def run_generated(
         generated = write_output(files, work / "generated")
         # (plan check, profile) of each build.
         builds = [(False, False)] + ([(True, False)] if check_build else []) + ([(False, True)] if profile else [])
-        runner = targets[target] if ram is None else targets[target].with_ram(ram)
+        runner = resolved if ram is None else resolved.with_ram(ram)
         if sanitize:
             if not isinstance(runner, HostTarget):
                 raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
@@ -556,6 +565,7 @@ def check_model(
     sanitize: bool = False,
     extremes: bool = False,
     order: str | tuple[int, ...] = "auto",
+    regions: tuple = (),
     profile: bool = False,
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
@@ -570,9 +580,7 @@ def check_model(
     difference (unless raise_on_mismatch is False), DoesNotFit when the arena
     plus the variable tensors exceed `ram`, UnsupportedModel / InputError
     from the stages before."""
-    targets = load_targets()
-    if target not in targets:
-        raise InputError(f"unknown target {target!r} (known: {', '.join(sorted(targets))})")
+    resolve_target(target)
     if input_sets is not None:
         inputs = len(input_sets)
     if inputs < 1:
@@ -589,6 +597,7 @@ def check_model(
         alias=alias,
         label=label,
         order=order,
+        regions=regions,
     )
 
     needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
@@ -596,8 +605,91 @@ def check_model(
         variables = files.interface.variable_bytes
         detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
         raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
+    if regions and target != "host":
+        from .firmware_build import DEFAULT_STACK_BYTES
 
+        ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
+    return _check_generated(
+        model_bytes,
+        stem,
+        graph,
+        plan,
+        files,
+        target=target,
+        inputs=inputs,
+        seed=seed,
+        check_build=check_build,
+        raise_on_mismatch=raise_on_mismatch,
+        ram=ram,
+        keep_dir=keep_dir,
+        input_sets=input_sets,
+        sanitize=sanitize,
+        extremes=extremes,
+        profile=profile,
+    )
+
+
+def check_models(
+    models: list,
+    *,
+    target: str = "host",
+    inputs: int = 3,
+    seed: int = 0,
+    ram: int | None = None,
+    concurrent: bool = False,
+    planner: str = "auto",
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> list[CheckReport]:
+    """Several models generated into one directory around the arena they
+    share (as `mcu-plan A B ... -o OUTDIR` writes it), each then built with
+    all of them and compared with the reference as check_model does."""
+    from .pipeline import PlanOptions, generate_models, plan_model, share_arena
+
+    resolve_target(target)
+    loaded = [_load(model) for model in models]
+    names = [c_identifier(stem) for _, stem in loaded]
+    if len(set(names)) < len(names):
+        raise InputError("two models would get the same C prefix: give them different file names")
+    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram)
+    planned = [plan_model(data, options, label=stem) for data, stem in loaded]
+    shared = share_arena(names, planned, concurrent=concurrent)
+    if ram is not None and shared.ram_needed > ram:
+        raise DoesNotFit(f"the models need {shared.ram_needed:,} B, more than the {ram:,} B RAM budget")
+    reports = []
+    for index, ((data, stem), model) in enumerate(zip(loaded, planned)):
+        files = generate_models(shared, interface_of=index)
+        reports.append(
+            _check_generated(
+                data, stem, model.graph, model.plan, files, target=target, inputs=inputs, seed=seed, ram=ram
+            )
+        )
+    return reports
+
+
+def _check_generated(
+    model_bytes: bytes,
+    stem: str,
+    graph: Graph,
+    plan,
+    files,
+    *,
+    target: str,
+    inputs: int,
+    seed: int,
+    check_build: bool = True,
+    raise_on_mismatch: bool = True,
+    ram: int | None = None,
+    keep_dir: str | os.PathLike | None = None,
+    input_sets: list[list[np.ndarray]] | None = None,
+    sanitize: bool = False,
+    extremes: bool = False,
+    profile: bool = False,
+) -> CheckReport:
+    """Run the generated `files` of one model on `target` and compare every
+    output with the reference (see check_model)."""
     from .reference import run_isolated
+
+    name = files.interface.name
 
     rng = np.random.default_rng(seed)
     if input_sets is None:

@@ -42,6 +42,15 @@ def _section_name(text: str) -> str:
     return validate_section_name(text)
 
 
+def _region(text: str):
+    from .regions import parse_region
+
+    try:
+        return parse_region(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -58,9 +67,19 @@ def _plan_parser() -> argparse.ArgumentParser:
         description="Plan one static arena for a TFLite model; optionally emit C for it. "
         "`mcu-plan check MODEL` compares the generated C with TFLite.",
     )
-    p.add_argument("model", nargs="?", help=".tflite model")
+    p.add_argument(
+        "model", nargs="*", help=".tflite model (several: generated into one OUTDIR around one arena they share)"
+    )
+    p.add_argument(
+        "--concurrent",
+        action="store_true",
+        help="with several models: disjoint parts of the arena (sized together), so that they may interleave",
+    )
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
-    p.add_argument("--align", type=_positive_int, default=16, help="buffer alignment in bytes (default 16)")
+    _add_region_argument(p)
+    p.add_argument(
+        "--align", type=_positive_int, default=16, help="alignment of the arena and its buffers in bytes (default 16)"
+    )
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
     p.add_argument(
         "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
@@ -89,7 +108,14 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="C prefix (default: model file stem)")
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
-    p.add_argument("--board", help="also write a firmware Makefile for this board and build it (e.g. mps2-an386)")
+    p.add_argument(
+        "--board",
+        help="also build: a firmware for a bundled board (mps2-an386, mps3-an547) or PATH/board.json; "
+        "or, for a core (cortex-m0plus, cortex-m4, cortex-m7, cortex-m33, cortex-m55), the library alone",
+    )
+    p.add_argument(
+        "--stack", type=_size, help="with --board: the firmware's stack reserve (default 1K; a multiple of 8)"
+    )
     p.add_argument(
         "--intervals", metavar="FILE.csv", help="plan an interval set (id,lower,upper,size) instead of a model"
     )
@@ -103,15 +129,41 @@ def _plan_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_region_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--region",
+        action="append",
+        type=_region,
+        default=[],
+        metavar="NAME=SIZE[@SECTION]",
+        help="a memory region for the arena, fastest first (repeatable; instead of --ram), e.g. dtcm=32K@.dtcm_bss",
+    )
+
+
+def _regions_of(args: argparse.Namespace) -> tuple:
+    """--region's regions, checked; () without."""
+    from .regions import check_regions
+
+    regions = tuple(args.region)
+    if regions and args.ram is not None:
+        raise InputError("give --ram (one arena) or --region (several), not both")
+    if len(regions) > 1 and getattr(args, "tflm_plan", None):
+        raise InputError("--tflm-plan writes TFLM's one arena: plan it with --ram, not --region")
+    check_regions(regions)
+    return regions
+
+
 def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
-    p.add_argument("model", help=".tflite model")
+    p.add_argument("model", nargs="+", help=".tflite model (several: generated together around one shared arena)")
+    p.add_argument("--concurrent", action="store_true", help="with several models: disjoint parts of the arena")
     p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
     p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
     )
+    _add_region_argument(p)
     p.add_argument(
         "--sanitize",
         action="store_true",
@@ -164,8 +216,8 @@ def _main(argv: list[str]) -> int:
         # numpy's warnings would only add lines to the one error line.
         with np.errstate(all="ignore"):
             if argv and argv[0] == "check":
-                return _run_check(_check_parser().parse_args(argv[1:]))
-            return _run_plan(_plan_parser().parse_args(argv))
+                return _run_check(_check_parser().parse_intermixed_args(argv[1:]))
+            return _run_plan(_plan_parser().parse_intermixed_args(argv))
     except McuPlanError as exc:
         print(f"mcu-plan: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -203,8 +255,13 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     """Everything about where output goes, checked before any planning."""
     if args.board is not None and not args.board:
         raise InputError("--board needs a board name")
-    if args.board and args.ram is None:
-        raise InputError("--board needs --ram: the RAM budget its linker script enforces")
+    from .firmware_build import CORES
+
+    core_only = args.board in CORES
+    if args.stack is not None and (not args.board or core_only):
+        raise InputError("--stack sets a firmware's stack reserve: it needs --board with a board")
+    if args.board and not core_only and args.ram is None and not args.region:
+        raise InputError("--board needs --ram (or --region): the RAM budget its linker script enforces")
     if args.board and not args.output:
         raise InputError("--board needs -o OUTDIR: where the firmware is built")
     for flag in ("name", "arena_section", "extern_arena"):
@@ -217,7 +274,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         if args.name is not None and args.name != c_identifier(args.name):
             raise InputError(f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})")
         check_output_dir(Path(args.output))
-    if args.board:
+    if args.board and not core_only:
         from .firmware_build import load_board
 
         load_board(args.board)
@@ -273,6 +330,11 @@ class _StagedFile:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
         self.tmp = Path(tmp)
         try:
+            # mkstemp's file is private (0600); the file it becomes gets the
+            # mode any new file gets (0666 less the umask), as a plain open() gives.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "wb") as f:
                 f.write(text.encode() if isinstance(text, str) else text)
         except OSError as exc:
@@ -300,25 +362,24 @@ class _StagedFile:
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
-    if args.stop_at_fit and (args.capacity if args.intervals else args.ram) is None:
+    if args.stop_at_fit and (args.capacity if args.intervals else args.ram or args.region) is None:
         raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:
+        if args.model:
+            raise InputError("give a model or --intervals, not both")
         return _run_intervals(args)
     if not args.model:
         raise InputError("no model given (usage: mcu-plan MODEL --ram SIZE)")
+    if len(args.model) > 1:
+        return _run_models(args)
+    if args.concurrent:
+        raise InputError("--concurrent plans several models: give two or more")
+    args.model = args.model[0]
 
     from . import report
-    from .pipeline import PlanOptions, analyse_model, plan_analysed
+    from .pipeline import analyse_model, plan_analysed
 
-    options = PlanOptions(
-        planner=args.planner,
-        alignment=args.align,
-        alias=args.alias == "on",
-        time_limit=args.time_limit,
-        ram=args.ram,
-        stop_at_fit=args.stop_at_fit,
-        order=args.order,
-    )
+    options = _plan_options(args, _regions_of(args))
     analysed = analyse_model(args.model, options)
     # The model as read (its depthwise convolutions on their ordinary kernel).
     ordinary = analysed.without_in_place or analysed
@@ -339,7 +400,7 @@ def _run_plan(args: argparse.Namespace) -> int:
             + " ".join(str(i) for i in planned.op_order),
             file=out,
         )
-    if planned.compared:
+    if planned.compared and planned.regions is None:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
     in_place_depthwise = report.in_place_depthwise_ops(graph)
@@ -349,12 +410,17 @@ def _run_plan(args: argparse.Namespace) -> int:
             "over their own input through a scratch buffer",
             file=out,
         )
-    # What the overlaps saved: the same lifetimes planned with none.
-    without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
-    for line in report.plan_summary(lifetimes, plan, without_overlaps):
-        print(line, file=out)
+    without_overlaps = None
+    if planned.regions is None:
+        # What the overlaps saved: the same lifetimes planned with none.
+        without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
+        for line in report.plan_summary(lifetimes, plan, without_overlaps):
+            print(line, file=out)
+    else:
+        for line in report.region_lines(planned.regions):
+            print(line, file=out)
     if args.map:
-        for line in report.memory_map(graph, lifetimes, plan):
+        for line in report.memory_map(graph, lifetimes, plan, planned.regions):
             print(line, file=out)
     if args.ram is not None:
         for line in report.budget_lines(lifetimes, plan, args.ram):
@@ -362,6 +428,8 @@ def _run_plan(args: argparse.Namespace) -> int:
     out.flush()
 
     if not planned.fits:
+        if planned.regions is not None:
+            raise DoesNotFit(report.regions_shortfall(planned.regions))
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
 
     staged: list[_StagedFile] = []
@@ -373,18 +441,12 @@ def _run_plan(args: argparse.Namespace) -> int:
         print(flash.line(), file=out)
     try:
         if args.json:
-            staged.append(
-                _StagedFile(
-                    Path(args.json),
-                    json.dumps(
-                        report.plan_json(
-                            args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order, without_overlaps
-                        ),
-                        indent=1,
-                    )
-                    + "\n",
-                )
+            record = report.plan_json(
+                args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order, without_overlaps
             )
+            if planned.regions is not None:
+                report.add_regions(record, planned.regions, lifetimes)
+            staged.append(_StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n"))
         if args.tflm_plan:
             staged.append(_stage_tflm_plan(args, options))
         if args.report:
@@ -399,6 +461,120 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise
     for file in staged:
         file.commit()
+    return 0
+
+
+def _model_names(paths: list[str]) -> list[str]:
+    """Each model's C prefix (its file stem); two models with one prefix: InputError."""
+    from .c_literals import c_identifier
+
+    names: dict[str, str] = {}
+    for path in paths:
+        name = c_identifier(Path(path).stem)
+        if name in names:
+            raise InputError(
+                f"{names[name]} and {path} would both get the C prefix {name!r}: copy one under another file name"
+            )
+        names[name] = path
+    return list(names)
+
+
+def _plan_options(args: argparse.Namespace, regions: tuple = ()):
+    from .pipeline import PlanOptions
+
+    return PlanOptions(
+        planner=args.planner,
+        alignment=args.align,
+        alias=args.alias == "on",
+        time_limit=args.time_limit,
+        ram=args.ram,
+        stop_at_fit=args.stop_at_fit,
+        order=args.order,
+        regions=regions,
+    )
+
+
+def _run_models(args: argparse.Namespace) -> int:
+    """Several models, one arena: each planned on its own, laid out in the
+    arena they share (one after another: the largest need; --concurrent:
+    side by side), generated into one OUTDIR."""
+    from . import report
+    from .pipeline import generate_models, plan_model, share_arena
+
+    for flag, given in (
+        ("--region", args.region),
+        ("--name", args.name),
+        ("--extern-arena", args.extern_arena),
+        ("--report", args.report),
+        ("--tflm-plan", args.tflm_plan),
+    ):
+        if given:
+            raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")
+    for flag, given in (("--report", args.report), ("--tflm-plan", args.tflm_plan)):
+        if given:
+            raise InputError(f"{flag} describes one model: run it for each model on its own")
+    if args.board:
+        raise InputError(
+            "--board builds a test firmware for one model; check several together with "
+            "mcu-plan check A B --target BOARD"
+        )
+    names = _model_names(args.model)
+    options = _plan_options(args)
+    planned = []
+    for path, name in zip(args.model, names):
+        model = plan_model(path, options)
+        print(f"model: {path} (prefix {name}_)")
+        for line in report.plan_summary(model.lifetimes, model.plan):
+            print(f"  {line}")
+        if model.lifetimes.variable_bytes:
+            print(f"  variables (own state region): {format_bytes(model.lifetimes.variable_bytes)}")
+        planned.append(model)
+    models = share_arena(names, planned, concurrent=args.concurrent)
+    how = "side by side (--concurrent)" if args.concurrent else "one after another: the largest need"
+    print(f"shared arena: {format_bytes(models.arena_bytes)} ({how})")
+    if args.ram is not None:
+        margin = args.ram - models.ram_needed
+        print(
+            f"budget: {format_bytes(args.ram)}, needed {format_bytes(models.ram_needed)}, margin {margin:+,} B: "
+            + ("fits" if margin >= 0 else "DOES NOT FIT")
+        )
+        if margin < 0:
+            raise DoesNotFit(
+                f"does not fit: the models need {format_bytes(models.ram_needed)} (arena "
+                f"{format_bytes(models.arena_bytes)} + variables {format_bytes(models.variable_bytes)}) but --ram is "
+                f"{format_bytes(args.ram)}, {format_bytes(-margin)} short"
+            )
+    staged = None
+    if args.json:
+        record = {
+            "concurrent": models.concurrent,
+            "arena_bytes": models.arena_bytes,
+            "models": [
+                dict(
+                    report.plan_json(path, m.graph, m.lifetimes, m.plan, args.alias == "on", m.op_order),
+                    name=name,
+                    arena_base=base,
+                )
+                for path, name, m, base in zip(args.model, names, models.planned, models.bases)
+            ],
+        }
+        staged = _StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n")
+    try:
+        if args.output:
+            from .output_dir import write_output
+
+            files = generate_models(models, arena_section=args.arena_section)
+            try:
+                write_output(files, Path(args.output))
+            except OSError as exc:
+                raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+            print(f"wrote {args.output}/ ({len(files)} files, prefixes {', '.join(n + '_' for n in names)})")
+    except BaseException:
+        if staged is not None:
+            staged.discard()
+        raise
+    if staged is not None:
+        staged.commit()
     return 0
 
 
@@ -431,10 +607,16 @@ def _generate_and_measure(args: argparse.Namespace, planned):
     name = _model_name(args)
     try:
         files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
-    except UnsupportedModel as exc:
+    except UnsupportedModel:
         if args.output:
             raise
-        return None, FlashReport(0, 0, None, f"not generated: {str(exc).splitlines()[0]}")
+        from .layers import layer_rows
+
+        # The arrays of the ops that have kernels; no code without all of them.
+        rows = layer_rows(planned.graph, planned.lifetimes, planned.plan)
+        weights = sum(row.weight_bytes for row in rows)
+        tables = sum(row.table_bytes or 0 for row in rows)
+        return None, FlashReport(weights, tables, None, "code not measured: some ops have no kernel, see the note")
     counted = counted_flash(planned.graph, lower_all(planned.graph, planned.lifetimes.elided_ops))
     return files, measure_flash(files, name, counted, args.board)
 
@@ -447,9 +629,10 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
-    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
+    if planned.regions is not None:
+        report.add_regions(plan, planned.regions, planned.lifetimes)
     line = flash.line().removeprefix("flash: ")
-    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)
 
 
@@ -466,7 +649,7 @@ def _generate(args, planned, files=None) -> None:
     if files is None:
         files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
-        from .firmware_build import build_firmware
+        from .firmware_build import CORES, build_firmware, build_library
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
@@ -480,7 +663,22 @@ def _generate(args, planned, files=None) -> None:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
-            firmware = build_firmware(staging / "out", model=files.interface, board=args.board, ram_bytes=args.ram)
+            if args.board in CORES:
+                firmware = build_library(
+                    staging / "out",
+                    model=files.interface,
+                    core=args.board,
+                    alignment=args.align,
+                    region_memories={r.section: r.name.upper() for r in args.region if r.section},
+                )
+            else:
+                firmware = build_firmware(
+                    staging / "out",
+                    model=files.interface,
+                    board=args.board,
+                    ram_bytes=_firmware_ram(args),
+                    stack_bytes=_stack(args),
+                )
             replace_output_dir(staging / "out", Path(args.output))
         except BaseException:
             _remove_tree(staging)
@@ -495,6 +693,19 @@ def _generate(args, planned, files=None) -> None:
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
+
+
+def _stack(args: argparse.Namespace) -> int:
+    from .firmware_build import DEFAULT_STACK_BYTES
+
+    return DEFAULT_STACK_BYTES if args.stack is None else int(args.stack)
+
+
+def _firmware_ram(args: argparse.Namespace) -> int:
+    """The RAM a firmware links against: --ram, or the regions together plus the stack reserve."""
+    if args.ram is not None:
+        return int(args.ram)
+    return sum(region.size for region in args.region) + _stack(args)
 
 
 def _warn_if_not_generatable(graph, lifetimes) -> None:
@@ -544,14 +755,32 @@ def _run_intervals(args: argparse.Namespace) -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .check import check_model
+    from .check import check_model, check_models
 
+    if len(args.model) > 1:
+        for flag, given in (("--region", args.region), ("--sanitize", args.sanitize)):
+            if given:
+                raise InputError(f"{flag} checks one model at a time")
+        for each in check_models(
+            args.model,
+            target=args.target,
+            inputs=args.inputs,
+            seed=args.seed,
+            ram=args.ram,
+            concurrent=args.concurrent,
+        ):
+            for line in each.format():
+                print(line)
+        return 0
+    if args.concurrent:
+        raise InputError("--concurrent plans several models: give two or more")
     report = check_model(
-        args.model,
+        args.model[0],
         target=args.target,
         inputs=args.inputs,
         seed=args.seed,
         ram=args.ram,
+        regions=_regions_of(args),
         sanitize=args.sanitize,
         extremes=args.sanitize,
         profile=args.profile,

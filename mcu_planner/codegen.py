@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -41,12 +41,13 @@ from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
-from .lowering.traits import op_traits
+from .lowering.traits import RASTER_VARIANTS, op_traits
+from .overlap import ops_with_overlap
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
+from .regions import RegionPlans
 from .resources import firmware_dir, templates_dir
-from .runtime_contract import check_call
-from .validate import check_kernel_call
+from .runtime_contract import check_call, check_kernel_call, runtime_declarations
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -105,6 +106,7 @@ class Slot:
     size: int
     consumers: int  # reads still due at invoke start (+1 for graph outputs: never released)
     live_at_start: bool
+    region: int = 0  # index into the memory regions (--region); 0 with one arena
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,12 @@ class KernelArg:
     inner: int = 0
     symbol: str = ""
 
+    @property
+    def wider_than_bytes(self) -> bool:
+        """An arena or state pointer (uint8_t *) to this type is cast through
+        void *: _Builder.arg has checked that its address suits the type."""
+        return element_bytes(self.c_type) > 1
+
 
 @dataclass
 class OpCode:
@@ -133,6 +141,7 @@ class OpCode:
     args: list[KernelArg] = field(default_factory=list)
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
+    returns_status: bool = False  # the kernel can fail: invoke stops on a status other than MCU_STATUS_OK
 
 
 @dataclass
@@ -201,10 +210,11 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
 
 
 class _Builder:
-    def __init__(self, graph: Graph, lifetimes, plan, name: str):
+    def __init__(self, graph: Graph, lifetimes, plan, name: str, regions: RegionPlans | None = None):
         self.graph = graph
         self.lifetimes = lifetimes
-        self.plan = plan
+        self.plan = plan  # with regions: offsets in one address space, regions side by side
+        self.regions = regions
         self.name = name
         self.constants: dict[int, CArrayDef] = {}
         self.variables: dict[int, VariableDef] = {}
@@ -228,15 +238,28 @@ class _Builder:
         c_type = _tensor_c_type(tensor)
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
+            self._check_aligned(tensor, c_type, "arena", self.tensor_address(t))
             return KernelArg("arena", c_type, not writes, slot=slot, inner=inner)
         if tensor.is_variable:
             # Ops read variable tensors as inputs and update them in place.
-            return KernelArg("variable", c_type, False, inner=self.variable(tensor).offset)
+            offset = self.variable(tensor).offset
+            self._check_aligned(tensor, c_type, "state region", offset)
+            return KernelArg("variable", c_type, False, inner=offset)
         if tensor.is_constant:
             if writes:
                 raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
             return KernelArg("constant", c_type, True, symbol=self.constant(tensor).symbol)
         raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
+
+    def _check_aligned(self, tensor: Tensor, c_type: str, region: str, address: int) -> None:
+        """The arena and the state region are 16-byte aligned, so a pointer
+        into them suits `c_type` when its offset is a multiple of the size."""
+        size = element_bytes(c_type)
+        if address % size:
+            raise InputError(
+                f"tensor {tensor.index} '{c_comment(tensor.name)}' ({tensor.dtype}) would start at byte {address} "
+                f"of the {region}, not a multiple of {size}: plan with --align {size} or more"
+            )
 
     def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
         c_type = _tensor_c_type(tensor)
@@ -324,6 +347,7 @@ class _Builder:
 
     def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
+        code.returns_status = runtime_declarations().functions[call.function].returns_status
         for f in params_struct.fields:
             value = call.params[f.name]
             if isinstance(value, CArray):
@@ -366,14 +390,16 @@ class _Builder:
             if ops and consumers[slot] == 0 and slot not in held:
                 ops[0].releases.append(slot)
                 consumers[slot] += 1
+        regions = self.regions
         return [
             Slot(
                 index=i,
                 buffer=b.id,
-                offset=self.plan.offsets[b.id],
+                offset=self.plan.offsets[b.id] if regions is None else regions.offset_of(b.id),
                 size=b.size,
                 consumers=consumers[i] + (1 if i in held else 0),
                 live_at_start=i in self.live_at_start,
+                region=0 if regions is None else regions.region_of[b.id],
             )
             for i, b in enumerate(self.buffers)
         ]
@@ -470,6 +496,104 @@ def render(template: str, **context) -> bytes:
     return _environment().get_template(template).render(**context).encode("utf-8")
 
 
+def _section_macros(named: list[tuple[str, str]]) -> list[dict]:
+    """Per (macro, section) of the arena's arrays: the section's name for any
+    compiler, and with its NOBITS type for gcc on Arm and x86 ELF ('@' and '#'
+    start comments in their assemblers)."""
+    return [
+        dict(
+            macro=macro,
+            plain=c_string(section),
+            arm=c_string(section + ',"aw",%nobits @'),
+            x86=c_string(section + ',"aw",@nobits #'),
+        )
+        for macro, section in named
+    ]
+
+
+def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: list[IoInfo]) -> list[dict]:
+    """Per memory region, what the templates need: its array, size macro,
+    section, plan-check tables (a buffer of another region has size 0 there)
+    and the graph inputs it holds."""
+    result = []
+    for index, region in enumerate(regions.regions):
+        own = [slot.region == index for slot in slots]
+        size = max(regions.arena_bytes(index), max((s.offset + s.size for s in slots if s.region == index), default=0))
+        result.append(
+            dict(
+                index=index,
+                name=region.name,
+                symbol=f"{name}_arena_{region.name}",
+                size_macro=f"{name.upper()}_REGION_{region.name.upper()}_SIZE",
+                size=max(size, 1),
+                section=c_string(region.section) if region.section else None,
+                section_name=region.section,
+                section_macro=f"{name.upper()}_REGION_{region.name.upper()}_SECTION",
+                plan=f"{name}_plan_{region.name}",
+                offsets=[slot.offset if mine else 0 for slot, mine in zip(slots, own)],
+                sizes=[slot.size if mine else 0 for slot, mine in zip(slots, own)],
+                live_at_start=[1 if mine and slot.live_at_start else 0 for slot, mine in zip(slots, own)],
+                inputs=[io for io in inputs if slots[io.slot].region == index],
+            )
+        )
+    return result
+
+
+# Several models in one OUTDIR: the arena they share (mcu_models_arena.c/.h),
+# and the one library (CMake target, Make fragment) holding them all.
+SHARED_ARENA = "mcu_models_arena"
+MODELS_LIBRARY = "mcu_models"
+
+
+@dataclass(frozen=True)
+class SharedArena:
+    """A model's part of the arena that several models share: `base` bytes into it."""
+
+    base: int
+    header: str = f"{SHARED_ARENA}.h"
+    symbol: str = SHARED_ARENA
+
+
+def generate_shared_arena(
+    models: list[str],
+    size: int,
+    *,
+    concurrent: bool,
+    alignment: int = 16,
+    arena_section: str | None = None,
+    extern_arena: bool = False,
+) -> dict[str, bytes]:
+    """The shared arena's header, its definition (unless the application
+    defines it: extern_arena) and the build files of all models together."""
+    context = dict(
+        stem=SHARED_ARENA,
+        models=models,
+        concurrent=concurrent,
+        symbol=SHARED_ARENA,
+        size_macro=f"{SHARED_ARENA.upper()}_SIZE",
+        size=max(size, 1),
+        alignment=max(alignment, 16) if alignment & (alignment - 1) == 0 else 16,
+        extern_arena=extern_arena,
+        sections=_section_macros([(f"{SHARED_ARENA.upper()}_SECTION", arena_section)] if arena_section else []),
+    )
+    files = {f"{SHARED_ARENA}.h": render("models_arena.h.j2", **context)}
+    if not extern_arena:
+        files[f"{SHARED_ARENA}.c"] = render("models_arena.c.j2", **context)
+    return files
+
+
+def drop_in_build_files(name: str, files: dict[str, bytes], aliases: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """CMakeLists.txt (a static library `name`, and one alias per entry of
+    `aliases`) and NAME.mk for the C sources in `files`."""
+    context = dict(
+        name=name,
+        aliases=aliases,
+        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
+        needs_libm=any(b"<math.h>" in data for data in files.values()),
+    )
+    return {DROP_IN_CMAKE: render("CMakeLists.txt.j2", **context), f"{name}.mk": render("model.mk.j2", **context)}
+
+
 # The CMake drop-in of every OUTDIR (a static library target named after the model).
 DROP_IN_CMAKE = "CMakeLists.txt"
 
@@ -491,21 +615,46 @@ def generate(
     name: str,
     arena_section: str | None = None,
     extern_arena: bool = False,
+    regions: RegionPlans | None = None,
+    arena_alignment: int = 16,
+    shared_arena: SharedArena | None = None,
     model_sha256: str = "",
 ) -> GeneratedSources:
     """File name -> contents of the self-contained generated directory;
-    `model_sha256` (hex) names the model file in the header."""
+    `model_sha256` (hex) names the model file in the header.  With `regions`
+    (more than one), every region is an array of its own, in its own
+    section; `plan` then holds the regions side by side in one address
+    space.  `arena_alignment` above 16 aligns the arena array(s) to it."""
     if name != c_identifier(name):
         raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
     if arena_section is not None:
         validate_section_name(arena_section)
+    if regions is not None and len(regions.regions) == 1:
+        regions = None  # one region is the plain arena
+    if regions is not None and (arena_section or extern_arena or shared_arena):
+        raise InputError(
+            "--region gives each region its section: drop --arena-section and --extern-arena "
+            "(and plan several models with --ram)"
+        )
+    if shared_arena is not None:
+        arena_section, extern_arena = None, False  # both belong to the shared arena
     calls = lower_all(graph, lifetimes.elided_ops)
-    builder = _Builder(graph, lifetimes, plan, name)
+    # An output the plan puts partly over its input needs the kernel's walk in output order.
+    for index in ops_with_overlap(lifetimes.problem, plan.offsets):
+        call = calls.get(index)
+        if call is not None and call.function in RASTER_VARIANTS:
+            calls[index] = replace(call, function=RASTER_VARIANTS[call.function])
+    builder = _Builder(graph, lifetimes, plan, name, regions)
     ops = builder.ops(calls)
     slots = builder.slots(ops)
     inputs = builder.io(graph.inputs)
     outputs = builder.io(graph.outputs)
-    arena_size = max(plan.arena_bytes, max((s.offset + s.size for s in slots), default=0), 1)
+    region_context = None
+    if regions is None:
+        arena_size = max(plan.arena_bytes, max((s.offset + s.size for s in slots), default=0), 1)
+    else:
+        region_context = _region_context(name, regions, slots, inputs)
+        arena_size = sum(region["size"] for region in region_context)
 
     stems: list[str] = []
     for code in ops:
@@ -515,7 +664,10 @@ def generate(
                     stems.append(stem)
     # Every model carries the plan checker its -DMCU_PLAN_CHECK build calls.
     runtime = _runtime_files(stems + [PLAN_CHECK_RUNTIME])
-    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME):
+    shared_names = (f"{SHARED_ARENA}.c", f"{SHARED_ARENA}.h", f"{MODELS_LIBRARY}.mk")
+    if name in (SHARED_ARENA, MODELS_LIBRARY):
+        raise InputError(f"model name {name!r} is the shared arena's; choose another --name")
+    for generated_name in (f"{name}.c", f"{name}.h", f"{name}.mk", DROP_IN_CMAKE, MANIFEST_NAME, *shared_names):
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
@@ -526,6 +678,14 @@ def generate(
         arena_size=arena_size,
         arena_section=c_string(arena_section) if arena_section else None,
         extern_arena=extern_arena,
+        regions=region_context,
+        # aligned() takes powers of two; other alignments keep the 16-byte arena.
+        arena_alignment=arena_alignment if arena_alignment & (arena_alignment - 1) == 0 else 16,
+        sections=_section_macros(
+            ([(f"{name.upper()}_ARENA_SECTION", arena_section)] if arena_section else [])
+            + [(r["section_macro"], r["section_name"]) for r in region_context or () if r["section_name"]]
+        ),
+        shared_arena=shared_arena,
         headers=sorted(stem + ".h" for stem in stems),
         constants=[builder.constants[t] for t in sorted(builder.constants)],
         variables=[builder.variables[t] for t in sorted(builder.variables)],
@@ -556,13 +716,8 @@ def generate(
     }
     files.update(runtime)
     # Drop-in build files: the sources to compile and the flags they need.
-    build_context = dict(
-        name=name,
-        sources=sorted(file_name for file_name in files if file_name.endswith(".c")),
-        needs_libm=any(b"<math.h>" in data for data in files.values()),
-    )
-    files[DROP_IN_CMAKE] = render("CMakeLists.txt.j2", **build_context)
-    files[f"{name}.mk"] = render("model.mk.j2", **build_context)
+    if shared_arena is None:
+        files.update(drop_in_build_files(name, files))
     interface = ModelInterface(
         name=name,
         num_inputs=len(inputs),
@@ -571,6 +726,7 @@ def generate(
         arena_section=arena_section,
         extern_arena=extern_arena,
         variable_bytes=lifetimes.variable_bytes,
+        region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
 

@@ -27,15 +27,16 @@ from pathlib import Path
 
 import jinja2
 
+from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .pipeline import ram_needed
 from .resources import firmware_dir, templates_dir
 
 DEFAULT_BOARD = "mps2-an386"
-# The shared models' measured high-water marks reach 320 B (harness and
-# invoke together, bench/results/cortex-m.md), a third of this; the harness
-# reports each run's own figure, and an overflow ends the run with
+# Above every shared model's measured high-water mark (harness and invoke
+# together: bench/results/cortex-m.md, column "stack reserve / used"); the
+# harness reports each run's own figure, and an overflow ends the run with
 # EXIT_STACK_OVERFLOW rather than corrupting the arena.
 DEFAULT_STACK_BYTES = 1024
 # A firmware build of the largest shared model takes seconds; make gets this
@@ -95,7 +96,7 @@ class MemoryRegion:
 class Board:
     name: str
     description: str
-    qemu_machine: str
+    qemu_machine: str | None  # None: builds, but `make run` and check need a QEMU machine
     # SysTick's processor clock in QEMU's model of the board (measured: a
     # 2-instruction loop under -icount shift=0 gives 10^9/systick_hz
     # instructions per tick).
@@ -104,6 +105,11 @@ class Board:
     code: MemoryRegion  # vectors, code (and constants when `const` is None)
     const: MemoryRegion | None  # a separate region for .rodata (weights)
     ram: tuple[MemoryRegion, ...]  # candidates for the RAM budget, preferred first
+    # The vector table's C file; None: firmware/boards/common/generic_startup.c.
+    startup: Path | None = None
+
+    def startup_source(self) -> Path:
+        return self.startup or firmware_dir() / "boards" / "common" / "generic_startup.c"
 
     def instructions_per_tick(self) -> float:
         """Under `-icount shift=0` QEMU runs one instruction per virtual nanosecond."""
@@ -121,7 +127,34 @@ class Board:
 
 
 def _region(entry: dict) -> MemoryRegion:
-    return MemoryRegion(entry["name"], int(entry["origin"], 0), int(entry["length"], 0))
+    return MemoryRegion(entry["name"], _address(entry["origin"]), _address(entry["length"]))
+
+
+def _address(value) -> int:
+    return value if isinstance(value, int) else int(value, 0)
+
+
+# Cores `--board CORE` builds the library for, and a board.json's "core":
+# the compiler's flags, and those its FPU adds (hard-float ABI).
+CORES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "cortex-m0plus": (("-mcpu=cortex-m0plus", "-mthumb"), ()),
+    "cortex-m4": (("-mcpu=cortex-m4", "-mthumb"), ("-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")),
+    "cortex-m7": (("-mcpu=cortex-m7", "-mthumb"), ("-mfloat-abi=hard", "-mfpu=fpv5-d16")),
+    "cortex-m33": (("-mcpu=cortex-m33", "-mthumb"), ("-mfloat-abi=hard", "-mfpu=fpv5-sp-d16")),
+    "cortex-m55": (("-mcpu=cortex-m55", "-mthumb"), ("-mfloat-abi=hard",)),
+}
+# Every SysTick clock is as good as another for a board QEMU does not model.
+DEFAULT_SYSTICK_HZ = 25_000_000
+
+
+def core_flags(core: str, fpu: bool = True) -> tuple[str, ...]:
+    flags, fpu_flags = CORES[core]
+    return flags + (fpu_flags if fpu else ())
+
+
+def cpu_flags_for(board: str) -> tuple[str, ...]:
+    """The compiler's CPU flags for `--board`: a core's, or a board's (by name or PATH/board.json)."""
+    return core_flags(board) if board in CORES else load_board(board).cpu_flags
 
 
 def board_names() -> list[str]:
@@ -129,10 +162,23 @@ def board_names() -> list[str]:
     return sorted(p.parent.name for p in boards.glob("*/board.json"))
 
 
+def is_board_file(board: str) -> bool:
+    """`--board PATH/board.json` (a board described outside the checkout) rather than a name."""
+    return board.endswith(".json") or "/" in board or os.sep in board
+
+
 def load_board(name: str) -> Board:
+    """A bundled board by name, or a board.json anywhere (validated: InputError
+    listing every problem, one per line)."""
+    if is_board_file(name):
+        return _board_from_file(Path(name))
     path = firmware_dir() / "boards" / name / "board.json"
     if not path.is_file():
-        raise InputError(f"unknown board {name!r}; known boards: {', '.join(board_names())}")
+        known = ", ".join(board_names())
+        raise InputError(
+            f"unknown board {name!r}; known boards: {known}, a core for the library alone "
+            f"({', '.join(CORES)}), or PATH/board.json"
+        )
     facts = json.loads(path.read_text())
     return Board(
         name=name,
@@ -143,6 +189,101 @@ def load_board(name: str) -> Board:
         code=_region(facts["code"]),
         const=_region(facts["const"]) if facts.get("const") else None,
         ram=tuple(_region(r) for r in facts["ram"]),
+        startup=path.parent / "startup.c",
+    )
+
+
+_BOARD_KEYS = {
+    "description",
+    "core",
+    "fpu",
+    "cpu_flags",
+    "code",
+    "const",
+    "ram",
+    "startup",
+    "qemu_machine",
+    "systick_hz",
+}
+
+
+def _region_problems(where: str, entry) -> list[str]:
+    if not isinstance(entry, dict):
+        return [f"{where}: must be an object with name, origin, length"]
+    problems = []
+    if not isinstance(entry.get("name"), str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry.get("name") or ""):
+        problems.append(f'{where}.name: must be an identifier, e.g. "SRAM"')
+    for key in ("origin", "length"):
+        value = entry.get(key)
+        try:
+            number = _address(value)
+        except (TypeError, ValueError):
+            problems.append(f'{where}.{key}: must be a number or a string such as "0x20000000", not {value!r}')
+            continue
+        if number < 0 or number > 0xFFFFFFFF or (key == "length" and number == 0):
+            problems.append(f"{where}.{key}: {value!r} is outside the 32-bit address space or empty")
+    return problems
+
+
+def _board_from_file(path: Path) -> Board:
+    """A board.json outside the checkout: "core" (one of CORES) with an
+    optional "fpu", or explicit "cpu_flags"; "code", optional "const", "ram"
+    (a list, preferred first) regions; optional "startup" (a C file with the
+    vector table, relative to the JSON), "qemu_machine", "systick_hz",
+    "description"."""
+    try:
+        facts = json.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read board {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"board {path} is not JSON: {exc}") from None
+    if not isinstance(facts, dict):
+        raise InputError(f"board {path} must hold a JSON object")
+    problems = [
+        f"{key}: unknown key (known: {', '.join(sorted(_BOARD_KEYS))})" for key in facts if key not in _BOARD_KEYS
+    ]
+    core, flags = facts.get("core"), facts.get("cpu_flags")
+    if (core is None) == (flags is None):
+        problems.append(f'core: give "core" (one of {", ".join(CORES)}) or "cpu_flags", not both or neither')
+    elif core is not None and core not in CORES:
+        problems.append(f"core: {core!r} is not one of {', '.join(CORES)}")
+    elif flags is not None and not (isinstance(flags, list) and flags and all(isinstance(f, str) for f in flags)):
+        problems.append("cpu_flags: must be a non-empty list of compiler flags")
+    if "fpu" in facts and not isinstance(facts["fpu"], bool):
+        problems.append("fpu: must be true or false")
+    problems += _region_problems("code", facts.get("code"))
+    if facts.get("const") is not None:
+        problems += _region_problems("const", facts["const"])
+    ram = facts.get("ram")
+    if not isinstance(ram, list) or not ram:
+        problems.append("ram: must be a non-empty list of regions (preferred first)")
+    else:
+        for index, entry in enumerate(ram):
+            problems += _region_problems(f"ram[{index}]", entry)
+    startup = None
+    if facts.get("startup") is not None:
+        startup = (path.parent / str(facts["startup"])).resolve()
+        if not startup.is_file():
+            problems.append(f"startup: {startup} is not a file")
+    for key, kind in (("qemu_machine", str), ("description", str)):
+        if key in facts and not isinstance(facts[key], kind):
+            problems.append(f"{key}: must be a string")
+    hz = facts.get("systick_hz", DEFAULT_SYSTICK_HZ)
+    if not isinstance(hz, int) or isinstance(hz, bool) or hz <= 0:
+        problems.append("systick_hz: must be a positive whole number")
+    if problems:
+        raise InputError(f"board {path}: {len(problems)} problem(s)\n" + "\n".join(f"  {p}" for p in problems))
+    cpu_flags = tuple(flags) if flags is not None else core_flags(core, facts.get("fpu", True))
+    return Board(
+        name=path.parent.name or path.stem,
+        description=facts.get("description", f"board described by {path}"),
+        qemu_machine=facts.get("qemu_machine"),
+        systick_hz=hz,
+        cpu_flags=cpu_flags,
+        code=_region(facts["code"]),
+        const=_region(facts["const"]) if facts.get("const") else None,
+        ram=tuple(_region(r) for r in ram),
+        startup=startup,
     )
 
 
@@ -243,9 +384,11 @@ def write_firmware_files(
     board_out.mkdir(parents=True, exist_ok=True)
 
     firmware = firmware_dir()
-    copied = list(_COMMON_SOURCES) + list(_HARNESS_SOURCES) + [f"boards/{board.name}/startup.c"]
+    copied = list(_COMMON_SOURCES) + list(_HARNESS_SOURCES)
     for rel in copied:
         shutil.copyfile(firmware / rel, board_out / Path(rel).name)
+    shutil.copyfile(board.startup_source(), board_out / "startup.c")
+    copied.append("startup.c")
 
     model_sources, include_dirs = _model_files(outdir)
     harness_sources = sorted(f"{BOARD_DIR_NAME}/{Path(rel).name}" for rel in copied if rel.endswith(".c"))
@@ -262,6 +405,8 @@ def write_firmware_files(
         include_dirs=include_dirs,
         harness_sources=harness_sources,
         extra_cflags=extra_cflags,
+        warning_flags=STRICT_WARNING_FLAGS,
+        float_flags=FLOAT_FLAGS,
     )
     outputs = {
         board_out / "linker.ld": "linker.ld.j2",
@@ -358,13 +503,14 @@ def first_error_line(log: str) -> str:
 _TOOL_ERROR = re.compile(r"\b(?:error|Error|fatal error):|undefined reference")
 
 
-def elf_size(elf: Path) -> tuple[int, int, int]:
-    """(text, data, bss) as arm-none-eabi-size reports them in Berkeley format."""
+def elf_size(elf: Path, total: bool = False) -> tuple[int, int, int]:
+    """(text, data, bss) as arm-none-eabi-size reports them in Berkeley format
+    (`total`: summed over an archive's members)."""
     size = _tool(TOOLCHAIN_PREFIX + "size")
-    result = subprocess.run([size, "-B", "-d", str(elf)], capture_output=True, text=True)
+    result = subprocess.run([size, "-B", "-d", *(["-t"] if total else []), str(elf)], capture_output=True, text=True)
     if result.returncode != 0:
         raise FirmwareBuildError(f"{TOOLCHAIN_PREFIX}size {elf} failed: {result.stderr.strip()}")
-    figures = result.stdout.splitlines()[1].split()
+    figures = result.stdout.splitlines()[-1 if total else 1].split()
     return int(figures[0]), int(figures[1]), int(figures[2])
 
 
@@ -412,4 +558,69 @@ def build_firmware(
         return report
     make_firmware(outdir, spec, ram_bytes, jobs)
     text, data, bss = elf_size(report.elf)
+    return replace(report, text=text, data=data, bss=bss)
+
+
+@dataclass(frozen=True)
+class LibraryReport:
+    """`--board CORE`: the model as a static library and a linker-script fragment."""
+
+    outdir: Path
+    core: str
+    name: str
+    text: int | None = None  # arm-none-eabi-size of the library (all members), None when make did not run
+    data: int | None = None
+    bss: int | None = None
+
+    def format(self) -> list[str]:
+        lines = [f"library: lib{self.name}.a for {self.core} (make -C OUTDIR), linker fragment {self.name}_sections.ld"]
+        if self.text is not None:
+            lines.append(f"flash  {self.text + (self.data or 0):>9} B  (text {self.text} + data {self.data})")
+            lines.append(f"RAM    {(self.data or 0) + (self.bss or 0):>9} B  (data {self.data} + bss {self.bss})")
+        return lines
+
+
+def build_library(
+    outdir: Path, *, model: ModelInterface, core: str, alignment: int = 16, region_memories=(), run_make: bool = True
+) -> LibraryReport:
+    """Write OUTDIR/Makefile (lib{name}.a for `core`, no start-up code) and
+    {name}_sections.ld (the arena's sections, NOLOAD), and with run_make
+    build the library.  `region_memories` maps each --region section to the
+    MEMORY region it goes to (default RAM)."""
+    outdir = Path(outdir)
+    sources = sorted(p.name for p in outdir.glob("*.c"))
+    memories = dict(region_memories)
+    named = ([model.arena_section] if model.arena_section else []) + list(model.region_sections)
+    sections = [
+        dict(name=section, memory=memories.get(section, "RAM"))
+        for section in dict.fromkeys(named)
+        if section != ".bss"  # already placed by every linker script
+    ]
+    env = _environment()
+    context = dict(
+        name=model.name,
+        core=core,
+        cpu_flags=core_flags(core),
+        sources=sources,
+        sections=sections,
+        alignment=max(alignment, 16) if alignment & (alignment - 1) == 0 else 16,
+        arena_bytes=model.arena_bytes,
+    )
+    (outdir / "Makefile").write_text(env.get_template("library.mk.j2").render(**context))
+    (outdir / f"{model.name}_sections.ld").write_text(env.get_template("sections.ld.j2").render(**context))
+    library = f"lib{model.name}.a"
+    write_manifest(outdir, ["Makefile", f"{model.name}_sections.ld", "build", library])
+    report = LibraryReport(outdir, core, model.name)
+    if not run_make:
+        return report
+    _tool(TOOLCHAIN_PREFIX + "gcc")
+    command = ["make", "-C", str(outdir), f"-j{min(2, os.cpu_count() or 1)}", library]
+    try:
+        result = run_tool(command, timeout=MAKE_TIMEOUT_SECONDS, text=True)
+    except subprocess.TimeoutExpired:
+        raise FirmwareBuildError(f"make -C {outdir} did not finish within {MAKE_TIMEOUT_SECONDS:g} s") from None
+    if result.returncode != 0:
+        reason = first_error_line(result.stdout + result.stderr) or "no output"
+        raise FirmwareBuildError(f"make -C {outdir} failed: {reason} (run the make command to see the log)")
+    text, data, bss = elf_size(outdir / library, total=True)
     return replace(report, text=text, data=data, bss=bss)

@@ -148,9 +148,14 @@ def _flash_of(size: str, elf: Path) -> int:
 def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], board: str | None) -> FlashReport:
     """The model's flash: compiled for `board`'s core (default: Cortex-M4F)
     when arm-none-eabi-gcc is installed, else estimated (see the module)."""
-    from .firmware_build import load_board
+    from .firmware_build import cpu_flags_for
 
-    chosen = load_board(board or DEFAULT_BOARD)
+    from .errors import InputError
+
+    try:
+        cpu_flags = cpu_flags_for(board or DEFAULT_BOARD)
+    except InputError as exc:
+        return FlashReport(counted[0], counted[1], None, f"code not measured: {exc}")
     cross = shutil.which("arm-none-eabi-gcc")
     tools = (cross, shutil.which("arm-none-eabi-nm"), shutil.which("arm-none-eabi-size"))
     weights, tables = counted
@@ -163,8 +168,8 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
                 (sources / file_name).write_bytes(data)
         try:
             if all(tools):
-                core = next((f.split("=", 1)[1] for f in chosen.cpu_flags if f.startswith("-mcpu=")), chosen.name)
-                elf = _link(tools[0], chosen.cpu_flags, sources, name, cross=True)  # type: ignore[arg-type]
+                core = next((f.split("=", 1)[1] for f in cpu_flags if f.startswith("-mcpu=")), board or DEFAULT_BOARD)
+                elf = _link(tools[0], cpu_flags, sources, name, cross=True)  # type: ignore[arg-type]
                 how = f"measured: arm-none-eabi-gcc -O2 for {core}, --gc-sections"
                 nm, size = tools[1], tools[2]
             else:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
 from .lowering.traits import IN_PLACE_DEPTHWISE, op_traits
-from .overlap import WINDOWED_OPCODES, kernel_access, max_output_offset
+from .overlap import WINDOWED_OPCODES, kernel_walk, max_output_offset
 from .problem import Buffer, Overlap, Problem, Step, align_up
 from .slicing import contiguous_pieces
 
@@ -315,12 +315,13 @@ def _overlaps(
         or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
     ):
         return ()
-    access = kernel_access(op, graph)
-    if access is None:
+    walk = kernel_walk(op, graph)
+    if walk is None:
         return ()
+    access, slower = walk
     input_at, output_at = placements[src].offset, placements[dst].offset
     limit = input_at + max_output_offset(access) - output_at
-    return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at),)
+    return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at, slower=slower),)
 
 
 def _may_overwrite(

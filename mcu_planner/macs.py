@@ -65,7 +65,3 @@ def op_macs(graph: Graph, op: Operator) -> int:
         weights = sum(_elements(graph, op.inputs[k]) for k in _LSTM_WEIGHTS if k < len(op.inputs))
         return steps * weights
     return 0
-
-
-def model_macs(graph: Graph) -> int:
-    return sum(op_macs(graph, op) for op in graph.operators)

@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .c_literals import c_identifier
@@ -29,6 +29,8 @@ class ModelInterface:
     arena_section: str | None
     extern_arena: bool
     variable_bytes: int = 0  # variable tensors' state region (NAME_reset), outside the arena
+    # Linker sections of the memory regions (--region NAME=SIZE@SECTION), zero-initialised RAM.
+    region_sections: list[str] = field(default_factory=list)
 
 
 # mcu-plan replaces an existing OUTDIR only when everything in it is its own:
@@ -53,6 +55,8 @@ def write_manifest(directory: Path, entries, interface: ModelInterface | None = 
     record = {"written_by": "mcu-plan", "entries": sorted(owned)}
     if interface is not None:
         record["model"] = asdict(interface)
+        if not interface.region_sections:  # the manifest of a one-arena model stays as it was
+            del record["model"]["region_sections"]
     elif "model" in previous:
         record["model"] = previous["model"]
     (directory / MANIFEST_NAME).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
@@ -87,6 +91,8 @@ def read_interface(directory: Path) -> ModelInterface | None:
         and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
         and isinstance(interface.extern_arena, bool)
         and (interface.arena_section is None or isinstance(interface.arena_section, str))
+        and isinstance(interface.region_sections, list)
+        and all(isinstance(section, str) for section in interface.region_sections)
     )
     return interface if well_formed else None
 

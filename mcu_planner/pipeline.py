@@ -15,6 +15,7 @@ from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
 from .problem import peak_live
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
+from .regions import Region, RegionPlans, plan_regions
 from .validate import load_model
 
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
@@ -39,6 +40,8 @@ class PlanOptions:
     # "memory": the memory-aware order whenever it differs (to test or measure it);
     # or an explicit order: the model's op indices in the order to run them.
     order: str | tuple[int, ...] = "auto"
+    # Memory regions (--region), fastest first; empty: one arena of budget `ram`.
+    regions: tuple[Region, ...] = ()
 
 
 @dataclass
@@ -78,6 +81,9 @@ class PlannedModel:
     # order, and the arena the model's own order would have needed.
     op_order: tuple[int, ...] | None = None
     model_order_arena: int | None = None
+    # With memory regions: each buffer's region and offset there (`plan` then
+    # holds the regions side by side: region k starts after the sizes of 0..k-1).
+    regions: RegionPlans | None = None
     model_sha256: str = ""  # of the model file, for the generated header
 
     @property
@@ -86,9 +92,11 @@ class PlannedModel:
 
     @property
     def fits(self) -> bool:
+        if self.regions is not None:
+            return self.regions.fits()
         return self.options.ram is None or self.ram_needed <= self.options.ram
 
-    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False):
+    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False, shared_arena=None):
         from .codegen import generate
 
         return generate(
@@ -98,6 +106,9 @@ class PlannedModel:
             name=name,
             arena_section=arena_section,
             extern_arena=extern_arena,
+            regions=self.regions,
+            arena_alignment=self.options.alignment,
+            shared_arena=shared_arena,
             model_sha256=self.model_sha256,
         )
 
@@ -162,6 +173,33 @@ def model_sha256(model: str | os.PathLike | bytes) -> str:
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    if options.regions:
+        regions = plan_regions(
+            model.graph,
+            model.lifetimes,
+            options.regions,
+            planner="auto" if options.planner == "all" else options.planner,
+            time_limit=options.time_limit,
+            stop_at_fit=options.stop_at_fit,
+        )
+        planned = PlannedModel(
+            model.graph, model.lifetimes, side_by_side(regions), options, model_sha256=model.model_sha256
+        )
+        planned.regions = regions
+        return planned
+    quick = model.lifetimes.problem.without_slower_overlaps()
+    if quick is model.lifetimes.problem:
+        return _plan_lifetimes(model, options)
+    # Overlaps that slow their kernel (traits.raster_variant_is_slower) only
+    # when the budget needs them.
+    fast = _plan_lifetimes(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
+    if options.ram is None or fast.fits:
+        return fast
+    slow = _plan_lifetimes(model, options)
+    return slow if slow.plan.arena_bytes < fast.plan.arena_bytes else fast
+
+
+def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
     if options.planner == "all":
@@ -169,6 +207,25 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     else:
         plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared, model_sha256=model.model_sha256)
+
+
+def side_by_side(regions: RegionPlans) -> ArenaPlan:
+    """The regions' plans as one: region k's offsets moved past the sizes of
+    regions 0..k-1, arena_bytes the total the regions use."""
+    offsets: dict[int, int] = {}
+    base = 0
+    for region, plan in zip(regions.regions, regions.plans):
+        offsets.update({buffer: base + offset for buffer, offset in plan.offsets.items()})
+        base += region.size
+    planners = list(dict.fromkeys(plan.planner for plan in regions.plans if plan.offsets))
+    return ArenaPlan(
+        "+".join(planners) or regions.plans[0].planner,
+        offsets,
+        sum(plan.arena_bytes for plan in regions.plans),
+        False,
+        sum(plan.seconds for plan in regions.plans),
+        reproducible=all(plan.reproducible for plan in regions.plans),
+    )
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -207,11 +264,93 @@ def generate_for_model(
     alignment: int = 16,
     label: str | None = None,
     order: str | tuple[int, ...] = "auto",
+    regions: tuple[Region, ...] = (),
 ):
-    """Read, plan (as `mcu-plan --ram RAM` does) and generate: (graph, plan,
-    files); `files.interface` describes the generated model."""
+    """Read, plan (as `mcu-plan --ram RAM` or `--region ...` does) and
+    generate: (graph, plan, files); `files.interface` describes the generated
+    model."""
     options = PlanOptions(
-        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order
+        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order, regions=regions
     )
     planned = plan_model(model_bytes, options, label=label or name)
+    if planned.regions is not None and not planned.fits:
+        from .errors import DoesNotFit
+        from .report import regions_shortfall
+
+        raise DoesNotFit(regions_shortfall(planned.regions))
     return planned.graph, planned.plan, planned.generate(name)
+
+
+@dataclass
+class ModelsInOneArena:
+    """Several models generated into one directory around one arena: run one
+    after another they share it (its size is the largest need); planned
+    `concurrent`, each has a part of its own (the size is their sum).  Each
+    model's state (variable tensors) stays in its own array."""
+
+    names: list[str]
+    planned: list[PlannedModel]
+    concurrent: bool
+    bases: list[int]  # each model's offset in the shared arena
+    arena_bytes: int
+
+    @property
+    def variable_bytes(self) -> int:
+        return sum(model.lifetimes.variable_bytes for model in self.planned)
+
+    @property
+    def ram_needed(self) -> int:
+        return ram_needed(self.arena_bytes, self.variable_bytes)
+
+
+def share_arena(names: list[str], planned: list[PlannedModel], *, concurrent: bool) -> ModelsInOneArena:
+    """Lay the planned models out in one arena (see ModelsInOneArena)."""
+    from .problem import align_up
+
+    bases, end = [], 0
+    for model in planned:
+        base = align_up(end, max(model.options.alignment, 16)) if concurrent else 0
+        bases.append(base)
+        end = max(end, base + model.plan.arena_bytes)
+    return ModelsInOneArena(list(names), list(planned), concurrent, bases, end)
+
+
+def generate_models(
+    models: ModelsInOneArena, *, arena_section: str | None = None, extern_arena: bool = False, interface_of: int = 0
+):
+    """The files of all models (each with its own prefix), the runtime files
+    once, the shared arena and one library of them all; `files.interface`
+    describes model `interface_of` (the one a test harness runs), with the
+    shared arena as its arena."""
+    from dataclasses import replace
+
+    from .codegen import MODELS_LIBRARY, GeneratedSources, SharedArena, drop_in_build_files, generate_shared_arena
+
+    files: dict[str, bytes] = {}
+    interfaces = []
+    for name, model, base in zip(models.names, models.planned, models.bases):
+        generated = model.generate(name, shared_arena=SharedArena(base))
+        for file_name, data in generated.items():
+            if files.get(file_name, data) != data:
+                raise AssertionError(f"{file_name} differs between the models' outputs")
+            files[file_name] = data
+        interfaces.append(generated.interface)
+    alignment = max(model.options.alignment for model in models.planned)
+    files.update(
+        generate_shared_arena(
+            models.names,
+            models.arena_bytes,
+            concurrent=models.concurrent,
+            alignment=alignment,
+            arena_section=arena_section,
+            extern_arena=extern_arena,
+        )
+    )
+    files.update(drop_in_build_files(MODELS_LIBRARY, files, aliases=tuple(models.names)))
+    interface = replace(
+        interfaces[interface_of],
+        arena_bytes=max(models.arena_bytes, 1),
+        arena_section=arena_section,
+        extern_arena=False,
+    )
+    return GeneratedSources(dict(sorted(files.items())), interface)

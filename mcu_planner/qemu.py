@@ -232,6 +232,8 @@ class QemuTarget(Target):
             if [len(data) for data in sample] != list(input_bytes):
                 raise McuPlanError(f"input set {index} has sizes {[len(d) for d in sample]}, expected {input_bytes}")
         inputs = [b"".join(sample[i] for sample in samples) for i in range(len(input_bytes))]
+        if self.board.qemu_machine is None:
+            raise McuPlanError(f"board {self.name} names no qemu_machine: its firmware builds but cannot run here")
         run = run_firmware(
             firmware.elf,
             machine=self.board.qemu_machine,

@@ -7,11 +7,12 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
-from .layers import layer_rows
+from .layers import arena_use, layer_rows
 from .lowering.traits import IN_PLACE_DEPTHWISE
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
+from .regions import RegionPlans
 from .scratch import scratch_op
 from .sizes import format_bytes
 
@@ -123,7 +124,7 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan, without_overlaps: ArenaP
     how = f"planner {plan.planner}" + (" (picked by auto)" if plan.chosen_by_auto else "")
     proof = ", proven optimal" if plan.proven_optimal else ""
     lines = [f"arena: {format_bytes(plan.arena_bytes)} ({how}{proof}, {plan.seconds * 1000:.1f} ms)"]
-    if bound == live_peak:
+    if not problem.may_go_below_live_peak():
         lines.append(f"lower bound: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}")
         return lines
     # Outputs over their dying inputs may take the arena below the live peak:
@@ -188,7 +189,15 @@ def _tensor_name(t: Tensor) -> str:
     return t.name or "(unnamed)"
 
 
-def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
+def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, regions: RegionPlans | None = None) -> list[str]:
+    """One row per tensor; with memory regions the offset column reads REGION+OFFSET."""
+
+    def where(t: int) -> str:
+        if regions is None:
+            return str(lifetimes.tensor_offset(plan.offsets, t))
+        index, offset = regions.tensor_place(lifetimes, t)
+        return f"{regions.regions[index].name}+{offset}"
+
     steps = max(lifetimes.problem.num_steps, 1)
     scale = max(1, -(-steps // MAP_WIDTH))  # op steps per column
     columns = -(-steps // scale)
@@ -203,7 +212,7 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]
         if t in scratch_of:
             alias += f" (scratch of op {scratch_of[t]})"
         lines.append(
-            f"{'#' + str(t):>8} {bar} {lifetimes.tensor_offset(plan.offsets, t):>10} "
+            f"{'#' + str(t):>8} {bar} {where(t):>10} "
             f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
         )
     return lines
@@ -292,3 +301,59 @@ def plan_json(
         "tensors": tensors,
         "layers": [layer.as_json() for layer in layer_rows(graph, lifetimes, plan, op_order)],
     }
+
+
+def region_lines(regions: RegionPlans) -> list[str]:
+    """One line per memory region: its arena, the state in the last, its size and margin."""
+    lines = []
+    for index, region in enumerate(regions.regions):
+        used = regions.used_bytes(index)
+        count = sum(1 for r in regions.region_of.values() if r == index)
+        state = f" + variables {format_bytes(regions.variable_bytes)}" if index == regions.state_region else ""
+        state = state if regions.variable_bytes else ""
+        section = f" @{region.section}" if region.section else ""
+        margin = region.size - used
+        lines.append(
+            f"region {region.name}{section}: {count} buffers, arena {format_bytes(regions.arena_bytes(index))}"
+            f"{state} ({regions.plans[index].planner}) of {format_bytes(region.size)}, margin {margin:+,} B"
+            + ("" if margin >= 0 else ": DOES NOT FIT")
+        )
+    return lines
+
+
+def regions_shortfall(regions: RegionPlans) -> str:
+    """One line: which region overflows, by how much, after the faster ones took what fits."""
+    index = next(r for r in range(len(regions.regions)) if regions.used_bytes(r) > regions.regions[r].size)
+    region = regions.regions[index]
+    used = regions.used_bytes(index)
+    return (
+        f"does not fit: region {region.name} needs {format_bytes(used)} but holds {format_bytes(region.size)}, "
+        f"{format_bytes(used - region.size)} short (the regions before it took every buffer that fits them)"
+    )
+
+
+def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dict:
+    """The plan JSON with memory regions: a "regions" list (fastest first) and,
+    per tensor, its "region" (name) with "offset" counted inside that region;
+    "arena_bytes" is the regions' total."""
+    record["regions"] = [
+        {
+            "name": region.name,
+            "size": region.size,
+            "section": region.section,
+            "arena_bytes": regions.arena_bytes(index),
+            "used_bytes": regions.used_bytes(index),
+            "planner": regions.plans[index].planner,
+        }
+        for index, region in enumerate(regions.regions)
+    ]
+    for entry in record["tensors"]:
+        index, offset = regions.tensor_place(lifetimes, entry["index"])
+        entry["region"] = regions.regions[index].name
+        entry["offset"] = offset
+    # Per layer, the regions count back to back, each as large as its arena.
+    bases = [sum(regions.arena_bytes(k) for k in range(index)) for index in range(len(regions.regions))]
+    addresses = {b.id: bases[regions.region_of[b.id]] + regions.offset_of(b.id) for b in lifetimes.problem.buffers}
+    for layer in record.get("layers", ()):
+        layer["live_bytes"], layer["arena_top"] = arena_use(lifetimes.problem.buffers, addresses, layer["step"])
+    return record

@@ -1,4 +1,5 @@
-"""The parameter contract between lowering (Python) and the C runtime.
+"""The parameter contract between lowering (Python) and the C runtime, and
+every other check of a lowered kernel call (check_kernel_call).
 
 Each kernel's parameter struct is declared once, as a `typedef struct { ... }
 NAME;` in a header of firmware/runtime.  This module reads those declarations
@@ -23,12 +24,15 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import numpy as np
 
 from .errors import McuPlanError
 from .resources import firmware_dir
 
 if TYPE_CHECKING:
+    from .graph import Graph, Operator
     from .lowering import KernelCall
 
 # C scalar types a params field may have -> the integer range it holds
@@ -88,6 +92,7 @@ class CFunction:
     header: str
     params_type: str  # the struct its first parameter points at
     num_tensor_args: int  # parameters after the params pointer
+    returns_status: bool = False  # declared `mcu_status NAME(...)`: it can fail (mcu_runtime.h)
 
 
 @dataclass(frozen=True)
@@ -106,9 +111,10 @@ _FIELD = re.compile(
     r"^(?P<const>const\s+)?(?P<type>[A-Za-z_]\w*)\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_]\w*)"
     r"\s*(?:\[\s*(?P<length>[A-Za-z_0-9]+)\s*\])?$"
 )
-# A prototype whose first parameter points at a params struct.
+# A prototype whose first parameter points at a params struct (groups: return
+# type, name, params type, the other parameters).
 _PROTOTYPE = re.compile(
-    r"\b[A-Za-z_]\w*\s+\**\s*([A-Za-z_]\w*)\s*\(\s*const\s+([A-Za-z_]\w*)\s*\*\s*(?:const\s+)?[A-Za-z_]\w*\s*([^;{}]*)\)\s*;"
+    r"\b([A-Za-z_]\w*)\s+\**\s*([A-Za-z_]\w*)\s*\(\s*const\s+([A-Za-z_]\w*)\s*\*\s*(?:const\s+)?[A-Za-z_]\w*\s*([^;{}]*)\)\s*;"
 )
 
 
@@ -205,8 +211,14 @@ def parse_header(text: str, header: str, macros: dict[str, str] | None = None) -
             continue
         structs.append(CStruct(name=name, header=header, fields=tuple(fields)))
     functions = [
-        CFunction(name=name, header=header, params_type=params_type, num_tensor_args=_count_parameters(rest))
-        for name, params_type, rest in _PROTOTYPE.findall(code)
+        CFunction(
+            name=name,
+            header=header,
+            params_type=params_type,
+            num_tensor_args=_count_parameters(rest),
+            returns_status=returns == "mcu_status",
+        )
+        for returns, name, params_type, rest in _PROTOTYPE.findall(code)
     ]
     return structs, functions
 
@@ -354,3 +366,110 @@ def check_call(call: KernelCall, op_label: str) -> CStruct:
         if problem is not None:
             raise ContractError(f"{where}: {params_struct.name}.{f.name}: {problem}")
     return params_struct
+
+
+# ---------------------------------------------------------------- constants derived from the model
+
+# fail(rule, detail): report a broken rule as bad input (validate.Context.fail).
+Fail = Callable[[str, str], None]
+
+
+def _out_of_range(values: Iterable[object], c_type: str) -> int | None:
+    lo, hi = INTEGER_RANGES[c_type]
+    for value in values:
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and not lo <= int(value) <= hi:
+            return int(value)
+    return None
+
+
+def rule_shift_range(graph: Graph, call: KernelCall, op: Operator, fail: Fail) -> None:
+    """Right shifts stay below the int32 width (quantize_multiplier flushes
+    smaller multipliers to zero; a right shift of 32 or more is undefined)."""
+    from .lowering import CArray
+
+    for name, value in call.params.items():
+        if not name.endswith("shift"):
+            continue
+        values = value.values if isinstance(value, CArray) else (value,)
+        for s in values:
+            if isinstance(s, int) and s < -31:
+                fail("rescale-shift-range", f"{name} = {s}: a right shift of {-s} bits")
+
+
+def rule_single_rounding_range(graph: Graph, call: KernelCall, op: Operator, fail: Fail) -> None:
+    """The int8 FULLY_CONNECTED rescale (ruy's single rounding) is defined
+    only while the rescaled accumulator fits int32 (ruy checks that in debug
+    builds; release builds return values no portable code reproduces).  A
+    tiny output scale breaks that: refuse when the largest accumulator the
+    weights, bias and offsets allow, times the rescale factor, reaches 2^31."""
+    if call.function != "mcu_fully_connected_s8":
+        return
+    p: dict[str, Any] = dict(call.params)  # this kernel's fields, by name
+    filt = graph.tensors[op.inputs[1]]
+    bias = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+    units, depth = p["output_depth"], p["accum_depth"]
+    input_reach = max(abs(-128 + p["input_offset"]), abs(127 + p["input_offset"]))
+    if filt.is_constant and filt.dtype == "int8" and filt.data is not None:
+        weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(units, depth)
+        row_reach = np.abs(weights + p["filter_offset"]).sum(axis=1) * input_reach
+    else:
+        row_reach = np.full(units, depth * 255 * input_reach, dtype=np.int64)
+    if bias is not None and bias.is_constant and bias.dtype == "int32" and bias.data is not None:
+        row_reach = row_reach + np.abs(np.frombuffer(bias.data, dtype="<i4").astype(np.int64))
+    elif bias is not None:
+        row_reach = row_reach + 2**31
+    multipliers, shifts = p["output_multiplier"].values, p["output_shift"].values
+    for o in range(units):
+        q = o if p["per_channel"] else 0
+        factor = multipliers[q] * 2.0 ** (shifts[q] - 31)
+        if float(row_reach[o]) * factor >= 2.0**31:
+            fail(
+                "fc-rescale-range",
+                f"output {o}: accumulators up to {int(row_reach[o])} times the rescale factor "
+                f"{factor:.6g} leave int32 (output scale too small for the int8 kernel)",
+            )
+            return
+
+
+def rule_c_types(graph: Graph, call: KernelCall, op: Operator, fail: Fail) -> None:
+    """Every integer constant fits the C type of the field or array it is
+    written into (types from the runtime headers).  Checked before the
+    contract check, because an out-of-range value that comes from the model
+    (a zero point, a tiny scale) is bad input, not a bug in a lowering."""
+    from .lowering import CArray
+
+    struct = runtime_declarations().structs.get(call.params_type)
+    fields = {f.name: f.c_type for f in struct.fields} if struct is not None else {}
+    for name, value in call.params.items():
+        c_type: str | None
+        if isinstance(value, CArray):
+            c_type, values = value.c_type, tuple(value.values)
+        else:
+            c_type, values = fields.get(name), (value,)
+        if c_type not in INTEGER_RANGES:
+            continue
+        bad = _out_of_range(values, c_type)
+        if bad is not None:
+            fail("c-type-range", f"derived constant {name} = {bad} does not fit {c_type}")
+
+
+KERNEL_CALL_RULES: list[Callable[[Graph, KernelCall, Operator, Fail], None]] = [
+    rule_shift_range,
+    rule_single_rounding_range,
+    rule_c_types,
+]
+
+
+def check_kernel_call(graph: Graph, op: Operator, call: KernelCall, label: str = "") -> None:
+    """The constants one lowered op derived from the model: InvalidModel
+    (exit 2, validate's one-line form) when one breaks a rule.  check_call
+    then checks the call against the C declarations."""
+    from .validate import Context
+
+    ctx = Context(graph, label)
+
+    def fail(rule: str, detail: str) -> None:
+        ctx.fail(rule, detail, op, op.outputs[0] if op.outputs else None)
+
+    for rule in KERNEL_CALL_RULES:
+        rule(graph, call, op, fail)

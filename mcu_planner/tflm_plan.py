@@ -11,13 +11,13 @@ buffers, tensors we fold away) around them.
 
 What TFLM can represent: each tensor its own bytes while it is alive in TFLM's
 schedule (the model's op order, every op run, an output alive to the end).
-Our aliasing, in-place ops and partial overlaps (which rely on our kernels'
-walks) share bytes between tensors alive together, and
-our folding and op order change when tensors are alive, so each candidate
-plan is checked against TFLM's own lifetimes by the verifier; the smallest
-that passes is written.  The candidates: our plan in the model's order with
-aliasing, without it, and our planners run on TFLM's lifetimes themselves
-(which always passes).
+Our aliasing, in-place ops and outputs written partly over their dying
+inputs share bytes between tensors alive together (TFLM's kernels make no
+such promise), and our folding and op order change when tensors are alive,
+so each candidate plan is checked against TFLM's own lifetimes by the
+verifier; the smallest that passes is written.  The candidates: our plan in
+the model's order as --alias says, with --alias off (no bytes shared), and
+our planners run on TFLM's lifetimes themselves (which always passes).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
     planned_ids = {b.id for b in problem.buffers}
     candidates: list[tuple[int, str, dict[int, int]]] = []
     alignment = max(options.alignment, TFLM_BUFFER_ALIGNMENT)
-    for alias in (True, False):
+    for alias in (True, False) if options.alias else (False,):
         ours = PlanOptions(
             planner=options.planner if options.planner != "all" else "auto",
             alignment=alignment,
@@ -119,7 +119,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
             tuple(b for b in problem.buffers if b.id in offsets), problem.alignment, problem.steps, problem.step_times
         )
         if not verify(subset, offsets):
-            what = "aliasing on" if alias else "aliasing off"
+            what = "--alias on" if alias else "--alias off: no bytes shared"
             candidates.append((_offline_extent(problem, offsets), f"{planned.plan.planner}, {what}", offsets))
     own = plan_within(problem, "auto", options.time_limit, None)
     candidates.append((own.arena_bytes, f"{own.planner} on TFLM's lifetimes", dict(own.offsets)))
@@ -298,21 +298,31 @@ def with_offline_plan(model: bytes, offsets: tuple[int, ...] | list[int], tensor
 
 
 def tflm_plan_model(model: str, options: PlanOptions) -> tuple[bytes, TflmPlan]:
-    """The model's bytes with our plan as its offline plan, and the plan."""
+    """The model's bytes with our plan as its offline plan, and the plan.
+    `model` is one the reader accepts (the command has planned it already)."""
     import tflite
 
     try:
         data = open(model, "rb").read()
     except OSError as exc:
         raise InputError(f"cannot read {model}: {exc.strerror or exc}") from None
-    plan = choose_tflm_plan(model, options)  # reads (and so checks) the model first
+    read_model(data, label=model)  # one line for a file that is not a model, before it is parsed here
     parsed = tflite.Model.GetRootAsModel(data, 0)
     for k in range(parsed.BuffersLength()):
         if parsed.Buffers(k).Offset() > 1:
             raise InputError(
                 f"{model}: --tflm-plan does not handle buffers stored after the flatbuffer (models over 2 GB)"
             )
+    called = [s for s in range(1, parsed.SubgraphsLength()) if parsed.Subgraphs(s).OperatorsLength()]
+    if called:
+        # TFLM numbers its allocation scopes through the subgraphs a control
+        # flow op runs, so subgraph 0's lifetimes would no longer be its own.
+        raise InputError(
+            f"{model}: --tflm-plan handles models whose operators are all in subgraph 0 "
+            f"(subgraph {called[0]} has operators too)"
+        )
     tensor_count = sum(parsed.Subgraphs(s).TensorsLength() for s in range(parsed.SubgraphsLength()))
+    plan = choose_tflm_plan(model, options)
     return with_offline_plan(data, plan.offsets, tensor_count), plan
 
 

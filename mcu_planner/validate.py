@@ -17,9 +17,8 @@ Four tables of rules, each easy to extend:
   Prepare insists on.  An opcode without an entry is never refused here:
   lowering decides whether it is supported (exit 4).
 
-Derived constants (multipliers, shifts, offsets) are checked after lowering by
-`check_kernel_call`, against the C type of the struct field each one is
-emitted into (runtime_contract.py reads them from firmware/runtime/*.h).
+Derived constants (multipliers, shifts, offsets) are checked after lowering,
+with the rest of each kernel call, by runtime_contract.check_kernel_call.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 
@@ -585,102 +584,3 @@ def load_model(source, label: str | None = None) -> Graph:
         label = str(source)
     graph = read_model(source, label=label)
     return validate(graph, label or "model")
-
-
-# ---------------------------------------------------------------- derived constants
-
-
-def _out_of_range(values: Iterable, c_type: str) -> int | None:
-    from .runtime_contract import INTEGER_RANGES
-
-    lo, hi = INTEGER_RANGES[c_type]
-    for value in values:
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and not lo <= int(value) <= hi:
-            return int(value)
-    return None
-
-
-def rule_shift_range(graph: Graph, call, op: Operator, fail) -> None:
-    """Right shifts stay below the int32 width (quantize_multiplier flushes
-    smaller multipliers to zero; a right shift of 32 or more is undefined)."""
-    from .lowering import CArray
-
-    for name, value in call.params.items():
-        if not name.endswith("shift"):
-            continue
-        values = value.values if isinstance(value, CArray) else (value,)
-        for s in values:
-            if isinstance(s, int) and s < -31:
-                fail("rescale-shift-range", f"{name} = {s}: a right shift of {-s} bits")
-
-
-def rule_single_rounding_range(graph: Graph, call, op: Operator, fail) -> None:
-    """The int8 FULLY_CONNECTED rescale (ruy's single rounding) is defined
-    only while the rescaled accumulator fits int32 (ruy checks that in debug
-    builds; release builds return values no portable code reproduces).  A
-    tiny output scale breaks that: refuse when the largest accumulator the
-    weights, bias and offsets allow, times the rescale factor, reaches 2^31."""
-    if call.function != "mcu_fully_connected_s8":
-        return
-    p = call.params
-    filt = graph.tensors[op.inputs[1]]
-    bias = graph.tensors[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    units, depth = p["output_depth"], p["accum_depth"]
-    input_reach = max(abs(-128 + p["input_offset"]), abs(127 + p["input_offset"]))
-    if filt.is_constant and filt.dtype == "int8":
-        weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(units, depth)
-        row_reach = np.abs(weights + p["filter_offset"]).sum(axis=1) * input_reach
-    else:
-        row_reach = np.full(units, depth * 255 * input_reach, dtype=np.int64)
-    if bias is not None and bias.is_constant and bias.dtype == "int32":
-        row_reach = row_reach + np.abs(np.frombuffer(bias.data, dtype="<i4").astype(np.int64))
-    elif bias is not None:
-        row_reach = row_reach + 2**31
-    multipliers, shifts = p["output_multiplier"].values, p["output_shift"].values
-    for o in range(units):
-        q = o if p["per_channel"] else 0
-        factor = multipliers[q] * 2.0 ** (shifts[q] - 31)
-        if float(row_reach[o]) * factor >= 2.0**31:
-            fail(
-                "fc-rescale-range",
-                f"output {o}: accumulators up to {int(row_reach[o])} times the rescale factor "
-                f"{factor:.6g} leave int32 (output scale too small for the int8 kernel)",
-            )
-            return
-
-
-def rule_c_types(graph: Graph, call, op: Operator, fail) -> None:
-    """Every integer constant fits the C type of the field or array it is
-    written into (types from the runtime headers, runtime_contract.py).
-    Checked here, before the contract check, because an out-of-range value
-    that comes from the model (a zero point, a tiny scale) is bad input, not
-    a bug in a lowering."""
-    from .lowering import CArray
-    from .runtime_contract import INTEGER_RANGES, runtime_declarations
-
-    struct = runtime_declarations().structs.get(call.params_type)
-    fields = {f.name: f.c_type for f in struct.fields} if struct is not None else {}
-    for name, value in call.params.items():
-        if isinstance(value, CArray):
-            c_type, values = value.c_type, value.values
-        else:
-            c_type, values = fields.get(name), (value,)
-        if c_type not in INTEGER_RANGES:
-            continue
-        bad = _out_of_range(values, c_type)
-        if bad is not None:
-            fail("c-type-range", f"derived constant {name} = {bad} does not fit {c_type}")
-
-
-KERNEL_CALL_RULES = [rule_shift_range, rule_single_rounding_range, rule_c_types]
-
-
-def check_kernel_call(graph: Graph, op: Operator, call, label: str = "") -> None:
-    """The derived constants of one lowered op: InvalidModel when one breaks a rule."""
-    ctx = Context(graph, label)
-
-    def fail(rule: str, detail: str) -> None:
-        ctx.fail(rule, detail, op, op.outputs[0] if op.outputs else None)
-
-    for rule in KERNEL_CALL_RULES:
-        rule(graph, call, op, fail)

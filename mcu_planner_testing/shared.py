@@ -4,9 +4,12 @@ the bench scripts (which run outside pytest)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import subprocess
 from pathlib import Path
+from typing import Iterable
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MCU_PLANNER_SHARED", REPO.parent / "shared")).resolve()
@@ -33,3 +36,32 @@ def parse_int(cell: str) -> int | None:
     """A table cell such as '12,345' as an int; None when it holds no number."""
     cell = re.sub(r"[ ,]", "", cell)
     return int(cell) if cell.isdigit() else None
+
+
+def _shown(path: Path) -> str:
+    """`path` as a reader finds it: under ../shared or the checkout when it is there."""
+    path = path.resolve()
+    for root, name in ((SHARED, "../shared"), (REPO, ".")):
+        if path.is_relative_to(root):
+            return f"{name}/{path.relative_to(root).as_posix()}"
+    return str(path)
+
+
+def provenance_lines(inputs: Iterable[Path]) -> list[str]:
+    """Markdown lines for a bench result: the commit it was measured at (and
+    whether the checkout had uncommitted changes), and the SHA-256 of every
+    input file it read, so that a figure can be traced to exact bytes."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    dirty = " plus uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    lines = [f"Measured at commit `{commit}`{dirty}.", ""]
+    files = sorted({Path(p).resolve() for p in inputs}, key=_shown)
+    if not files:
+        return lines + ["Inputs: none read from files (every model built in memory at that commit).", ""]
+    lines += [f"Inputs ({len(files)} file{'s' if len(files) != 1 else ''}, SHA-256):", ""]
+    lines += [f"- `{_shown(p)}` `{hashlib.sha256(p.read_bytes()).hexdigest()}`" for p in files]
+    return lines + [""]

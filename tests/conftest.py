@@ -72,6 +72,7 @@ _MARKER_OF_SKIP = {id(needs_shared.mark): "shared", id(needs_cortex_m.mark): "qe
 # Modules that compile or run generated C (or install the package).
 SLOW_MODULES = frozenset(
     {
+        "test_check_build_inputs",
         "test_check_models",
         "test_cli_codegen",
         "test_codegen",
@@ -80,6 +81,7 @@ SLOW_MODULES = frozenset(
         "test_quantize_exact",
         "test_random_networks",
         "test_seanet",
+        "test_strict_build",
         "test_unsupported_messages",
     }
 )
@@ -92,6 +94,13 @@ SLOW_TESTS = frozenset(
         "test_reshapes_feeding_a_concatenation_move_into_its_slices",
         "test_a_normal_build_preprocesses_without_any_profile_hook",
         "test_host_profile_times_every_op",
+        "test_value_mutations_end_in_exact_c_or_one_line",
+        "test_shared_model_is_sanitizer_clean_on_extreme_inputs",
+        "test_conv_rescale_exponents_beyond_31_match_the_reference_sanitized",
+        "test_branchy_random_networks_run_in_another_order_bit_exact",
+        "test_fully_connected_rescale_inside_int32_matches_sanitized",
+        # Not C, but seconds of sleeping between signals.
+        "test_sigterm_never_leaves_outdir_missing_or_staging_behind",
     }
 )
 

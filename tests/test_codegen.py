@@ -15,6 +15,7 @@ import pytest
 
 from conftest import UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
 from mcu_planner_testing.builder import Int8Net, ModelBuilder
+from mcu_planner.c_flags import STRICT_WARNING_FLAGS
 from mcu_planner.check import HostTarget, random_inputs
 from mcu_planner.c_literals import c_float, c_identifier, c_int, validate_section_name
 from mcu_planner.codegen import generate
@@ -29,7 +30,7 @@ from mcu_planner.reader import read_model
 from mcu_planner.reference import ReferenceModel
 from mcu_planner.verify import verify
 
-WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+WARNINGS = list(STRICT_WARNING_FLAGS)
 
 
 # ---------------------------------------------------------------- models

@@ -14,12 +14,19 @@ from mcu_planner.pipeline import PlanOptions, analyse_model, generate_for_model,
 from mcu_planner_testing.builder import Int8Net
 
 
-def _deep_depthwise(strides=(1, 1), padding="SAME", batches=1) -> bytes:
+def _deep_depthwise(strides=(1, 1), padding="SAME", batches=1, pointwise=True) -> bytes:
     net = Int8Net(seed=5)
     x = net.input((batches, 7, 6, 64))
     x = net.depthwise_conv2d(x, strides=strides, padding=padding, activation="RELU")
-    x = net.conv2d(x, 16, kernel=(1, 1))
+    if pointwise:
+        x = net.conv2d(x, 16, kernel=(1, 1))
     return net.build(x)
+
+
+def _overlapped_arena(model: bytes) -> int:
+    """The arena with every overlap (asked for by a budget just under the roomy arena)."""
+    roomy = plan_model(model, PlanOptions()).plan.arena_bytes
+    return plan_model(model, PlanOptions(ram=roomy - 16)).plan.arena_bytes
 
 
 def _in_place_ops(graph) -> list[int]:
@@ -40,22 +47,29 @@ def test_only_depthwise_ops_whose_scratch_beats_their_overlap_are_candidates():
 
 def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
     model = _deep_depthwise()
-    free = plan_model(model, PlanOptions())
+    # Without a budget: no overlap that slows a kernel, no in-place kernel.
+    roomy = plan_model(model, PlanOptions())
+    assert _in_place_ops(roomy.graph) == [] and roomy.plan.arena_bytes == 2 * 7 * 6 * 64
+    free = plan_model(model, PlanOptions(ram=roomy.plan.arena_bytes - 16))
     assert _in_place_ops(free.graph) == []
     # 7 x 6 x 64 in and out: the overlap keeps the output (6 + 2) * 64 B
-    # below the input (and the pointwise output after it 32 B below that);
-    # the in-place run needs the input's bytes and 42 B of scratch (48 aligned).
-    assert free.plan.arena_bytes == 7 * 6 * 64 + 8 * 64 + 32
+    # below the input (and the pointwise output after it four pixels, 64 B,
+    # below that); the in-place run needs the input's bytes and 42 B of
+    # scratch (48 aligned), and the pointwise output the 64 B below them.
+    assert free.plan.arena_bytes == 7 * 6 * 64 + 8 * 64 + 64
     tight = plan_model(model, PlanOptions(ram=free.plan.arena_bytes - 16))
     assert _in_place_ops(tight.graph) == [0] and tight.fits
-    assert tight.plan.arena_bytes == 7 * 6 * 64 + 48
+    assert tight.plan.arena_bytes == 7 * 6 * 64 + 64
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strides, padding, batches", [((1, 1), "SAME", 1), ((2, 2), "VALID", 2), ((2, 1), "SAME", 1)])
-def test_in_place_depthwise_is_bit_exact(strides, padding, batches):
-    model = _deep_depthwise(strides, padding, batches)
-    ram = plan_model(model, PlanOptions()).plan.arena_bytes - 16
+@pytest.mark.parametrize(
+    "strides, padding, batches, pointwise",
+    [((1, 1), "SAME", 1, True), ((2, 2), "VALID", 2, False), ((2, 1), "SAME", 1, False)],
+)
+def test_in_place_depthwise_is_bit_exact(strides, padding, batches, pointwise):
+    model = _deep_depthwise(strides, padding, batches, pointwise)
+    ram = _overlapped_arena(model) - 16
     graph, plan, files = generate_for_model(model, name="dw", ram=ram)
     assert _in_place_ops(graph) == [0]
     assert "mcu_depthwise_conv_2d_s8_in_place(" in files["dw.c"].decode()

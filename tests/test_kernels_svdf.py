@@ -83,7 +83,10 @@ def test_float_svdf_over_invocations(activation):
     assert_matches_reference(model.build(), inputs=5)
 
 
-def test_int8_svdf_over_invocations():
+def int8_svdf_model() -> bytes:
+    """Every shape of SHAPES (filter counts with and without a multiple of
+    four, memories with and without a multiple of eight), saturation and
+    extreme zero points."""
     rng = np.random.default_rng(12)
     model = Branches("int8 SVDF")
     for shape in SHAPES:
@@ -94,7 +97,11 @@ def test_int8_svdf_over_invocations():
     # Zero points at both ends of the int8 range.
     _svdf_branch(model, rng, 1, 10, 4, 2, 3, True, "int8", "RELU", zero_points=(-128, 127))
     _svdf_branch(model, rng, 1, 10, 4, 1, 3, False, "int8", "RELU", zero_points=(127, -128))
-    assert_matches_reference(model.build(), inputs=6)
+    return model.build()
+
+
+def test_int8_svdf_over_invocations():
+    assert_matches_reference(int8_svdf_model(), inputs=6)
 
 
 def test_svdf_scratch_is_planned_at_its_step_only():

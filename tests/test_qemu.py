@@ -323,7 +323,8 @@ def test_make_run_uses_the_callers_directory(fake_firmware, tmp_path):
 
 # ---------------------------------------------------------------- shared models, bit-exact under QEMU
 
-# The issue asks for these on the Cortex-M55 board as well.
+# A sample of the shared models runs on the Cortex-M55 board as well (its
+# Helium kernels differ from the Cortex-M4's).
 AN547_MODELS = ["tflite-micro/person_detect", "mlcommons-tiny/kws_ref_model", "mlcommons-tiny/pretrainedResnet_quant"]
 
 

@@ -1,4 +1,4 @@
-"""int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED on a Cortex-M under QEMU.
+"""int8 kernels with Cortex-M paths (DSP, Helium) under QEMU.
 
 On cores with the DSP extension the inner products take four int8 values per
 word through SMLAD, and on the Cortex-M55 (mps3-an547) the ones without
@@ -13,14 +13,22 @@ offsets of 128 and -127).
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner_testing.builder import Int8Net, ModelBuilder, int8_quant
+from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 from mcu_planner.graph import Quantization
 
-from kernel_models import assert_matches_reference
+from kernel_models import Branches, assert_matches_reference
+from mcu_planner.check import check_model
+from mcu_planner.firmware_build import build_firmware
+from mcu_planner.pipeline import generate_for_model
+from mcu_planner.output_dir import write_output
+from mcu_planner.qemu import run_firmware
+from mcu_planner.resources import firmware_dir
 
 pytestmark = needs_cortex_m
 
@@ -57,6 +65,63 @@ def conv_model() -> bytes:
     return net.build(*outputs)
 
 
+def block_edge_model() -> bytes:
+    """Sizes at the edges of the multi-pixel blocks: on the Cortex-M55 (Helium,
+    mcu_conv_helium.h) rows of exactly 16 and 144 values (no tail lanes) and
+    of 64 with the padding as zero point, pixel counts that leave 1-3 after
+    the blocks of four; on both cores depthwise runs of inside pixels along a
+    row and down a one-column output, channel tails of 2, dilation, and a
+    depth multiplier of 8 on one input channel with stride 2."""
+    net = Int8Net(34)
+    sixteen = net.input((1, 3, 5, 16), -1.0, 1.0)
+    # Three input columns, one output column: the run down the column steps
+    # a whole input row at a time.
+    column = net.input((1, 9, 3, 6), 0.0, 4.0)
+    mono = net.input((1, 9, 9, 1), -3.0, 0.0)
+    outputs = [
+        net.conv2d(sixteen, 5, kernel=(1, 1)),
+        net.conv2d(sixteen, 3, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.conv2d(sixteen, 4, kernel=(2, 2), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(column, kernel=(3, 3), padding="VALID"),
+        net.depthwise_conv2d(column, kernel=(2, 3), padding="VALID", dilation=(3, 1)),
+        net.depthwise_conv2d(sixteen, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.depthwise_conv2d(mono, kernel=(3, 3), strides=(2, 2), padding="VALID", depth_multiplier=8),
+    ]
+    return net.build(*outputs)
+
+
+def per_channel_shift_model() -> bytes:
+    """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
+    size, shift 0 and left shifts, with output zero points at both ends of
+    int8, on a pointwise and a depthwise convolution."""
+    rng = np.random.default_rng(35)
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-100,)))
+    channels = 6
+    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6]
+    out_scale = 0.02
+    layers = [("CONV_2D", (channels, 1, 1, 16), 127), ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128)]
+    outputs = []
+    for opcode, shape, out_zero_point in layers:
+        out_c = shape[0] if opcode == "CONV_2D" else shape[3]
+        filter_scales = tuple(rescales[c % len(rescales)] * out_scale / 0.05 for c in range(out_c))
+        weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+        axis = 0 if opcode == "CONV_2D" else 3
+        w = mb.add_tensor(shape, "int8", Quantization(filter_scales, (0,) * out_c, axis), data=weights)
+        bias = rng.integers(-2000, 2000, size=out_c).astype(np.int32)
+        b = mb.add_tensor(
+            (out_c,), "int32", Quantization(tuple(0.05 * s for s in filter_scales), (0,) * out_c), data=bias
+        )
+        y = mb.add_tensor((1, 4, 6, out_c), "int8", Quantization((out_scale,), (out_zero_point,)))
+        options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
+        if opcode == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = 1
+        mb.add_op(opcode, (x, w, b), (y,), options)
+        outputs.append(y)
+    mb.set_io([x], outputs)
+    return mb.build()
+
+
 def fully_connected_model() -> bytes:
     net = Int8Net(32)
     rows = net.input((3, 13), 0.0, 2.0)
@@ -91,9 +156,199 @@ def test_int8_convolutions_on_odd_sizes(board):
 
 
 @pytest.mark.parametrize("board", BOARDS)
+def test_int8_convolutions_at_the_block_edges(board):
+    assert_matches_reference(block_edge_model(), inputs=2, target=board)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_convolutions_with_per_channel_left_and_right_shifts(board):
+    assert_matches_reference(per_channel_shift_model(), inputs=2, target=board)
+
+
+@pytest.mark.parametrize("board", BOARDS)
 def test_int8_fully_connected_on_odd_sizes(board):
     assert_matches_reference(fully_connected_model(), inputs=2, target=board)
 
 
+def test_int8_fully_connected_without_bias_on_helium():
+    """The four-lane rescale without a bias, 6 outputs (4 and 2 more), the
+    input zero point at the low end."""
+    rng = np.random.default_rng(39)
+    mb = ModelBuilder()
+    x = mb.add_tensor((3, 21), "int8", int8_quant(0.0, 4.0))
+    weights = rng.integers(-127, 128, size=(6, 21)).astype(np.int8)
+    w = mb.add_tensor(weights.shape, "int8", Quantization((0.02,), (0,)), data=weights)
+    y = mb.add_tensor((3, 6), "int8", int8_quant(-10.0, 12.0))
+    mb.add_op("FULLY_CONNECTED", (x, w, -1), (y,), {"fused_activation_function": "RELU"})
+    mb.set_io([x], [y])
+    assert_matches_reference(mb.build(), inputs=2, target="mps3-an547")
+
+
 def test_int8_fully_connected_with_filter_zero_point():
     assert_matches_reference(fully_connected_with_filter_zero_point(), inputs=2, target="mps2-an386")
+
+
+def elementwise_model() -> bytes:
+    """ADD, SUB and MUL rows the Helium loop takes four lanes at a time: rows
+    of 17 and 7 (1 and 3 left for the predicated tail), an input broadcast
+    along the row (stride 0, gathered) and across rows, zero points at both
+    ends of the int8 and uint8 ranges, output scales small enough that
+    results saturate, and a MUL whose rescale exceeds 1 (a left shift)."""
+    model = Branches("elementwise rows")
+    a = model.input((3, 17), "int8", (0.02, -128))
+    b = model.input((3, 17), "int8", (0.03, 127))
+    row = model.input((1, 7), "int8", (0.05, 3))
+    column = model.input((5, 1), "int8", (0.01, -100))
+    ua = model.input((2, 9), "uint8", (0.04, 0))
+    ub = model.input((2, 9), "uint8", (0.02, 255))
+    model.op("ADD", (a, b), (3, 17), "int8", (0.05, -3), {"fused_activation_function": "NONE"})
+    model.op("SUB", (a, b), (3, 17), "int8", (0.004, 10), {"fused_activation_function": "RELU6"})
+    model.op("ADD", (row, column), (5, 7), "int8", (0.02, 127), {"fused_activation_function": "NONE"})
+    model.op("MUL", (a, b), (3, 17), "int8", (0.0002, -128), {"fused_activation_function": "NONE"})
+    model.op("MUL", (column, row), (5, 7), "int8", (2e-5, 0), {"fused_activation_function": "RELU"})
+    model.op("ADD", (ua, ub), (2, 9), "uint8", (0.03, 128), {"fused_activation_function": "NONE"})
+    model.op("MUL", (ua, ub), (2, 9), "uint8", (0.5, 7), {"fused_activation_function": "NONE"})
+    return model.build()
+
+
+def test_int8_uint8_elementwise_rows_on_helium():
+    report = check_model(elementwise_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
+def float_fully_connected_model() -> bytes:
+    """Float rows four at a time, four columns per pass: depths of 19 and 6
+    (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
+    batches, with and without a bias."""
+    net = FloatNet(seed=34)
+    deep = net.input((2, 19))
+    short = net.input((1, 6))
+    outputs = [
+        net.op(
+            "FULLY_CONNECTED",
+            (deep, net.const((7, 19)), net.const((7,))),
+            (2, 7),
+            {"fused_activation_function": "RELU"},
+        ),
+        net.op("FULLY_CONNECTED", (short, net.const((5, 6)), -1), (1, 5), {"fused_activation_function": "NONE"}),
+    ]
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_float_fully_connected_on_odd_sizes(board):
+    """Each output's sum in the reference's order: bit-exact, not only close."""
+    assert_matches_reference(float_fully_connected_model(), inputs=2, target=board)
+
+
+# Replaces the harness of a firmware build: every int16 input through the
+# scalar gemmlowp functions and their eight-lane versions, counting lanes
+# that differ.
+HELIUM_FIXED_POINT_CHECK = r"""
+#include <stdint.h>
+#include "mcu_quant.h"
+#include "semihost.h"
+
+int main(void);
+int main(void)
+{
+    uint32_t differences = 0u;
+    int32_t start;
+    int bits, lane;
+    for (start = INT16_MIN; start <= INT16_MAX; start += 8) {
+        int16_t in[8], logistic[8], tanh3[8], tanh_bits[7][8];
+        for (lane = 0; lane < 8; ++lane) {
+            in[lane] = (int16_t)(start + lane);
+        }
+        vst1q_s16(logistic, mcu_fp16_logistic_x8(vld1q_s16(in), 3));
+        vst1q_s16(tanh3, mcu_fp16_tanh_x8(vld1q_s16(in), 3));
+        for (bits = 0; bits <= 6; ++bits) {
+            vst1q_s16(tanh_bits[bits], mcu_fp16_tanh_x8(vld1q_s16(in), bits));
+        }
+        for (lane = 0; lane < 8; ++lane) {
+            differences += logistic[lane] != mcu_fp16_logistic(in[lane], 3);
+            differences += tanh3[lane] != mcu_fp16_tanh(in[lane], 3);
+            for (bits = 0; bits <= 6; ++bits) {
+                differences += tanh_bits[bits][lane] != mcu_fp16_tanh(in[lane], bits);
+            }
+        }
+    }
+    semihost_write0(differences == 0u ? "fixed-point lanes: equal\n" : "fixed-point lanes: DIFFER\n");
+    semihost_exit(differences == 0u ? 0 : 1);
+}
+"""
+
+
+def test_helium_int16_tanh_and_logistic_equal_the_scalar_on_every_input(tmp_path):
+    """The LSTM's gate functions on eight lanes (mps3-an547) against the
+    scalar versions the host tests check against TFLite, on all 65536 inputs
+    and every cell integer-bit count the lowering allows."""
+    net = Int8Net(35)
+    _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
+    (outdir / "board" / "semihost_main.c").write_text(HELIUM_FIXED_POINT_CHECK)
+    (outdir / "board" / "mcu_quant.h").write_bytes((firmware_dir() / "runtime" / "mcu_quant.h").read_bytes())
+    subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
+    run = run_firmware(report.elf, machine="mps3-an547", inputs=[], num_outputs=0, timeout=600)
+    assert run.exit_status == 0 and "equal" in run.console, run.console
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(batch=2, time=3, n_input=5, n_cell=11),  # 8 lanes and a tail of 3
+        dict(
+            batch=1,
+            time=4,
+            n_input=3,
+            n_cell=9,
+            n_output=4,
+            cifg=True,
+            peephole=True,
+            layer_norm=True,
+            projection=True,
+            time_major=True,
+            cell_scale_exponent=-9,
+        ),
+    ],
+    ids=["plain", "cifg-peephole-norm-projection"],
+)
+def test_int8_lstm_on_helium(variant):
+    assert_matches_reference(
+        lstm_model("int8", seed=36, input_range=(-4.0, 4.0), **variant), inputs=2, target="mps3-an547"
+    )
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_svdf_on_odd_sizes(board):
+    """The SVDF kernel's DSP and Helium paths (inner products four filters at
+    a time, int16 time products by pairs or eight lanes, rank-1 units on four
+    lanes) over several invocations, state carried over."""
+    from test_kernels_svdf import int8_svdf_model
+
+    assert_matches_reference(int8_svdf_model(), inputs=3, target=board)
+
+
+def pool_model(net: Int8Net) -> bytes:
+    """Every pooling variant of the host tests on 19 channels (a block of 16
+    and 3 more) with zero points at both ends of the range."""
+    from test_kernels_pool import POOL_VARIANTS
+
+    low = net.input((2, 7, 9, 19), 0.0, 3.0)  # zero point at the low end
+    high = net.input((1, 7, 9, 19), -3.0, 0.0)  # and at the high end
+    outputs = []
+    for pool, strides, padding, activation in POOL_VARIANTS:
+        for x in (low, high):
+            outputs.append(net.average_pool2d(x, pool, strides, padding, activation))
+            outputs.append(net.max_pool2d(x, pool, strides, padding, activation))
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_pools_on_channel_blocks(board):
+    assert_matches_reference(pool_model(Int8Net(37)), inputs=2, target=board)
+
+
+def test_uint8_pools_on_helium():
+    assert_matches_reference(pool_model(Uint8Net(38)), inputs=2, target="mps3-an547")

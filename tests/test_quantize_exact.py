@@ -201,7 +201,8 @@ def int16_activations(monkeypatch):
 
 def test_sweep_values_hit_the_double_float_difference():
     """The sweep contains values whose quotient rounds differently in float
-    and in double (the issue's 1-LSB error), so the C test below can fail."""
+    and in double (a 1-LSB error when the division is done in the wrong
+    precision), so the C test below can fail."""
     differing = 0
     for dtype, scale, zero_point in QUANTIZE_CASES:
         values = sweep_values(dtype, scale, zero_point, np.random.default_rng(0), SWEEP_SIZE)

@@ -1,5 +1,7 @@
 """The five seed planners: valid plans on any input, and each one behaving
-the way its method text (../shared/seeds/00N_*.txt) says it does."""
+the way its method text says it does (CN112256441B, the Corerain pool
+application, CN113127181A, FR2004337's placement search, the block
+pre-allocation application; planners.SEED_FILES names each text)."""
 
 from __future__ import annotations
 

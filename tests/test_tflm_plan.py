@@ -18,6 +18,7 @@ from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.check import random_inputs
 from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.problem import peak_live
 from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
 from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
 from mcu_planner.verify import verify
@@ -115,8 +116,8 @@ def _tflm_case(model: Path, tmp_path: Path) -> tuple[int, tuple[int, int], tuple
     result = run_cli(model, "--tflm-plan", out)
     assert result.returncode == 0, result.stderr
     ours = int(re.search(r"([\d,]+) B of TFLM's arena", result.stdout).group(1).replace(",", ""))
-    data = model.read_bytes()
-    input_sets = [random_inputs(read_model(data), np.random.default_rng(seed)) for seed in range(3)]
+    graph = read_model(model)
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(3)]
     for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets)):
         assert np.array_equal(got, want)
     before, after = tflm_arena(str(model)), tflm_arena(str(out))
@@ -139,19 +140,22 @@ def test_tflm_runs_the_example_in_our_arena(tmp_path):
 def test_tflm_runs_shared_models_in_our_arena(name, tmp_path):
     model = MODELS_DIR / f"{name}.tflite"
     ours, before, after = _tflm_case(model, tmp_path)
-    # TFLM's kernels make no promise about their walk, so no output of ours
-    # may overlap its input there: the candidate that passes is our plan
-    # without aliasing (or overlaps), in the model's order.
-    our_plan = plan_model(str(model), PlanOptions(order="model", alias=False))
+    # Our own arena when a budget asks for every overlap (the slower kernel
+    # walks included): below what TFLM's lifetimes allow.
+    roomy = plan_model(str(model), PlanOptions(order="model")).plan.arena_bytes
+    our_plan = plan_model(str(model), PlanOptions(order="model", ram=roomy - 16))
     # TFLM's head is our offline buffers' extent unless its own kernels' scratch
     # (planned online around them) does not fit where ours did; never worse than its own plan.
     assert after[0] <= before[0]
     assert after[0] == ours or after[0] == before[0]
     assert after[1] - after[0] == before[1] - before[0]  # the persistent tail is untouched
     if name.endswith("vww_96_int8"):
-        # The case TFLM's greedy planner loses: its head falls to our optimal arena.
-        assert our_plan.plan.proven_optimal
-        assert after[0] == our_plan.plan.arena_bytes < before[0]
+        # The case TFLM's greedy planner loses: its head falls to the least its
+        # own lifetimes allow (no two live tensors sharing a byte) ...
+        tflm_bound = peak_live(tflm_problem(read_model(model))).bytes
+        assert after[0] == tflm_bound < before[0]
+        # ... above our own arena, whose ops writing over their dying inputs TFLM cannot express.
+        assert our_plan.plan.arena_bytes < tflm_bound
 
 
 def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):
@@ -164,3 +168,22 @@ def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):
     out = tmp_path / "out.tflite"
     assert_one_line_error(run_cli(external, "--tflm-plan", out), 2, "buffers stored after the flatbuffer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.tflite", "external.tflite"]
+
+
+def test_a_model_with_called_subgraphs_is_refused(tmp_path):
+    """TFLM counts allocation scopes through the subgraphs control flow runs:
+    subgraph 0's lifetimes are then not its own, so no offline plan is written."""
+    import copy
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAs(EXAMPLE.read_bytes(), 0))
+    model.subgraphs.append(copy.deepcopy(model.subgraphs[0]))
+    builder = flatbuffers.Builder(0)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    two = tmp_path / "two_subgraphs.tflite"
+    two.write_bytes(builder.Output())
+    out = tmp_path / "out.tflite"
+    assert_one_line_error(run_cli(two, "--tflm-plan", out), 2, "subgraph 1 has operators")
+    assert not out.exists()

@@ -9,7 +9,7 @@
 
 #include "mcu_hybrid.h"
 #include "mcu_quant.h"
-#include "mcu_window.h"
+#include "mcu_conv_geometry.h"
 
 static float rescale_and_clamp(const mcu_conv_hybrid_params *p, const mcu_hybrid_quantization *q, int32_t acc,
                                const float *bias, int32_t out_c)
@@ -29,42 +29,43 @@ static float rescale_and_clamp(const mcu_conv_hybrid_params *p, const mcu_hybrid
     return mcu_clamp_f32(value, p->act_min, p->act_max);
 }
 
+/* Each batch's image is quantized on its own: once, as the walk enters it. */
+static void enter_image(const mcu_conv_hybrid_params *p, const float *input, const mcu_conv_pixel *px,
+                        mcu_hybrid_quantization *q)
+{
+    if (px->out_y == 0 && px->out_x == 0) {
+        const int32_t image = p->input_h * p->input_w * p->input_c;
+        *q = mcu_hybrid_quantization_of(input + (size_t)px->b * (size_t)image, image, p->asymmetric);
+    }
+}
+
 void mcu_conv_2d_hybrid(const mcu_conv_hybrid_params *p, const float *input, const int8_t *filter, const float *bias,
                         float *output)
 {
     const int32_t filter_in_c = p->filter_in_c_or_multiplier;
     const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
-    const int32_t image = p->input_h * p->input_w * p->input_c;
-    int32_t b, out_y, out_x, out_c, fy, fx, ic;
+    int32_t out_c, fy, fx, ic;
     float *out = output;
-    for (b = 0; b < p->batches; ++b) {
-        const float *in_image = input + (size_t)b * (size_t)image;
-        const mcu_hybrid_quantization q = mcu_hybrid_quantization_of(in_image, image, p->asymmetric);
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                for (out_c = 0; out_c < p->output_c; ++out_c) {
-                    const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
-                    int32_t acc = 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        for (fx = wx.first; fx < wx.end; ++fx) {
-                            const float *in_px = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                         mcu_window_input(&wy, fy),
-                                                                         mcu_window_input(&wx, fx), group_first_c);
-                            const int8_t *f_px =
-                                filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
-                            for (ic = 0; ic < filter_in_c; ++ic) {
-                                acc += (int32_t)f_px[ic] *
-                                       ((int32_t)mcu_hybrid_quantize(&q, in_px[ic]) - q.zero_point);
-                            }
-                        }
+    mcu_hybrid_quantization q = {0};
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        enter_image(p, input, &px, &q);
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
+            int32_t acc = 0;
+            for (fy = px.wy.first; fy < px.wy.end; ++fy) {
+                for (fx = px.wx.first; fx < px.wx.end; ++fx) {
+                    const float *in_px =
+                        input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, px.b, mcu_window_input(&px.wy, fy),
+                                                mcu_window_input(&px.wx, fx), group_first_c);
+                    const int8_t *f_px =
+                        filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
+                    for (ic = 0; ic < filter_in_c; ++ic) {
+                        acc += (int32_t)f_px[ic] * ((int32_t)mcu_hybrid_quantize(&q, in_px[ic]) - q.zero_point);
                     }
-                    *out++ = rescale_and_clamp(p, &q, acc, bias, out_c);
                 }
             }
+            *out++ = rescale_and_clamp(p, &q, acc, bias, out_c);
         }
     }
 }
@@ -73,33 +74,24 @@ void mcu_depthwise_conv_2d_hybrid(const mcu_conv_hybrid_params *p, const float *
                                   const float *bias, float *output)
 {
     const int32_t multiplier = p->filter_in_c_or_multiplier;
-    const int32_t image = p->input_h * p->input_w * p->input_c;
-    int32_t b, out_y, out_x, out_c, fy, fx;
+    int32_t out_c, fy, fx;
     float *out = output;
-    for (b = 0; b < p->batches; ++b) {
-        const float *in_image = input + (size_t)b * (size_t)image;
-        const mcu_hybrid_quantization q = mcu_hybrid_quantization_of(in_image, image, p->asymmetric);
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                for (out_c = 0; out_c < p->output_c; ++out_c) {
-                    int32_t acc = 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        for (fx = wx.first; fx < wx.end; ++fx) {
-                            const float x = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                  mcu_window_input(&wy, fy), mcu_window_input(&wx, fx),
-                                                                  out_c / multiplier)];
-                            const int32_t w =
-                                filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, out_c)];
-                            acc += w * ((int32_t)mcu_hybrid_quantize(&q, x) - q.zero_point);
-                        }
-                    }
-                    *out++ = rescale_and_clamp(p, &q, acc, bias, out_c);
+    mcu_hybrid_quantization q = {0};
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        enter_image(p, input, &px, &q);
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            int32_t acc = 0;
+            for (fy = px.wy.first; fy < px.wy.end; ++fy) {
+                for (fx = px.wx.first; fx < px.wx.end; ++fx) {
+                    const float x = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, px.b,
+                                                          mcu_window_input(&px.wy, fy), mcu_window_input(&px.wx, fx),
+                                                          out_c / multiplier)];
+                    const int32_t w = filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, out_c)];
+                    acc += w * ((int32_t)mcu_hybrid_quantize(&q, x) - q.zero_point);
                 }
             }
+            *out++ = rescale_and_clamp(p, &q, acc, bias, out_c);
         }
     }
 }

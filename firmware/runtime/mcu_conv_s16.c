@@ -9,7 +9,7 @@
 #include "mcu_conv_s16.h"
 
 #include "mcu_quant.h"
-#include "mcu_window.h"
+#include "mcu_conv_geometry.h"
 
 /* The window sum of one CONV_2D output (b, wy, wx, out_c). */
 static int64_t conv_window_sum(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter, int32_t b,
@@ -58,20 +58,13 @@ static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const i
 static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,
                         const int64_t *bias64, const int32_t *bias32, int16_t *output)
 {
-    int32_t b, out_y, out_x, out_c;
-    for (b = 0; b < p->batches; ++b) {
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                int16_t *out_px = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, 0);
-                for (out_c = 0; out_c < p->output_c; ++out_c) {
-                    const int64_t sum = conv_window_sum(p, input, filter, b, &wy, &wx, out_c);
-                    out_px[out_c] = requantize_s16(p, sum, bias64, bias32, out_c);
-                }
-            }
+    int32_t out_c;
+    int16_t *out = output;
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            const int64_t sum = conv_window_sum(p, input, filter, px.b, &px.wy, &px.wx, out_c);
+            *out++ = requantize_s16(p, sum, bias64, bias32, out_c);
         }
     }
 }
@@ -92,33 +85,24 @@ void mcu_depthwise_conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *inpu
                                const int64_t *bias, int16_t *output)
 {
     const int32_t multiplier = p->filter_in_c_or_multiplier;
-    int32_t b, out_y, out_x, ic, m, fy, fx;
-    for (b = 0; b < p->batches; ++b) {
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                for (ic = 0; ic < p->input_c; ++ic) {
-                    for (m = 0; m < multiplier; ++m) {
-                        const int32_t out_c = m + ic * multiplier;
-                        int64_t acc = 0;
-                        for (fy = wy.first; fy < wy.end; ++fy) {
-                            for (fx = wx.first; fx < wx.end; ++fx) {
-                                const int16_t in = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                         mcu_window_input(&wy, fy),
-                                                                         mcu_window_input(&wx, fx), ic)];
-                                const int8_t f =
-                                    filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, out_c)];
-                                acc += (int32_t)in * (int32_t)f;
-                            }
-                        }
-                        output[mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, b, out_y, out_x, out_c)] =
-                            requantize_s16(p, acc, bias, NULL, out_c);
-                    }
+    int32_t out_c, fy, fx;
+    int16_t *out = output;
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        /* Output channels in order: channel out_c = ic * multiplier + m reads
+         * input channel ic, as the reference's (ic, m) loops. */
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            int64_t acc = 0;
+            for (fy = px.wy.first; fy < px.wy.end; ++fy) {
+                for (fx = px.wx.first; fx < px.wx.end; ++fx) {
+                    const int16_t in = input[mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, px.b,
+                                                             mcu_window_input(&px.wy, fy), mcu_window_input(&px.wx, fx),
+                                                             out_c / multiplier)];
+                    const int8_t f = filter[mcu_nhwc_offset(p->filter_h, p->filter_w, p->output_c, 0, fy, fx, out_c)];
+                    acc += (int32_t)in * (int32_t)f;
                 }
             }
+            *out++ = requantize_s16(p, acc, bias, NULL, out_c);
         }
     }
 }

@@ -6,7 +6,7 @@
 #include "mcu_conv_u8.h"
 
 #include "mcu_quant.h"
-#include "mcu_window.h"
+#include "mcu_conv_geometry.h"
 
 static uint8_t requantize_u8(const mcu_conv_u8_params *p, int32_t acc, const int32_t *bias, int32_t out_c)
 {
@@ -39,31 +39,24 @@ void mcu_conv_2d_u8(const mcu_conv_u8_params *p, const uint8_t *input, const uin
 {
     const int32_t filter_in_c = p->filter_in_c_or_multiplier;
     const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
-    int32_t b, out_y, out_x, out_c, fy, fx;
+    int32_t out_c, fy, fx;
     uint8_t *out = output;
-    for (b = 0; b < p->batches; ++b) {
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                for (out_c = 0; out_c < p->output_c; ++out_c) {
-                    const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
-                    int32_t acc = 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        for (fx = wx.first; fx < wx.end; ++fx) {
-                            const uint8_t *in_px = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                           mcu_window_input(&wy, fy),
-                                                                           mcu_window_input(&wx, fx), group_first_c);
-                            const uint8_t *f_px =
-                                filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
-                            acc += dot_u8(in_px, f_px, filter_in_c, p->input_offset, p->filter_offset);
-                        }
-                    }
-                    *out++ = requantize_u8(p, acc, bias, out_c);
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            const int32_t group_first_c = (out_c / filters_per_group) * filter_in_c;
+            int32_t acc = 0;
+            for (fy = px.wy.first; fy < px.wy.end; ++fy) {
+                for (fx = px.wx.first; fx < px.wx.end; ++fx) {
+                    const uint8_t *in_px =
+                        input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, px.b, mcu_window_input(&px.wy, fy),
+                                                mcu_window_input(&px.wx, fx), group_first_c);
+                    const uint8_t *f_px =
+                        filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
+                    acc += dot_u8(in_px, f_px, filter_in_c, p->input_offset, p->filter_offset);
                 }
             }
+            *out++ = requantize_u8(p, acc, bias, out_c);
         }
     }
 }
@@ -74,34 +67,27 @@ void mcu_depthwise_conv_2d_u8(const mcu_conv_u8_params *p, const uint8_t *input,
     const int32_t multiplier = p->filter_in_c_or_multiplier;
     const size_t input_tap = (size_t)p->dilation_w * (size_t)p->input_c;
     const size_t filter_tap = (size_t)p->output_c;
-    int32_t b, out_y, out_x, out_c, fy, fx;
+    int32_t out_c, fy, fx;
     uint8_t *out = output;
-    for (b = 0; b < p->batches; ++b) {
-        for (out_y = 0; out_y < p->output_h; ++out_y) {
-            const mcu_window_axis wy =
-                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
-                const mcu_window_axis wx =
-                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-                /* Output channels in order: channel out_c reads input channel
-                 * out_c / multiplier, as the reference's (ic, m) loops. */
-                for (out_c = 0; out_c < p->output_c; ++out_c) {
-                    int32_t acc = 0;
-                    /* A window with no column inside the input sums nothing
-                     * (and must not form a pointer to its first column). */
-                    for (fy = wy.first; fy < wy.end && wx.first < wx.end; ++fy) {
-                        const uint8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                   mcu_window_input(&wy, fy),
-                                                                   mcu_window_input(&wx, wx.first), out_c / multiplier);
-                        const uint8_t *w =
-                            filter + ((size_t)fy * (size_t)p->filter_w + (size_t)wx.first) * filter_tap + (size_t)out_c;
-                        for (fx = wx.first; fx < wx.end; ++fx, x += input_tap, w += filter_tap) {
-                            acc += ((int32_t)*w + p->filter_offset) * ((int32_t)*x + p->input_offset);
-                        }
-                    }
-                    *out++ = requantize_u8(p, acc, bias, out_c);
+    mcu_conv_pixel px;
+    for (MCU_CONV_FIRST_PIXEL(p, &px); px.b < p->batches; MCU_CONV_NEXT_PIXEL(p, &px)) {
+        /* Output channels in order: channel out_c reads input channel
+         * out_c / multiplier, as the reference's (ic, m) loops. */
+        for (out_c = 0; out_c < p->output_c; ++out_c) {
+            int32_t acc = 0;
+            /* A window with no column inside the input sums nothing
+             * (and must not form a pointer to its first column). */
+            for (fy = px.wy.first; fy < px.wy.end && px.wx.first < px.wx.end; ++fy) {
+                const uint8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, px.b,
+                                                           mcu_window_input(&px.wy, fy),
+                                                           mcu_window_input(&px.wx, px.wx.first), out_c / multiplier);
+                const uint8_t *w =
+                    filter + ((size_t)fy * (size_t)p->filter_w + (size_t)px.wx.first) * filter_tap + (size_t)out_c;
+                for (fx = px.wx.first; fx < px.wx.end; ++fx, x += input_tap, w += filter_tap) {
+                    acc += ((int32_t)*w + p->filter_offset) * ((int32_t)*x + p->input_offset);
                 }
             }
+            *out++ = requantize_u8(p, acc, bias, out_c);
         }
     }
 }

@@ -15,7 +15,7 @@ static int64_t mcu_gather_index(const mcu_gather_params *p, const void *indices,
     return ((const int32_t *)indices)[i];
 }
 
-void mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output)
+mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output)
 {
     const uint8_t *in = (const uint8_t *)input;
     uint8_t *out = (uint8_t *)output;
@@ -27,13 +27,13 @@ void mcu_gather(const mcu_gather_params *p, const void *input, const void *indic
                                             (size_t)p->axis_size * inner;
             for (coord = 0; coord < p->coord_size; ++coord) {
                 const int64_t index = mcu_gather_index(p, indices, batch * p->coord_size + coord);
-                if (index >= 0 && index < p->axis_size) {
-                    memcpy(out, block + (size_t)index * inner, inner);
-                } else {
-                    memset(out, 0, inner);
+                if (index < 0 || index >= p->axis_size) {
+                    return MCU_STATUS_INDEX_OUT_OF_RANGE;
                 }
+                memcpy(out, block + (size_t)index * inner, inner);
                 out += inner;
             }
         }
     }
+    return MCU_STATUS_OK;
 }

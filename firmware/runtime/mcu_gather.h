@@ -20,8 +20,8 @@ typedef struct {
     int32_t index_bytes; /* 2, 4 or 8: the indices' element size */
 } mcu_gather_params;
 
-/* An index outside [0, axis_size) makes TFLite fail the invoke; here its
- * output block is zero-filled and the input is never read out of bounds. */
-void mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output);
+/* An index outside [0, axis_size) makes TFLite fail the invoke: here too
+ * (MCU_STATUS_INDEX_OUT_OF_RANGE, the input never read out of bounds). */
+mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output);
 
 #endif /* MCU_GATHER_H */

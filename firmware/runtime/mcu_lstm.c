@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mcu_dsp.h"
 #include "mcu_fully_connected.h"
 #include "mcu_quant.h"
 
@@ -42,6 +43,41 @@ static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *
     return 1;
 }
 
+#if defined(MCU_MVE)
+/* Rows [0, rows4) (a multiple of 4) four at a time: the inner products
+ * sixteen columns per VMLADAVA (tail predicated; integer sums are exact in
+ * any order), then the four sums plus biases rescaled on four lanes
+ * (mcu_mul_by_quantized_mul_n_x4 is mcu_mul_by_quantized_mul per lane),
+ * added to `out` and saturated to int16 (VQSHL by 16 then VSHR by 16 clamps
+ * an int32 to the int16 range). */
+MCU_NOINLINE static void mat_vec_accumulate_rows4_s16(const int8_t *vector, const int32_t *bias, const int8_t *matrix,
+                                                      int32_t multiplier, int32_t shift, int32_t n_col, int32_t rows4,
+                                                      int16_t *out)
+{
+    const int32_t left_shift = shift > 0 ? shift & 31 : 0;
+    const int32x4_t right = vdupq_n_s32(shift < 0 ? shift : 0);
+    int32_t r, left;
+    for (r = 0; r < rows4; r += 4, bias += 4, out += 4) {
+        const int8_t *x = vector, *w0 = matrix + (size_t)r * (size_t)n_col;
+        const int8_t *w1 = w0 + n_col, *w2 = w1 + n_col, *w3 = w2 + n_col;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int32x4_t value;
+        for (left = n_col; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+            const mve_pred16_t lanes = vctp8q((uint32_t)left);
+            const int8x16_t a = vldrbq_z_s8(x, lanes);
+            s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
+            s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
+            s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2, lanes));
+            s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3, lanes));
+        }
+        value = vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
+        value = mcu_mul_by_quantized_mul_n_x4(vaddq_s32(value, vld1q_s32(bias)), multiplier, left_shift, right);
+        value = vaddq_s32(value, vldrhq_s32(out));
+        vstrhq_s32(out, vshrq_n_s32(vqshlq_n_s32(value, 16), 16));
+    }
+}
+#endif
+
 /* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
  * accumulator rescaled, added to what `output` holds and saturated. */
 static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
@@ -52,7 +88,12 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
         int16_t *out = output + (size_t)b * (size_t)n_row;
-        for (r = 0; r < n_row;) {
+        r = 0;
+#if defined(MCU_MVE)
+        r = n_row & ~(int32_t)3;
+        mat_vec_accumulate_rows4_s16(vector, bias, matrix, multiplier, shift, n_col, r, out);
+#endif
+        while (r < n_row) {
             int32_t sums[4];
             const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
             int k;
@@ -140,10 +181,37 @@ typedef struct {
  * off the stack of the matrix products). */
 MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_index)
 {
+#if defined(MCU_MVE)
+    /* Eight lanes per pass, the last pass predicated. */
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t x = vldrhq_z_s16(gate, lanes);
+        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_tanh_x8(x, 3) : mcu_fp16_logistic_x8(x, 3), lanes);
+    }
+#else
     size_t i;
     for (i = 0; i < n; ++i) {
         gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
     }
+#endif
+}
+
+/* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
+MCU_NOINLINE static void tanh_cell_s16(const int16_t *cell, size_t n, int integer_bits, int16_t *out)
+{
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        vstrhq_p_s16(out, mcu_fp16_tanh_x8(vldrhq_z_s16(cell, lanes), integer_bits), lanes);
+    }
+#else
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        out[i] = mcu_fp16_tanh(cell[i], integer_bits);
+    }
+#endif
 }
 
 /* PortableVectorBatchVectorCwiseProductAccumulate for the peephole, called
@@ -225,9 +293,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
-    for (i = 0; i < n; ++i) {
-        input_gate[i] = mcu_fp16_tanh(cell_state[i], (int)p->cell_integer_bits);
-    }
+    tanh_cell_s16(cell_state, n, (int)p->cell_integer_bits, input_gate);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
         value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;

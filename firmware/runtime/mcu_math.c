@@ -37,7 +37,7 @@ MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0
 static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)
 {
     int32_t dividend = p->input1_offset + x;
-    int32_t divisor = p->input2_offset + y; /* != 0: the reference fails on a zero divisor */
+    int32_t divisor = p->input2_offset + y; /* != 0: mcu_div_s8 has checked */
     int32_t reciprocal, quotient, result;
     int reciprocal_shift, headroom;
     if (divisor < 0) {
@@ -57,7 +57,25 @@ static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)
     return (int8_t)mcu_clamp_s32(result, p->act_min, p->act_max);
 }
 
-MCU_BROADCAST_KERNEL(mcu_div_s8, mcu_div_s8_params, int8_t, int8_t, div_s8(p, x, y))
+MCU_BROADCAST_ROW(div_s8_row, mcu_div_s8_params, int8_t, int8_t, div_s8(p, x, y))
+
+mcu_status mcu_div_s8(const mcu_div_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output)
+{
+    /* input2 is dense: its last element lies at the sum of its strides times
+     * (extent - 1), 0 along the dimensions it is broadcast over. */
+    int32_t last = 0, d, i;
+    for (d = 0; d < p->rank; ++d) {
+        last += p->input2_strides[d] * (p->dims[d] - 1);
+    }
+    for (i = 0; i <= last; ++i) {
+        if (p->input2_offset + input2[i] == 0) {
+            return MCU_STATUS_DIVISION_BY_ZERO;
+        }
+    }
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, div_s8_row, p, input1, input2,
+                               output);
+    return MCU_STATUS_OK;
+}
 
 static int8_t squared_difference_s8(const mcu_squared_difference_s8_params *p, int8_t x, int8_t y)
 {

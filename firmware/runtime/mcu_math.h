@@ -65,7 +65,9 @@ typedef struct {
     int32_t act_max;
 } mcu_div_s8_params;
 
-void mcu_div_s8(const mcu_div_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+/* A divisor element equal to input2's zero point makes TFLite fail the
+ * invoke: here too (MCU_STATUS_DIVISION_BY_ZERO, before any output is written). */
+mcu_status mcu_div_s8(const mcu_div_s8_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 
 /* int8 SQUARED_DIFFERENCE: both inputs brought to a common scale with
  * left_shift bits of headroom, subtracted, squared, rescaled (as

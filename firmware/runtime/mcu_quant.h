@@ -12,6 +12,14 @@
 
 #include <stdint.h>
 
+/* Forces the inlining of the int16 fixed-point functions whose integer-bit
+ * counts are constants at their call sites. */
+#if defined(__GNUC__)
+#define MCU_QUANT_INLINE __attribute__((always_inline))
+#else
+#define MCU_QUANT_INLINE
+#endif
+
 /* (a * b * 2) >> 32 rounded to nearest, saturating the single overflow case
  * INT32_MIN * INT32_MIN. */
 static inline int32_t mcu_sat_round_doubling_high_mul(int32_t a, int32_t b)
@@ -102,6 +110,50 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
     return (int32_t)((product + round) >> 32) >> (right_shift - 1);
 }
 
+/* mcu_mul_by_quantized_mul with what depends on the multiplier and shift
+ * alone worked out once (per output channel), for kernels that apply it to
+ * many sums; 32-bit rounding terms only.  For a right shift e >= 2 and a
+ * multiplier >= 0 (every multiplier TFLite's QuantizeMultiplier makes from a
+ * positive scale), with p = x * multiplier:
+ * - the product has the sign of x, or is 0 (multiplier 0), where either
+ *   correction leaves 0 ((2^30 + 2^(30+e) - 2^31) < 2^(31+e)); so the
+ *   rounding term of mcu_mul_by_quantized_mul is 2^(30+e) + c with
+ *   c = 2^30 for x >= 0 and -2^30 for negative x (2^30 with the sign bit
+ *   flipped, read as int32);
+ * - 2^(30+e) = 2^(e-2) * 2^32, so floor((p + c + 2^(30+e)) / 2^(31+e)) =
+ *   (high word of p + c, plus 2^(e-2)) >> (e - 1).
+ * Other multipliers and shifts take mcu_mul_by_quantized_mul itself. */
+typedef struct {
+    int32_t multiplier;
+    int32_t shift;
+    int32_t high_round; /* 2^(e-2) */
+    int32_t high_shift; /* e - 1, or -1: use mcu_mul_by_quantized_mul */
+} mcu_prepared_mul;
+
+static inline mcu_prepared_mul mcu_prepare_mul(int32_t multiplier, int shift)
+{
+    mcu_prepared_mul m;
+    m.multiplier = multiplier;
+    m.shift = shift;
+    m.high_round = 0;
+    m.high_shift = -1;
+    if (shift <= -2 && shift >= -31 && multiplier >= 0) {
+        m.high_round = (int32_t)((uint32_t)1 << (-shift - 2));
+        m.high_shift = -shift - 1;
+    }
+    return m;
+}
+
+static inline int32_t mcu_apply_prepared_mul(int32_t x, const mcu_prepared_mul *m)
+{
+    int32_t c;
+    if (m->high_shift < 0) {
+        return mcu_mul_by_quantized_mul(x, m->multiplier, m->shift);
+    }
+    c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
+    return ((int32_t)(((int64_t)x * (int64_t)m->multiplier + (int64_t)c) >> 32) + m->high_round) >> m->high_shift;
+}
+
 /* The same product rounded once: (x * multiplier + half) >> (31 - shift) in
  * 64 bits, rounding ties toward +infinity.  This is how ruy (and TFLite built
  * with TFLITE_SINGLE_ROUNDING) applies the multiplier, and the TFLite
@@ -139,14 +191,83 @@ static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier
  *   first loses 1 when e > 0 (t & (-e) has the sign bit exactly then).  The
  *   saturating add only matters at t = INT32_MIN, a multiple of 2^e, where
  *   both give the same quotient. */
-static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+/* The shift split into its two VSHL / VRSHL counts (mcu_mul_by_quantized_mul_x4):
+ * kernels that requantize several pixels of the same channels split once. */
+typedef struct {
+    int32x4_t left;  /* max(shift, 0) mod 32 */
+    int32x4_t right; /* min(shift, 0) = -e */
+} mcu_shift_x4;
+
+static inline mcu_shift_x4 mcu_split_shift_x4(int32x4_t shift)
 {
     const int32x4_t zero = vdupq_n_s32(0);
-    const int32x4_t right = vminq_s32(shift, zero); /* -e */
+    mcu_shift_x4 split;
+    split.right = vminq_s32(shift, zero);
     /* VSHL by 32 or more gives 0; the count mod 32 is what the scalar
      * helpers (and the x86 reference) shift by. */
-    const int32x4_t left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
-    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, left), multiplier);
+    split.left = vandq_s32(vmaxq_s32(shift, zero), vdupq_n_s32(31));
+    return split;
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_split(int32x4_t x, int32x4_t multiplier, mcu_shift_x4 shift)
+{
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(x, shift.left), multiplier);
+    const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, shift.right), 31);
+    return vrshlq_s32(vqaddq_s32(high, ties_away), shift.right);
+}
+
+static inline int32x4_t mcu_mul_by_quantized_mul_x4(int32x4_t x, int32x4_t multiplier, int32x4_t shift)
+{
+    return mcu_mul_by_quantized_mul_x4_split(x, multiplier, mcu_split_shift_x4(shift));
+}
+
+/* The same sequence with one multiplier and shift for all four lanes (four
+ * pixels of one output channel): the lane values of mcu_mul_by_quantized_mul_x4
+ * with both vectors splat, the shift decided once instead of per lane.  With
+ * a right shift, -e has its sign bit set, so the tie fix-up is every negative
+ * lane's sign (VSHR #31); without one it is 0 and VRSHL by 0 changes
+ * nothing. */
+static inline int32x4_t mcu_mul_by_quantized_mul_x4_n(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    int32x4_t high;
+    if (shift > 0) {
+        return vqrdmulhq_n_s32(vshlq_r_s32(x, shift & 31), multiplier);
+    }
+    high = vqrdmulhq_n_s32(x, multiplier);
+    if (shift == 0) {
+        return high;
+    }
+    return vrshlq_n_s32(vqaddq_s32(high, vshrq_n_s32(high, 31)), shift);
+}
+
+/* mcu_mul_by_quantized_mul_single_round on four lanes sharing a multiplier
+ * (a quantized one: not INT32_MIN) and a shift <= 0, with k = 31 - shift:
+ * - k = 31: VQRDMULH is (2xm + 2^31) >> 32 = (xm + 2^30) >> 31;
+ * - k = 32: VRMULH is (xm + 2^31) >> 32;
+ * - k >= 33: 2^(k-1) is a multiple of 2^32, so (xm + 2^(k-1)) >> k is
+ *   (floor(xm / 2^32) + 2^(k-33)) >> (k - 32): VMULH, then VRSHL by
+ *   -(k - 32) = shift + 1, which rounds half up without overflow.
+ * (Callers take the scalar helper for shifts above 0.) */
+static inline int32x4_t mcu_mul_by_quantized_mul_single_round_n_x4(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    if (shift == 0) {
+        return vqrdmulhq_n_s32(x, multiplier);
+    }
+    if (shift == -1) {
+        return vrmulhq_s32(x, vdupq_n_s32(multiplier));
+    }
+    return vrshlq_n_s32(vmulhq_s32(x, vdupq_n_s32(multiplier)), shift + 1);
+}
+
+/* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift shared by all
+ * lanes, given as left_shift = max(shift, 0) mod 32 (a core register) and
+ * `right` = min(shift, 0) in every lane: the same steps, with the
+ * multiplier and the left shift in core registers. */
+static inline int32x4_t mcu_mul_by_quantized_mul_n_x4(int32x4_t x, int32_t multiplier, int32_t left_shift,
+                                                      int32x4_t right)
+{
+    /* A constant 0 (ADD's rescales) drops the shift at compile time. */
+    const int32x4_t high = vqrdmulhq_n_s32(left_shift != 0 ? vshlq_r_s32(x, left_shift) : x, multiplier);
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
@@ -249,15 +370,15 @@ static inline int32_t mcu_round_to_int32_x86(double q)
 
 /* ---- gemmlowp fixed point, int16 overloads ---- */
 
+/* gemmlowp's SaturatingRoundingDoublingHighMul on int16: (ab + nudge) / 2^15
+ * with the nudge 2^14 (ab >= 0) or 1 - 2^14 and a division truncating toward
+ * zero, which is floor((ab + 2^14) / 2^15) for either sign (the argument
+ * beside mcu_mul_by_quantized_mul, at 16 bits): one add and one arithmetic
+ * shift.  Only INT16_MIN * INT16_MIN reaches 2^15, which saturates. */
 static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
 {
-    int32_t ab, nudge;
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    ab = (int32_t)a * (int32_t)b;
-    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
-    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
+    const int32_t high = ((int32_t)a * (int32_t)b + ((int32_t)1 << 14)) >> 15;
+    return (int16_t)(high > INT16_MAX ? INT16_MAX : high);
 }
 
 /* As above but truncating toward zero (ARM's SQDMULH). */
@@ -477,10 +598,29 @@ static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_
     return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
 }
 
-/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits out. */
-static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+/* exp_on_negative_values' barrel: exp(-2^exponent) for exponent -2 .. 4 as
+ * Q31 constants, each passed to STEP(exponent, multiplier) in order. */
+#define MCU_FP16_EXP_BARREL(STEP)                                                                                      \
+    STEP(-2, 1672461947) STEP(-1, 1302514674) STEP(0, 790015084) STEP(1, 290630308) STEP(2, 39332535) STEP(3, 720401) \
+    STEP(4, 242)
+
+/* One factor of exp's barrel: when the remainder has bit fractional_bits +
+ * exponent set, the result times exp(-2^exponent) (the int32 constant
+ * rounded to 16 bits; a literal where this inlines). */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_barrel(int16_t result, int16_t remainder, int integer_bits,
+                                                           int exponent, int32_t multiplier)
 {
-    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    if (integer_bits > exponent && (remainder & (1 << (15 - integer_bits + exponent)))) {
+        return mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multiplier));
+    }
+    return result;
+}
+
+/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits
+ * out.  Always inlined: with a constant integer_bits (the LSTM gates) the
+ * barrel below reduces to the steps that can happen. */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+{
     const int fractional_bits = 15 - integer_bits;
     const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
     const int16_t mask = mcu_fp16_sub(one_quarter, 1);
@@ -488,12 +628,10 @@ static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bit
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
         mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
-    int exponent;
-    for (exponent = -2; exponent <= 4; ++exponent) {
-        if (integer_bits > exponent && (remainder & (1 << (fractional_bits + exponent)))) {
-            result = mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multipliers[exponent + 2]));
-        }
-    }
+#define MCU_FP16_EXP_STEP(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP)
+#undef MCU_FP16_EXP_STEP
     if (integer_bits > 5 && a < mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)))) {
         result = 0;
     }
@@ -519,7 +657,7 @@ static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
 }
 
 /* gemmlowp::logistic on int16 with `integer_bits` integer bits in, 0 out. */
-static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 {
     const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
@@ -532,7 +670,7 @@ static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 }
 
 /* gemmlowp::tanh on int16 with `integer_bits` (0..6) integer bits in, 0 out. */
-static inline int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
 {
     const int16_t negative_part = a < 0 ? a : mcu_fp16_neg(a);
     /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
@@ -586,5 +724,116 @@ static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reve
     *output_inv_sqrt = x;
     *output_shift *= reverse_shift;
 }
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
+/* ---- the int16 gemmlowp functions on eight lanes (Helium) ----
+ * Each step is the scalar function's, lane by lane:
+ * - + and - wrap to 16 bits: VADD/VSUB.I16;
+ * - mcu_sat_round_doubling_high_mul_s16 is VQRDMULH.S16 (the proof beside
+ *   mcu_mul_by_quantized_mul holds at 16 bits: gemmlowp's nudge and
+ *   truncation are floor((ab + 2^14) / 2^15), saturating only at
+ *   INT16_MIN * INT16_MIN);
+ * - mcu_fp16_sat_round_mul_by_pot by e > 0 is VQSHL (x > 2^(15-e) - 1
+ *   saturates high, x < -(2^(15-e) - 1) gives INT16_MIN, which
+ *   -2^(15-e) shifted is exactly), by e < 0 the ties-away divide below;
+ * - conditions become lane predicates and VPSEL. */
+
+/* mcu_rounding_divide_by_pot on int16 lanes, exponent >= 1: negative lanes
+ * lose 1 before VRSHR's round-half-up (saturating, so INT16_MIN stays: a
+ * multiple of 2^exponent, where both give the same quotient). */
+#define MCU_FP16_DIVIDE_BY_POT_X8(x, exponent) vrshrq_n_s16(vqaddq_s16((x), vshrq_n_s16((x), 15)), (exponent))
+
+static inline int16x8_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(int16x8_t a)
+{
+    const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
+    const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
+    const int16x8_t x = vaddq_n_s16(a, (int16_t)(1 << 12));
+    const int16x8_t x2 = vqrdmulhq_s16(x, x);
+    const int16x8_t x3 = vqrdmulhq_s16(x2, x);
+    const int16x8_t x4 = vqrdmulhq_s16(x2, x2);
+    const int16x8_t x4_over_4 = MCU_FP16_DIVIDE_BY_POT_X8(x4, 2);
+    const int16x8_t inner = vaddq_s16(vqrdmulhq_n_s16(vaddq_s16(x4_over_4, x3), constant_1_over_3), x2);
+    const int16x8_t poly = MCU_FP16_DIVIDE_BY_POT_X8(inner, 1);
+    /* The one saturating add: int32 sum clamped to int16 is VQADD. */
+    return vqaddq_s16(vdupq_n_s16(constant_term), vqrdmulhq_n_s16(vaddq_s16(x, poly), constant_term));
+}
+
+/* One factor of exp's barrel: lanes whose remainder has bit
+ * fractional_bits + exponent set are multiplied by exp(-2^exponent) (the
+ * int32 constant, rounded to 16 bits where this inlines: a literal). */
+static inline int16x8_t mcu_fp16_exp_barrel_x8(int16x8_t result, int16x8_t remainder, int integer_bits, int exponent,
+                                               int32_t multiplier)
+{
+    const int16_t bit = (int16_t)(uint16_t)(1u << (15 - integer_bits + exponent));
+    if (integer_bits <= exponent) {
+        return result;
+    }
+    return vpselq_s16(vqrdmulhq_n_s16(result, mcu_fp16_constant(multiplier)), result,
+                      vcmpneq_n_s16(vandq_s16(remainder, vdupq_n_s16(bit)), 0));
+}
+
+static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int integer_bits)
+{
+    const int fractional_bits = 15 - integer_bits;
+    const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
+    const int16x8_t a_mod_quarter_minus_one_quarter =
+        vsubq_s16(vandq_s16(a, vdupq_n_s16((int16_t)(one_quarter - 1))), vdupq_n_s16(one_quarter));
+    const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
+    int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
+        vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
+#define MCU_FP16_EXP_STEP_X8(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP_X8)
+#undef MCU_FP16_EXP_STEP_X8
+    if (integer_bits > 5) {
+        const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
+        result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));
+    }
+    return vpselq_s16(vdupq_n_s16(INT16_MAX), result, vcmpeqq_n_s16(a, 0));
+}
+
+/* mcu_fp16_one_over_one_plus_x_f2 for a >= 0 (an exp of a value <= 0, as
+ * both callers pass): RoundingHalfSum(a, One) is then (a + 32767 + 1) / 2,
+ * VRHADD's round-half-up of a sum that is never negative. */
+static inline int16x8_t mcu_fp16_one_over_one_plus_x_f2_x8(int16x8_t a)
+{
+    const int16x8_t f2_one = vdupq_n_s16((int16_t)(1 << 13));
+    const int16x8_t half_denominator = vrhaddq_s16(a, vdupq_n_s16(INT16_MAX));
+    int16x8_t x = vaddq_n_s16(vqrdmulhq_n_s16(half_denominator, mcu_fp16_constant(-1010580540)),
+                              mcu_fp16_constant(1515870810));
+    int i;
+    for (i = 0; i < 3; ++i) {
+        const int16x8_t one_minus = vsubq_s16(f2_one, vqrdmulhq_s16(half_denominator, x));
+        x = vaddq_s16(x, vqshlq_n_s16(vqrdmulhq_s16(x, one_minus), 2));
+    }
+    return x;
+}
+
+/* mcu_fp16_logistic on eight lanes. */
+static inline int16x8_t mcu_fp16_logistic_x8(int16x8_t a, int integer_bits)
+{
+    const mve_pred16_t positive = vcmpgtq_n_s16(a, 0);
+    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a); /* wraps at INT16_MIN, as mcu_fp16_neg */
+    const int16x8_t abs_input = vpselq_s16(a, negated, positive);
+    const int16x8_t exp_neg =
+        mcu_fp16_exp_on_negative_values_x8(vsubq_s16(vdupq_n_s16(0), abs_input), integer_bits);
+    const int16x8_t if_positive = vqshlq_n_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), 1);
+    const int16x8_t result = vpselq_s16(if_positive, vsubq_s16(vdupq_n_s16(INT16_MAX), if_positive), positive);
+    return vpselq_s16(vdupq_n_s16((int16_t)(1 << 14)), result, vcmpeqq_n_s16(a, 0));
+}
+
+/* mcu_fp16_tanh on eight lanes. */
+static inline int16x8_t mcu_fp16_tanh_x8(int16x8_t a, int integer_bits)
+{
+    const mve_pred16_t negative = vcmpltq_n_s16(a, 0);
+    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a);
+    const int16x8_t negative_part = vpselq_s16(a, negated, negative);
+    const int16x8_t exp_neg = mcu_fp16_exp_on_negative_values_x8(negative_part, integer_bits + 1);
+    const int16x8_t t =
+        vqshlq_n_s16(vsubq_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), vdupq_n_s16((int16_t)(1 << 13))), 2);
+    const int16x8_t result = vpselq_s16(vsubq_s16(vdupq_n_s16(0), t), t, negative);
+    return vpselq_s16(vdupq_n_s16(0), result, vcmpeqq_n_s16(a, 0));
+}
+#endif
 
 #endif /* MCU_QUANT_H */

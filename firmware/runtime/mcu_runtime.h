@@ -14,6 +14,16 @@
 #define MCU_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MCU_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* What a kernel that can fail returns (a kernel without a failure mode
+ * returns void).  The generated invoke stops at the first kernel that does
+ * not return MCU_STATUS_OK and returns NAME_KERNEL_FAILED, where TFLite's
+ * interpreter fails the invoke on the same input. */
+typedef enum {
+    MCU_STATUS_OK = 0,
+    MCU_STATUS_INDEX_OUT_OF_RANGE = 1, /* GATHER: an index outside its axis */
+    MCU_STATUS_DIVISION_BY_ZERO = 2    /* quantized DIV: a divisor whose value is 0 */
+} mcu_status;
+
 /* Largest tensor rank the shape-generic kernels (transpose, pad, mean) take;
  * TFLite's reference Transpose and Pad stop at 6 too. */
 #define MCU_MAX_RANK 6

@@ -23,6 +23,10 @@ typedef struct {
     int32_t feature_shift;
     int32_t output_multiplier; /* state * weights_time / output */
     int32_t output_shift;
+    /* Per filter: -input_zero_point x the sum of its feature weights
+     * (wrapping int32), added once to the raw products.  NULL: the zero
+     * point is subtracted per term. */
+    const int32_t *feature_offsets;
 } mcu_svdf_s8_params;
 
 typedef struct {

@@ -11,6 +11,7 @@ from ..quant import (
     activation_range_float,
     activation_range_quantized,
     conv_output_multipliers,
+    wrap_int32,
 )
 from . import CArray, KernelCall, NotLowerable
 
@@ -96,6 +97,20 @@ def constant_ints(op: Operator, tensor: Tensor | None, what: str) -> list[int]:
     if tensor.dtype not in ("int32", "int64"):
         raise NotLowerable(f"{op.opcode} with {tensor.dtype} {what}")
     return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
+
+
+def zero_point_row_sums(weights: Tensor, zero_point: int, bias: list[int] | None = None) -> list[int]:
+    """TFLite's PrecomputeZeroPointTimesWeightWithBias: per row of a constant
+    int8 matrix, bias (or 0) + zero_point x the sum of the row, in wrapping
+    int32 arithmetic.  A kernel adding it to raw products sum(w x) gets
+    sum(w (x + zero_point)) + bias mod 2^32, as the per-term loop does."""
+    rows = weights.shape[0]
+    values = list(bias) if bias is not None else [0] * rows
+    if zero_point != 0:
+        w = np.frombuffer(weights.data or b"", dtype="i1", count=weights.num_elements).astype(np.int64)
+        sums = w.reshape(rows, -1).sum(axis=1)
+        values = [wrap_int32(v + wrap_int32(int(s) * zero_point)) for v, s in zip(values, sums)]
+    return values
 
 
 def int32_array(values) -> CArray:

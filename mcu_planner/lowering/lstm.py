@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip, wrap_int32
+from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
 from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
 from .common import (
     input_tensor,
@@ -29,6 +29,7 @@ from .common import (
     require_dtype,
     scale,
     zero_point,
+    zero_point_row_sums,
 )
 
 SOURCES = ("mcu_lstm",)
@@ -198,17 +199,9 @@ def _weight_scale(op: Operator, tensor: Tensor | None) -> float:
 
 
 def _row_sums_times(tensor: Tensor, zero_point: int, bias: Tensor | None) -> list[int]:
-    """PrecomputeZeroPointTimesWeightWithBias: bias (or 0) + zero_point x the
-    sum of each weight row, in wrapping int32 arithmetic."""
-    rows = tensor.shape[0]
-    values = [0] * rows
-    if bias is not None:
-        values = [int(v) for v in _constant(bias, "<i4")]
-    if zero_point != 0:
-        w = _constant(tensor, "i1").astype(np.int64).reshape(tensor.shape)
-        sums = w.sum(axis=1)
-        values = [wrap_int32(v + wrap_int32(int(s) * zero_point)) for v, s in zip(values, sums)]
-    return values
+    """PrecomputeZeroPointTimesWeightWithBias for a weight matrix of the op."""
+    _constant(tensor, "i1")  # refuses a non-constant matrix, naming the op
+    return zero_point_row_sums(tensor, zero_point, [int(v) for v in _constant(bias, "<i4")] if bias else None)
 
 
 def _constant(tensor: Tensor, dtype: str) -> np.ndarray:

@@ -27,7 +27,16 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import f32, quantize_multiplier
 from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
-from .common import fused_activation, input_tensor, output_tensor, require_dtype, scale, zero_point
+from .common import (
+    fused_activation,
+    input_tensor,
+    int32_array,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+    zero_point_row_sums,
+)
 
 SOURCES = ("mcu_svdf",)
 
@@ -138,5 +147,12 @@ def lower_svdf(op: Operator, graph: Graph) -> KernelCall:
         "feature_shift": feature_shift,
         "output_multiplier": output_multiplier,
         "output_shift": output_shift,
+        # The input zero point folded into one term per filter, so that the
+        # kernel takes raw int8 inner products (mcu_dot4_s8).
+        "feature_offsets": (
+            int32_array(zero_point_row_sums(weights_feature, -zero_point(inp)))
+            if weights_feature.is_constant
+            else "NULL"
+        ),
     }
     return KernelCall("mcu_svdf_s8", "mcu_svdf_s8_params", params, args, SOURCES)

@@ -104,11 +104,12 @@ _POOL_PIXEL = RasterOrder(1, "pool")
 _ROWS = RasterOrder(1, "rows")
 
 KERNEL_ORDERS: dict[str, RasterOrder] = {
-    # mcu_conv.c: conv_1x1_s8, conv_2d_s8_columns and conv_2d_s8_one_group
-    # take two output pixels at a time; the per-tap-offset loop one.
-    "mcu_conv_2d_s8": RasterOrder(2, "conv"),
+    # mcu_conv.c: at most four output pixels at a time (Helium; two without),
+    # in output order.  The faster mcu_conv_2d_s8 and mcu_depthwise_conv_2d_s8
+    # do not walk in output order (RASTER_VARIANTS).
+    "mcu_conv_2d_s8_raster": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
-    "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # one pixel, four channels at a time
+    "mcu_depthwise_conv_2d_s8_raster": _CONV_PIXEL,  # the reference's loop
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
     "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
     "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
@@ -142,6 +143,29 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 
+# Kernels whose fastest walk is not in output order, and the entry point
+# that computes the same results in output order: codegen calls it for the
+# ops whose output the plan puts partly over their input.
+RASTER_VARIANTS: dict[str, str] = {
+    "mcu_conv_2d_s8": "mcu_conv_2d_s8_raster",
+    "mcu_depthwise_conv_2d_s8": "mcu_depthwise_conv_2d_s8_raster",
+}
+
+
+def raster_variant_is_slower(function: str, params: dict[str, object]) -> bool:
+    """Whether calling `function`'s output-order variant costs time: the
+    depthwise one always (the reference's loop), the convolution's for a
+    stride-1 pointwise convolution (whose fast walk, without Helium, takes
+    channel pairs outermost); the rest is the same code."""
+    if function == "mcu_depthwise_conv_2d_s8":
+        return True
+    if function == "mcu_conv_2d_s8":
+        pointwise = params.get("filter_h") == params.get("filter_w") == 1
+        return pointwise and params.get("stride_h") == params.get("stride_w") == 1
+    return False
+
+
 def kernel_order(function: str) -> RasterOrder | None:
-    """The walk `function` declares; None: the plan may assume nothing."""
-    return KERNEL_ORDERS.get(function)
+    """The walk `function` declares (through its output-order variant when
+    it has one); None: the plan may assume nothing."""
+    return KERNEL_ORDERS.get(RASTER_VARIANTS.get(function, function))

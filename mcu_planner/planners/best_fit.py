@@ -1,8 +1,10 @@
 """`best-fit`: replay the run on a pool allocator that hands out the smallest
 free block that fits, and read the offsets off the replay.
 
-Follows seed `001_b164e948ccc60f32.txt` (a memory pool split into partitions;
-parameters in the first, the operators' inputs and outputs in the third).
+Follows the Shenzhen Corerain application on memory management for neural
+network models (published 2024-11-18; its text gives no publication number):
+a memory pool split into partitions, parameters in the first, the
+operators' inputs and outputs in the third.
 How its paragraphs map to the code:
 
 - parameters get their own partition (para. 3-4): weights are constants, which

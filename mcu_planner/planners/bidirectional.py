@@ -1,8 +1,8 @@
 """`bidirectional`: plan backwards from the graph's final outputs, on two
 stacks that grow left and right of an origin.
 
-Follows seed `000_b46a2543c335eee3.txt` (CN112256441B, memory allocation
-for neural network inference).  Its "layers" are feature maps: a layer's
+Follows patent CN112256441B (memory allocation for neural network
+inference).  Its "layers" are feature maps: a layer's
 block holds its output (OFM), and the inputs it reads are its IFM layers.
 How the claims map to the code:
 

@@ -1,7 +1,7 @@
 """`first-fit`: replay the run on a pool kept as a doubly linked list of
 blocks, taking the first free block from the head that fits.
 
-Follows seed `002_22935ac4cabf340a.txt` (memory management for a deep
+Follows patent application CN113127181A (memory management for a deep
 learning network by groups of layers that reuse memory).  How its claims map
 to the code:
 

@@ -1,8 +1,9 @@
 """`search`: place buffers in execution order, each on one of a few
 candidate placements, and backtrack over the placements not taken.
 
-Follows seed `003_cffe83005d7d4ffc.txt` (placing intermediate data blocks of
-an artificial neural network in a global memory area).  How its claims map to
+Follows the application claiming French priority FR2004337 (2020-04-30;
+placing intermediate data blocks of an artificial neural network in a global
+memory area).  How its claims map to
 the code:
 
 - claims 11-13 (possible placements of a block): in a free gap among the

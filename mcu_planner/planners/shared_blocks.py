@@ -1,9 +1,9 @@
 """`shared-blocks`: outputs share a few memory blocks identified by number.
 
-Follows seed `004_87fad44022dab626.txt` ("method for pre-allocating memory":
-a list of idle block identifiers, a mapping table from outputs to block
-identifiers, and a general list of every block identifier created).  How the
-abstract maps to the code:
+Follows the "method for pre-allocating memory" application (its text gives
+no publication number): a list of idle block identifiers, a mapping table
+from outputs to block identifiers, and a general list of every block
+identifier created.  How the abstract maps to the code:
 
 - "for each successive layer from the first": the walk goes forward over the
   steps at which some buffer starts or dies, in time order;
