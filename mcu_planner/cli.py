@@ -505,8 +505,6 @@ def _run_models(args: argparse.Namespace) -> int:
         ("--region", args.region),
         ("--name", args.name),
         ("--extern-arena", args.extern_arena),
-        ("--report", args.report),
-        ("--tflm-plan", args.tflm_plan),
     ):
         if given:
             raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")

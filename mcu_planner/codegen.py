@@ -17,10 +17,11 @@ problem allows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -41,8 +42,7 @@ from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
-from .lowering.traits import RASTER_VARIANTS, op_traits
-from .overlap import ops_with_overlap
+from .lowering.traits import op_traits
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .regions import RegionPlans
@@ -318,11 +318,14 @@ class _Builder:
                 produced.add(self.tensor_slot(t)[0])
         self.live_at_start = set(produced)
 
+        overlapping = self._overlapping_steps()
         result = []
-        for op in graph.operators:
+        for position, op in enumerate(graph.operators):
             call = calls.get(op.index)
             if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
                 call = None
+            if call is not None and position in overlapping and "raster_walk" in call.params:
+                call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
                 self._render_call(op, call, code)
@@ -339,6 +342,20 @@ class _Builder:
                         code.releases.append(slot)
             result.append(code)
         return result
+
+    def _overlapping_steps(self) -> set[int]:
+        """Op steps whose output the plan starts inside the input they read
+        for the last time (a partial overlap): their kernels must walk in the
+        raster order KERNEL_ORDERS declares, not their faster orders."""
+        sizes = {b.id: b.size for b in self.buffers}
+        offsets = self.plan.offsets
+        steps = set()
+        for index, step in enumerate(self.lifetimes.problem.steps):
+            for o in step.overlaps:
+                out_at, in_at = offsets[o.output], offsets[o.input]
+                if out_at < in_at + sizes[o.input] and in_at < out_at + sizes[o.output]:
+                    steps.add(index)
+        return steps
 
     def _output_shares_input(self, op) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
@@ -639,11 +656,6 @@ def generate(
     if shared_arena is not None:
         arena_section, extern_arena = None, False  # both belong to the shared arena
     calls = lower_all(graph, lifetimes.elided_ops)
-    # An output the plan puts partly over its input needs the kernel's walk in output order.
-    for index in ops_with_overlap(lifetimes.problem, plan.offsets):
-        call = calls.get(index)
-        if call is not None and call.function in RASTER_VARIANTS:
-            calls[index] = replace(call, function=RASTER_VARIANTS[call.function])
     builder = _Builder(graph, lifetimes, plan, name, regions)
     ops = builder.ops(calls)
     slots = builder.slots(ops)

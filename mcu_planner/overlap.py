@@ -33,9 +33,9 @@ import numpy as np
 
 from .graph import DTYPE_BITS, Graph, Operator
 from .lowering import NotLowerable, lower
-from .lowering.traits import kernel_order, raster_variant_is_slower
+from .lowering.traits import kernel_order, raster_walk_is_slower
 from .errors import McuPlanError
-from .problem import Problem, WindowAccess
+from .problem import WindowAccess
 
 # Ops whose kernels may declare a raster walk (the rest are never lowered here).
 WINDOWED_OPCODES = frozenset(
@@ -51,13 +51,13 @@ def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
 
 
 def kernel_walk(op: Operator, graph: Graph) -> tuple[WindowAccess, bool] | None:
-    """kernel_access, and whether the walk needs the kernel's slower
-    output-order variant (traits.raster_variant_is_slower)."""
+    """kernel_access, and whether the walk costs the kernel its faster one
+    (traits.raster_walk_is_slower)."""
     access = _access(op, graph)
     if access is None:
         return None
     call = lower(op, graph)
-    return access, raster_variant_is_slower(call.function, dict(call.params))
+    return access, raster_walk_is_slower(call.function, dict(call.params))
 
 
 def _access(op: Operator, graph: Graph) -> WindowAccess | None:
@@ -115,21 +115,6 @@ def _access(op: Operator, graph: Graph) -> WindowAccess | None:
         dilation_w=number("dilation_w") if dilated else 1,
         group=order.pixels_per_group,
     )
-
-
-def ops_with_overlap(problem: Problem, offsets: dict[int, int]) -> set[int]:
-    """Op steps whose output the plan puts partly over the input they read
-    for the last time: their kernel must walk in output order
-    (traits.RASTER_VARIANTS)."""
-    buffers = problem.by_id()
-    steps = set()
-    for index, step in enumerate(problem.steps):
-        for o in step.overlaps:
-            if o.output in offsets and o.input in offsets:
-                out_lo, in_lo = offsets[o.output], offsets[o.input]
-                if out_lo < in_lo + buffers[o.input].size and in_lo < out_lo + buffers[o.output].size:
-                    steps.add(index)
-    return steps
 
 
 def _pad_access(

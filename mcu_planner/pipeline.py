@@ -190,7 +190,7 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     quick = model.lifetimes.problem.without_slower_overlaps()
     if quick is model.lifetimes.problem:
         return _plan_lifetimes(model, options)
-    # Overlaps that slow their kernel (traits.raster_variant_is_slower) only
+    # Overlaps that slow their kernel (traits.raster_walk_is_slower) only
     # when the budget needs them.
     fast = _plan_lifetimes(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
     if options.ram is None or fast.fits:

@@ -70,6 +70,7 @@ def test_plan_json_records_regions_and_cli_reports_each(tmp_path):
     assert record["arena_bytes"] == sum(r["arena_bytes"] for r in record["regions"])
 
 
+@pytest.mark.slow  # -o measures the model's flash with the cross compiler
 def test_one_region_is_the_ram_shorthand(tmp_path):
     """--region NAME=SIZE alone writes exactly what --ram SIZE writes."""
     by_ram, by_region = tmp_path / "ram", tmp_path / "region"
@@ -138,7 +139,7 @@ def test_several_models_share_one_arena(tmp_path, concurrent):
         (["--stack", "2K"], "--stack"),
         (["--board", "/nonexistent/board.json", "--ram", "64K", "-o", "OUT"], "cannot read board"),
         (["--region", "a=1K", "--region", "b=64K", "--tflm-plan", "OUT"], "--tflm-plan"),
-        (["--concurrent", "--ram", "64K", "--report", "OUT", "SECOND"], "--report applies to one model"),
+        (["--concurrent", "--ram", "64K", "--report", "OUT", "SECOND"], "--report describes one model"),
     ],
 )
 def test_deploy_argument_errors_are_one_line(extra, words, tmp_path):

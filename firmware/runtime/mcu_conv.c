@@ -438,12 +438,10 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
 }
 #endif
 
-/* Pointwise (1x1 filter, no padding, one group) in output order: the
- * strided input pixels against the whole filter, two pixels by two channels
- * at a time (Helium: four pixels), each group of pixels reading its own
- * input pixels only. */
-static void conv_1x1_pixels_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                               const int32_t *bias, int8_t *output)
+/* Pointwise (1x1 filter, no padding, one group): a matrix product of the
+ * strided input pixels and the filter, two pixels by two channels at a time. */
+static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                        int8_t *output)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const int32_t pixels_per_image = p->output_h * p->output_w;
@@ -461,7 +459,13 @@ static void conv_1x1_pixels_s8(const mcu_conv_s8_params *p, const int8_t *input,
         }
         mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
     }
+    return;
 #else
+    if (p->stride_h == 1 && p->stride_w == 1 && !p->raster_walk) {
+        conv_1x1_stride1_s8(p, input, filter, bias, output);
+        return;
+    }
+#endif
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
         const int8_t *x[2];
@@ -475,21 +479,6 @@ static void conv_1x1_pixels_s8(const mcu_conv_s8_params *p, const int8_t *input,
         conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, has_second,
                            output + (size_t)pixel * (size_t)out_c);
     }
-#endif
-}
-
-/* Pointwise: with stride 1 (and no Helium) channel pairs outermost
- * (conv_1x1_stride1_s8), else in output order. */
-static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                        int8_t *output)
-{
-#if !defined(MCU_MVE)
-    if (p->stride_h == 1 && p->stride_w == 1) {
-        conv_1x1_stride1_s8(p, input, filter, bias, output);
-        return;
-    }
-#endif
-    conv_1x1_pixels_s8(p, input, filter, bias, output);
 }
 
 
@@ -713,6 +702,16 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, every path below writes output pixels in raster order
+ * (batch, row, column), at most four at a time (two without Helium), each
+ * block reading only its own windows (reads and writes interleaved within
+ * the block).
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                     int8_t *output)
 {
@@ -727,32 +726,6 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): output
- * pixels in raster order (batch, row, column), at most four at a time (two
- * without Helium), each group reading only its own windows, reads and writes
- * interleaved within the group.  mcu_conv_2d_s8 itself takes pointwise
- * convolutions channel pairs outermost (without Helium), which reads every
- * input pixel again for each pair: no output may overlap its input there.
- * The plan may start the output inside, or just before, the input this op
- * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py); codegen calls this entry point
- * instead of the faster one only for ops whose output the plan puts there.
- * Loops that change the walk must change the entry in KERNEL_ORDERS;
- * tests/test_overlap.py runs each listed kernel bit-exact at the tightest
- * overlap the entry allows. */
-void mcu_conv_2d_s8_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                           const int32_t *bias, int8_t *output)
-{
-    if (p->window_offset_terms != NULL && p->filter_in_c_or_multiplier == p->input_c && p->filter_h == 1 &&
-        p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
-        conv_1x1_pixels_s8(p, input, filter, bias, output);
-    } else {
-        mcu_conv_2d_s8(p, input, filter, bias, output); /* every other path walks in output order */
-    }
-}
-
-/* Memory-plan contract for mcu_conv_2d_f32 (KERNEL_ORDERS): one output pixel
- * at a time in raster order, reading only that pixel's window. */
 void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,
                      float *output)
 {
@@ -1091,8 +1064,19 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-    if (multiplier == 1 || multiplier % 4 == 0) {
+    if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        return;
+    }
+    if (multiplier == 1 || multiplier % 4 == 0) {
+        /* Raster order for a planned overlap: one pixel per run. */
+        for (b = 0; b < p->batches; ++b) {
+            for (out_y = 0; out_y < p->output_h; ++out_y) {
+                for (out_x = 0; out_x < p->output_w; ++out_x) {
+                    depthwise_run(p, input, filter, bias, b, out_y, out_x, 1, 0, output);
+                }
+            }
+        }
         return;
     }
     for (b = 0; b < p->batches; ++b) {
@@ -1125,6 +1109,15 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 }
 
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
+ * kernels (int8 with p->raster_walk set; float and the per-tap-offset path
+ * always) and mcu_conv_2d_f32 write one output pixel at a time in raster
+ * order (batch, row, column), reading only that pixel's window.
+ * The plan may start the output inside, or just before, the input this op
+ * reads for the last time, as far as that walk never writes an input byte
+ * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * change the kernel's entry there; tests/test_overlap.py runs each listed
+ * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output)
 {
@@ -1133,24 +1126,6 @@ void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, 
     } else {
         depthwise_conv_2d_s8_windows(p, input, filter, bias, output);
     }
-}
-
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): one output
- * pixel at a time in raster order (batch, row, column), reading only that
- * pixel's window (the reference's loop, the input offset added per tap).
- * mcu_depthwise_conv_2d_s8 itself walks runs of pixels four channels at a
- * time, reading a pixel's other channels after writing past it.
- * The plan may start the output inside, or just before, the input this op
- * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py); codegen calls this entry point
- * instead of the faster one only for ops whose output the plan puts there.
- * Loops that change the walk must change the entry in KERNEL_ORDERS;
- * tests/test_overlap.py runs each listed kernel bit-exact at the tightest
- * overlap the entry allows. */
-void mcu_depthwise_conv_2d_s8_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                     const int32_t *bias, int8_t *output)
-{
-    depthwise_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
 }
 
 /* TinyEngine's in-place depthwise convolution (depth multiplier 1): channel

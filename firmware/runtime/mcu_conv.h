@@ -21,6 +21,12 @@ typedef struct {
      * so that windows wholly inside the input skip the per-tap offset add.
      * NULL: the offset is added per tap everywhere. */
     const int32_t *window_offset_terms;
+    /* Nonzero when the plan starts the output inside the input it reads for
+     * the last time (a partial overlap, mcu_planner/overlap.py): the kernel
+     * then writes output pixels in raster order, as KERNEL_ORDERS in
+     * mcu_planner/lowering/traits.py declares, instead of its faster
+     * channel-outermost loops.  0: any order. */
+    int32_t raster_walk;
 } mcu_conv_s8_params;
 
 typedef struct {
@@ -36,12 +42,6 @@ void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const flo
                      float *output);
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output);
-/* The same results in output order, for an output the memory plan puts
- * partly over the input (mcu_conv.c says which walk each promises). */
-void mcu_conv_2d_s8_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                           const int32_t *bias, int8_t *output);
-void mcu_depthwise_conv_2d_s8_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                     const int32_t *bias, int8_t *output);
 /* Depth multiplier 1 only; `output` may be `input` (TinyEngine's in-place
  * depthwise convolution): `scratch` holds one channel of the output,
  * batches x output_h x output_w values. */

@@ -101,6 +101,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
+        # Set by codegen when the plan overlaps the output with the input.
+        "raster_walk": 0,
     }
     if depthwise and op.options.get(IN_PLACE_DEPTHWISE):
         if per_filter != 1 or len(op.scratch) != 1:

@@ -104,12 +104,12 @@ _POOL_PIXEL = RasterOrder(1, "pool")
 _ROWS = RasterOrder(1, "rows")
 
 KERNEL_ORDERS: dict[str, RasterOrder] = {
-    # mcu_conv.c: at most four output pixels at a time (Helium; two without),
-    # in output order.  The faster mcu_conv_2d_s8 and mcu_depthwise_conv_2d_s8
-    # do not walk in output order (RASTER_VARIANTS).
-    "mcu_conv_2d_s8_raster": RasterOrder(4, "conv"),
+    # mcu_conv.c, with raster_walk set (codegen sets it where the plan
+    # overlaps): Helium passes take four output pixels at a time, the C and
+    # DSP paths two, the per-tap-offset loop one.
+    "mcu_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
-    "mcu_depthwise_conv_2d_s8_raster": _CONV_PIXEL,  # the reference's loop
+    "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # with raster_walk set: one pixel at a time
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
     "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
     "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
@@ -143,20 +143,11 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 
-# Kernels whose fastest walk is not in output order, and the entry point
-# that computes the same results in output order: codegen calls it for the
-# ops whose output the plan puts partly over their input.
-RASTER_VARIANTS: dict[str, str] = {
-    "mcu_conv_2d_s8": "mcu_conv_2d_s8_raster",
-    "mcu_depthwise_conv_2d_s8": "mcu_depthwise_conv_2d_s8_raster",
-}
-
-
-def raster_variant_is_slower(function: str, params: dict[str, object]) -> bool:
-    """Whether calling `function`'s output-order variant costs time: the
-    depthwise one always (the reference's loop), the convolution's for a
-    stride-1 pointwise convolution (whose fast walk, without Helium, takes
-    channel pairs outermost); the rest is the same code."""
+def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
+    """Whether `function` must leave its faster walk for the raster one
+    (mcu_conv_s8_params.raster_walk, set by codegen where the plan overlaps):
+    the int8 depthwise convolution (channel-group runs), and the int8
+    stride-1 pointwise convolution (channel pairs outermost without Helium)."""
     if function == "mcu_depthwise_conv_2d_s8":
         return True
     if function == "mcu_conv_2d_s8":
@@ -166,6 +157,5 @@ def raster_variant_is_slower(function: str, params: dict[str, object]) -> bool:
 
 
 def kernel_order(function: str) -> RasterOrder | None:
-    """The walk `function` declares (through its output-order variant when
-    it has one); None: the plan may assume nothing."""
-    return KERNEL_ORDERS.get(RASTER_VARIANTS.get(function, function))
+    """The walk `function` declares; None: the plan may assume nothing."""
+    return KERNEL_ORDERS.get(function)
