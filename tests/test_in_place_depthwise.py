@@ -52,14 +52,17 @@ def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
     assert _in_place_ops(roomy.graph) == [] and roomy.plan.arena_bytes == 2 * 7 * 6 * 64
     free = plan_model(model, PlanOptions(ram=roomy.plan.arena_bytes - 16))
     assert _in_place_ops(free.graph) == []
-    # 7 x 6 x 64 in and out: the overlap keeps the output (6 + 2) * 64 B
-    # below the input (and the pointwise output after it four pixels, 64 B,
-    # below that); the in-place run needs the input's bytes and 42 B of
-    # scratch (48 aligned), and the pointwise output the 64 B below them.
-    assert free.plan.arena_bytes == 7 * 6 * 64 + 8 * 64 + 64
+    # 7 x 6 x 64 in and out: the depthwise overlap keeps the output some
+    # pixels below the input (its walk's bound), the pointwise output fits
+    # above it; the in-place run needs the input's bytes and 42 B of scratch
+    # (48 aligned) that the pointwise output (7 x 6 x 16) beside it reuses.
+    ordinary = analyse_model(model, PlanOptions()).without_in_place
+    depthwise_limit = next(limit for (out, _), limit in ordinary.lifetimes.problem.overlap_limits().items() if out == 3)
+    assert depthwise_limit <= -8 * 64
+    assert free.plan.arena_bytes == 7 * 6 * 64 - depthwise_limit
     tight = plan_model(model, PlanOptions(ram=free.plan.arena_bytes - 16))
     assert _in_place_ops(tight.graph) == [0] and tight.fits
-    assert tight.plan.arena_bytes == 7 * 6 * 64 + 64
+    assert tight.plan.arena_bytes == 7 * 6 * 64 + 7 * 6 * 16 < free.plan.arena_bytes
 
 
 @pytest.mark.slow
