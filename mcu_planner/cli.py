@@ -147,6 +147,8 @@ def _regions_of(args: argparse.Namespace) -> tuple:
     regions = tuple(args.region)
     if regions and args.ram is not None:
         raise InputError("give --ram (one arena) or --region (several), not both")
+    if len(regions) > 1 and getattr(args, "tflm_plan", None):
+        raise InputError("--tflm-plan writes TFLM's one arena: plan it with --ram, not --region")
     check_regions(regions)
     return regions
 
@@ -214,8 +216,8 @@ def _main(argv: list[str]) -> int:
         # numpy's warnings would only add lines to the one error line.
         with np.errstate(all="ignore"):
             if argv and argv[0] == "check":
-                return _run_check(_check_parser().parse_args(argv[1:]))
-            return _run_plan(_plan_parser().parse_args(argv))
+                return _run_check(_check_parser().parse_intermixed_args(argv[1:]))
+            return _run_plan(_plan_parser().parse_intermixed_args(argv))
     except McuPlanError as exc:
         print(f"mcu-plan: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -485,9 +487,16 @@ def _run_models(args: argparse.Namespace) -> int:
     from . import report
     from .pipeline import generate_models, plan_model, share_arena
 
-    for flag, given in (("--region", args.region), ("--name", args.name), ("--extern-arena", args.extern_arena)):
+    for flag, given in (
+        ("--region", args.region),
+        ("--name", args.name),
+        ("--extern-arena", args.extern_arena),
+    ):
         if given:
             raise InputError(f"{flag} applies to one model; several models share one arena (--ram)")
+    for flag, given in (("--report", args.report), ("--tflm-plan", args.tflm_plan)):
+        if given:
+            raise InputError(f"{flag} describes one model: run it for each model on its own")
     if args.board:
         raise InputError(
             "--board builds a test firmware for one model; check several together with "
@@ -604,9 +613,10 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
-    bound_name = "live peak" if planned.lifetimes.problem.in_place_pairs() else "lower bound"
+    if planned.regions is not None:
+        report.add_regions(plan, planned.regions, planned.lifetimes)
     line = flash.line().removeprefix("flash: ")
-    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph), bound_name)
+    page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)
 
 

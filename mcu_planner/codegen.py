@@ -17,6 +17,7 @@ problem allows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -317,11 +318,14 @@ class _Builder:
                 produced.add(self.tensor_slot(t)[0])
         self.live_at_start = set(produced)
 
+        overlapping = self._overlapping_steps()
         result = []
-        for op in graph.operators:
+        for position, op in enumerate(graph.operators):
             call = calls.get(op.index)
             if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
                 call = None
+            if call is not None and position in overlapping and "raster_walk" in call.params:
+                call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if call is not None:
                 self._render_call(op, call, code)
@@ -338,6 +342,20 @@ class _Builder:
                         code.releases.append(slot)
             result.append(code)
         return result
+
+    def _overlapping_steps(self) -> set[int]:
+        """Op steps whose output the plan starts inside the input they read
+        for the last time (a partial overlap): their kernels must walk in the
+        raster order KERNEL_ORDERS declares, not their faster orders."""
+        sizes = {b.id: b.size for b in self.buffers}
+        offsets = self.plan.offsets
+        steps = set()
+        for index, step in enumerate(self.lifetimes.problem.steps):
+            for o in step.overlaps:
+                out_at, in_at = offsets[o.output], offsets[o.input]
+                if out_at < in_at + sizes[o.input] and in_at < out_at + sizes[o.output]:
+                    steps.add(index)
+        return steps
 
     def _output_shares_input(self, op) -> bool:
         src, dst = op.inputs[0], op.outputs[0]

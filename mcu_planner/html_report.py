@@ -44,10 +44,22 @@ def _fill(index: int) -> str:
     return f"hsl({(index * 47) % 360}, 55%, 62%)"
 
 
+def region_bases(plan: dict[str, Any]) -> dict[str | None, int]:
+    """Where each memory region starts in the picture: the regions back to
+    back, each as tall as its arena (one arena: None -> 0)."""
+    bases: dict[str | None, int] = {None: 0}
+    base = 0
+    for region in plan.get("regions", ()):
+        bases[region["name"]] = base
+        base += region["arena_bytes"]
+    return bases
+
+
 def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> dict[str, Any]:
     plot_w, plot_h = MAP_WIDTH - LEFT - 10, MAP_HEIGHT - TOP - BOTTOM
     steps = max(num_steps, 1)
     arena = max(plan["arena_bytes"], 1)
+    bases = region_bases(plan)
 
     def x(step: float) -> float:
         return _round(LEFT + step * plot_w / steps)
@@ -60,8 +72,13 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
     def op_name(step: int) -> str:
         return f"{step} ({opcodes[step]})" if 0 <= step < len(opcodes) else str(step)
 
+    # Outputs the plan wrote over the dying input they read, wholly or in part.
+    written_over = {o["output"]: (o["input"], o["shared_bytes"]) for o in plan.get("overlaps", ())}
+    written_over.update({p["output"]: (p["input"], None) for p in plan.get("in_place", ())})
+
     rects = []
     for t in plan["tensors"]:
+        address = bases[t.get("region")] + t["offset"]
         classes = ""
         if "alias_of" in t:
             classes += " alias"
@@ -69,6 +86,11 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
             classes += " scratch"
         owner = f", scratch of op step {scratch_of[t['index']]}" if t["index"] in scratch_of else ""
         shares = f", shares the bytes of tensor {t['alias_of']}" if "alias_of" in t else ""
+        if t["index"] in written_over:
+            source, shared = written_over[t["index"]]
+            shares += f", written over tensor {source} as it is read" + (
+                f" ({shared:,} B shared)" if shared is not None else " (in place)"
+            )
         rects.append(
             dict(
                 index=t["index"],
@@ -78,11 +100,13 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
                 last=t["last_op"],
                 classes=classes,
                 x=x(t["first_op"]),
-                y=y(t["offset"]),
+                y=y(address),
                 w=_round(max(x(t["last_op"] + 1) - x(t["first_op"]), 0.5)),
-                h=_round(max(y(t["offset"] + t["bytes"]) - y(t["offset"]), 0.5)),
+                h=_round(max(y(address + t["bytes"]) - y(address), 0.5)),
                 fill=_fill(t["index"]),
-                title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}, "
+                title=f"#{t['index']} {t['name'] or '(unnamed)'}: {t['bytes']:,} B at offset {t['offset']:,}"
+                + (f" of region {t['region']}" if "region" in t else "")
+                + ", "
                 f"first op {op_name(t['first_op'])}, last op {op_name(t['last_op'])}{shares}{owner}",
             )
         )
@@ -96,6 +120,10 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
         x_ticks=[Tick(str(s), x=_round(x(s + 0.5))) for s in _ticks(num_steps - 1, 16)],
         y_ticks=[Tick(f"{a:,}", y=y(a)) for a in _ticks(plan["arena_bytes"], 8)],
         rects=rects,
+        regions=[
+            dict(name=region["name"], y=y(bases[region["name"]]), label_y=_round(y(bases[region["name"]]) + 12))
+            for region in plan.get("regions", ())
+        ],
     )
 
 
@@ -144,9 +172,7 @@ def _script_json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
 
 
-def render_report(
-    plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int], bound_name: str
-) -> bytes:
+def render_report(plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int]) -> bytes:
     """The page for `plan` (report.plan_json's dict, with its `layers`)."""
     from markupsafe import Markup
 
@@ -159,7 +185,6 @@ def render_report(
             version=__version__,
             model_name=model_name,
             plan=plan,
-            bound_name=bound_name,
             layers=layers,
             reordered=reordered,
             total_macs=sum(layer["macs"] for layer in layers),

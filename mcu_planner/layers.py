@@ -13,6 +13,7 @@ from .lifetimes import Lifetimes
 from .lowering import NotLowerable, lower
 from .macs import op_macs
 from .planning import ArenaPlan
+from .problem import Buffer
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,7 @@ def layer_rows(
             if t >= 0 and graph.tensors[t].is_constant and t not in seen:
                 seen.add(t)
                 weights += graph.tensors[t].nbytes
-        alive = sorted(
-            (plan.offsets[b.id], plan.offsets[b.id] + b.size) for b in buffers if b.start <= step < b.end and b.size
-        )
-        live, covered_to, top = 0, 0, 0
-        for start, end in alive:  # the union of the live buffers' byte ranges
-            live += max(0, end - max(start, covered_to))
-            covered_to = max(covered_to, end)
-            top = max(top, end)
+        live, top = arena_use(buffers, plan.offsets, step)
         output = op.outputs[0] if op.outputs and op.outputs[0] >= 0 else None
         rows.append(
             Layer(
@@ -79,3 +73,15 @@ def layer_rows(
             )
         )
     return rows
+
+
+def arena_use(buffers: tuple[Buffer, ...], offsets: dict[int, int], step: int) -> tuple[int, int]:
+    """(live bytes, one past the highest byte in use) at `step`: the union of
+    the byte ranges of the buffers alive then, at `offsets`."""
+    alive = sorted((offsets[b.id], offsets[b.id] + b.size) for b in buffers if b.start <= step < b.end and b.size)
+    live, covered_to, top = 0, 0, 0
+    for start, end in alive:
+        live += max(0, end - max(start, covered_to))
+        covered_to = max(covered_to, end)
+        top = max(top, end)
+    return live, top

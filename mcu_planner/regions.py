@@ -123,7 +123,7 @@ def buffer_macs(graph: Graph, lifetimes: Lifetimes) -> dict[int, int]:
 
 
 def _fits_greedy(problem: Problem, capacity: int) -> ArenaPlan | None:
-    if peak_live(problem).bytes > capacity and not problem.in_place_pairs():
+    if peak_live(problem).bytes > capacity and not problem.may_go_below_live_peak():
         return None
     plan = run_planner(problem, "greedy")
     return plan if plan.arena_bytes <= capacity else None

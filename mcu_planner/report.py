@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .graph import Graph, Tensor
-from .layers import layer_rows
+from .layers import arena_use, layer_rows
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan
 from .problem import LiveSet, peak_live, sharing_lower_bound
@@ -323,4 +323,9 @@ def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dic
         index, offset = regions.tensor_place(lifetimes, entry["index"])
         entry["region"] = regions.regions[index].name
         entry["offset"] = offset
+    # Per layer, the regions count back to back, each as large as its arena.
+    bases = [sum(regions.arena_bytes(k) for k in range(index)) for index in range(len(regions.regions))]
+    addresses = {b.id: bases[regions.region_of[b.id]] + regions.offset_of(b.id) for b in lifetimes.problem.buffers}
+    for layer in record.get("layers", ()):
+        layer["live_bytes"], layer["arena_top"] = arena_use(lifetimes.problem.buffers, addresses, layer["step"])
     return record

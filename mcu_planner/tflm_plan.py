@@ -11,12 +11,13 @@ buffers, tensors we fold away) around them.
 
 What TFLM can represent: each tensor its own bytes while it is alive in TFLM's
 schedule (the model's op order, every op run, an output alive to the end).
-Our aliasing and in-place ops share bytes between tensors alive together, and
-our folding and op order change when tensors are alive, so each candidate
-plan is checked against TFLM's own lifetimes by the verifier; the smallest
-that passes is written.  The candidates: our plan in the model's order with
-aliasing, without it, and our planners run on TFLM's lifetimes themselves
-(which always passes).
+Our aliasing, in-place ops and outputs written partly over their dying
+inputs share bytes between tensors alive together (TFLM's kernels make no
+such promise), and our folding and op order change when tensors are alive,
+so each candidate plan is checked against TFLM's own lifetimes by the
+verifier; the smallest that passes is written.  The candidates: our plan in
+the model's order as --alias says, with --alias off (no bytes shared), and
+our planners run on TFLM's lifetimes themselves (which always passes).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
             tuple(b for b in problem.buffers if b.id in offsets), problem.alignment, problem.steps, problem.step_times
         )
         if not verify(subset, offsets):
-            what = "aliasing on" if alias else "aliasing off"
+            what = "--alias on" if alias else "--alias off: no bytes shared"
             candidates.append((_offline_extent(problem, offsets), f"{planned.plan.planner}, {what}", offsets))
     own = plan_within(problem, "auto", options.time_limit, None)
     candidates.append((own.arena_bytes, f"{own.planner} on TFLM's lifetimes", dict(own.offsets)))

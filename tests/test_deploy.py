@@ -137,10 +137,14 @@ def test_several_models_share_one_arena(tmp_path, concurrent):
         (["--concurrent"], "two or more"),
         (["--stack", "2K"], "--stack"),
         (["--board", "/nonexistent/board.json", "--ram", "64K", "-o", "OUT"], "cannot read board"),
+        (["--region", "a=1K", "--region", "b=64K", "--tflm-plan", "OUT"], "--tflm-plan"),
+        (["--concurrent", "--ram", "64K", "--report", "OUT", "SECOND"], "--report describes one model"),
     ],
 )
 def test_deploy_argument_errors_are_one_line(extra, words, tmp_path):
-    extra = [str(tmp_path / "out") if e == "OUT" else e for e in extra]
+    second = tmp_path / "second.tflite"
+    shutil.copyfile(EXAMPLE, second)
+    extra = [str(tmp_path / "out") if e == "OUT" else str(second) if e == "SECOND" else e for e in extra]
     done = mcu_plan(str(EXAMPLE), *extra)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and words in done.stderr
 

@@ -221,3 +221,29 @@ def test_state_stays_apart_with_regions_and_with_shared_arenas():
     report = check_model(keyword, inputs=3, regions=(Region("fast", 160, ".fast_bss"), Region("slow", 16 * 1024)))
     assert report.passed and report.reset_total == 2
     assert all(r.passed and r.reset_total == 2 for r in check_models([lstm, keyword], inputs=2, concurrent=True))
+
+
+def test_a_region_s_check_build_catches_a_buffer_moved_onto_a_live_one():
+    """The check build addresses buffers through their region's plan tables:
+    moving a buffer onto one alive in the same region is reported."""
+    import re
+
+    from mcu_planner.errors import CheckMismatch
+    from mcu_planner.pipeline import PlanOptions, plan_model
+    from mcu_planner.check import run_generated
+
+    planned = plan_model(EXAMPLE, PlanOptions(regions=(Region("a", 3 * 1024), Region("b", 64 * 1024))))
+    regions, problem = planned.regions, planned.lifetimes.problem
+    slot_of = {b.id: k for k, b in enumerate(sorted(problem.buffers, key=lambda b: b.id))}
+    first = [b for b in problem.buffers if regions.region_of[b.id] == 0 and b.size]
+    victim, target = next((b, a) for b in first for a in first if a.start < b.start < a.end)
+    files = planned.generate("tiny_kws_int8")
+    source = files["tiny_kws_int8.c"].decode()
+    table = re.search(r"tiny_kws_int8_plan_a_offset\[[^]]*\] = \{\n(.*?)\};", source, re.S)
+    lines = table.group(1).splitlines()
+    lines[slot_of[victim.id]] = f"    {regions.offset_of(target.id)}u,"
+    files["tiny_kws_int8.c"] = (source[: table.start(1)] + "\n".join(lines) + "\n" + source[table.end(1) :]).encode()
+    graph = planned.graph
+    inputs = [random_inputs(graph, np.random.default_rng(1))]
+    with pytest.raises(CheckMismatch, match=rf"op {victim.start} .* over live tensor {target.id}:"):
+        run_generated(graph, files, "tiny_kws_int8", inputs, check_build=True)

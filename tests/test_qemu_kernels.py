@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_cortex_m
-from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant, lstm_model
+from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 from mcu_planner.graph import Quantization
 
 from kernel_models import Branches, assert_matches_reference
@@ -170,6 +170,20 @@ def test_int8_fully_connected_on_odd_sizes(board):
     assert_matches_reference(fully_connected_model(), inputs=2, target=board)
 
 
+def test_int8_fully_connected_without_bias_on_helium():
+    """The four-lane rescale without a bias, 6 outputs (4 and 2 more), the
+    input zero point at the low end."""
+    rng = np.random.default_rng(39)
+    mb = ModelBuilder()
+    x = mb.add_tensor((3, 21), "int8", int8_quant(0.0, 4.0))
+    weights = rng.integers(-127, 128, size=(6, 21)).astype(np.int8)
+    w = mb.add_tensor(weights.shape, "int8", Quantization((0.02,), (0,)), data=weights)
+    y = mb.add_tensor((3, 6), "int8", int8_quant(-10.0, 12.0))
+    mb.add_op("FULLY_CONNECTED", (x, w, -1), (y,), {"fused_activation_function": "RELU"})
+    mb.set_io([x], [y])
+    assert_matches_reference(mb.build(), inputs=2, target="mps3-an547")
+
+
 def test_int8_fully_connected_with_filter_zero_point():
     assert_matches_reference(fully_connected_with_filter_zero_point(), inputs=2, target="mps2-an386")
 
@@ -314,3 +328,27 @@ def test_int8_svdf_on_odd_sizes(board):
     from test_kernels_svdf import int8_svdf_model
 
     assert_matches_reference(int8_svdf_model(), inputs=3, target=board)
+
+
+def pool_model(net: Int8Net) -> bytes:
+    """Every pooling variant of the host tests on 19 channels (a block of 16
+    and 3 more) with zero points at both ends of the range."""
+    from test_kernels_pool import POOL_VARIANTS
+
+    low = net.input((2, 7, 9, 19), 0.0, 3.0)  # zero point at the low end
+    high = net.input((1, 7, 9, 19), -3.0, 0.0)  # and at the high end
+    outputs = []
+    for pool, strides, padding, activation in POOL_VARIANTS:
+        for x in (low, high):
+            outputs.append(net.average_pool2d(x, pool, strides, padding, activation))
+            outputs.append(net.max_pool2d(x, pool, strides, padding, activation))
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_pools_on_channel_blocks(board):
+    assert_matches_reference(pool_model(Int8Net(37)), inputs=2, target=board)
+
+
+def test_uint8_pools_on_helium():
+    assert_matches_reference(pool_model(Uint8Net(38)), inputs=2, target="mps3-an547")

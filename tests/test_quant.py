@@ -75,6 +75,7 @@ int main(void) {
         case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
         case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
+        case 'h': printf("%d\n", mcu_sat_round_doubling_high_mul_s16((int16_t)x, (int16_t)m)); break;
         case 'r': {
             const int32_t r = mcu_fp_reciprocal((int32_t)x, s, &n);
             printf("%ld %d\n", (long)r, n);
@@ -368,3 +369,53 @@ def test_helium_requantization_sequence_equals_tflite():
                 assert _helium_mul_by_quantized_mul(x, multiplier, shift) == expected, (x, multiplier, shift)
                 checked += 1
     assert checked > 50_000
+
+
+def _helium_single_round(x: int, multiplier: int, shift: int) -> int:
+    """mcu_mul_by_quantized_mul_single_round_n_x4 on one lane, each
+    instruction as the Arm ARM defines it (VQRDMULH, VRMULH, VMULH, VRSHL)."""
+    if shift == 0:
+        return _saturate_int32((2 * x * multiplier + (1 << 31)) >> 32)  # VQRDMULH
+    if shift == -1:
+        return (x * multiplier + (1 << 31)) >> 32  # VRMULH
+    high = (x * multiplier) >> 32  # VMULH
+    right = -(shift + 1)
+    return (high + (1 << (right - 1))) >> right  # VRSHL by -right: rounded, no overflow
+
+
+def test_helium_single_rounding_sequence_equals_ruy():
+    """The Helium lanes of the int8 FULLY_CONNECTED rescale (one rounding, as
+    ruy) against the exact product rounded half up, for every shift <= 0:
+    ties on either sign and the int32 ends."""
+    rng = np.random.default_rng(14)
+    multipliers = [0, 1, 1 << 30, (1 << 30) + (1 << 29), 0x60000000, (1 << 31) - 1, 1518500250]
+    xs = list(range(-40, 41)) + [-(1 << 31), -(1 << 31) + 1, (1 << 31) - 1, -(1 << 30), 1 << 30, -(3 << 28), 3 << 28]
+    xs += [int(v) for v in rng.integers(-(1 << 31), 1 << 31, 40)]
+    for shift in range(-31, 1):
+        for multiplier in multipliers:
+            for x in xs:
+                expected = quant.multiply_by_quantized_multiplier_single_round(x, multiplier, shift)
+                assert _helium_single_round(x, multiplier, shift) == expected, (x, multiplier, shift)
+
+
+def _gemmlowp_srdhm_s16(a: int, b: int) -> int:
+    """gemmlowp's SaturatingRoundingDoublingHighMul<int16_t>, as written there."""
+    if a == b == -32768:
+        return 32767
+    ab = a * b
+    nudge = (1 << 14) if ab >= 0 else 1 - (1 << 14)
+    return int((ab + nudge) / (1 << 15)) if ab + nudge >= 0 else -((-(ab + nudge)) // (1 << 15))
+
+
+def test_c_int16_doubling_high_mul_equals_gemmlowp(quant_harness):
+    """The one-shift form against gemmlowp's nudge-and-truncate: the int16
+    ends, exact ties of either sign (products of +-2^14 and odd multiples),
+    and random pairs."""
+    rng = np.random.default_rng(16)
+    edges = [-32768, -32767, -16385, -16384, -16383, -3, -1, 0, 1, 3, 16383, 16384, 16385, 32767]
+    pairs = [(a, b) for a in edges for b in edges]
+    pairs += [(int(a), int(b)) for a, b in rng.integers(-32768, 32768, size=(3000, 2))]
+    pairs += [(k, 16384) for k in range(-9, 10)] + [(k * 3, -(1 << 13)) for k in range(-9, 10)]
+    out = quant_harness([f"h {a} {b} 0" for a, b in pairs])
+    for i, (a, b) in enumerate(pairs):
+        assert int(out[i]) == _gemmlowp_srdhm_s16(a, b), (a, b)

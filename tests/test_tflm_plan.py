@@ -18,6 +18,7 @@ from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.check import random_inputs
 from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.problem import peak_live
 from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
 from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
 from mcu_planner.verify import verify
@@ -146,9 +147,12 @@ def test_tflm_runs_shared_models_in_our_arena(name, tmp_path):
     assert after[0] == ours or after[0] == before[0]
     assert after[1] - after[0] == before[1] - before[0]  # the persistent tail is untouched
     if name.endswith("vww_96_int8"):
-        # The case TFLM's greedy planner loses: its head falls to our optimal arena.
-        assert our_plan.plan.proven_optimal
-        assert after[0] == our_plan.plan.arena_bytes < before[0]
+        # The case TFLM's greedy planner loses: its head falls to the least its
+        # own lifetimes allow (no two live tensors sharing a byte) ...
+        tflm_bound = peak_live(tflm_problem(read_model(model))).bytes
+        assert after[0] == tflm_bound < before[0]
+        # ... above our own arena, whose ops writing over their dying inputs TFLM cannot express.
+        assert our_plan.plan.arena_bytes < tflm_bound
 
 
 def test_bad_tflm_plan_paths_are_one_line_and_write_nothing(tmp_path):

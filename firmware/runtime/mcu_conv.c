@@ -326,6 +326,118 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
     }
 }
 
+/* Windows of at most this many values (filter_h * filter_w * input_c) are
+ * copied whole into a column, two output pixels at a time, so that every
+ * window is one run of taps however short its rows are and wherever it
+ * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
+#define MCU_CONV_COLUMN_MAX 640
+#if defined(MCU_MVE)
+/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
+#define MCU_CONV_COLUMNS 4
+#else
+#define MCU_CONV_COLUMNS 2
+#endif
+static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+/* dot2x2_s8 for runs of whole words against two filters interleaved word by
+ * word (`pairs`: four values of filter 0, the same four of filter 1, ...):
+ * one filter pointer instead of two, so that the loop's sums, pointers and
+ * halves all fit in the core's registers. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_pairs_s8(const int8_t *x0, const int8_t *x1, const int8_t *pairs,
+                                                          int32_t n, int32_t sums[4])
+{
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    const int8_t *const end = x0 + n;
+    while (x0 != end) {
+        const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);
+        const uint32_t b0 = mcu_load_s8x4(pairs), b1 = mcu_load_s8x4(pairs + 4);
+        const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
+        const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
+        int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
+        x0 += 4;
+        x1 += 4;
+        pairs += 8;
+        s00 = __smlad(a0_even, b_even, s00);
+        s00 = __smlad(a0_odd, b_odd, s00);
+        s10 = __smlad(a1_even, b_even, s10);
+        s10 = __smlad(a1_odd, b_odd, s10);
+        b_even = mcu_s8x4_even(b1);
+        b_odd = mcu_s8x4_odd(b1);
+        s01 = __smlad(a0_even, b_even, s01);
+        s01 = __smlad(a0_odd, b_odd, s01);
+        s11 = __smlad(a1_even, b_even, s11);
+        s11 = __smlad(a1_odd, b_odd, s11);
+    }
+    sums[0] = s00;
+    sums[1] = s01;
+    sums[2] = s10;
+    sums[3] = s11;
+}
+#endif
+
+#if !defined(MCU_MVE)
+/* Pointwise with stride 1: the pixels are consecutive runs of input_c
+ * values.  Channel pairs outermost, so that each channel's rescale is
+ * prepared and its bias and offset terms summed once for all pixels; two
+ * pixels by two channels per dot2x2_s8. */
+static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    const size_t in_step = (size_t)in_c, out_step = (size_t)out_c;
+    const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc, pixel;
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int has_pair = oc + 1 < out_c;
+        const int32_t oc1 = has_pair ? oc + 1 : oc;
+        const int8_t *w0 = filter + (size_t)oc * in_step;
+        const int8_t *w1 = filter + (size_t)oc1 * in_step;
+        const mcu_prepared_mul m0 = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        const mcu_prepared_mul m1 = mcu_prepare_mul(p->output_multiplier[oc1], (int)p->output_shift[oc1]);
+        const int32_t add0 = bias_plus(bias, oc, terms[oc]), add1 = bias_plus(bias, oc1, terms[oc1]);
+        const int8_t *x = input;
+        int8_t *out = output + oc;
+#if defined(MCU_DSP)
+        /* Runs of whole words: the two filters interleaved word by word into
+         * the column buffer, read through one pointer for all pixels. */
+        int8_t *const pairs = &conv_columns[0][0];
+        const int interleave = (in_c & 3) == 0 && 2 * in_c <= (int32_t)sizeof conv_columns;
+        int32_t k;
+        for (k = 0; interleave && k < in_c; k += 4) {
+            memcpy(pairs + 2 * k, w0 + k, 4);
+            memcpy(pairs + 2 * k + 4, w1 + k, 4);
+        }
+#endif
+        for (pixel = 0; pixel < pixels; pixel += 2, x += 2 * in_step, out += 2 * out_step) {
+            const int has_second = pixel + 1 < pixels;
+            int32_t acc[4];
+#if defined(MCU_DSP)
+            if (interleave) {
+                dot2x2_pairs_s8(x, has_second ? x + in_step : x, pairs, in_c, acc);
+            } else {
+                dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
+            }
+#else
+            dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
+#endif
+            out[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
+            if (has_pair) {
+                out[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
+            }
+            if (has_second) {
+                out[out_step] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
+                if (has_pair) {
+                    out[out_step + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
+                }
+            }
+        }
+    }
+}
+#endif
+
 /* Pointwise (1x1 filter, no padding, one group): a matrix product of the
  * strided input pixels and the filter, two pixels by two channels at a time. */
 static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -348,6 +460,11 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
         mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
     }
     return;
+#else
+    if (p->stride_h == 1 && p->stride_w == 1 && !p->raster_walk) {
+        conv_1x1_stride1_s8(p, input, filter, bias, output);
+        return;
+    }
 #endif
     for (pixel = 0; pixel < pixels; pixel += 2) {
         const int has_second = pixel + 1 < pixels;
@@ -364,18 +481,6 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
     }
 }
 
-/* Windows of at most this many values (filter_h * filter_w * input_c) are
- * copied whole into a column, two output pixels at a time, so that every
- * window is one run of taps however short its rows are and wherever it
- * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
-#define MCU_CONV_COLUMN_MAX 640
-#if defined(MCU_MVE)
-/* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
-#define MCU_CONV_COLUMNS 4
-#else
-#define MCU_CONV_COLUMNS 2
-#endif
-static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
 
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
  * input_c values; taps in the padding hold the input zero point, which the
@@ -597,10 +702,11 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every path below
- * writes output pixels in raster order (batch, row, column), at most two at a
- * time, each pair reading only its own two windows (reads and writes
- * interleaved within the pair).
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, every path below writes output pixels in raster order
+ * (batch, row, column), at most four at a time (two without Helium), each
+ * block reading only its own windows (reads and writes interleaved within
+ * the block).
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
@@ -725,164 +831,62 @@ static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t 
     return acc;
 }
 
-/* The channels of one depth multiplier 1 output pixel, four neighbouring
- * channels at a time; a function of its own so that the taps' walk and the
- * four sums stay in registers.  With MCU_DSP a tap's four channels are one
- * word of input and one of filter: SXTAB16 adds the offset to channels 0 and
- * 2 (1 and 3) at once, and SMLABB / SMLATT multiply-accumulate the low / high
- * halves, each into its own channel's sum; with MCU_MVE the four channels
- * are the lanes of one vector.  Returns how many channels it wrote (out_c
- * rounded down to a multiple of 4). */
-MCU_NOINLINE static int32_t depthwise_pixel4_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                const int8_t *x, const int8_t *w, int inside, const int32_t *bias,
-                                                int8_t *out)
+#if !defined(MCU_MVE)
+#ifdef MCU_DSP
+/* One tap of four neighbouring channels: one word of input and one of
+ * filter; SXTAB16 adds the offset to channels 0 and 2 (1 and 3) at once, and
+ * SMLABB / SMLATT multiply-accumulate the low / high halves, each into its
+ * own channel's sum. */
+static inline MCU_ALWAYS_INLINE void depthwise_tap4_s8(const int8_t *x, const int8_t *w, int32_t offset2,
+                                                       int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
 {
-    const int32_t out_c = p->output_c, rows = t->rows, cols = t->cols;
+    const uint32_t wv = mcu_load_s8x4(w), xv = mcu_load_s8x4(x);
+    const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+    const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
+    *a0 = __smlabb(x_even, w_even, *a0);
+    *a2 = __smlatt(x_even, w_even, *a2);
+    *a1 = __smlabb(x_odd, w_odd, *a1);
+    *a3 = __smlatt(x_odd, w_odd, *a3);
+}
+
+/* One tap of four channels that share the input value v (a depth
+ * multiplier divisible by 4): SMLABB / SMLABT multiply it with the low /
+ * high halves of the filter pairs. */
+static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const int8_t *w, int32_t *a0, int32_t *a1,
+                                                              int32_t *a2, int32_t *a3)
+{
+    const uint32_t wv = mcu_load_s8x4(w);
+    const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
+    *a0 = __smlabb(v, w_even, *a0);
+    *a2 = __smlabt(v, w_even, *a2);
+    *a1 = __smlabb(v, w_odd, *a1);
+    *a3 = __smlabt(v, w_odd, *a3);
+}
+#endif
+
+/* A run of `pixels` output pixels of a depthwise convolution (depth
+ * multiplier 1 or a multiple of 4) whose windows have the same taps inside
+ * the input: along a row or down a column, `pixel_step` bytes apart in the
+ * input and `out_step` in the output (x: the first inside tap of the first
+ * pixel; w: the filter at that tap; out: its first channel).  Windows wholly
+ * inside add the input offset through window_offset_terms (`inside`), the
+ * others per tap (SXTAB16 adds it in the same instruction).  Channels four at
+ * a time, as depthwise_pixel4_s8 and depthwise_pixel4_shared_s8, but each
+ * group's rescales prepared once for the whole run and its bias (and offset
+ * terms) summed once.  Returns how many channels it wrote (out_c rounded
+ * down to a multiple of 4). */
+MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
+                                             size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
+                                             const int32_t *bias, int8_t *out, size_t out_step)
+{
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
     const int32_t offset = inside ? 0 : p->input_offset;
-#if defined(MCU_DSP) && !defined(MCU_MVE)
+    const conv_output_range range = conv_output_range_of(p);
+#ifdef MCU_DSP
     const int32_t offset2 = mcu_s16x2_splat(offset);
 #endif
-    int32_t oc;
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        const int8_t *x_row = x + oc, *w_row = w + oc;
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-        if (inside) {
-            a0 = p->window_offset_terms[oc];
-            a1 = p->window_offset_terms[oc + 1];
-            a2 = p->window_offset_terms[oc + 2];
-            a3 = p->window_offset_terms[oc + 3];
-        }
-#if defined(MCU_MVE)
-        {
-            /* The four channels as the four lanes of a vector. */
-            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
-            (void)a0;
-            (void)a1;
-            (void)a2;
-            (void)a3;
-            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-                const int8_t *xk = x_row, *wk = w_row;
-                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                    const int32x4_t xv = vaddq_n_s32(vldrbq_s32(xk), offset);
-                    sums = vaddq_s32(sums, vmulq_s32(xv, vldrbq_s32(wk)));
-                }
-            }
-            requantize_s8x4_store(p, sums, bias, oc, out);
-            continue;
-        }
-#else
-        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-            const int8_t *xk = x_row, *wk = w_row;
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-#ifdef MCU_DSP
-                const uint32_t xv = mcu_load_s8x4(xk), wv = mcu_load_s8x4(wk);
-                const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
-                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                a0 = __smlabb(x_even, w_even, a0);
-                a2 = __smlatt(x_even, w_even, a2);
-                a1 = __smlabb(x_odd, w_odd, a1);
-                a3 = __smlatt(x_odd, w_odd, a3);
-#else
-                a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-                a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
-                a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
-                a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
-#endif
-            }
-        }
-#endif
-        out[oc] = requantize_s8(p, a0, bias, oc);
-        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
-        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
-        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
-    }
-    return oc;
-}
-
-/* The same for a depth multiplier divisible by 4: the four channels share
- * one input value, which SMLABB / SMLABT multiply with the low / high halves
- * of the filter pairs. */
-MCU_NOINLINE static int32_t depthwise_pixel4_shared_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                       const int8_t *x, const int8_t *w, int inside,
-                                                       const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const int32_t offset = inside ? 0 : p->input_offset;
-    int32_t oc;
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        const int8_t *x_row = x + oc / multiplier, *w_row = w + oc;
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, r, k;
-        if (inside) {
-            a0 = p->window_offset_terms[oc];
-            a1 = p->window_offset_terms[oc + 1];
-            a2 = p->window_offset_terms[oc + 2];
-            a3 = p->window_offset_terms[oc + 3];
-        }
-#if defined(MCU_MVE)
-        {
-            int32x4_t sums = inside ? vldrwq_s32(p->window_offset_terms + oc) : vdupq_n_s32(0);
-            (void)a0;
-            (void)a1;
-            (void)a2;
-            (void)a3;
-            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-                const int8_t *xk = x_row, *wk = w_row;
-                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                    sums = vmlaq_n_s32(sums, vldrbq_s32(wk), (int32_t)*xk + offset);
-                }
-            }
-            requantize_s8x4_store(p, sums, bias, oc, out);
-            continue;
-        }
-#else
-        for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-            const int8_t *xk = x_row, *wk = w_row;
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                const int32_t v = (int32_t)*xk + offset;
-#ifdef MCU_DSP
-                const uint32_t wv = mcu_load_s8x4(wk);
-                const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                a0 = __smlabb(v, w_even, a0);
-                a2 = __smlabt(v, w_even, a2);
-                a1 = __smlabb(v, w_odd, a1);
-                a3 = __smlabt(v, w_odd, a3);
-#else
-                a0 += v * (int32_t)wk[0];
-                a1 += v * (int32_t)wk[1];
-                a2 += v * (int32_t)wk[2];
-                a3 += v * (int32_t)wk[3];
-#endif
-            }
-        }
-#endif
-        out[oc] = requantize_s8(p, a0, bias, oc);
-        out[oc + 1] = requantize_s8(p, a1, bias, oc + 1);
-        out[oc + 2] = requantize_s8(p, a2, bias, oc + 2);
-        out[oc + 3] = requantize_s8(p, a3, bias, oc + 3);
-    }
-    return oc;
-}
-
-#if !defined(MCU_MVE)
-/* A run of `pixels` neighbouring output pixels of one row whose windows lie
- * wholly inside the input, depth multiplier 1 or a multiple of 4 (x: the
- * first tap of the first pixel's window, pixels `pixel_step` apart; out: its
- * first channel).  Channels four at a time, as depthwise_pixel4_s8 and
- * depthwise_pixel4_shared_s8, but each group's rescales prepared once for
- * the whole run and its bias and offset terms summed once.  Returns how many
- * channels it wrote (out_c rounded down to a multiple of 4). */
-MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t,
-                                                    const int8_t *x, size_t pixel_step, int32_t pixels,
-                                                    const int8_t *w, const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const conv_output_range range = conv_output_range_of(p);
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
@@ -891,41 +895,36 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
             m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
-            start[c] = bias_plus(bias, oc + c, p->window_offset_terms[oc + c]);
+            start[c] = bias_plus(bias, oc + c, inside ? p->window_offset_terms[oc + c] : 0);
         }
-        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_c) {
+        for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_step) {
             const int8_t *x_row = x_px, *w_row = w + oc;
             int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
             for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
                 const int8_t *xk = x_row, *wk = w_row;
 #ifdef MCU_DSP
-                if (multiplier == 1) {
+                if (multiplier == 1 && cols == 3) {
+                    /* Three taps a row (3 x 3 filters inside the input): no
+                     * loop counter or branch per tap. */
+                    depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
+                } else if (multiplier == 1) {
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        const uint32_t wv = mcu_load_s8x4(wk), xv = mcu_load_s8x4(xk);
-                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv);
-                        const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
-                        a0 = __smlabb(x_even, w_even, a0);
-                        a2 = __smlatt(x_even, w_even, a2);
-                        a1 = __smlabb(x_odd, w_odd, a1);
-                        a3 = __smlatt(x_odd, w_odd, a3);
+                        depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
                     }
                 } else {
                     for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                        const uint32_t wv = mcu_load_s8x4(wk);
-                        const int32_t w_even = mcu_s8x4_even(wv), w_odd = mcu_s8x4_odd(wv), v = *xk;
-                        a0 = __smlabb(v, w_even, a0);
-                        a2 = __smlabt(v, w_even, a2);
-                        a1 = __smlabb(v, w_odd, a1);
-                        a3 = __smlabt(v, w_odd, a3);
+                        depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
                     }
                 }
 #else
                 for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
                     const int32_t step = multiplier == 1 ? 1 : 0;
-                    a0 += (int32_t)xk[0] * (int32_t)wk[0];
-                    a1 += (int32_t)xk[step] * (int32_t)wk[1];
-                    a2 += (int32_t)xk[2 * step] * (int32_t)wk[2];
-                    a3 += (int32_t)xk[3 * step] * (int32_t)wk[3];
+                    a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+                    a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
+                    a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
+                    a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
                 }
 #endif
             }
@@ -937,7 +936,118 @@ MCU_NOINLINE static int32_t depthwise_inside_run_s8(const mcu_conv_s8_params *p,
     }
     return oc;
 }
+
 #endif
+
+/* `pixels` output pixels from (b, out_y, out_x) on, along the row or down the
+ * column (`down`), whose windows have the taps of the first one inside the
+ * input: Helium passes of four pixels (mcu_helium_depthwise_s8), or without
+ * Helium depthwise_run_s8 for the channels in groups of four and the
+ * reference loop for the rest. */
+static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                          const int32_t *bias, int32_t b, int32_t out_y, int32_t out_x, int32_t pixels, int down,
+                          int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const mcu_window_axis wy =
+        mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+    const mcu_window_axis wx =
+        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const size_t pixel_step = down ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
+                                   : (size_t)p->stride_w * (size_t)in_c;
+    const size_t out_step = down ? (size_t)p->output_w * (size_t)out_c : (size_t)out_c;
+    int8_t *out = output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, b, out_y, out_x, 0);
+    const int8_t *x = input;
+    const int8_t *w = filter;
+    depthwise_taps taps;
+    int inside;
+    int32_t px;
+    taps.rows = MCU_MAX(wy.end - wy.first, 0);
+    taps.cols = MCU_MAX(wx.end - wx.first, 0);
+    taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
+    taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
+    taps.filter_tap = (size_t)out_c;
+    inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
+    if (taps.rows > 0 && taps.cols > 0) {
+        x += mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(&wy, wy.first),
+                             mcu_window_input(&wx, wx.first), 0);
+        w += ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)out_c;
+    } else {
+        /* Every tap in the padding: no products, and no pixel steps taken. */
+        taps.rows = 0;
+        taps.cols = 0;
+    }
+#if defined(MCU_MVE)
+    {
+        mcu_helium_taps helium;
+        const int8_t *xs[4];
+        int32_t count, k;
+        helium.row = taps.input_row;
+        helium.tap = taps.input_tap;
+        helium.rows = taps.rows;
+        helium.cols = taps.cols;
+        helium.offset = p->input_offset;
+        helium.inside = inside;
+        helium.out_step = out_step;
+        for (px = 0; px < pixels; px += count) {
+            count = MCU_MIN(pixels - px, 4);
+            for (k = 0; k < count; ++k) {
+                xs[k] = x + (taps.rows > 0 ? (size_t)(px + k) * pixel_step : 0u);
+            }
+            mcu_helium_depthwise_s8(p, xs, count, &helium, w, bias, out + (size_t)px * out_step);
+        }
+    }
+#else
+    const int32_t multiplier = p->filter_in_c_or_multiplier;
+    const int32_t oc =
+        depthwise_run_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step);
+    for (px = 0; px < pixels && oc < out_c; ++px) {
+        const int8_t *x_px = x + (taps.rows > 0 ? (size_t)px * pixel_step : 0u);
+        int8_t *o = out + (size_t)px * out_step;
+        int32_t c;
+        for (c = oc; c < out_c; ++c) {
+            const int8_t *x_c = x_px + c / multiplier;
+            const int32_t acc = inside ? p->window_offset_terms[c] + depthwise_window_s8(&taps, x_c, w + c, 0)
+                                       : depthwise_window_s8(&taps, x_c, w + c, p->input_offset);
+            o[c] = requantize_s8(p, acc, bias, c);
+        }
+    }
+#endif
+}
+
+/* Depth multiplier 1 or a multiple of 4: the output in runs
+ * whose windows share their taps inside the input -- the inside pixels row
+ * by row (or column by column), each border column down the inside rows, and
+ * the border rows' pixels (their inside stretch as one run). */
+static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output)
+{
+    int32_t x_first, x_end, y_first, y_end, b, y, x;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &y_first, &y_end);
+    /* Inside pixels in runs along the rows, or down the columns when those
+     * are longer (a one-column output). */
+    const int inside_down = y_end - y_first > x_end - x_first;
+    for (b = 0; b < p->batches; ++b) {
+        for (y = 0; y < p->output_h; ++y) {
+            const int border_row = y < y_first || y >= y_end;
+            if (x_end > x_first && (border_row || !inside_down)) {
+                depthwise_run(p, input, filter, bias, b, y, x_first, x_end - x_first, 0, output);
+            }
+            for (x = 0; border_row && x < p->output_w; ++x) {
+                if (x < x_first || x >= x_end) {
+                    depthwise_run(p, input, filter, bias, b, y, x, 1, 0, output);
+                }
+            }
+        }
+        for (x = 0; y_end > y_first && x < p->output_w; ++x) {
+            if (x < x_first || x >= x_end || inside_down) {
+                depthwise_run(p, input, filter, bias, b, y_first, x, y_end - y_first, 1, output);
+            }
+        }
+    }
+}
 
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
@@ -954,83 +1064,26 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-#if !defined(MCU_MVE)
-    const int run_kernel = multiplier == 1 || multiplier % 4 == 0;
-    int32_t inside_x_first, inside_x_end, inside_y_first, inside_y_end;
-    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
-                      &inside_x_end);
-    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &inside_y_first,
-                      &inside_y_end);
-#endif
-#if defined(MCU_MVE)
-    /* Helium: runs of up to four output pixels whose windows lie inside the input. */
-    const int helium = multiplier == 1 || multiplier % 4 == 0;
-    const int8_t *pending_x[4];
-    int8_t *pending_out = output;
-    int32_t pending = 0, inside_x_first, inside_x_end;
-    mcu_helium_taps in_place;
-    in_place.row = taps.input_row;
-    in_place.tap = taps.input_tap;
-    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &inside_x_first,
-                      &inside_x_end);
-#endif
+    if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
+        depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        return;
+    }
+    if (multiplier == 1 || multiplier % 4 == 0) {
+        /* Raster order for a planned overlap: one pixel per run. */
+        for (b = 0; b < p->batches; ++b) {
+            for (out_y = 0; out_y < p->output_h; ++out_y) {
+                for (out_x = 0; out_x < p->output_w; ++out_x) {
+                    depthwise_run(p, input, filter, bias, b, out_y, out_x, 1, 0, output);
+                }
+            }
+        }
+        return;
+    }
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x, out += out_c) {
-#if !defined(MCU_MVE)
-                if (run_kernel && out_x == inside_x_first && inside_x_end > inside_x_first && wy.first == 0 &&
-                    wy.end == p->filter_h) {
-                    /* The row's pixels inside the input, as one run; with one output
-                     * column, the column's pixels down to the last row inside. */
-                    const int column = p->output_w == 1;
-                    const int32_t run = column ? MCU_MAX(inside_y_end - out_y, 1) : inside_x_end - inside_x_first;
-                    const int8_t *x_run = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
-                                                                  out_x * p->stride_w - p->pad_w, 0);
-                    const size_t pixel_step = column ? (size_t)p->stride_h * (size_t)p->input_w * (size_t)in_c
-                                                     : (size_t)p->stride_w * (size_t)in_c;
-                    int32_t px;
-                    taps.rows = p->filter_h;
-                    taps.cols = p->filter_w;
-                    oc = depthwise_inside_run_s8(p, &taps, x_run, pixel_step, run, filter, bias, out);
-                    for (px = 0; px < run; ++px) {
-                        int32_t c;
-                        for (c = oc; c < out_c; ++c) {
-                            const int8_t *x = x_run + (size_t)px * pixel_step + c / multiplier;
-                            out[(size_t)px * (size_t)out_c + (size_t)c] =
-                                requantize_s8(p, terms[c] + depthwise_window_s8(&taps, x, filter + c, 0), bias, c);
-                        }
-                    }
-                    if (column) {
-                        out_y += run - 1;
-                    } else {
-                        out_x += run - 1;
-                    }
-                    out += (size_t)(run - 1) * (size_t)out_c;
-                    continue;
-                }
-#endif
-#if defined(MCU_MVE)
-                if (helium && wy.first == 0 && wy.end == p->filter_h && out_x >= inside_x_first &&
-                    out_x < inside_x_end) {
-                    /* Consecutive pixels inside the input, four at a time. */
-                    if (pending == 0) {
-                        pending_out = out;
-                    }
-                    pending_x[pending++] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
-                                                                   out_x * p->stride_w - p->pad_w, 0);
-                    if (pending == 4) {
-                        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-                        pending = 0;
-                    }
-                    continue;
-                }
-                if (pending > 0) {
-                    mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-                    pending = 0;
-                }
-#endif
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                 const int inside = wy.end - wy.first == p->filter_h && wx.end - wx.first == p->filter_w;
@@ -1045,13 +1098,7 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
                 } else {
                     taps.rows = 0;
                 }
-                oc = 0;
-                if (multiplier == 1) {
-                    oc = depthwise_pixel4_s8(p, &taps, x_first, w_first, inside, bias, out);
-                } else if (multiplier % 4 == 0) {
-                    oc = depthwise_pixel4_shared_s8(p, &taps, x_first, w_first, inside, bias, out);
-                }
-                for (; oc < out_c; ++oc) {
+                for (oc = 0; oc < out_c; ++oc) {
                     const int8_t *x = x_first + oc / multiplier;
                     const int32_t acc = inside ? terms[oc] + depthwise_window_s8(&taps, x, w_first + oc, 0)
                                                : depthwise_window_s8(&taps, x, w_first + oc, p->input_offset);
@@ -1060,15 +1107,11 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
             }
         }
     }
-#if defined(MCU_MVE)
-    if (pending > 0) {
-        mcu_helium_depthwise_s8(p, pending_x, pending, &in_place, filter, bias, pending_out);
-    }
-#endif
 }
 
 /* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
- * kernels (and mcu_conv_2d_f32) write one output pixel at a time in raster
+ * kernels (int8 with p->raster_walk set; float and the per-tap-offset path
+ * always) and mcu_conv_2d_f32 write one output pixel at a time in raster
  * order (batch, row, column), reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte

@@ -21,6 +21,12 @@ typedef struct {
      * so that windows wholly inside the input skip the per-tap offset add.
      * NULL: the offset is added per tap everywhere. */
     const int32_t *window_offset_terms;
+    /* Nonzero when the plan starts the output inside the input it reads for
+     * the last time (a partial overlap, mcu_planner/overlap.py): the kernel
+     * then writes output pixels in raster order, as KERNEL_ORDERS in
+     * mcu_planner/lowering/traits.py declares, instead of its faster
+     * channel-outermost loops.  0: any order. */
+    int32_t raster_walk;
 } mcu_conv_s8_params;
 
 typedef struct {

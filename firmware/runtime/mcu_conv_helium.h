@@ -134,12 +134,19 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_store_pixel(const mcu_helium_req
     vstrbq_p_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max), lanes);
 }
 
-/* Steps between the taps of a depthwise window: from one window row to the
- * next, and from one tap to the next in a row (in the input, or in a window
- * copied into a column). */
+/* The taps of the depthwise windows of a pass (mcu_helium_depthwise_s8),
+ * the same for its pixels: `rows` x `cols` taps inside the input, `row` and
+ * `tap` bytes apart in the input; windows wholly `inside` take the input
+ * offset from window_offset_terms, the others add `offset` to every tap.
+ * Output pixels are `out_step` bytes apart. */
 typedef struct {
     size_t row;
     size_t tap;
+    int32_t rows;
+    int32_t cols;
+    int32_t offset;
+    int inside;
+    size_t out_step;
 } mcu_helium_taps;
 
 /* Loads four int8 values widened to int32 lanes: all of them, or (a tail of
@@ -149,23 +156,31 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at,
     return full ? vldrbq_s32(at) : vldrbq_z_s32(at, lanes);
 }
 
+/* The same plus the input offset when `with_offset` (windows reaching into
+ * the padding). */
+static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_input_s8x4(const int8_t *at, int full, mve_pred16_t lanes,
+                                                                     int with_offset, int32_t offset)
+{
+    const int32x4_t v = mcu_helium_load_s8x4(at, full, lanes);
+    return with_offset ? vaddq_n_s32(v, offset) : v;
+}
+
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
  * of mcu_helium_depthwise_s8. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                                 int32_t count, const mcu_helium_taps *taps,
                                                                 const int8_t *filter, const mcu_helium_requant *q,
-                                                                int32_t oc, int full, mve_pred16_t lanes,
-                                                                int8_t *out)
+                                                                int32_t oc, int full, int with_offset,
+                                                                mve_pred16_t lanes, int8_t *out)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
-    const int32_t filter_h = p->filter_h, filter_w = p->filter_w;
-    const size_t input_row = taps->row, input_tap = taps->tap;
-    const size_t filter_row = (size_t)filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
+    const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
+    const size_t input_row = taps->row, input_tap = taps->tap, out_step = taps->out_step;
+    const size_t filter_row = (size_t)p->filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
     const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
     /* The bias joins the offset terms up front: one add for the four pixels. */
-    const int32x4_t terms =
-        vaddq_s32(vldrwq_z_s32(p->window_offset_terms + oc, lanes),
-                  q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0));
+    const int32x4_t bias = q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0);
+    const int32x4_t terms = with_offset ? bias : vaddq_s32(vldrwq_z_s32(p->window_offset_terms + oc, lanes), bias);
     int32x4_t a0 = terms, a1 = terms, a2 = terms, a3 = terms;
     const int8_t *x0 = x[0] + in_c, *x1 = x[1] + in_c, *x2 = x[2] + in_c, *x3 = x[3] + in_c;
     const int8_t *w_row = filter + oc;
@@ -176,10 +191,10 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         if (multiplier == 1) {
             for (k = 0; k < filter_w; ++k, wk += filter_tap) {
                 const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_s8x4(x0k, full, lanes), w));
-                a1 = vaddq_s32(a1, vmulq_s32(mcu_helium_load_s8x4(x1k, full, lanes), w));
-                a2 = vaddq_s32(a2, vmulq_s32(mcu_helium_load_s8x4(x2k, full, lanes), w));
-                a3 = vaddq_s32(a3, vmulq_s32(mcu_helium_load_s8x4(x3k, full, lanes), w));
+                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
+                a1 = vaddq_s32(a1, vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
+                a2 = vaddq_s32(a2, vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
+                a3 = vaddq_s32(a3, vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
                 x0k += input_tap;
                 x1k += input_tap;
                 x2k += input_tap;
@@ -188,10 +203,10 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         } else {
             for (k = 0; k < filter_w; ++k, wk += filter_tap) {
                 const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vmlaq_n_s32(a0, w, *x0k);
-                a1 = vmlaq_n_s32(a1, w, *x1k);
-                a2 = vmlaq_n_s32(a2, w, *x2k);
-                a3 = vmlaq_n_s32(a3, w, *x3k);
+                a0 = vmlaq_n_s32(a0, w, *x0k + offset);
+                a1 = vmlaq_n_s32(a1, w, *x1k + offset);
+                a2 = vmlaq_n_s32(a2, w, *x2k + offset);
+                a3 = vmlaq_n_s32(a3, w, *x3k + offset);
                 x0k += input_tap;
                 x1k += input_tap;
                 x2k += input_tap;
@@ -209,26 +224,25 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         int8_t *o = out + oc;
         mcu_helium_store_pixel(q, a0, multipliers, shifts, lanes, o);
         if (count > 1) {
-            mcu_helium_store_pixel(q, a1, multipliers, shifts, lanes, o + out_c);
+            mcu_helium_store_pixel(q, a1, multipliers, shifts, lanes, o + out_step);
         }
         if (count > 2) {
-            mcu_helium_store_pixel(q, a2, multipliers, shifts, lanes, o + 2 * out_c);
+            mcu_helium_store_pixel(q, a2, multipliers, shifts, lanes, o + 2 * out_step);
         }
         if (count > 3) {
-            mcu_helium_store_pixel(q, a3, multipliers, shifts, lanes, o + 3 * out_c);
+            mcu_helium_store_pixel(q, a3, multipliers, shifts, lanes, o + 3 * out_step);
         }
     }
 }
 
-/* `count` (1 to 4) consecutive output pixels of a depthwise convolution with
- * depth multiplier 1 or a multiple of 4, whose windows lie wholly inside the
- * input or are copied whole (padding as the zero point): x[i] is the first
- * tap of pixel i's window, the others `taps` apart; out is pixel 0's first
- * channel, the others follow.  Every channel, four (the lanes) at a time,
- * each filter vector loaded once for the pixels.  Multiplier 1: lane c reads
- * input channel oc + c; a multiple of 4: the four lanes read one input value,
- * channel oc / multiplier.  Pixels past `count` repeat pixel 0 and are not
- * stored. */
+/* `count` (1 to 4) output pixels of a depthwise convolution with depth
+ * multiplier 1 or a multiple of 4 whose windows have the same taps inside
+ * the input (`taps`): x[i] is the first inside tap of pixel i's window,
+ * filter the filter at that tap, out pixel 0's first channel.  Every channel,
+ * four (the lanes) at a time, each filter vector loaded once for the pixels.
+ * Multiplier 1: lane c reads input channel oc + c; a multiple of 4: the four
+ * lanes read one input value, channel oc / multiplier.  Pixels past `count`
+ * repeat pixel 0 and are not stored. */
 MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
                                                  const mcu_helium_taps *taps, const int8_t *filter,
                                                  const int32_t *bias, int8_t *out)
@@ -241,11 +255,18 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
     px[1] = count > 1 ? x[1] : x[0];
     px[2] = count > 2 ? x[2] : x[0];
     px[3] = count > 3 ? x[3] : x[0];
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, vctp32q(4u), out);
+    if (taps->inside) {
+        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, 0, vctp32q(4u), out);
+        }
+    } else {
+        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, 1, vctp32q(4u), out);
+        }
     }
     if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 0, vctp32q((uint32_t)(out_c - oc)), out);
+        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 0, !taps->inside,
+                                   vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
 

@@ -50,8 +50,25 @@ MCU_NOINLINE MCU_SOURCE_ORDER void mcu_dot4_s8(const int8_t *x, const int8_t *w0
     const int8_t *const end = x + depth;
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #if defined(MCU_MVE)
-    int32_t left;
-    for (left = depth; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+    /* Whole vectors without predication, then one predicated pass for the
+     * last 1 to 15 values. */
+    const int32_t left = depth & 15;
+    int32_t blocks;
+    /* Pointers stepped after each load (post-incremented loads), a block
+     * count as the loop counter. */
+    for (blocks = depth >> 4; blocks > 0; --blocks) {
+        const int8x16_t a = vld1q_s8(x);
+        x += 16;
+        s0 = vmladavaq_s8(s0, a, vld1q_s8(w0));
+        w0 += 16;
+        s1 = vmladavaq_s8(s1, a, vld1q_s8(w1));
+        w1 += 16;
+        s2 = vmladavaq_s8(s2, a, vld1q_s8(w2));
+        w2 += 16;
+        s3 = vmladavaq_s8(s3, a, vld1q_s8(w3));
+        w3 += 16;
+    }
+    if (left > 0) {
         const mve_pred16_t lanes = vctp8q((uint32_t)left);
         const int8x16_t a = vldrbq_z_s8(x, lanes);
         s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
@@ -99,6 +116,23 @@ MCU_NOINLINE MCU_SOURCE_ORDER void mcu_dot4_s8(const int8_t *x, const int8_t *w0
     sums[3] = s3;
 }
 
+#if defined(MCU_MVE)
+/* requantize_s8 on four outputs sharing the multiplier and a shift <= 0
+ * (mcu_mul_by_quantized_mul_single_round_n_x4 is the scalar helper per
+ * lane); the int32 additions wrap alike. */
+MCU_NOINLINE static void requantize4_s8(const mcu_fully_connected_s8_params *p, const int32_t *sums, int32_t input_term,
+                                        const int32_t *terms, const int32_t *bias, int8_t *out)
+{
+    int32x4_t acc = vaddq_s32(vaddq_n_s32(vld1q_s32(sums), input_term), vld1q_s32(terms));
+    if (bias) {
+        acc = vaddq_s32(acc, vld1q_s32(bias));
+    }
+    acc = mcu_mul_by_quantized_mul_single_round_n_x4(acc, p->output_multiplier[0], p->output_shift[0]);
+    acc = vaddq_n_s32(acc, p->output_offset);
+    vstrbq_s32(out, vmaxq_s32(vminq_s32(acc, vdupq_n_s32(p->act_max)), vdupq_n_s32(p->act_min)));
+}
+#endif
+
 /* sum((w + fo) * (x + io)) = sum(w * x) + fo * sum(x) + io * (sum(w) + n * fo):
  * raw products, the row term from generation time and fo * sum(x) once per
  * input row.  Four outputs per pass share each input load. */
@@ -122,6 +156,12 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
             int32_t sums[4];
             int k;
             mcu_dot4_s8(x, filter + (size_t)o * (size_t)depth, depth, sums);
+#if defined(MCU_MVE)
+            if (!p->per_channel && p->output_shift[0] <= 0) {
+                requantize4_s8(p, sums, input_term, terms + o, bias ? bias + o : NULL, out + o);
+                continue;
+            }
+#endif
             for (k = 0; k < 4; ++k) {
                 out[o + k] = requantize_s8(p, sums[k] + input_term + terms[o + k], bias, o + k);
             }

@@ -5,7 +5,9 @@
 #include "mcu_pool.h"
 
 #include <float.h>
+#include <string.h>
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 #include "mcu_window.h"
 
@@ -25,11 +27,46 @@ static int32_t taps_inside(const mcu_window_axis *wy, const mcu_window_axis *wx)
     return MCU_MAX(0, wy->end - wy->first) * MCU_MAX(0, wx->end - wx->first);
 }
 
+/* Channels a pass of the 8-bit kernels below sums or compares together. */
+#define POOL_CHANNEL_BLOCK 16
+
+/* Sums of the window's taps for channels [c, c + n), n <= POOL_CHANNEL_BLOCK:
+ * each channel's sum adds the same terms as the reference (integer sums are
+ * exact in any order), the taps read as runs of contiguous channels. */
+static void window_sums_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int32_t b, const mcu_window_axis *wy,
+                             const mcu_window_axis *wx, int32_t c, int32_t n, int is_signed, int32_t *acc)
+{
+    int32_t fy, fx, k;
+    for (k = 0; k < n; ++k) {
+        acc[k] = 0;
+    }
+    for (fy = wy->first; fy < wy->end; ++fy) {
+        for (fx = wx->first; fx < wx->end; ++fx) {
+            const uint8_t *run = input + mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                         mcu_window_input(wy, fy), mcu_window_input(wx, fx), c);
+#if defined(MCU_MVE)
+            int32_t left = n;
+            int32_t *sum = acc;
+            for (; left > 0; left -= 4, run += 4, sum += 4) {
+                const mve_pred16_t lanes = vctp32q((uint32_t)left);
+                const int32x4_t v = is_signed ? vldrbq_z_s32((const int8_t *)run, lanes)
+                                              : vreinterpretq_s32_u32(vldrbq_z_u32(run, lanes));
+                vstrwq_p_s32(sum, vaddq_s32(vldrwq_z_s32(sum, lanes), v), lanes);
+            }
+#else
+            for (k = 0; k < n; ++k) {
+                acc[k] += mcu_widen_8bit(run[k], is_signed);
+            }
+#endif
+        }
+    }
+}
+
 /* int8 and uint8 (is_signed 0): the same sums and rounding (a uint8 sum is
  * never negative). */
 static void average_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
-    int32_t b, out_y, out_x, c, fy, fx;
+    int32_t b, out_y, out_x, c, k;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
@@ -40,20 +77,17 @@ static void average_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *inp
                 /* TFLite reports an error for an empty window; SAME and VALID
                  * padding never make one, and dividing by 1 keeps it defined. */
                 const int32_t count = MCU_MAX(1, taps_inside(&wy, &wx));
-                for (c = 0; c < p->channels; ++c) {
-                    int32_t acc = 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        for (fx = wx.first; fx < wx.end; ++fx) {
-                            acc += mcu_widen_8bit(input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
-                                                                        mcu_window_input(&wy, fy),
-                                                                        mcu_window_input(&wx, fx), c)],
-                                                  is_signed);
-                        }
+                uint8_t *out = output + mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, 0);
+                for (c = 0; c < p->channels; c += POOL_CHANNEL_BLOCK) {
+                    int32_t acc[POOL_CHANNEL_BLOCK];
+                    const int32_t n = MCU_MIN(POOL_CHANNEL_BLOCK, p->channels - c);
+                    window_sums_8bit(p, input, b, &wy, &wx, c, n, is_signed, acc);
+                    for (k = 0; k < n; ++k) {
+                        /* Round half away from zero. */
+                        const int32_t mean =
+                            acc[k] > 0 ? (acc[k] + count / 2) / count : (acc[k] - count / 2) / count;
+                        out[c + k] = (uint8_t)mcu_clamp_s32(mean, p->act_min, p->act_max);
                     }
-                    /* Round half away from zero. */
-                    acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
-                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
-                        (uint8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
                 }
             }
         }
@@ -97,9 +131,38 @@ void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, f
     }
 }
 
+/* out[k] = max(out[k], in[k]) for k < n, int8 or uint8 values. */
+static void max_run_8bit(uint8_t *out, const uint8_t *in, int32_t n, int is_signed)
+{
+#if defined(MCU_MVE)
+    for (; n > 0; n -= 16, in += 16, out += 16) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)n);
+        if (is_signed) {
+            vstrbq_p_s8((int8_t *)out,
+                        vmaxq_s8(vldrbq_z_s8((const int8_t *)out, lanes), vldrbq_z_s8((const int8_t *)in, lanes)),
+                        lanes);
+        } else {
+            vstrbq_p_u8(out, vmaxq_u8(vldrbq_z_u8(out, lanes), vldrbq_z_u8(in, lanes)), lanes);
+        }
+    }
+#else
+    int32_t k;
+    for (k = 0; k < n; ++k) {
+        out[k] = (uint8_t)MCU_MAX(mcu_widen_8bit(out[k], is_signed), mcu_widen_8bit(in[k], is_signed));
+    }
+#endif
+}
+
+/* Each channel's maximum over the window: the first tap's run of channels
+ * copied, the others compared into it (the same maximum as the reference's
+ * tap-by-tap loop; the output never overlaps the input), then the fused
+ * activation's clamp. */
 static void max_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
-    int32_t b, out_y, out_x, c, fy, fx;
+    const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
+    const size_t channels = (size_t)p->channels;
+    int32_t b, out_y, out_x, fy, fx;
+    size_t c;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
@@ -107,19 +170,28 @@ static void max_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, 
             for (out_x = 0; out_x < p->output_w; ++out_x) {
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
-                for (c = 0; c < p->channels; ++c) {
-                    int32_t max = is_signed ? INT8_MIN : 0;
-                    for (fy = wy.first; fy < wy.end; ++fy) {
-                        for (fx = wx.first; fx < wx.end; ++fx) {
-                            const int32_t v = mcu_widen_8bit(
-                                input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
-                                                      mcu_window_input(&wy, fy), mcu_window_input(&wx, fx), c)],
-                                is_signed);
-                            max = MCU_MAX(max, v);
+                uint8_t *out = output + mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, 0);
+                int first = 1;
+                for (fy = wy.first; fy < wy.end; ++fy) {
+                    for (fx = wx.first; fx < wx.end; ++fx) {
+                        const uint8_t *run = input + mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                     mcu_window_input(&wy, fy),
+                                                                     mcu_window_input(&wx, fx), 0);
+                        if (first) {
+                            memcpy(out, run, channels);
+                            first = 0;
+                        } else {
+                            max_run_8bit(out, run, p->channels, is_signed);
                         }
                     }
-                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
-                        (uint8_t)mcu_clamp_s32(max, p->act_min, p->act_max);
+                }
+                if (first) { /* no tap inside: the reference's starting value */
+                    memset(out, (int)(uint8_t)lowest, channels);
+                }
+                if (p->act_min > lowest || p->act_max < highest) {
+                    for (c = 0; c < channels; ++c) {
+                        out[c] = (uint8_t)mcu_clamp_s32(mcu_widen_8bit(out[c], is_signed), p->act_min, p->act_max);
+                    }
                 }
             }
         }

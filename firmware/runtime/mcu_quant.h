@@ -12,6 +12,14 @@
 
 #include <stdint.h>
 
+/* Forces the inlining of the int16 fixed-point functions whose integer-bit
+ * counts are constants at their call sites. */
+#if defined(__GNUC__)
+#define MCU_QUANT_INLINE __attribute__((always_inline))
+#else
+#define MCU_QUANT_INLINE
+#endif
+
 /* (a * b * 2) >> 32 rounded to nearest, saturating the single overflow case
  * INT32_MIN * INT32_MIN. */
 static inline int32_t mcu_sat_round_doubling_high_mul(int32_t a, int32_t b)
@@ -232,6 +240,25 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4_n(int32x4_t x, int32_t multi
     return vrshlq_n_s32(vqaddq_s32(high, vshrq_n_s32(high, 31)), shift);
 }
 
+/* mcu_mul_by_quantized_mul_single_round on four lanes sharing a multiplier
+ * (a quantized one: not INT32_MIN) and a shift <= 0, with k = 31 - shift:
+ * - k = 31: VQRDMULH is (2xm + 2^31) >> 32 = (xm + 2^30) >> 31;
+ * - k = 32: VRMULH is (xm + 2^31) >> 32;
+ * - k >= 33: 2^(k-1) is a multiple of 2^32, so (xm + 2^(k-1)) >> k is
+ *   (floor(xm / 2^32) + 2^(k-33)) >> (k - 32): VMULH, then VRSHL by
+ *   -(k - 32) = shift + 1, which rounds half up without overflow.
+ * (Callers take the scalar helper for shifts above 0.) */
+static inline int32x4_t mcu_mul_by_quantized_mul_single_round_n_x4(int32x4_t x, int32_t multiplier, int32_t shift)
+{
+    if (shift == 0) {
+        return vqrdmulhq_n_s32(x, multiplier);
+    }
+    if (shift == -1) {
+        return vrmulhq_s32(x, vdupq_n_s32(multiplier));
+    }
+    return vrshlq_n_s32(vmulhq_s32(x, vdupq_n_s32(multiplier)), shift + 1);
+}
+
 /* mcu_mul_by_quantized_mul_x4 for a multiplier and a shift shared by all
  * lanes, given as left_shift = max(shift, 0) mod 32 (a core register) and
  * `right` = min(shift, 0) in every lane: the same steps, with the
@@ -239,7 +266,8 @@ static inline int32x4_t mcu_mul_by_quantized_mul_x4_n(int32x4_t x, int32_t multi
 static inline int32x4_t mcu_mul_by_quantized_mul_n_x4(int32x4_t x, int32_t multiplier, int32_t left_shift,
                                                       int32x4_t right)
 {
-    const int32x4_t high = vqrdmulhq_n_s32(vshlq_r_s32(x, left_shift), multiplier);
+    /* A constant 0 (ADD's rescales) drops the shift at compile time. */
+    const int32x4_t high = vqrdmulhq_n_s32(left_shift != 0 ? vshlq_r_s32(x, left_shift) : x, multiplier);
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
@@ -342,15 +370,15 @@ static inline int32_t mcu_round_to_int32_x86(double q)
 
 /* ---- gemmlowp fixed point, int16 overloads ---- */
 
+/* gemmlowp's SaturatingRoundingDoublingHighMul on int16: (ab + nudge) / 2^15
+ * with the nudge 2^14 (ab >= 0) or 1 - 2^14 and a division truncating toward
+ * zero, which is floor((ab + 2^14) / 2^15) for either sign (the argument
+ * beside mcu_mul_by_quantized_mul, at 16 bits): one add and one arithmetic
+ * shift.  Only INT16_MIN * INT16_MIN reaches 2^15, which saturates. */
 static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
 {
-    int32_t ab, nudge;
-    if (a == b && a == INT16_MIN) {
-        return INT16_MAX;
-    }
-    ab = (int32_t)a * (int32_t)b;
-    nudge = ab >= 0 ? ((int32_t)1 << 14) : (1 - ((int32_t)1 << 14));
-    return (int16_t)((ab + nudge) / ((int32_t)1 << 15));
+    const int32_t high = ((int32_t)a * (int32_t)b + ((int32_t)1 << 14)) >> 15;
+    return (int16_t)(high > INT16_MAX ? INT16_MAX : high);
 }
 
 /* As above but truncating toward zero (ARM's SQDMULH). */
@@ -570,10 +598,29 @@ static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_
     return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
 }
 
-/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits out. */
-static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+/* exp_on_negative_values' barrel: exp(-2^exponent) for exponent -2 .. 4 as
+ * Q31 constants, each passed to STEP(exponent, multiplier) in order. */
+#define MCU_FP16_EXP_BARREL(STEP)                                                                                      \
+    STEP(-2, 1672461947) STEP(-1, 1302514674) STEP(0, 790015084) STEP(1, 290630308) STEP(2, 39332535) STEP(3, 720401) \
+    STEP(4, 242)
+
+/* One factor of exp's barrel: when the remainder has bit fractional_bits +
+ * exponent set, the result times exp(-2^exponent) (the int32 constant
+ * rounded to 16 bits; a literal where this inlines). */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_barrel(int16_t result, int16_t remainder, int integer_bits,
+                                                           int exponent, int32_t multiplier)
 {
-    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    if (integer_bits > exponent && (remainder & (1 << (15 - integer_bits + exponent)))) {
+        return mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multiplier));
+    }
+    return result;
+}
+
+/* exp(a) for a <= 0 with `integer_bits` (0..7) integer bits; 0 integer bits
+ * out.  Always inlined: with a constant integer_bits (the LSTM gates) the
+ * barrel below reduces to the steps that can happen. */
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bits)
+{
     const int fractional_bits = 15 - integer_bits;
     const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
     const int16_t mask = mcu_fp16_sub(one_quarter, 1);
@@ -581,12 +628,10 @@ static inline int16_t mcu_fp16_exp_on_negative_values(int16_t a, int integer_bit
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
         mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
-    int exponent;
-    for (exponent = -2; exponent <= 4; ++exponent) {
-        if (integer_bits > exponent && (remainder & (1 << (fractional_bits + exponent)))) {
-            result = mcu_sat_round_doubling_high_mul_s16(result, mcu_fp16_constant(multipliers[exponent + 2]));
-        }
-    }
+#define MCU_FP16_EXP_STEP(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP)
+#undef MCU_FP16_EXP_STEP
     if (integer_bits > 5 && a < mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)))) {
         result = 0;
     }
@@ -612,7 +657,7 @@ static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
 }
 
 /* gemmlowp::logistic on int16 with `integer_bits` integer bits in, 0 out. */
-static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 {
     const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
@@ -625,7 +670,7 @@ static inline int16_t mcu_fp16_logistic(int16_t a, int integer_bits)
 }
 
 /* gemmlowp::tanh on int16 with `integer_bits` (0..6) integer bits in, 0 out. */
-static inline int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
+static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits)
 {
     const int16_t negative_part = a < 0 ? a : mcu_fp16_neg(a);
     /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
@@ -736,14 +781,10 @@ static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int inte
     const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
     int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
         vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
-    /* The scalar function's multipliers, one call each: */
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -2, 1672461947);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, -1, 1302514674);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 0, 790015084);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 1, 290630308);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 2, 39332535);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 3, 720401);
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, 4, 242);
+#define MCU_FP16_EXP_STEP_X8(exponent, multiplier) \
+    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, exponent, multiplier);
+    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP_X8)
+#undef MCU_FP16_EXP_STEP_X8
     if (integer_bits > 5) {
         const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
         result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));

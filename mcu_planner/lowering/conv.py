@@ -100,6 +100,8 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
+        # Set by codegen when the plan overlaps the output with the input.
+        "raster_walk": 0,
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
 

@@ -104,9 +104,10 @@ _POOL_PIXEL = RasterOrder(1, "pool")
 _ROWS = RasterOrder(1, "rows")
 
 KERNEL_ORDERS: dict[str, RasterOrder] = {
-    # mcu_conv.c: conv_1x1_s8, conv_2d_s8_columns and conv_2d_s8_one_group
-    # take two output pixels at a time; the per-tap-offset loop one.
-    "mcu_conv_2d_s8": RasterOrder(2, "conv"),
+    # mcu_conv.c, with raster_walk set (codegen sets it where the plan
+    # overlaps): Helium passes take four output pixels at a time, the C and
+    # DSP paths two, the per-tap-offset loop one.
+    "mcu_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
     "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # one pixel, four channels at a time
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
