@@ -107,6 +107,9 @@ SLOW_TESTS = frozenset(
         "test_mutated_models_never_crash_the_command",
         "test_header_carries_the_model_sha256_and_the_tool_version",
         "test_one_region_is_the_ram_shorthand",
+        "test_several_models_share_one_arena",
+        "test_a_board_build_failure_leaves_no_parent_directories",
+        "test_json_is_not_written_when_outdir_fails",
         # Not C, but seconds of sleeping between signals.
         "test_sigterm_never_leaves_outdir_missing_or_staging_behind",
     }
