@@ -70,6 +70,7 @@ def test_plan_json_records_regions_and_cli_reports_each(tmp_path):
     assert record["arena_bytes"] == sum(r["arena_bytes"] for r in record["regions"])
 
 
+@pytest.mark.slow  # -o measures the model's flash with the cross compiler
 def test_one_region_is_the_ram_shorthand(tmp_path):
     """--region NAME=SIZE alone writes exactly what --ram SIZE writes."""
     by_ram, by_region = tmp_path / "ram", tmp_path / "region"

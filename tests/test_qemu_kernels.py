@@ -352,3 +352,31 @@ def test_int8_pools_on_channel_blocks(board):
 
 def test_uint8_pools_on_helium():
     assert_matches_reference(pool_model(Uint8Net(38)), inputs=2, target="mps3-an547")
+
+
+def requantize_model() -> bytes:
+    """QUANTIZE between 8- and 16-bit types on 21 values (five passes of four
+    lanes and one of one): rescale factors above one (a left shift) and below,
+    zero points at the ends of each range, outputs that saturate."""
+    model = Branches("requantize lanes")
+    zero_points = {"int8": (-128, 127), "uint8": (0, 255), "int16": (0, 0)}
+    pairs = [
+        ("int8", "int8"),
+        ("int8", "uint8"),
+        ("uint8", "int8"),
+        ("int8", "int16"),
+        ("int16", "int8"),
+        ("int16", "int16"),
+    ]
+    for in_dtype, out_dtype in pairs:
+        for k, ratio in enumerate((3.7, 0.013)):
+            in_scale = 0.05 if in_dtype != "int16" else 0.0005
+            x = model.input((3, 7), in_dtype, (in_scale, zero_points[in_dtype][k]))
+            out_q = (float(np.float32(in_scale * ratio)), zero_points[out_dtype][1 - k])
+            model.op("QUANTIZE", (x,), (3, 7), out_dtype, out_q)
+    return model.build()
+
+
+def test_requantize_lanes_on_helium():
+    report = check_model(requantize_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()

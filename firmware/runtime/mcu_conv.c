@@ -1049,6 +1049,133 @@ static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t 
     }
 }
 
+#if defined(MCU_MVE)
+/* One aligned group of `count` raster pixels from pixel (b, y, x) on, in one
+ * Helium pass: read in place when every window has the same taps inside the
+ * input, otherwise each window first copied into a column (the padding as
+ * the input zero point), so that the pass's taps are the same for all. */
+static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                   const int32_t *bias, int32_t b, int32_t y, int32_t x, int32_t count,
+                                   int8_t *out)
+{
+    const mcu_window_axis wy0 = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+    const mcu_window_axis wx0 = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const int8_t *xs[4];
+    int32_t at_b[4], at_y[4], at_x[4];
+    mcu_helium_taps taps;
+    const int8_t *w = filter;
+    int32_t k;
+    int same = wy0.end > wy0.first && wx0.end > wx0.first;
+    for (k = 0; k < count; ++k) {
+        const mcu_window_axis wy = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
+                                                      p->input_h);
+        const mcu_window_axis wx = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
+                                                      p->input_w);
+        same = same && wy.first == wy0.first && wy.end == wy0.end && wx.first == wx0.first && wx.end == wx0.end;
+        at_b[k] = b;
+        at_y[k] = y;
+        at_x[k] = x;
+        if (++x == p->output_w) {
+            x = 0;
+            if (++y == p->output_h) {
+                y = 0;
+                ++b;
+            }
+        }
+    }
+    taps.offset = p->input_offset;
+    taps.out_step = (size_t)p->output_c;
+    if (same) {
+        taps.row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
+        taps.tap = (size_t)p->dilation_w * (size_t)p->input_c;
+        taps.rows = wy0.end - wy0.first;
+        taps.cols = wx0.end - wx0.first;
+        taps.inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
+        w += ((size_t)wy0.first * (size_t)p->filter_w + (size_t)wx0.first) * (size_t)p->output_c;
+        for (k = 0; k < count; ++k) {
+            /* Same taps: each window's first inside tap is its origin moved by wy0.first, wx0.first taps. */
+            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at_b[k],
+                                            at_y[k] * p->stride_h - p->pad_h + wy0.first * p->dilation_h,
+                                            at_x[k] * p->stride_w - p->pad_w + wx0.first * p->dilation_w, 0);
+        }
+    } else {
+        taps.row = (size_t)p->filter_w * (size_t)p->input_c;
+        taps.tap = (size_t)p->input_c;
+        taps.rows = p->filter_h;
+        taps.cols = p->filter_w;
+        taps.inside = 1; /* copied windows: the padding holds the zero point */
+        for (k = 0; k < count; ++k) {
+            const mcu_window_axis wy = mcu_window_axis_at(at_y[k], p->stride_h, p->pad_h, p->dilation_h,
+                                                          p->filter_h, p->input_h);
+            conv_window_to_column(p, input, at_b[k], &wy, at_x[k], conv_columns[k]);
+            xs[k] = conv_columns[k];
+        }
+    }
+    mcu_helium_depthwise_s8(p, xs, count, &taps, w, bias, out);
+}
+
+/* Over a shared buffer with Helium: the aligned groups of four raster pixels
+ * the plan assumes, one pass each. */
+static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
+                                               const int8_t *filter, const int32_t *bias, int8_t *output)
+{
+    const int32_t pixels = p->batches * p->output_h * p->output_w, per_image = p->output_h * p->output_w;
+    int32_t first;
+    for (first = 0; first < pixels; first += 4) {
+        const int32_t yx = first % per_image;
+        depthwise_group_helium(p, input, filter, bias, first / per_image, yx / p->output_w, yx % p->output_w,
+                               MCU_MIN(pixels - first, 4), output + (size_t)first * (size_t)p->output_c);
+    }
+}
+#endif
+
+/* Depth multiplier 1 or a multiple of 4 under a planned overlap
+ * (raster_walk): the raster walk in the aligned groups of four pixels the
+ * plan assumes
+ * (lowering/traits.py, KERNEL_ORDERS), each group in runs of pixels whose
+ * windows have the same taps inside the input -- along a row, or down a
+ * one-column output. */
+static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                         const int32_t *bias, int8_t *output)
+{
+#if defined(MCU_MVE)
+    if (p->filter_h * p->filter_w * p->input_c <= MCU_CONV_COLUMN_MAX) {
+        depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output);
+        return;
+    }
+#endif
+    const int down = p->output_w == 1;
+    int32_t b, y, x, index = 0, count = 0, run_b = 0, run_y = 0, run_x = 0;
+    mcu_window_axis run_wy = {0, 1, 0, 0}, run_wx = {0, 1, 0, 0};
+    for (b = 0; b < p->batches; ++b) {
+        for (y = 0; y < p->output_h; ++y) {
+            const mcu_window_axis wy = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
+                                                          p->input_h);
+            for (x = 0; x < p->output_w; ++x, ++index) {
+                const mcu_window_axis wx = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
+                                                              p->input_w);
+                const int same_taps = wy.first == run_wy.first && wy.end == run_wy.end &&
+                                      wx.first == run_wx.first && wx.end == run_wx.end;
+                if (count > 0 && (index % 4 == 0 || b != run_b || !same_taps || (!down && y != run_y))) {
+                    depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
+                    count = 0;
+                }
+                if (count == 0) {
+                    run_b = b;
+                    run_y = y;
+                    run_x = x;
+                    run_wy = wy;
+                    run_wx = wx;
+                }
+                ++count;
+            }
+        }
+    }
+    if (count > 0) {
+        depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
+    }
+}
+
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
  * it per tap. */
@@ -1069,14 +1196,7 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
         return;
     }
     if (multiplier == 1 || multiplier % 4 == 0) {
-        /* Raster order for a planned overlap: one pixel per run. */
-        for (b = 0; b < p->batches; ++b) {
-            for (out_y = 0; out_y < p->output_h; ++out_y) {
-                for (out_x = 0; out_x < p->output_w; ++out_x) {
-                    depthwise_run(p, input, filter, bias, b, out_y, out_x, 1, 0, output);
-                }
-            }
-        }
+        depthwise_conv_2d_s8_raster4(p, input, filter, bias, output);
         return;
     }
     for (b = 0; b < p->batches; ++b) {
@@ -1109,10 +1229,14 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the depthwise
- * kernels (int8 with p->raster_walk set; float and the per-tap-offset path
- * always) and mcu_conv_2d_f32 write one output pixel at a time in raster
- * order (batch, row, column), reading only that pixel's window.
+/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+ * p->raster_walk set, the int8 depthwise kernel writes output pixels in
+ * raster order (batch, row, column) in the aligned groups of four its entry
+ * declares, each group reading only its own windows
+ * (depthwise_conv_2d_s8_raster4; the per-tap-offset path one pixel at a
+ * time); the runs along whole rows and down columns run only without it.
+ * The float one (and mcu_conv_2d_f32) writes one pixel at a time in raster
+ * order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
  * still to be read (mcu_planner/overlap.py).  Loops that change the walk must

@@ -2,6 +2,7 @@
  * Dequantize (quantize.cc / dequantize.cc with the reference resolver). */
 #include "mcu_quantize.h"
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 
 /* AffineQuantize: static_cast<int32_t>(std::round(val / scale)) + zero point,
@@ -24,26 +25,81 @@ MCU_QUANTIZE_F32(mcu_quantize_f32_s8, int8_t)
 MCU_QUANTIZE_F32(mcu_quantize_f32_u8, uint8_t)
 MCU_QUANTIZE_F32(mcu_quantize_f32_s16, int16_t)
 
-#define MCU_REQUANTIZE(name, in_t, out_t, out_min, out_max)                                                  \
-    void name(const mcu_requantize_params *p, const in_t *input, out_t *output)                              \
-    {                                                                                                        \
-        int32_t i;                                                                                           \
-        for (i = 0; i < p->size; ++i) {                                                                      \
-            const int32_t centered = (int32_t)input[i] - p->input_zero_point;                                \
-            const int64_t q =                                                                                \
-                (int64_t)mcu_mul_by_quantized_mul(centered, p->multiplier, (int)p->shift) + p->output_zero_point; \
-            output[i] = (out_t)(q < (out_min) ? (out_min) : (q > (out_max) ? (out_max) : q));                \
-        }                                                                                                    \
+#define MCU_REQUANTIZE_LOOP(in_t, out_t, out_min, out_max)                                                 \
+    for (; i < p->size; ++i) {                                                                               \
+        const int32_t centered = (int32_t)input[i] - p->input_zero_point;                                    \
+        const int64_t q =                                                                                    \
+            (int64_t)mcu_mul_by_quantized_mul(centered, p->multiplier, (int)p->shift) + p->output_zero_point; \
+        output[i] = (out_t)(q < (out_min) ? (out_min) : (q > (out_max) ? (out_max) : q));                    \
     }
 
-MCU_REQUANTIZE(mcu_requantize_s8_s8, int8_t, int8_t, INT8_MIN, INT8_MAX)
-MCU_REQUANTIZE(mcu_requantize_s8_u8, int8_t, uint8_t, 0, UINT8_MAX)
-MCU_REQUANTIZE(mcu_requantize_u8_s8, uint8_t, int8_t, INT8_MIN, INT8_MAX)
-MCU_REQUANTIZE(mcu_requantize_u8_u8, uint8_t, uint8_t, 0, UINT8_MAX)
-MCU_REQUANTIZE(mcu_requantize_s8_s16, int8_t, int16_t, INT16_MIN, INT16_MAX)
-MCU_REQUANTIZE(mcu_requantize_u8_s16, uint8_t, int16_t, INT16_MIN, INT16_MAX)
-MCU_REQUANTIZE(mcu_requantize_s16_s8, int16_t, int8_t, INT8_MIN, INT8_MAX)
-MCU_REQUANTIZE(mcu_requantize_s16_s16, int16_t, int16_t, INT16_MIN, INT16_MAX)
+#define MCU_REQUANTIZE(name, in_t, out_t, out_min, out_max)                     \
+    void name(const mcu_requantize_params *p, const in_t *input, out_t *output) \
+    {                                                                           \
+        int32_t i = 0;                                                          \
+        MCU_REQUANTIZE_LOOP(in_t, out_t, out_min, out_max)                      \
+    }
+
+#if defined(MCU_MVE)
+/* Helium, for 8- and 16-bit types: four values per pass widened to int32
+ * lanes, mcu_mul_by_quantized_mul_n_x4 (mcu_mul_by_quantized_mul per lane),
+ * the output zero point added saturating (the int64 sum above clamps to
+ * the output range all the same), the clamp, the narrowing store; the last
+ * pass predicated. */
+static inline int32x4_t load_lanes_s8(const int8_t *x, mve_pred16_t lanes)
+{
+    return vldrbq_z_s32(x, lanes);
+}
+static inline int32x4_t load_lanes_u8(const uint8_t *x, mve_pred16_t lanes)
+{
+    return vreinterpretq_s32_u32(vldrbq_z_u32(x, lanes));
+}
+static inline int32x4_t load_lanes_s16(const int16_t *x, mve_pred16_t lanes)
+{
+    return vldrhq_z_s32(x, lanes);
+}
+static inline void store_lanes_s8(int8_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrbq_p_s32(y, v, lanes);
+}
+static inline void store_lanes_u8(uint8_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrbq_p_u32(y, vreinterpretq_u32_s32(v), lanes);
+}
+static inline void store_lanes_s16(int16_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrhq_p_s32(y, v, lanes);
+}
+
+#define MCU_REQUANTIZE_LANES(name, in_t, out_t, out_min, out_max, in_tag, out_tag)                            \
+    void name(const mcu_requantize_params *p, const in_t *input, out_t *output)                               \
+    {                                                                                                         \
+        const int32_t left_shift = p->shift > 0 ? p->shift & 31 : 0;                                          \
+        const int32x4_t right = vdupq_n_s32(p->shift < 0 ? p->shift : 0);                                     \
+        int32_t i;                                                                                            \
+        for (i = 0; i < p->size; i += 4) {                                                                    \
+            const mve_pred16_t lanes = vctp32q((uint32_t)(p->size - i));                                      \
+            int32x4_t q = vsubq_s32(load_lanes_##in_tag(input + i, lanes), vdupq_n_s32(p->input_zero_point)); \
+            q = mcu_mul_by_quantized_mul_n_x4(q, p->multiplier, left_shift, right);                           \
+            q = vqaddq_s32(q, vdupq_n_s32(p->output_zero_point));                                             \
+            q = vmaxq_s32(vminq_s32(q, vdupq_n_s32(out_max)), vdupq_n_s32(out_min));                          \
+            store_lanes_##out_tag(output + i, q, lanes);                                                      \
+        }                                                                                                     \
+    }
+#else
+#define MCU_REQUANTIZE_LANES(name, in_t, out_t, out_min, out_max, in_tag, out_tag) \
+    MCU_REQUANTIZE(name, in_t, out_t, out_min, out_max)
+#endif
+
+MCU_REQUANTIZE_LANES(mcu_requantize_s8_s8, int8_t, int8_t, INT8_MIN, INT8_MAX, s8, s8)
+MCU_REQUANTIZE_LANES(mcu_requantize_s8_u8, int8_t, uint8_t, 0, UINT8_MAX, s8, u8)
+MCU_REQUANTIZE_LANES(mcu_requantize_u8_s8, uint8_t, int8_t, INT8_MIN, INT8_MAX, u8, s8)
+MCU_REQUANTIZE_LANES(mcu_requantize_u8_u8, uint8_t, uint8_t, 0, UINT8_MAX, u8, u8)
+MCU_REQUANTIZE_LANES(mcu_requantize_s8_s16, int8_t, int16_t, INT16_MIN, INT16_MAX, s8, s16)
+MCU_REQUANTIZE_LANES(mcu_requantize_u8_s16, uint8_t, int16_t, INT16_MIN, INT16_MAX, u8, s16)
+MCU_REQUANTIZE_LANES(mcu_requantize_s16_s8, int16_t, int8_t, INT8_MIN, INT8_MAX, s16, s8)
+MCU_REQUANTIZE_LANES(mcu_requantize_s16_s16, int16_t, int16_t, INT16_MIN, INT16_MAX, s16, s16)
+/* int32 on either side: the scalar loop (int32 - zero point may wrap there). */
 MCU_REQUANTIZE(mcu_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)
 MCU_REQUANTIZE(mcu_requantize_s32_s8, int32_t, int8_t, INT8_MIN, INT8_MAX)
 MCU_REQUANTIZE(mcu_requantize_s32_s16, int32_t, int16_t, INT16_MIN, INT16_MAX)

@@ -109,7 +109,8 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
     # DSP paths two, the per-tap-offset loop one.
     "mcu_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
-    "mcu_depthwise_conv_2d_s8": _CONV_PIXEL,  # one pixel, four channels at a time
+    # Up to four pixels of an aligned group of four, four channels at a time.
+    "mcu_depthwise_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
     "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
     "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
