@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import MODELS_DIR, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.check import check_model  # noqa: E402
 from mcu_planner.errors import McuPlanError, one_line  # noqa: E402
 from mcu_planner.firmware_build import board_names  # noqa: E402
@@ -51,7 +51,7 @@ def main() -> int:
             body = profile_lines(path, board)
             print(f"{path.stem} on {board}: {body[0]}", flush=True)
             lines += [f"## {path.stem} on {board}", "", "```", *body, "```", ""]
-    Path(args.out).write_text("\n".join(lines))
+    Path(args.out).write_text("\n".join(lines + provenance_lines(paths)))
     print(f"wrote {args.out}")
     return 0
 

@@ -21,7 +21,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.pipeline import PlanOptions  # noqa: E402
@@ -82,7 +82,7 @@ def main() -> int:
                 f"| {plan.source} | {'identical' if same else 'DIFFER'} |"
             )
             print(lines[-1], flush=True)
-    lines += ["", "Command: `python bench/tflm_plan.py`."]
+    lines += ["", "Command: `python bench/tflm_plan.py`.", ""] + provenance_lines(shared_model_paths())
     Path(args.out).write_text("\n".join(lines) + "\n")
     return 0
 

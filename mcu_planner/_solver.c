@@ -80,8 +80,8 @@ static int read_pairs(PyObject *pairs_obj, int n, const int64_t *size, const int
     if (!seq) return 0;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
     int ok = 0;
-    if (count > n) {
-        PyErr_SetString(PyExc_ValueError, "more pairs than buffers");
+    if (count > (Py_ssize_t)n * (Py_ssize_t)n || count > INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "more pairs than pairs of buffers");
         goto done;
     }
     *pairs = malloc((size_t)(3 * count + 1) * sizeof **pairs);

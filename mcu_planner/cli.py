@@ -381,7 +381,9 @@ def _run_plan(args: argparse.Namespace) -> int:
 
     options = _plan_options(args, _regions_of(args))
     analysed = analyse_model(args.model, options)
-    graph, lifetimes = analysed.graph, analysed.lifetimes
+    # The model as read (its depthwise convolutions on their ordinary kernel).
+    ordinary = analysed.without_in_place or analysed
+    graph, lifetimes = ordinary.graph, ordinary.lifetimes
     out = sys.stdout
     print(f"model: {args.model}", file=out)
     for line in report.model_summary(graph, lifetimes):
@@ -401,8 +403,18 @@ def _run_plan(args: argparse.Namespace) -> int:
     if planned.compared and planned.regions is None:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
+    in_place_depthwise = report.in_place_depthwise_ops(graph)
+    if in_place_depthwise:
+        print(
+            f"in-place depthwise (for --ram): ops {', '.join(map(str, in_place_depthwise))} run channel by channel "
+            "over their own input through a scratch buffer",
+            file=out,
+        )
+    without_overlaps = None
     if planned.regions is None:
-        for line in report.plan_summary(lifetimes, plan):
+        # What the overlaps saved: the same lifetimes planned with none.
+        without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
+        for line in report.plan_summary(lifetimes, plan, without_overlaps):
             print(line, file=out)
     else:
         for line in report.region_lines(planned.regions):
@@ -429,7 +441,9 @@ def _run_plan(args: argparse.Namespace) -> int:
         print(flash.line(), file=out)
     try:
         if args.json:
-            record = report.plan_json(args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order)
+            record = report.plan_json(
+                args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order, without_overlaps
+            )
             if planned.regions is not None:
                 report.add_regions(record, planned.regions, lifetimes)
             staged.append(_StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n"))

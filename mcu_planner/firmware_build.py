@@ -601,6 +601,8 @@ def build_library(
         name=model.name,
         core=core,
         cpu_flags=core_flags(core),
+        warning_flags=STRICT_WARNING_FLAGS,
+        float_flags=FLOAT_FLAGS,
         sources=sources,
         sections=sections,
         alignment=max(alignment, 16) if alignment & (alignment - 1) == 0 else 16,

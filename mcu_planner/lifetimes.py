@@ -38,8 +38,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .graph import DTYPE_BITS, Graph, Operator
-from .lowering.traits import op_traits
-from .overlap import WINDOWED_OPCODES, kernel_access, max_output_offset
+from .lowering.traits import IN_PLACE_DEPTHWISE, op_traits
+from .overlap import WINDOWED_OPCODES, kernel_walk, max_output_offset
 from .problem import Buffer, Overlap, Problem, Step, align_up
 from .slicing import contiguous_pieces
 
@@ -136,6 +136,18 @@ class _AliasBuilder:
         self.aliases[dst] = src
         self.elided.add(op.index)
 
+    def try_write_over_input(self, op: Operator) -> None:
+        """A depthwise convolution run channel by channel over its own input
+        (in_place_depthwise.py) writes its output into the input's bytes.
+        The op still runs."""
+        src, dst = op.inputs[0], op.outputs[0]
+        if src not in self.activation_set or dst not in self.activation_set or dst in self.graph.inputs:
+            return
+        if self.graph.tensors[dst].nbytes > self.graph.tensors[src].nbytes or not self._dies_at(src, op):
+            return
+        self._merge(dst, into=src, offset=0)
+        self.aliases[dst] = src
+
     def try_share_pieces(self, op: Operator) -> None:
         """Outputs that are contiguous runs of the dying input take its bytes."""
         offsets = contiguous_pieces(op, self.graph)
@@ -211,7 +223,9 @@ class _AliasBuilder:
     def run(self) -> None:
         for op in self.graph.operators:
             traits = op_traits(op.opcode)
-            if traits.reinterprets_input:
+            if op.options.get(IN_PLACE_DEPTHWISE):
+                self.try_write_over_input(op)
+            elif traits.reinterprets_input:
                 self.try_reinterpret(op)
             elif traits.concatenates_inputs:
                 self.try_concatenate_in_place(op)
@@ -301,12 +315,13 @@ def _overlaps(
         or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
     ):
         return ()
-    access = kernel_access(op, graph)
-    if access is None:
+    walk = kernel_walk(op, graph)
+    if walk is None:
         return ()
+    access, slower = walk
     input_at, output_at = placements[src].offset, placements[dst].offset
     limit = input_at + max_output_offset(access) - output_at
-    return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at),)
+    return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at, slower=slower),)
 
 
 def _may_overwrite(

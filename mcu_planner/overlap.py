@@ -33,7 +33,7 @@ import numpy as np
 
 from .graph import DTYPE_BITS, Graph, Operator
 from .lowering import NotLowerable, lower
-from .lowering.traits import kernel_order
+from .lowering.traits import kernel_order, raster_walk_is_slower
 from .errors import McuPlanError
 from .problem import WindowAccess
 
@@ -46,6 +46,21 @@ WINDOWED_OPCODES = frozenset(
 def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
     """The walk of the kernel `op` lowers to over its input 0 and output 0,
     or None when the kernel declares none (or the op does not lower)."""
+    walk = kernel_walk(op, graph)
+    return walk[0] if walk else None
+
+
+def kernel_walk(op: Operator, graph: Graph) -> tuple[WindowAccess, bool] | None:
+    """kernel_access, and whether the walk costs the kernel its faster one
+    (traits.raster_walk_is_slower)."""
+    access = _access(op, graph)
+    if access is None:
+        return None
+    call = lower(op, graph)
+    return access, raster_walk_is_slower(call.function, dict(call.params))
+
+
+def _access(op: Operator, graph: Graph) -> WindowAccess | None:
     if op.opcode not in WINDOWED_OPCODES or not op.inputs or len(op.outputs) != 1:
         return None
     try:

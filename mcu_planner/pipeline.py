@@ -6,9 +6,10 @@ through here, and `ram_needed` is the one rule for whether a model fits.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .folding import fold_constants
+from .in_place_depthwise import candidates as in_place_candidates, with_in_place_depthwise
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
@@ -54,6 +55,12 @@ class AnalysedModel:
     model_order: "AnalysedModel | None" = None
     # The op indices of the model (after constant folding) in the order `graph` runs them.
     op_order: tuple[int, ...] | None = None
+    # When `graph` runs some depthwise convolutions over their own input
+    # (in_place_depthwise.py): the model without, which planning keeps
+    # unless it does not fit --ram and the in-place arena is smaller (the
+    # channel-by-channel kernel is slower: kws_ref_model on the M4 takes
+    # 367,833 ticks in place against 224,091).
+    without_in_place: "AnalysedModel | None" = None
     # SHA-256 (hex) of the model file's bytes, written into the generated header.
     model_sha256: str = ""
 
@@ -112,7 +119,21 @@ ORDERS = ("model", "auto", "memory")
 def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
     """Read and validate `model` (validate.py: exit 2 naming the op, tensor
     and rule a model breaks), fold constant chains, choose the op order
-    (`options.order`, order.py) and compute its tensors' lifetimes in it."""
+    (`options.order`, order.py), compute its tensors' lifetimes in it, and
+    with aliasing on, offer the depthwise convolutions that may run in place
+    (in_place_depthwise.py) as an alternative."""
+    analysed = _analyse_order(model, options, label)
+    if not options.alias:
+        return analysed
+    chosen = in_place_candidates(analysed.graph, analysed.lifetimes)
+    if not chosen:
+        return analysed
+    graph = with_in_place_depthwise(analysed.graph, chosen)
+    lifetimes = compute_lifetimes(graph, alignment=options.alignment, alias=options.alias)
+    return AnalysedModel(graph, lifetimes, op_order=analysed.op_order, without_in_place=analysed)
+
+
+def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
     graph = load_model(model, label=label)
     digest = model_sha256(model)
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
@@ -166,6 +187,19 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
         )
         planned.regions = regions
         return planned
+    quick = model.lifetimes.problem.without_slower_overlaps()
+    if quick is model.lifetimes.problem:
+        return _plan_lifetimes(model, options)
+    # Overlaps that slow their kernel (traits.raster_walk_is_slower) only
+    # when the budget needs them.
+    fast = _plan_lifetimes(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
+    if options.ram is None or fast.fits:
+        return fast
+    slow = _plan_lifetimes(model, options)
+    return slow if slow.plan.arena_bytes < fast.plan.arena_bytes else fast
+
+
+def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
     if options.planner == "all":
@@ -195,6 +229,12 @@ def side_by_side(regions: RegionPlans) -> ArenaPlan:
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    if model.without_in_place is not None:
+        without = plan_analysed(model.without_in_place, options)
+        if options.ram is None or without.fits:
+            return without  # the slower in-place kernel only when the budget needs it
+        planned = plan_analysed(replace(model, without_in_place=None), options)
+        return planned if planned.plan.arena_bytes < without.plan.arena_bytes else without
     planned = _plan_one(model, options)
     planned.op_order = model.op_order
     if model.model_order is None:

@@ -14,7 +14,7 @@ Planners know nothing of flatbuffers, tensors or C: only this module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -84,6 +84,9 @@ class Overlap:
     access: WindowAccess
     output_at: int = 0
     input_at: int = 0
+    # The kernel allows it only through a slower walk (traits.raster_walk_is_slower):
+    # planning takes such overlaps only when the budget needs them.
+    slower: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +147,14 @@ class Problem:
                 if out.start == index and inp.end == index + 1:
                     limits[(o.output, o.input)] = o.max_offset
         return limits
+
+    def without_slower_overlaps(self) -> "Problem":
+        """The problem without the overlaps that would slow their kernel
+        (itself when it has none)."""
+        if not any(o.slower for step in self.steps for o in step.overlaps):
+            return self
+        steps = tuple(replace(s, overlaps=tuple(o for o in s.overlaps if not o.slower)) for s in self.steps)
+        return replace(self, steps=steps)
 
     def may_go_below_live_peak(self) -> bool:
         """Whether some plan may hold fewer bytes than the live peak: only

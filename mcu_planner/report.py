@@ -4,12 +4,13 @@ planner table, the shortfall when a model does not fit, and the plan JSON."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
 from .layers import arena_use, layer_rows
+from .lowering.traits import IN_PLACE_DEPTHWISE
 from .lifetimes import Lifetimes
-from .planning import ArenaPlan
+from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
 from .regions import RegionPlans
 from .scratch import scratch_op
@@ -101,26 +102,49 @@ def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
     return Sharing(in_place, overlaps)
 
 
-def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan) -> list[str]:
+def in_place_depthwise_ops(graph: Graph) -> list[int]:
+    """The depthwise convolutions that run channel by channel over their own input."""
+    return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
+
+
+def arena_without_overlaps(lifetimes: Lifetimes, time_limit: float) -> ArenaPlan | None:
+    """`auto`'s plan of the same lifetimes when no output may start inside
+    its input (None when none may anyway): what the overlaps saved."""
+    problem = lifetimes.problem
+    if not problem.overlap_limits():
+        return None
+    apart = replace(problem, steps=tuple(replace(step, overlaps=()) for step in problem.steps))
+    return plan_auto(apart, time_limit)
+
+
+def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan, without_overlaps: ArenaPlan | None = None) -> list[str]:
     problem = lifetimes.problem
     live_peak = peak_live(problem).bytes
     bound = sharing_lower_bound(problem)
     how = f"planner {plan.planner}" + (" (picked by auto)" if plan.chosen_by_auto else "")
     proof = ", proven optimal" if plan.proven_optimal else ""
     lines = [f"arena: {format_bytes(plan.arena_bytes)} ({how}{proof}, {plan.seconds * 1000:.1f} ms)"]
-    if bound == live_peak:
+    if not problem.may_go_below_live_peak():
         lines.append(f"lower bound: {format_bytes(bound)}, gap {_gap(plan.arena_bytes, bound)}")
         return lines
     # Outputs over their dying inputs may take the arena below the live peak:
     # the bound is then what is left of the peak after all they could share.
     sharing = plan_sharing(lifetimes, plan)
+    saved = ""
+    if without_overlaps is not None and sharing.overlaps:
+        how = "proven optimal" if without_overlaps.proven_optimal else f"planner {without_overlaps.planner}"
+        saved = (
+            f", saving {format_bytes(without_overlaps.arena_bytes - plan.arena_bytes)} "
+            f"(without them: {format_bytes(without_overlaps.arena_bytes)}, {how})"
+        )
     lines += [
         f"live peak: {format_bytes(live_peak)} (whole tensors alive at one op step), "
         f"arena {_gap(plan.arena_bytes, live_peak)}",
         f"lower bound: {format_bytes(bound)} (the live peak less all that overlaps and in-place ops could share), "
         f"gap {_gap(plan.arena_bytes, bound)}",
-        f"sharing: {len(sharing.overlaps)} op{'s' if len(sharing.overlaps) != 1 else ''} write partly over "
-        f"their dying input ({format_bytes(sharing.shared_bytes)} shared), {len(sharing.in_place)} in place",
+        f"overlaps: {len(sharing.overlaps)} op{'s' if len(sharing.overlaps) != 1 else ''} write partly over "
+        f"their dying input ({format_bytes(sharing.shared_bytes)} shared){saved}; "
+        f"in place: {len(sharing.in_place)} op{'s' if len(sharing.in_place) != 1 else ''}",
     ]
     return lines
 
@@ -225,10 +249,12 @@ def plan_json(
     plan: ArenaPlan,
     alias: bool,
     op_order: tuple[int, ...] | None = None,
+    without_overlaps: ArenaPlan | None = None,
 ) -> dict:
     """The plan as JSON; op steps (first_op, last_op, in_place's op, layers'
     step) count in run order, and `op_order` lists the model's op indices in
-    that order."""
+    that order; `without_overlaps` (arena_without_overlaps) says what the
+    overlaps saved."""
     tensors = []
     for t in sorted(lifetimes.placements):
         entry = {
@@ -268,6 +294,8 @@ def plan_json(
             "overlap_ops": len(sharing.overlaps),
             "overlap_shared_bytes": sharing.shared_bytes,
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
+            "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
+            "in_place_depthwise_ops": len(in_place_depthwise_ops(graph)),
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,

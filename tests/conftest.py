@@ -99,6 +99,17 @@ SLOW_TESTS = frozenset(
         "test_conv_rescale_exponents_beyond_31_match_the_reference_sanitized",
         "test_branchy_random_networks_run_in_another_order_bit_exact",
         "test_fully_connected_rescale_inside_int32_matches_sanitized",
+        "test_auto_order_lowers_the_arena_and_stays_bit_exact",
+        "test_shape_chain_folds_to_nothing_at_run_time",
+        "test_c_one_rounding_multiplier_equals_two_roundings",
+        # `-o` compiles the model with a cross compiler to measure its flash
+        # (flash.py): tests that generate many OUTDIRs take seconds each.
+        "test_mutated_models_never_crash_the_command",
+        "test_header_carries_the_model_sha256_and_the_tool_version",
+        "test_one_region_is_the_ram_shorthand",
+        "test_several_models_share_one_arena",
+        "test_a_board_build_failure_leaves_no_parent_directories",
+        "test_json_is_not_written_when_outdir_fails",
         # Not C, but seconds of sleeping between signals.
         "test_sigterm_never_leaves_outdir_missing_or_staging_behind",
     }

@@ -34,6 +34,18 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     )
 
 
+def run_main(capsys, *args) -> subprocess.CompletedProcess:
+    """`run_cli` in this process (no interpreter start-up): main's exit code
+    (argparse's too) and what it wrote."""
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["mcu-plan", *map(str, args)], code, out, err)
+
+
 def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str) -> None:
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -137,7 +149,7 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     assert_one_line_error(result, 3, f"{largest + group * 96 - 262144:,} B short", "live:")
 
 
-def test_bad_inputs_exit_2_with_one_line(tmp_path):
+def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
     empty = tmp_path / "empty.tflite"
     empty.write_bytes(b"")
     text = tmp_path / "notes.tflite"
@@ -164,8 +176,12 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path):
         ([EXAMPLE, "--planner", "magic"], "unknown planner"),
         ([], "no model"),
     ]
-    for args, fragment in cases:
-        assert_one_line_error(run_cli(*args), 2, fragment)
+    # One case through a real process (exit status, stderr, no traceback), the
+    # rest through main() in this process: the same code path, without an
+    # interpreter start-up each.
+    assert_one_line_error(run_cli(*cases[0][0]), 2, cases[0][1])
+    for args, fragment in cases[1:]:
+        assert_one_line_error(run_main(capsys, *args), 2, fragment)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["empty.tflite", "notes.tflite", "truncated.tflite", "corrupt.tflite", "huge.tflite"]
     )

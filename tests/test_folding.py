@@ -16,7 +16,7 @@ from mcu_planner.cli import main
 from mcu_planner.folding import fold_constants
 from mcu_planner.graph import Quantization
 from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.problem import peak_live
+from mcu_planner.problem import peak_live, sharing_lower_bound
 from mcu_planner.reader import read_model
 
 from conftest import SHARED
@@ -228,7 +228,9 @@ def test_shape_chain_folds_to_nothing_at_run_time(tmp_path):
     assert weight_bytes(graph) == weight_bytes(plain_graph)
     assert weight_bytes(graph) < weight_bytes(original)
     lifetimes = compute_lifetimes(graph)
-    assert plan.arena_bytes == peak_live(lifetimes.problem).bytes
+    # At most the live peak of the conv's and FC's activations (less only
+    # where the FC's output overlaps its dying input).
+    assert sharing_lower_bound(lifetimes.problem) <= plan.arena_bytes <= peak_live(lifetimes.problem).bytes
     assert set(lifetimes.placements) == {t for t in lifetimes.placements if not graph.tensors[t].is_constant}
     assert not folded_tensors & set(lifetimes.placements)
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -146,6 +147,13 @@ def test_the_verifier_recomputes_the_bound_instead_of_trusting_the_problem():
     assert exact.arena_bytes == right.buffers[0].size - truth
 
 
+def _ordinary(model: bytes, alignment: int = 16):
+    """The model analysed in its own order, every op on its ordinary kernel
+    (no depthwise convolution in place: that is for --ram alone)."""
+    analysed = analyse_model(model, PlanOptions(alignment=alignment, order="model"))
+    return analysed.without_in_place or analysed
+
+
 def _vww_like(seed: int = 0) -> bytes:
     net = Int8Net(seed=seed)
     x = net.input((1, 24, 24, 3))
@@ -164,7 +172,7 @@ def _vww_like(seed: int = 0) -> bytes:
 
 @pytest.mark.parametrize("planner", ["greedy", "optimal"])
 def test_planners_take_overlaps_and_the_verifier_accepts_their_plans(planner):
-    lifetimes = analyse_model(_vww_like(), PlanOptions(order="model")).lifetimes
+    lifetimes = _ordinary(_vww_like()).lifetimes
     problem = lifetimes.problem
     assert len(problem.overlap_limits()) >= 8
     plan = run_planner(problem, planner, time_limit=5.0)  # verified inside
@@ -177,7 +185,7 @@ def test_planners_take_overlaps_and_the_verifier_accepts_their_plans(planner):
 
 
 def test_a_plan_one_unit_past_an_overlap_bound_is_rejected():
-    lifetimes = analyse_model(_vww_like(), PlanOptions(order="model")).lifetimes
+    lifetimes = _ordinary(_vww_like()).lifetimes
     problem = lifetimes.problem
     plan = run_planner(problem, "optimal", time_limit=5.0)
     assert verify(problem, plan.offsets) == []
@@ -288,7 +296,7 @@ def test_int8_kernels_are_bit_exact_at_the_tightest_overlap_on_cortex_m(target):
 def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
     model, opcodes = CHAINS[kind]()
     alignment = 4 if kind in ("float32", "int16") else 1  # every bound is a whole number of elements
-    analysed = analyse_model(model, PlanOptions(alignment=alignment, order="model"))
+    analysed = _ordinary(model, alignment)
     graph, lifetimes = analysed.graph, analysed.lifetimes
     problem = lifetimes.problem
     limits = problem.overlap_limits()
@@ -316,3 +324,97 @@ def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
         for s, outputs in enumerate(expected):
             for o, want in enumerate(outputs):
                 assert run.outputs[s][o] == np.ascontiguousarray(want).tobytes(), (kind, s, o)
+
+
+def test_report_and_plan_json_say_what_the_overlaps_saved(tmp_path):
+    from test_cli import run_cli
+
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(_vww_like())
+    plan_path = tmp_path / "plan.json"
+    lifetimes = _ordinary(model.read_bytes()).lifetimes
+    live_peak = peak_live(lifetimes.problem).bytes
+    # Its pointwise and depthwise overlaps need the kernels' slower walks:
+    # taken only when the budget needs them.
+    roomy = run_cli(model, "--ram", "1M", "--json", plan_path, "--order", "model")
+    assert roomy.returncode == 0, roomy.stderr
+    assert json.loads(plan_path.read_text())["arena_bytes"] == live_peak
+    result = run_cli(model, "--ram", str(live_peak - 16), "--json", plan_path, "--order", "model")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(plan_path.read_text())
+    # Without overlaps this chain needs its live peak (test_planners_take_overlaps...).
+    assert plan["live_peak_bytes"] == plan["techniques"]["arena_without_overlaps_bytes"] == live_peak
+    assert plan["arena_bytes"] < live_peak
+    saved = live_peak - plan["arena_bytes"]
+    assert f"saving {saved:,} B (without them: {live_peak:,} B, proven optimal)" in result.stdout
+    assert plan["techniques"]["overlap_ops"] == len(plan["overlaps"]) > 0
+    limits = lifetimes.problem.overlap_limits()
+    offsets = {t["index"]: t["offset"] for t in plan["tensors"] if "alias_of" not in t}
+    for o in plan["overlaps"]:
+        assert o["offset"] == offsets[o["output"]] - offsets[o["input"]] <= limits[(o["output"], o["input"])]
+        assert o["shared_bytes"] > 0
+    assert plan["techniques"]["overlap_shared_bytes"] == sum(o["shared_bytes"] for o in plan["overlaps"])
+
+
+def _canonical_optimum(sizes, starts, ends, pairs) -> int:
+    """Brute force: every order of the buffers, each placed at the lowest
+    offset its already placed time-neighbours allow (`height` above a pair's
+    lower buffer instead of its size); the best over all orders is optimal
+    (any plan pushed down is one of these)."""
+    from itertools import permutations
+
+    height = {(lower, upper): h for lower, upper, h in pairs}
+    best = sum(sizes)
+    for order in permutations(range(len(sizes))):
+        offsets: dict[int, int] = {}
+        for b in order:
+            offsets[b] = max(
+                [
+                    offsets[a] + height.get((a, b), sizes[a])
+                    for a in offsets
+                    if starts[a] < ends[b] and starts[b] < ends[a]
+                ],
+                default=0,
+            )
+        best = min(best, max(offsets[b] + sizes[b] for b in offsets))
+    return best
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data())
+def test_the_exact_solver_with_overlap_pairs_finds_the_brute_force_optimum(data):
+    from mcu_planner.planners.optimal import _solver_module
+
+    solver = _solver_module()
+    n = data.draw(st.integers(2, 6))
+    sizes = [data.draw(st.integers(1, 6)) for _ in range(n)]
+    starts = [data.draw(st.integers(0, 4)) for _ in range(n)]
+    ends = [s + data.draw(st.integers(1, 3)) for s in starts]
+    pairs = []
+    for below in range(n):
+        for above in range(n):
+            together = below != above and starts[below] < ends[above] and starts[above] < ends[below]
+            if together and all({below, above} != {a, b} for a, b, _ in pairs) and data.draw(st.booleans()):
+                pairs.append((below, above, data.draw(st.integers(1, sizes[below]))))
+    optimum = _canonical_optimum(sizes, starts, ends, pairs)
+    answer, offsets, _ = solver.fit(sizes, starts, ends, optimum, 5.0, "WAT,TAW,TWA", pairs)
+    assert answer == "found"
+    height = {(lower, upper): h for lower, upper, h in pairs}
+    for a in range(n):  # the plan keeps every pair of time-neighbours apart as far as it must
+        assert 0 <= offsets[a] and offsets[a] + sizes[a] <= optimum
+        for b in range(n):
+            if a != b and starts[a] < ends[b] and starts[b] < ends[a] and offsets[a] <= offsets[b]:
+                assert offsets[b] - offsets[a] >= height.get((a, b), sizes[a]), (a, b)
+    assert solver.fit(sizes, starts, ends, optimum - 1, 5.0, "WAT,TAW,TWA", pairs)[0] == "infeasible"
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [[(0, 1, 0)], [(0, 1, 5)], [(0, 0, 1)], [(0, 2, 1)], [(0, 1, 1), (1, 0, 1)], [(0, 3, 1)], [(0, 1)]],
+    ids=["height-0", "height-above-size", "itself", "not-together", "twice", "out-of-range", "not-a-triple"],
+)
+def test_the_exact_solver_refuses_malformed_pairs(pairs):
+    from mcu_planner.planners.optimal import _solver_module
+
+    with pytest.raises(ValueError):
+        _solver_module().fit([4, 4, 4], [0, 0, 2], [1, 2, 3], 12, 1.0, "WAT,TAW,TWA", pairs)

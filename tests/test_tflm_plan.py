@@ -140,7 +140,10 @@ def test_tflm_runs_the_example_in_our_arena(tmp_path):
 def test_tflm_runs_shared_models_in_our_arena(name, tmp_path):
     model = MODELS_DIR / f"{name}.tflite"
     ours, before, after = _tflm_case(model, tmp_path)
-    our_plan = plan_model(str(model), PlanOptions(order="model"))
+    # Our own arena when a budget asks for every overlap (the slower kernel
+    # walks included): below what TFLM's lifetimes allow.
+    roomy = plan_model(str(model), PlanOptions(order="model")).plan.arena_bytes
+    our_plan = plan_model(str(model), PlanOptions(order="model", ram=roomy - 16))
     # TFLM's head is our offline buffers' extent unless its own kernels' scratch
     # (planned online around them) does not fit where ours did; never worse than its own plan.
     assert after[0] <= before[0]

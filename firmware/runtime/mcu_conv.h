@@ -42,6 +42,11 @@ void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const flo
                      float *output);
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output);
+/* Depth multiplier 1 only; `output` may be `input` (TinyEngine's in-place
+ * depthwise convolution): `scratch` holds one channel of the output,
+ * batches x output_h x output_w values. */
+void mcu_depthwise_conv_2d_s8_in_place(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                       const int32_t *bias, int8_t *output, int8_t *scratch);
 void mcu_depthwise_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter,
                                const float *bias, float *output);
 

@@ -190,9 +190,16 @@ MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_ind
         vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_tanh_x8(x, 3) : mcu_fp16_logistic_x8(x, 3), lanes);
     }
 #else
+    /* One loop per function: each inlines its own constant-folded steps. */
     size_t i;
-    for (i = 0; i < n; ++i) {
-        gate[i] = gate_index == GATE_CELL ? mcu_fp16_tanh(gate[i], 3) : mcu_fp16_logistic(gate[i], 3);
+    if (gate_index == GATE_CELL) {
+        for (i = 0; i < n; ++i) {
+            gate[i] = mcu_fp16_tanh(gate[i], 3);
+        }
+    } else {
+        for (i = 0; i < n; ++i) {
+            gate[i] = mcu_fp16_logistic(gate[i], 3);
+        }
     }
 #endif
 }

@@ -8,6 +8,7 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, NotLowerable, lowers
+from .traits import IN_PLACE_DEPTHWISE
 from .common import (
     activation_params,
     hybrid_weighted_operands,
@@ -103,6 +104,11 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         # Set by codegen when the plan overlaps the output with the input.
         "raster_walk": 0,
     }
+    if depthwise and op.options.get(IN_PLACE_DEPTHWISE):
+        if per_filter != 1 or len(op.scratch) != 1:
+            raise NotLowerable("an in-place DEPTHWISE_CONV_2D needs depth multiplier 1 and one scratch buffer")
+        call = kernel_call(op, f"{stem}_s8_in_place", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+        return KernelCall(call.function, call.params_type, call.params, call.args + (op.scratch[0],), call.sources)
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
 
 

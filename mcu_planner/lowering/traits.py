@@ -136,6 +136,29 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 }
 
 
+# Set (True) in the options of a DEPTHWISE_CONV_2D that in_place_depthwise.py
+# chose to run over its own input, channel by channel through a scratch
+# buffer (TinyEngine's method): its lowering calls
+# mcu_depthwise_conv_2d_s8_in_place, lifetimes gives its output the input's
+# bytes.  Not a TFLite option: the plan adds it.
+IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
+
+
+def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
+    """Whether `function` must leave its faster walk for the raster one
+    (mcu_conv_s8_params.raster_walk, set by codegen where the plan overlaps):
+    the int8 depthwise convolution (channel-group runs), and the int8
+    stride-1 pointwise convolution (channel pairs outermost without Helium).
+    Planning takes such overlaps only when --ram needs them (pipeline.py);
+    measured on vww_96_int8 they cost +3.8% ticks on the M4, +3.0% on the M55."""
+    if function == "mcu_depthwise_conv_2d_s8":
+        return True
+    if function == "mcu_conv_2d_s8":
+        pointwise = params.get("filter_h") == params.get("filter_w") == 1
+        return pointwise and params.get("stride_h") == params.get("stride_w") == 1
+    return False
+
+
 def kernel_order(function: str) -> RasterOrder | None:
     """The walk `function` declares; None: the plan may assume nothing."""
     return KERNEL_ORDERS.get(function)

@@ -1,0 +1,76 @@
+"""In-place depthwise convolution (TinyEngine's method, depth multiplier 1).
+
+A depthwise convolution with one filter per channel may compute its output
+one channel at a time into a scratch buffer (output_h x output_w values)
+and write the channel back over the input, whose channel is then no longer
+needed: the output takes the input's bytes, and only the scratch is extra
+(mcu_depthwise_conv_2d_s8_in_place, mcu_conv.c).  The partial overlap of the
+ordinary kernel (overlap.py) keeps the output about one input row and two
+pixels below the input; for deep, small images (7 x 7 x 512: 4,608 B against
+49) the scratch is far smaller, for shallow, large ones (48 x 48 x 8: 400 B
+against 2,304) far larger.  So an int8 depthwise convolution becomes a
+candidate only where its scratch is smaller than that overlap distance, and
+the pipeline keeps the candidates only when the arena gets smaller (the
+channel-by-channel kernel is slower than the ordinary one).
+
+The rewrite marks the op (traits.IN_PLACE_DEPTHWISE) and gives it a scratch
+tensor, planned like any other (scratch.py); lifetimes puts the output in the
+input's bytes, the lowering calls the in-place kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .graph import Graph, Tensor
+from .lifetimes import Lifetimes
+from .lowering import NotLowerable, lower
+from .lowering.traits import IN_PLACE_DEPTHWISE
+from .errors import McuPlanError
+from .problem import align_up
+
+ORDINARY_KERNEL = "mcu_depthwise_conv_2d_s8"
+
+
+def candidates(graph: Graph, lifetimes: Lifetimes) -> list[int]:
+    """Ops (indices) whose in-place run needs less than their overlap does."""
+    consumers = graph.consumers()
+    chosen = []
+    for op in graph.operators:
+        if op.opcode != "DEPTHWISE_CONV_2D" or op.scratch or len(op.outputs) != 1 or not op.inputs:
+            continue
+        src, dst = op.inputs[0], op.outputs[0]
+        if src not in lifetimes.placements or dst not in lifetimes.placements:
+            continue
+        inp, out = graph.tensors[src], graph.tensors[dst]
+        if len(inp.shape) != 4 or len(out.shape) != 4 or inp.shape[3] != out.shape[3] or out.nbytes > inp.nbytes:
+            continue  # depth multiplier 1, and the output fits in the input
+        if consumers.get(src, []) != [op.index] or src in graph.outputs or dst in graph.inputs:
+            continue  # the input must die here
+        try:
+            if lower(op, graph).function != ORDINARY_KERNEL:
+                continue  # int8 only
+        except (NotLowerable, McuPlanError):
+            continue
+        scratch = align_up(out.shape[0] * out.shape[1] * out.shape[2], lifetimes.problem.alignment)
+        step = lifetimes.problem.steps[op.index]
+        dst_buffer = lifetimes.placements[dst].buffer
+        apart = next((-o.max_offset for o in step.overlaps if o.output == dst_buffer), out.nbytes)
+        if scratch < apart:
+            chosen.append(op.index)
+    return chosen
+
+
+def with_in_place_depthwise(graph: Graph, ops: list[int]) -> Graph:
+    """`graph` with each of `ops` marked to run in place, with its scratch tensor."""
+    tensors = list(graph.tensors)
+    operators = list(graph.operators)
+    position = {op.index: k for k, op in enumerate(operators)}
+    for index in ops:
+        op = operators[position[index]]
+        batches, height, width, _ = graph.tensors[op.outputs[0]].shape
+        scratch = len(tensors)
+        name = f"op{op.index}_depthwise_conv_2d_scratch_channel"
+        tensors.append(Tensor(scratch, name, (batches * height * width,), "int8", is_scratch=True))
+        operators[position[index]] = replace(op, options={**op.options, IN_PLACE_DEPTHWISE: True}, scratch=(scratch,))
+    return replace(graph, tensors=tuple(tensors), operators=tuple(operators))
