@@ -1037,57 +1037,6 @@ static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const i
 }
 #endif
 
-/* Four channels of one output pixel of a depthwise convolution (depth
- * multiplier 1 or a multiple of 4): the sums start[c] plus the products of
- * the window's taps inside the input (x: its first inside tap at the four
- * channels' input; w: the filter there), the input offset added per tap
- * (`offset`, 0 for windows that take it from window_offset_terms). */
-MCU_NOINLINE static void depthwise_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
-                                                         int32_t multiplier, int32_t offset, const int32_t start[4],
-                                                         int32_t sums[4])
-{
-    const int32_t rows = t->rows, cols = t->cols;
-    const size_t input_row = t->input_row, input_tap = t->input_tap;
-    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-#ifdef MCU_DSP
-    const int32_t offset2 = mcu_s16x2_splat(offset);
-#endif
-    const int8_t *x_row = x, *w_row = w;
-    int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
-    for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
-        const int8_t *xk = x_row, *wk = w_row;
-#ifdef MCU_DSP
-        if (multiplier == 1 && cols == 3) {
-            /* Three taps a row (3 x 3 filters inside the input): no
-             * loop counter or branch per tap. */
-            depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
-            depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
-            depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
-        } else if (multiplier == 1) {
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
-            }
-        } else {
-            for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-                depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
-            }
-        }
-#else
-        for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
-            const int32_t step = multiplier == 1 ? 1 : 0;
-            a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-            a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
-            a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
-            a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
-        }
-#endif
-    }
-    sums[0] = a0;
-    sums[1] = a1;
-    sums[2] = a2;
-    sums[3] = a3;
-}
-
 /* A run of `pixels` output pixels of a depthwise convolution (depth
  * multiplier 1 or a multiple of 4) whose windows have the same taps inside
  * the input: along a row or down a column, `pixel_step` bytes apart in the
@@ -1103,9 +1052,14 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
                                              size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
                                              const int32_t *bias, int8_t *out, size_t out_step)
 {
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
+    const size_t input_row = t->input_row, input_tap = t->input_tap;
+    const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
     const int32_t offset = inside ? 0 : p->input_offset;
     const conv_output_range range = conv_output_range_of(p);
+#ifdef MCU_DSP
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+#endif
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
@@ -1117,12 +1071,40 @@ MCU_NOINLINE static int32_t depthwise_run_s8(const mcu_conv_s8_params *p, const 
             start[c] = bias_plus(bias, oc + c, inside ? p->window_offset_terms[oc + c] : 0);
         }
         for (px = 0; px < pixels; ++px, x_px += pixel_step, o += out_step) {
-            int32_t a[4];
-            depthwise_pixel4_s8(t, x_px, w + oc, multiplier, offset, start, a);
-            o[0] = requantize_prepared_s8(&range, a[0], &m[0]);
-            o[1] = requantize_prepared_s8(&range, a[1], &m[1]);
-            o[2] = requantize_prepared_s8(&range, a[2], &m[2]);
-            o[3] = requantize_prepared_s8(&range, a[3], &m[3]);
+            const int8_t *x_row = x_px, *w_row = w + oc;
+            int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3], r, k;
+            for (r = rows; r > 0; --r, x_row += input_row, w_row += filter_row) {
+                const int8_t *xk = x_row, *wk = w_row;
+#ifdef MCU_DSP
+                if (multiplier == 1 && cols == 3) {
+                    /* Three taps a row (3 x 3 filters inside the input): no
+                     * loop counter or branch per tap. */
+                    depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + input_tap, wk + filter_tap, offset2, &a0, &a1, &a2, &a3);
+                    depthwise_tap4_s8(xk + 2 * input_tap, wk + 2 * filter_tap, offset2, &a0, &a1, &a2, &a3);
+                } else if (multiplier == 1) {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+                    }
+                } else {
+                    for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                        depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
+                    }
+                }
+#else
+                for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+                    const int32_t step = multiplier == 1 ? 1 : 0;
+                    a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+                    a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
+                    a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
+                    a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
+                }
+#endif
+            }
+            o[0] = requantize_prepared_s8(&range, a0, &m[0]);
+            o[1] = requantize_prepared_s8(&range, a1, &m[1]);
+            o[2] = requantize_prepared_s8(&range, a2, &m[2]);
+            o[3] = requantize_prepared_s8(&range, a3, &m[3]);
         }
     }
     return oc;
@@ -1142,8 +1124,7 @@ static inline MCU_ALWAYS_INLINE void depthwise_inside_tap4_s8(const int8_t *x, c
     *a3 = __smlatt(x_odd, w_odd, *a3);
 }
 
-/* depthwise_pixel4_s8 for a 3 x 3 window wholly inside the input with depth
- * multiplier 1: nine taps in straight-line code, no per-tap offset (the
+/* depthwise_window_pixel4_s8 for a 3 x 3 window wholly inside the input: nine taps in straight-line code, no per-tap offset (the
  * window takes it from window_offset_terms), so that the sums, pointers and
  * steps stay in registers. */
 MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const int8_t *w, size_t input_row,
@@ -1160,19 +1141,34 @@ MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const in
     sums[2] = a2;
     sums[3] = a3;
 }
-/* depthwise_pixel4_s8 with depth multiplier 1 for a window reaching into
- * the padding: the input offset added per tap (offset2: in both halves). */
-MCU_NOINLINE static void depthwise_border_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
-                                                    int32_t offset2, int32_t sums[4])
+#endif
+
+/* Four neighbouring channels (depth multiplier 1) of one output pixel: the
+ * sums start at sums[c] and take the products of the window's taps inside
+ * the input (x: its first inside tap at the first channel; w: the filter
+ * there), the input offset added per tap (`offset`, 0 for windows that take
+ * it from window_offset_terms). */
+MCU_NOINLINE static void depthwise_window_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
+                                                    int32_t offset, int32_t sums[4])
 {
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
     const int32_t cols = t->cols;
+#ifdef MCU_DSP
+    const int32_t offset2 = mcu_s16x2_splat(offset);
+#endif
     int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3], r, k;
     for (r = t->rows; r > 0; --r, x += input_row, w += filter_row) {
         const int8_t *xk = x, *wk = w;
         for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
+#ifdef MCU_DSP
             depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+#else
+            a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
+            a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
+            a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
+            a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+#endif
         }
     }
     sums[0] = a0;
@@ -1180,7 +1176,6 @@ MCU_NOINLINE static void depthwise_border_pixel4_s8(const depthwise_taps *t, con
     sums[2] = a2;
     sums[3] = a3;
 }
-#endif
 
 /* One output pixel's depthwise window: its taps inside the input from
  * (x, w), as depthwise_run lays them out. */
@@ -1191,24 +1186,21 @@ typedef struct {
     int inside;
 } depthwise_window;
 
-/* `count` (1 to 4) consecutive output pixels (raster order), each with its
- * own window, channels four at a time as depthwise_run_s8,
- * each group's rescales prepared once for all of them.  Returns how many
+/* `count` (1 to 4) consecutive output pixels (raster order) of a depthwise
+ * convolution with depth multiplier 1, each with its own window, channels
+ * four at a time as depthwise_run_s8, each group's rescales prepared once
+ * for all of them.  Returns how many
  * channels it wrote (out_c rounded down to a multiple of 4). */
 MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, const depthwise_window *win,
                                                   int32_t count, const int32_t *bias, int8_t *out)
 {
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t out_c = p->output_c;
     const conv_output_range range = conv_output_range_of(p);
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
         int32_t border_start[4], inside_start[4], c, px;
         int right_shifts;
-#ifdef MCU_DSP
-        const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
-#endif
-        const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
             m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
@@ -1220,24 +1212,22 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
             const depthwise_window *v = &win[px];
             int32_t a[4];
 #ifdef MCU_DSP
-            if (v->inside && multiplier == 1 && v->taps.rows == 3 && v->taps.cols == 3) {
+            if (v->inside && v->taps.rows == 3 && v->taps.cols == 3) {
                 a[0] = inside_start[0];
                 a[1] = inside_start[1];
                 a[2] = inside_start[2];
                 a[3] = inside_start[3];
-                depthwise_inside3x3_pixel4_s8(v->x + input_c, v->w + oc, v->taps.input_row, v->taps.input_tap,
+                depthwise_inside3x3_pixel4_s8(v->x + oc, v->w + oc, v->taps.input_row, v->taps.input_tap,
                                               v->taps.filter_tap, a);
-            } else if (!v->inside && multiplier == 1) {
-                a[0] = border_start[0];
-                a[1] = border_start[1];
-                a[2] = border_start[2];
-                a[3] = border_start[3];
-                depthwise_border_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, offset2, a);
             } else
 #endif
             {
-                depthwise_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier,
-                                    v->inside ? 0 : p->input_offset, v->inside ? inside_start : border_start, a);
+                const int32_t *start = v->inside ? inside_start : border_start;
+                a[0] = start[0];
+                a[1] = start[1];
+                a[2] = start[2];
+                a[3] = start[3];
+                depthwise_window_pixel4_s8(&v->taps, v->x + oc, v->w + oc, v->inside ? 0 : p->input_offset, a);
             }
             if (right_shifts) {
                 o[0] = requantize_right_shift_s8(&range, a[0], &m[0]);
@@ -1507,7 +1497,15 @@ static void depthwise_conv_2d_s8_raster_groups(const mcu_conv_s8_params *p, cons
             }
             raster_next(p, &b, &y, &x);
         }
-        oc = depthwise_windows4_s8(p, win, count, bias, out);
+        if (multiplier == 1) {
+            oc = depthwise_windows4_s8(p, win, count, bias, out);
+        } else {
+            /* A multiple of 4: the pixels one by one, each its own run. */
+            for (k = 0; k < count; ++k) {
+                oc = depthwise_run_s8(p, &win[k].taps, win[k].x, 0u, 1, win[k].w, win[k].inside, bias,
+                                      out + (size_t)k * (size_t)out_c, (size_t)out_c);
+            }
+        }
         for (k = 0; k < count && oc < out_c; ++k) {
             const depthwise_window *v = &win[k];
             for (c = oc; c < out_c; ++c) {
