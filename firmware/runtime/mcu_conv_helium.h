@@ -171,8 +171,8 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_input_s8x4(const int8_
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                                 int32_t count, const mcu_helium_taps *taps,
                                                                 const int8_t *filter, const mcu_helium_requant *q,
-                                                                int32_t oc, int full, int with_offset,
-                                                                mve_pred16_t lanes, int8_t *out)
+                                                                const size_t row[4], int32_t oc, int full,
+                                                                int with_offset, mve_pred16_t lanes, int8_t *out)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
@@ -214,10 +214,10 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
                 x3k += input_tap;
             }
         }
-        x0 += taps->row[0];
-        x1 += taps->row[1];
-        x2 += taps->row[2];
-        x3 += taps->row[3];
+        x0 += row[0];
+        x1 += row[1];
+        x2 += row[2];
+        x3 += row[3];
     }
     {
         const int32x4_t multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
@@ -250,6 +250,9 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
 {
     const int32_t out_c = p->output_c;
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    /* Read once: the int8 stores could alias taps, so the compiler would
+     * otherwise reload the steps for every channel group. */
+    const size_t row[4] = {taps->row[0], taps->row[1], taps->row[2], taps->row[3]};
     const int8_t *px[4];
     int32_t oc;
     px[0] = x[0];
@@ -258,15 +261,15 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
     px[3] = count > 3 ? x[3] : x[0];
     if (taps->inside) {
         for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, 0, vctp32q(4u), out);
+            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 0, vctp32q(4u), out);
         }
     } else {
         for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 1, 1, vctp32q(4u), out);
+            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 1, vctp32q(4u), out);
         }
     }
     if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, oc, 0, !taps->inside,
+        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 0, !taps->inside,
                                    vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
