@@ -436,8 +436,8 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_adjacent_s8(const int8_t *x, co
  * of four pixels KERNEL_ORDERS declares, each against every channel pair,
  * so that a channel's rescale is prepared and its bias and offset terms
  * summed once per group; two pixels by two channels per dot product. */
-MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                       const int32_t *bias, int8_t *output)
+MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p, const int8_t *input,
+                                                    const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const int32_t pixels = p->batches * p->output_h * p->output_w;
@@ -664,19 +664,27 @@ static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *inp
     for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
         if (fy < wy->first || fy >= wy->end) {
             column_fill(column, zero_point, row_bytes);
-        } else if (p->dilation_w == 1 && wx.first == 0 && wx.end == p->filter_w) {
-            column_copy(column, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
-                                                   mcu_window_input(&wx, 0), 0),
-                   row_bytes);
+        } else if (p->dilation_w == 1 && wx.end > wx.first) {
+            /* The inside taps are one run of the input row; the padding
+             * before and after them holds the zero point. */
+            const size_t before = (size_t)wx.first * (size_t)in_c;
+            const size_t inside = (size_t)(wx.end - wx.first) * (size_t)in_c;
+            column_fill(column, zero_point, before);
+            column_copy(column + before,
+                        input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+                                                mcu_window_input(&wx, wx.first), 0),
+                        inside);
+            column_fill(column + before + inside, zero_point, row_bytes - before - inside);
         } else {
             for (fx = 0; fx < p->filter_w; ++fx) {
                 int8_t *tap = column + (size_t)fx * (size_t)in_c;
                 if (fx < wx.first || fx >= wx.end) {
                     column_fill(tap, zero_point, (size_t)in_c);
                 } else {
-                    column_copy(tap, input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
+                    column_copy(tap,
+                                input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, mcu_window_input(wy, fy),
                                                         mcu_window_input(&wx, fx), 0),
-                           (size_t)in_c);
+                                (size_t)in_c);
                 }
             }
         }
@@ -1124,9 +1132,10 @@ static inline MCU_ALWAYS_INLINE void depthwise_inside_tap4_s8(const int8_t *x, c
     *a3 = __smlatt(x_odd, w_odd, *a3);
 }
 
-/* depthwise_window_pixel4_s8 for a 3 x 3 window wholly inside the input: nine taps in straight-line code, no per-tap offset (the
- * window takes it from window_offset_terms), so that the sums, pointers and
- * steps stay in registers. */
+/* depthwise_window_pixel4_s8 for a 3 x 3 window wholly inside the input:
+ * nine taps in straight-line code, no per-tap offset (the window takes it
+ * from window_offset_terms), so that the sums, pointers and steps stay in
+ * registers. */
 MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const int8_t *w, size_t input_row,
                                                        size_t input_tap, size_t filter_tap, int32_t sums[4])
 {
