@@ -1152,17 +1152,18 @@ MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const in
 }
 #endif
 
-/* Four neighbouring channels (depth multiplier 1) of one output pixel: the
- * sums start at sums[c] and take the products of the window's taps inside
- * the input (x: its first inside tap at the first channel; w: the filter
- * there), the input offset added per tap (`offset`, 0 for windows that take
- * it from window_offset_terms). */
+/* Four neighbouring channels of one output pixel (depth multiplier 1, or a
+ * multiple of 4: the four share one input value): the sums start at
+ * sums[c] and take the products of the window's taps inside the input (x:
+ * its first inside tap at the channels' input; w: the filter there), the
+ * input offset added per tap (`offset`, 0 for windows that take it from
+ * window_offset_terms). */
 MCU_NOINLINE static void depthwise_window_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
-                                                    int32_t offset, int32_t sums[4])
+                                                    int32_t multiplier, int32_t offset, int32_t sums[4])
 {
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const int32_t cols = t->cols;
+    const int32_t cols = t->cols, step = multiplier == 1 ? 1 : 0;
 #ifdef MCU_DSP
     const int32_t offset2 = mcu_s16x2_splat(offset);
 #endif
@@ -1171,12 +1172,16 @@ MCU_NOINLINE static void depthwise_window_pixel4_s8(const depthwise_taps *t, con
         const int8_t *xk = x, *wk = w;
         for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
 #ifdef MCU_DSP
-            depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+            if (step) {
+                depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
+            } else {
+                depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
+            }
 #else
             a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-            a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
-            a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
-            a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+            a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
+            a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
+            a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
 #endif
         }
     }
@@ -1196,20 +1201,22 @@ typedef struct {
 } depthwise_window;
 
 /* `count` (1 to 4) consecutive output pixels (raster order) of a depthwise
- * convolution with depth multiplier 1, each with its own window, channels
+ * convolution with depth multiplier 1 or a multiple of 4, each with its own
+ * window, channels
  * four at a time as depthwise_run_s8, each group's rescales prepared once
  * for all of them.  Returns how many
  * channels it wrote (out_c rounded down to a multiple of 4). */
 MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, const depthwise_window *win,
                                                   int32_t count, const int32_t *bias, int8_t *out)
 {
-    const int32_t out_c = p->output_c;
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const conv_output_range range = conv_output_range_of(p);
     int32_t oc;
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         mcu_prepared_mul m[4];
         int32_t border_start[4], inside_start[4], c, px;
         int right_shifts;
+        const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
             m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
@@ -1221,12 +1228,12 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
             const depthwise_window *v = &win[px];
             int32_t a[4];
 #ifdef MCU_DSP
-            if (v->inside && v->taps.rows == 3 && v->taps.cols == 3) {
+            if (multiplier == 1 && v->inside && v->taps.rows == 3 && v->taps.cols == 3) {
                 a[0] = inside_start[0];
                 a[1] = inside_start[1];
                 a[2] = inside_start[2];
                 a[3] = inside_start[3];
-                depthwise_inside3x3_pixel4_s8(v->x + oc, v->w + oc, v->taps.input_row, v->taps.input_tap,
+                depthwise_inside3x3_pixel4_s8(v->x + input_c, v->w + oc, v->taps.input_row, v->taps.input_tap,
                                               v->taps.filter_tap, a);
             } else
 #endif
@@ -1236,7 +1243,8 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
                 a[1] = start[1];
                 a[2] = start[2];
                 a[3] = start[3];
-                depthwise_window_pixel4_s8(&v->taps, v->x + oc, v->w + oc, v->inside ? 0 : p->input_offset, a);
+                depthwise_window_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier,
+                                           v->inside ? 0 : p->input_offset, a);
             }
             if (right_shifts) {
                 o[0] = requantize_right_shift_s8(&range, a[0], &m[0]);
@@ -1506,15 +1514,7 @@ static void depthwise_conv_2d_s8_raster_groups(const mcu_conv_s8_params *p, cons
             }
             raster_next(p, &b, &y, &x);
         }
-        if (multiplier == 1) {
-            oc = depthwise_windows4_s8(p, win, count, bias, out);
-        } else {
-            /* A multiple of 4: the pixels one by one, each its own run. */
-            for (k = 0; k < count; ++k) {
-                oc = depthwise_run_s8(p, &win[k].taps, win[k].x, 0u, 1, win[k].w, win[k].inside, bias,
-                                      out + (size_t)k * (size_t)out_c, (size_t)out_c);
-            }
-        }
+        oc = depthwise_windows4_s8(p, win, count, bias, out);
         for (k = 0; k < count && oc < out_c; ++k) {
             const depthwise_window *v = &win[k];
             for (c = oc; c < out_c; ++c) {
