@@ -1152,18 +1152,17 @@ MCU_NOINLINE static void depthwise_inside3x3_pixel4_s8(const int8_t *x, const in
 }
 #endif
 
-/* Four neighbouring channels of one output pixel (depth multiplier 1, or a
- * multiple of 4: the four share one input value): the sums start at
- * sums[c] and take the products of the window's taps inside the input (x:
- * its first inside tap at the channels' input; w: the filter there), the
- * input offset added per tap (`offset`, 0 for windows that take it from
- * window_offset_terms). */
+/* Four neighbouring channels (depth multiplier 1) of one output pixel: the
+ * sums start at sums[c] and take the products of the window's taps inside
+ * the input (x: its first inside tap at the first channel; w: the filter
+ * there), the input offset added per tap (`offset`, 0 for windows that take
+ * it from window_offset_terms). */
 MCU_NOINLINE static void depthwise_window_pixel4_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w,
-                                                    int32_t multiplier, int32_t offset, int32_t sums[4])
+                                                    int32_t offset, int32_t sums[4])
 {
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;
-    const int32_t cols = t->cols, step = multiplier == 1 ? 1 : 0;
+    const int32_t cols = t->cols;
 #ifdef MCU_DSP
     const int32_t offset2 = mcu_s16x2_splat(offset);
 #endif
@@ -1172,16 +1171,39 @@ MCU_NOINLINE static void depthwise_window_pixel4_s8(const depthwise_taps *t, con
         const int8_t *xk = x, *wk = w;
         for (k = cols; k > 0; --k, xk += input_tap, wk += filter_tap) {
 #ifdef MCU_DSP
-            if (step) {
-                depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
-            } else {
-                depthwise_shared_tap4_s8(*xk + offset, wk, &a0, &a1, &a2, &a3);
-            }
+            depthwise_tap4_s8(xk, wk, offset2, &a0, &a1, &a2, &a3);
 #else
             a0 += ((int32_t)xk[0] + offset) * (int32_t)wk[0];
-            a1 += ((int32_t)xk[step] + offset) * (int32_t)wk[1];
-            a2 += ((int32_t)xk[2 * step] + offset) * (int32_t)wk[2];
-            a3 += ((int32_t)xk[3 * step] + offset) * (int32_t)wk[3];
+            a1 += ((int32_t)xk[1] + offset) * (int32_t)wk[1];
+            a2 += ((int32_t)xk[2] + offset) * (int32_t)wk[2];
+            a3 += ((int32_t)xk[3] + offset) * (int32_t)wk[3];
+#endif
+        }
+    }
+    sums[0] = a0;
+    sums[1] = a1;
+    sums[2] = a2;
+    sums[3] = a3;
+}
+
+/* depthwise_window_pixel4_s8 for a depth multiplier divisible by 4: the four
+ * channels share one input value per tap (x: that value's first inside
+ * tap). */
+MCU_NOINLINE static void depthwise_shared_window_pixel4_s8(const depthwise_taps *t, const int8_t *x,
+                                                           const int8_t *w, int32_t offset, int32_t sums[4])
+{
+    int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3], r, k;
+    for (r = t->rows; r > 0; --r, x += t->input_row, w += t->filter_row) {
+        const int8_t *xk = x, *wk = w;
+        for (k = t->cols; k > 0; --k, xk += t->input_tap, wk += t->filter_tap) {
+            const int32_t v = (int32_t)*xk + offset;
+#ifdef MCU_DSP
+            depthwise_shared_tap4_s8(v, wk, &a0, &a1, &a2, &a3);
+#else
+            a0 += v * (int32_t)wk[0];
+            a1 += v * (int32_t)wk[1];
+            a2 += v * (int32_t)wk[2];
+            a3 += v * (int32_t)wk[3];
 #endif
         }
     }
@@ -1216,7 +1238,6 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
         mcu_prepared_mul m[4];
         int32_t border_start[4], inside_start[4], c, px;
         int right_shifts;
-        const size_t input_c = (size_t)(multiplier == 1 ? oc : oc / multiplier);
         int8_t *o = out + oc;
         for (c = 0; c < 4; ++c) {
             m[c] = mcu_prepare_mul(p->output_multiplier[oc + c], (int)p->output_shift[oc + c]);
@@ -1233,7 +1254,7 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
                 a[1] = inside_start[1];
                 a[2] = inside_start[2];
                 a[3] = inside_start[3];
-                depthwise_inside3x3_pixel4_s8(v->x + input_c, v->w + oc, v->taps.input_row, v->taps.input_tap,
+                depthwise_inside3x3_pixel4_s8(v->x + oc, v->w + oc, v->taps.input_row, v->taps.input_tap,
                                               v->taps.filter_tap, a);
             } else
 #endif
@@ -1243,8 +1264,12 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
                 a[1] = start[1];
                 a[2] = start[2];
                 a[3] = start[3];
-                depthwise_window_pixel4_s8(&v->taps, v->x + input_c, v->w + oc, multiplier,
-                                           v->inside ? 0 : p->input_offset, a);
+                if (multiplier == 1) {
+                    depthwise_window_pixel4_s8(&v->taps, v->x + oc, v->w + oc, v->inside ? 0 : p->input_offset, a);
+                } else {
+                    depthwise_shared_window_pixel4_s8(&v->taps, v->x + oc / multiplier, v->w + oc,
+                                                      v->inside ? 0 : p->input_offset, a);
+                }
             }
             if (right_shifts) {
                 o[0] = requantize_right_shift_s8(&range, a[0], &m[0]);
