@@ -381,6 +381,13 @@ static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
     return (int16_t)(high > INT16_MAX ? INT16_MAX : high);
 }
 
+/* The same where the operands are never both INT16_MIN (its one saturating
+ * case): no clamp. */
+static inline int16_t mcu_round_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    return (int16_t)(((int32_t)a * (int32_t)b + ((int32_t)1 << 14)) >> 15);
+}
+
 /* As above but truncating toward zero (ARM's SQDMULH). */
 static inline int16_t mcu_sat_doubling_high_mul_s16(int16_t a, int16_t b)
 {
@@ -592,9 +599,9 @@ static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_
     const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
     const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
     const int16_t x = mcu_fp16_add(a, (int16_t)(1 << 12));           /* + 1/8 */
-    const int16_t x2 = mcu_sat_round_doubling_high_mul_s16(x, x);
-    const int16_t x3 = mcu_sat_round_doubling_high_mul_s16(x2, x);
-    const int16_t x4 = mcu_sat_round_doubling_high_mul_s16(x2, x2);
+    const int16_t x2 = mcu_round_doubling_high_mul_s16(x, x); /* |x| <= 1/8: no saturation */
+    const int16_t x3 = mcu_round_doubling_high_mul_s16(x2, x);
+    const int16_t x4 = mcu_round_doubling_high_mul_s16(x2, x2);
     const int16_t x4_over_4 = (int16_t)((x4 + 2) >> 2);
     const int16_t poly = (int16_t)(
         (mcu_fp16_add(mcu_sat_round_doubling_high_mul_s16(mcu_fp16_add(x4_over_4, x3), constant_1_over_3), x2) + 1) >> 1);
@@ -657,9 +664,10 @@ static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
                              mcu_sat_round_doubling_high_mul_s16(half_denominator, mcu_fp16_constant(-1010580540)));
     int i;
     for (i = 0; i < 3; ++i) {
-        const int16_t half_denominator_times_x = mcu_sat_round_doubling_high_mul_s16(half_denominator, x);
+        /* half_denominator > 0 and |one_minus| small: neither product saturates. */
+        const int16_t half_denominator_times_x = mcu_round_doubling_high_mul_s16(half_denominator, x);
         const int16_t one_minus = mcu_fp16_sub(f2_one, half_denominator_times_x);
-        x = mcu_fp16_add(x, (int16_t)(mcu_sat_round_doubling_high_mul_s16(x, one_minus) * 4));
+        x = mcu_fp16_add(x, (int16_t)(mcu_round_doubling_high_mul_s16(x, one_minus) * 4));
     }
     return x;
 }
