@@ -638,8 +638,9 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a
     const int16_t mask = mcu_fp16_sub(one_quarter, 1);
     const int16_t a_mod_quarter_minus_one_quarter = mcu_fp16_sub((int16_t)(a & mask), one_quarter);
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
+    /* In [-1/4, 0): the rescale to 0 integer bits cannot saturate. */
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
-        mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+        (int16_t)(a_mod_quarter_minus_one_quarter * (1 << integer_bits)));
 #define MCU_FP16_EXP_STEP(exponent, multiplier) \
     result = mcu_fp16_exp_barrel(result, remainder, integer_bits, exponent, multiplier);
     MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP)
