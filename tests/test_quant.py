@@ -479,4 +479,7 @@ def test_c_int16_reciprocal_iterate_equals_gemmlowp_on_its_whole_domain(quant_ha
 
     inputs = range(32768)
     out = quant_harness([f"n {a} 0 0" for a in inputs])
-    assert [int(v) for v in out[: len(inputs)]] == [reference(a) for a in inputs]
+    got = [int(v) for v in out[: len(inputs)]]
+    assert got == [reference(a) for a in inputs]
+    # The range the logistic and tanh rescales rely on (saturation at the top only).
+    assert 8190 <= min(got) and max(got) <= 16384

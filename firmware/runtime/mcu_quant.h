@@ -679,7 +679,10 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_logistic(int16_t a, int integer_
     const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
     /* Rescale<0>(ExactMulByPot<-1>(x)): from 1 integer bit to 0. */
-    const int16_t result_if_positive = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_one_over_one_plus_x_f2(exp_neg), 1);
+    /* The reciprocal lies in [8190, 16384] (tests/test_quant.py): doubling it
+     * saturates at the top only. */
+    const int32_t doubled = (int32_t)mcu_fp16_one_over_one_plus_x_f2(exp_neg) * 2;
+    const int16_t result_if_positive = (int16_t)(doubled > INT16_MAX ? INT16_MAX : doubled);
     if (a == 0) {
         return (int16_t)(1 << 14);
     }
@@ -693,7 +696,8 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits
     /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(negative_part, integer_bits + 1);
     /* (1 - x) / (1 + x): Rescale<0>(x - One) from 2 integer bits. */
-    const int16_t t = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_sub(mcu_fp16_one_over_one_plus_x_f2(exp_neg), (int16_t)(1 << 13)), 2);
+    const int32_t t4 = ((int32_t)mcu_fp16_one_over_one_plus_x_f2(exp_neg) - (1 << 13)) * 4; /* top saturation only */
+    const int16_t t = (int16_t)(t4 > INT16_MAX ? INT16_MAX : t4);
     if (a == 0) {
         return 0;
     }
