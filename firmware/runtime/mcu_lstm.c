@@ -284,6 +284,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
     /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
      * a projection and with +hidden_zp without one. */
     const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
+    mcu_prepared_mul hidden_rescale;
     int g;
     size_t i;
     for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
@@ -310,9 +311,10 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
     tanh_cell_s16(cell_state, n, (int)p->cell_integer_bits, input_gate);
+    hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
-        value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;
+        value = mcu_apply_prepared_mul(value, &hidden_rescale) + hidden_zero_point;
         hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
     }
     if (w->projection_weights != NULL) {
