@@ -155,7 +155,8 @@ def test_a_failed_build_is_one_line_naming_the_error(tmp_path):
 
     outdir = tmp_path / "out"
     shutil.copytree(FAKE_MODEL, outdir)
-    (outdir / "broken.c").write_text("int broken(void) { return missing_name; }\n")
+    # Declared first: the strict flags would otherwise stop at the missing prototype.
+    (outdir / "broken.c").write_text("int broken(void);\nint broken(void) { return missing_name; }\n")
     with pytest.raises(FirmwareBuildError) as caught:
         build_fake(outdir, "mps2-an386")
     message = str(caught.value)
