@@ -173,6 +173,22 @@ def model_sha256(model: str | os.PathLike | bytes) -> str:
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    quick = model.lifetimes.problem.without_slower_overlaps()
+    if quick is model.lifetimes.problem:
+        return _plan_placed(model, options)
+    # Overlaps that slow their kernel (traits.raster_walk_is_slower) only
+    # when the budget (--ram or --region) needs them.
+    fast = _plan_placed(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
+    if (options.ram is None and not options.regions) or fast.fits:
+        return fast
+    slow = _plan_placed(model, options)
+    if options.regions:
+        return slow if slow.fits else fast
+    return slow if slow.plan.arena_bytes < fast.plan.arena_bytes else fast
+
+
+def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    """One plan of `model`'s lifetimes: in its regions, or in one arena."""
     if options.regions:
         regions = plan_regions(
             model.graph,
@@ -187,16 +203,7 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
         )
         planned.regions = regions
         return planned
-    quick = model.lifetimes.problem.without_slower_overlaps()
-    if quick is model.lifetimes.problem:
-        return _plan_lifetimes(model, options)
-    # Overlaps that slow their kernel (traits.raster_walk_is_slower) only
-    # when the budget needs them.
-    fast = _plan_lifetimes(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
-    if options.ram is None or fast.fits:
-        return fast
-    slow = _plan_lifetimes(model, options)
-    return slow if slow.plan.arena_bytes < fast.plan.arena_bytes else fast
+    return _plan_lifetimes(model, options)
 
 
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:

@@ -76,6 +76,8 @@ int main(void) {
         case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
         case 'h': printf("%d\n", mcu_sat_round_doubling_high_mul_s16((int16_t)x, (int16_t)m)); break;
+        case 'n': printf("%d\n", mcu_fp16_one_over_one_plus_x_f2((int16_t)x)); break;
+        case 'p': printf("%d\n", mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl((int16_t)x)); break;
         case 'r': {
             const int32_t r = mcu_fp_reciprocal((int32_t)x, s, &n);
             printf("%ld %d\n", (long)r, n);
@@ -419,3 +421,65 @@ def test_c_int16_doubling_high_mul_equals_gemmlowp(quant_harness):
     out = quant_harness([f"h {a} {b} 0" for a, b in pairs])
     for i, (a, b) in enumerate(pairs):
         assert int(out[i]) == _gemmlowp_srdhm_s16(a, b), (a, b)
+
+
+def _wrap_int16(value: int) -> int:
+    return ((value + 32768) & 0xFFFF) - 32768
+
+
+def test_c_int16_exp_polynomial_equals_gemmlowp_on_its_whole_domain(quant_harness):
+    """exp on [-1/4, 0) at int16 (every input exp_on_negative_values can pass
+    it: -8192 .. -1) against gemmlowp's steps with its general rounding
+    divides, which the C replaces by add-and-shift on operands it shows are
+    never negative."""
+    constant_term = quant.rounding_divide_by_pot(1895147668, 16)
+    constant_1_over_3 = quant.rounding_divide_by_pot(715827883, 16)
+
+    def high_mul(a: int, b: int) -> int:
+        return min(_gemmlowp_srdhm_s16(a, b), 32767)
+
+    def reference(a: int) -> int:
+        x = _wrap_int16(a + (1 << 12))
+        x2 = high_mul(x, x)
+        x3 = high_mul(x2, x)
+        x4 = high_mul(x2, x2)
+        x4_over_4 = quant.rounding_divide_by_pot(x4, 2)
+        poly = quant.rounding_divide_by_pot(
+            _wrap_int16(high_mul(_wrap_int16(x4_over_4 + x3), constant_1_over_3) + x2), 1
+        )
+        return max(-32768, min(32767, constant_term + high_mul(constant_term, _wrap_int16(x + poly))))
+
+    inputs = range(-8192, 0)
+    out = quant_harness([f"p {a} 0 0" for a in inputs])
+    assert [int(v) for v in out[: len(inputs)]] == [reference(a) for a in inputs]
+
+
+def test_c_int16_reciprocal_iterate_equals_gemmlowp_on_its_whole_domain(quant_harness):
+    """1 / (1 + a) at int16 for every a in [0, 1) (0 .. 32767, what exp of a
+    non-positive value gives) against gemmlowp's Newton-Raphson steps with
+    their saturating multiply by 4, which the C does without saturation."""
+
+    def high_mul(a: int, b: int) -> int:
+        return min(_gemmlowp_srdhm_s16(a, b), 32767)
+
+    def times_4_saturating(value: int) -> int:
+        return max(-32768, min(32767, value * 4))
+
+    def reference(a: int) -> int:
+        total = a + 32767
+        half_denominator = (total + 1) // 2
+        x = _wrap_int16(
+            quant.rounding_divide_by_pot(1515870810, 16)
+            + high_mul(half_denominator, quant.rounding_divide_by_pot(-1010580540, 16))
+        )
+        for _ in range(3):
+            one_minus = _wrap_int16((1 << 13) - high_mul(half_denominator, x))
+            x = _wrap_int16(x + times_4_saturating(high_mul(x, one_minus)))
+        return x
+
+    inputs = range(32768)
+    out = quant_harness([f"n {a} 0 0" for a in inputs])
+    got = [int(v) for v in out[: len(inputs)]]
+    assert got == [reference(a) for a in inputs]
+    # The range the logistic and tanh rescales rely on (saturation at the top only).
+    assert 8190 <= min(got) and max(got) <= 16384

@@ -84,13 +84,21 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
                                    int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
                                    int32_t n_row, int16_t *output)
 {
-    int32_t b, r;
+    int32_t b, r, first_scalar_row = 0;
+    mcu_prepared_mul rescale = {0, 0, 0, -1};
+#if defined(MCU_MVE)
+    first_scalar_row = n_row & ~(int32_t)3;
+#endif
+    /* The multiplier's rounding terms worked out once, for the rows that
+     * take the scalar rescale. */
+    if (first_scalar_row < n_row) {
+        rescale = mcu_prepare_mul(multiplier, (int)shift);
+    }
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
         int16_t *out = output + (size_t)b * (size_t)n_row;
-        r = 0;
+        r = first_scalar_row;
 #if defined(MCU_MVE)
-        r = n_row & ~(int32_t)3;
         mat_vec_accumulate_rows4_s16(vector, bias, matrix, multiplier, shift, n_col, r, out);
 #endif
         while (r < n_row) {
@@ -98,7 +106,7 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
             const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
             int k;
             for (k = 0; k < count; ++k, ++r) {
-                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + out[r];
+                const int32_t value = mcu_apply_prepared_mul(sums[k], &rescale) + out[r];
                 out[r] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
             }
         }
@@ -110,6 +118,7 @@ static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, co
                                   int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col, int32_t n_row,
                                   int32_t output_zp, int8_t *output)
 {
+    const mcu_prepared_mul rescale = mcu_prepare_mul(multiplier, (int)shift);
     int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
@@ -119,7 +128,7 @@ static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, co
             const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
             int k;
             for (k = 0; k < count; ++k, ++r) {
-                const int32_t value = mcu_mul_by_quantized_mul(sums[k], multiplier, (int)shift) + output_zp + out[r];
+                const int32_t value = mcu_apply_prepared_mul(sums[k], &rescale) + output_zp + out[r];
                 out[r] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
             }
         }
@@ -275,6 +284,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
     /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
      * a projection and with +hidden_zp without one. */
     const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
+    mcu_prepared_mul hidden_rescale;
     int g;
     size_t i;
     for (g = use_cifg ? GATE_FORGET : GATE_INPUT; g <= GATE_CELL; ++g) {
@@ -301,9 +311,10 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
     tanh_cell_s16(cell_state, n, (int)p->cell_integer_bits, input_gate);
+    hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
-        value = mcu_mul_by_quantized_mul(value, p->hidden_multiplier, (int)p->hidden_shift) + hidden_zero_point;
+        value = mcu_apply_prepared_mul(value, &hidden_rescale) + hidden_zero_point;
         hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
     }
     if (w->projection_weights != NULL) {

@@ -387,6 +387,13 @@ static inline int16_t mcu_sat_round_doubling_high_mul_s16(int16_t a, int16_t b)
     return (int16_t)(high > INT16_MAX ? INT16_MAX : high);
 }
 
+/* The same where the operands are never both INT16_MIN (its one saturating
+ * case): no clamp. */
+static inline int16_t mcu_round_doubling_high_mul_s16(int16_t a, int16_t b)
+{
+    return (int16_t)(((int32_t)a * (int32_t)b + ((int32_t)1 << 14)) >> 15);
+}
+
 /* As above but truncating toward zero (ARM's SQDMULH). */
 static inline int16_t mcu_sat_doubling_high_mul_s16(int16_t a, int16_t b)
 {
@@ -588,17 +595,22 @@ static inline int16_t mcu_fp16_sat_round_mul_by_pot(int16_t x, int exponent)
     return x;
 }
 
+/* The rounding halvings of x4 and of the polynomial's sum take operands that
+ * are never negative here (x2 and x4 are squares; |x3 / 3| < x2 / 8 for
+ * |x| <= 1/8, and both are 0 below that), where the round-to-nearest,
+ * ties-away divide is an add and a shift.  Checked against gemmlowp's form
+ * on every int16 input (tests/test_quant.py). */
 static inline int16_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(int16_t a)
 {
     const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
     const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
     const int16_t x = mcu_fp16_add(a, (int16_t)(1 << 12));           /* + 1/8 */
-    const int16_t x2 = mcu_sat_round_doubling_high_mul_s16(x, x);
-    const int16_t x3 = mcu_sat_round_doubling_high_mul_s16(x2, x);
-    const int16_t x4 = mcu_sat_round_doubling_high_mul_s16(x2, x2);
-    const int16_t x4_over_4 = mcu_fp16_sat_round_mul_by_pot(x4, -2);
-    const int16_t poly = mcu_fp16_sat_round_mul_by_pot(
-        mcu_fp16_add(mcu_sat_round_doubling_high_mul_s16(mcu_fp16_add(x4_over_4, x3), constant_1_over_3), x2), -1);
+    const int16_t x2 = mcu_round_doubling_high_mul_s16(x, x); /* |x| <= 1/8: no saturation */
+    const int16_t x3 = mcu_round_doubling_high_mul_s16(x2, x);
+    const int16_t x4 = mcu_round_doubling_high_mul_s16(x2, x2);
+    const int16_t x4_over_4 = (int16_t)((x4 + 2) >> 2);
+    const int16_t poly = (int16_t)(
+        (mcu_fp16_add(mcu_sat_round_doubling_high_mul_s16(mcu_fp16_add(x4_over_4, x3), constant_1_over_3), x2) + 1) >> 1);
     const int32_t sum =
         (int32_t)constant_term + mcu_sat_round_doubling_high_mul_s16(constant_term, mcu_fp16_add(x, poly));
     return (int16_t)mcu_clamp_s32(sum, INT16_MIN, INT16_MAX);
@@ -632,8 +644,9 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a
     const int16_t mask = mcu_fp16_sub(one_quarter, 1);
     const int16_t a_mod_quarter_minus_one_quarter = mcu_fp16_sub((int16_t)(a & mask), one_quarter);
     const int16_t remainder = mcu_fp16_sub(a_mod_quarter_minus_one_quarter, a);
+    /* In [-1/4, 0): the rescale to 0 integer bits cannot saturate. */
     int16_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl(
-        mcu_fp16_sat_round_mul_by_pot(a_mod_quarter_minus_one_quarter, integer_bits));
+        (int16_t)(a_mod_quarter_minus_one_quarter * (1 << integer_bits)));
 #define MCU_FP16_EXP_STEP(exponent, multiplier) \
     result = mcu_fp16_exp_barrel(result, remainder, integer_bits, exponent, multiplier);
     MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP)
@@ -645,7 +658,10 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_exp_on_negative_values(int16_t a
 }
 
 /* The Newton-Raphson iterate both reciprocals below share: 1 / (1 + a) for a
- * in [0, 1), as a value with 2 integer bits. */
+ * in [0, 1), as a value with 2 integer bits.  Over that domain each step's
+ * correction stays within +-227 (checked on every input in
+ * tests/test_quant.py), so gemmlowp's saturating multiply by 4 is a plain
+ * one. */
 static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
 {
     const int16_t f2_one = (int16_t)(1 << 13);
@@ -655,9 +671,10 @@ static inline int16_t mcu_fp16_one_over_one_plus_x_f2(int16_t a)
                              mcu_sat_round_doubling_high_mul_s16(half_denominator, mcu_fp16_constant(-1010580540)));
     int i;
     for (i = 0; i < 3; ++i) {
-        const int16_t half_denominator_times_x = mcu_sat_round_doubling_high_mul_s16(half_denominator, x);
+        /* half_denominator > 0 and |one_minus| small: neither product saturates. */
+        const int16_t half_denominator_times_x = mcu_round_doubling_high_mul_s16(half_denominator, x);
         const int16_t one_minus = mcu_fp16_sub(f2_one, half_denominator_times_x);
-        x = mcu_fp16_add(x, mcu_fp16_sat_round_mul_by_pot(mcu_sat_round_doubling_high_mul_s16(x, one_minus), 2));
+        x = mcu_fp16_add(x, (int16_t)(mcu_round_doubling_high_mul_s16(x, one_minus) * 4));
     }
     return x;
 }
@@ -668,7 +685,10 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_logistic(int16_t a, int integer_
     const int16_t abs_input = a > 0 ? a : mcu_fp16_neg(a);
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(mcu_fp16_neg(abs_input), integer_bits);
     /* Rescale<0>(ExactMulByPot<-1>(x)): from 1 integer bit to 0. */
-    const int16_t result_if_positive = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_one_over_one_plus_x_f2(exp_neg), 1);
+    /* The reciprocal lies in [8190, 16384] (tests/test_quant.py): doubling it
+     * saturates at the top only. */
+    const int32_t doubled = (int32_t)mcu_fp16_one_over_one_plus_x_f2(exp_neg) * 2;
+    const int16_t result_if_positive = (int16_t)(doubled > INT16_MAX ? INT16_MAX : doubled);
     if (a == 0) {
         return (int16_t)(1 << 14);
     }
@@ -682,7 +702,8 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits
     /* ExactMulByPot<1>: the same raw value read with one more integer bit. */
     const int16_t exp_neg = mcu_fp16_exp_on_negative_values(negative_part, integer_bits + 1);
     /* (1 - x) / (1 + x): Rescale<0>(x - One) from 2 integer bits. */
-    const int16_t t = mcu_fp16_sat_round_mul_by_pot(mcu_fp16_sub(mcu_fp16_one_over_one_plus_x_f2(exp_neg), (int16_t)(1 << 13)), 2);
+    const int32_t t4 = ((int32_t)mcu_fp16_one_over_one_plus_x_f2(exp_neg) - (1 << 13)) * 4; /* top saturation only */
+    const int16_t t = (int16_t)(t4 > INT16_MAX ? INT16_MAX : t4);
     if (a == 0) {
         return 0;
     }
