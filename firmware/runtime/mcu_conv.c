@@ -53,6 +53,28 @@ static inline MCU_ALWAYS_INLINE int8_t requantize_right_shift_s8(const conv_outp
     return (int8_t)mcu_clamp_s32(mcu_apply_prepared_right_shift(acc, m) + r->output_offset, r->act_min, r->act_max);
 }
 
+/* Sums {pixel 0 channel c, pixel 0 c + 1, pixel 1 c, pixel 1 c + 1} plus
+ * add0 / add1, rescaled by m0 / m1 and stored at out[0], out[1],
+ * out[out_step], out[out_step + 1] (without a second channel or pixel, only
+ * the first). */
+static inline MCU_ALWAYS_INLINE void requantize_2x2_prepared_store(const conv_output_range *range,
+                                                                   const int32_t acc[4], int32_t add0, int32_t add1,
+                                                                   const mcu_prepared_mul *m0,
+                                                                   const mcu_prepared_mul *m1, int has_pair,
+                                                                   int has_second, int8_t *out, size_t out_step)
+{
+    out[0] = requantize_prepared_s8(range, mcu_add_wrap_s32(acc[0], add0), m0);
+    if (has_pair) {
+        out[1] = requantize_prepared_s8(range, mcu_add_wrap_s32(acc[1], add1), m1);
+    }
+    if (has_second) {
+        out[out_step] = requantize_prepared_s8(range, mcu_add_wrap_s32(acc[2], add0), m0);
+        if (has_pair) {
+            out[out_step + 1] = requantize_prepared_s8(range, mcu_add_wrap_s32(acc[3], add1), m1);
+        }
+    }
+}
+
 /* Bias (when there is one) plus `term`, wrapping as int32 sums do. */
 static inline MCU_ALWAYS_INLINE int32_t bias_plus(const int32_t *bias, int32_t out_c, int32_t term)
 {
@@ -490,16 +512,7 @@ MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p,
                 {
                     dot2x2_s8(xk, has_second ? xk + in_step : xk, w0, w0 + (size_t)(oc1 - oc) * in_step, in_c, acc);
                 }
-                o[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
-                if (has_pair) {
-                    o[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
-                }
-                if (has_second) {
-                    o[out_step] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
-                    if (has_pair) {
-                        o[out_step + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
-                    }
-                }
+                requantize_2x2_prepared_store(&range, acc, add0, add1, &m0, &m1, has_pair, has_second, o, out_step);
             }
         }
     }
@@ -553,16 +566,7 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
 #else
             dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
 #endif
-            out[0] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[0], add0), &m0);
-            if (has_pair) {
-                out[1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[1], add1), &m1);
-            }
-            if (has_second) {
-                out[out_step] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[2], add0), &m0);
-                if (has_pair) {
-                    out[out_step + 1] = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc[3], add1), &m1);
-                }
-            }
+            requantize_2x2_prepared_store(&range, acc, add0, add1, &m0, &m1, has_pair, has_second, out, out_step);
         }
     }
 }
