@@ -103,11 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (MODELS_DIR / "MODELS.md").is_file():
         print(f"no shared models at {MODELS_DIR}", file=sys.stderr)
         return 2
-    wanted = set(args.models.split(",")) if args.models else None
     rows, skipped, inputs = [], [], []
-    for path in shared_model_paths():
-        if wanted and path.stem not in wanted:
-            continue
+    for path in shared_model_paths(args.models):
         inputs.append(path)
         workdir = Path(tempfile.mkdtemp(prefix=f"mcu-plan-bench-{path.stem}-"))
         try:

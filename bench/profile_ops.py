@@ -38,10 +38,7 @@ def main() -> int:
     parser.add_argument("--models", help="comma-separated model file stems (default: all shared models)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "profile.md"))
     args = parser.parse_args()
-    paths = shared_model_paths()
-    if args.models:
-        wanted = set(args.models.split(","))
-        paths = [p for p in paths if p.stem in wanted]
+    paths = shared_model_paths(args.models)
     if not paths:
         print(f"no shared models found under {MODELS_DIR}", file=sys.stderr)
         return 2

@@ -18,13 +18,11 @@ problem allows.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__
 from .c_literals import (
@@ -46,7 +44,7 @@ from .lowering.traits import op_traits
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .regions import RegionPlans
-from .resources import firmware_dir, templates_dir
+from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
 
 # Graph dtypes -> how their stored little-endian bytes decode.
@@ -494,23 +492,8 @@ def _runtime_files(stems: list[str]) -> dict[str, bytes]:
     return files
 
 
-@functools.lru_cache(maxsize=None)
-def _environment() -> Environment:
-    """One environment per process: it caches the compiled templates (and
-    reloads one whose file changed), which otherwise cost most of a small
-    model's generation time."""
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-
-
 def render(template: str, **context) -> bytes:
-    return _environment().get_template(template).render(**context).encode("utf-8")
+    return template_environment().get_template(template).render(**context).encode("utf-8")
 
 
 def _section_macros(named: list[tuple[str, str]]) -> list[dict]:

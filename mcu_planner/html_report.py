@@ -7,15 +7,13 @@ The same plan gives the same bytes: no dates, no timings, fixed order."""
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 from dataclasses import dataclass
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__
-from .resources import templates_dir
+from .resources import template_environment
 
 MAP_WIDTH, MAP_HEIGHT = 960, 420
 LIVE_HEIGHT = 160
@@ -155,18 +153,6 @@ def _live(plan: dict[str, Any], layers: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _environment() -> Environment:
-    return Environment(
-        loader=FileSystemLoader(str(templates_dir())),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=True,
-    )
-
-
 def _script_json(value: dict[str, Any]) -> str:
     """JSON safe inside <script>: no "</" can close the element early."""
     return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
@@ -179,7 +165,7 @@ def render_report(plan: dict[str, Any], model_name: str, flash_line: str, scratc
     layers = plan["layers"]
     reordered = plan["op_order"] != list(range(len(plan["op_order"])))
     page = (
-        _environment()
+        template_environment(autoescape=True)
         .get_template("report.html.j2")
         .render(
             version=__version__,

@@ -4,7 +4,10 @@ or, in a source checkout, beside the package."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -22,3 +25,18 @@ def templates_dir() -> Path:
 
 def firmware_dir() -> Path:
     return _find("firmware")
+
+
+@functools.lru_cache(maxsize=None)
+def template_environment(autoescape: bool = False) -> Environment:
+    """One environment per process and escaping mode (C templates: none; the
+    HTML report: HTML escaping): it caches the compiled templates, which
+    otherwise cost most of a small model's generation time."""
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=autoescape,
+    )

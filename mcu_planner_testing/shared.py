@@ -18,11 +18,13 @@ BENCHMARKS_DIR = SHARED / "benchmarks"
 ANCHORS_DIR = SHARED / "anchors"
 
 
-def shared_model_paths() -> list[Path]:
-    """The real models, one directory level below models/, sorted."""
+def shared_model_paths(stems: str | None = None) -> list[Path]:
+    """The real models, one directory level below models/, sorted; only those
+    whose file stem is in `stems` (comma-separated, as bench's --models) if given."""
     if not MODELS_DIR.is_dir():
         return []
-    return sorted(MODELS_DIR.glob("*/*.tflite"))
+    wanted = set(stems.split(",")) if stems else None
+    return [p for p in sorted(MODELS_DIR.glob("*/*.tflite")) if wanted is None or p.stem in wanted]
 
 
 def shared_model_table() -> list[dict[str, str]]:
