@@ -567,6 +567,7 @@ def check_model(
     order: str | tuple[int, ...] = "auto",
     regions: tuple = (),
     profile: bool = False,
+    patches: str = "default",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -598,6 +599,7 @@ def check_model(
         label=label,
         order=order,
         regions=regions,
+        patches=patches,
     )
 
     needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)

@@ -92,6 +92,7 @@ def _plan_parser() -> argparse.ArgumentParser:
         help="op order: the model's; auto (default): the memory-aware order when it lowers the arena; "
         "memory: the memory-aware order whenever it differs",
     )
+    _add_patches_argument(p)
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument(
@@ -153,6 +154,16 @@ def _regions_of(args: argparse.Namespace) -> tuple:
     return regions
 
 
+def _add_patches_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--patches",
+        default="default",
+        metavar="off|auto|N",
+        help="run the first stage of spatial ops strip by strip (recomputing halos): by default only when "
+        "--ram needs it; auto: whenever it lowers the arena; N: N strips; off: never",
+    )
+
+
 def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
     p.add_argument("model", nargs="+", help=".tflite model (several: generated together around one shared arena)")
@@ -164,6 +175,7 @@ def _check_parser() -> argparse.ArgumentParser:
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
     )
     _add_region_argument(p)
+    _add_patches_argument(p)
     p.add_argument(
         "--sanitize",
         action="store_true",
@@ -491,6 +503,7 @@ def _plan_options(args: argparse.Namespace, regions: tuple = ()):
         stop_at_fit=args.stop_at_fit,
         order=args.order,
         regions=regions,
+        patches=args.patches,
     )
 
 
@@ -782,6 +795,7 @@ def _run_check(args: argparse.Namespace) -> int:
         sanitize=args.sanitize,
         extremes=args.sanitize,
         profile=args.profile,
+        patches=args.patches,
     )
     for line in report.format():
         print(line)

@@ -63,7 +63,7 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
         and o.input in by_id
         and o.output != o.input
         and by_id[o.output].start == step_index
-        and by_id[o.input].end == step_index + 1
+        and by_id[o.input].end == step_index + o.span
     }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))

@@ -1,0 +1,274 @@
+"""Patch-based execution of a stage (MCUNetV2's method, Lin et al. 2021).
+
+A stage is a run of spatially local single-input ops (convolutions,
+depthwise convolutions, pooling), each consuming only its predecessor's
+output, from a stage input to a stage output.  Run whole, every tensor of
+the stage is alive at full size in turn; run patch by patch, only the stage
+input and output are whole, and each tensor in between holds one patch.
+
+The patches here are horizontal strips of the stage output: strip j covers
+output rows [j * R, (j + 1) * R).  Walking backwards through the stage, each
+op's output rows need the input rows of their windows, clipped to the
+tensor (rows of the padding are not computed, they are the kernel's
+padding): row y of a window at output row r is r * stride - pad + tap *
+dilation.  The rows shared by neighbouring strips (the halo) are computed
+once per strip: the extra multiply-accumulates this costs are counted.
+
+A strip of a batch-1 NHWC tensor is a contiguous run of bytes, so the first
+op reads its window straight out of the stage input and the last writes
+straight into the stage output: every op is the ordinary kernel with the
+patch's geometry (input_h = the window's rows, output_h = the strip's rows,
+pad_h = the op's padding less the window's offset, which is nonzero only at
+the tensor's top border; the kernels bound-check every tap against input_h,
+mcu_conv_geometry.h, mcu_pool.c).
+
+Strips run top to bottom, so strip j of the stage output may overwrite
+input rows that no later strip reads: lifetimes.py gives the stage input
+and output a partial overlap whose walk (`stage_access`) is the stage's
+receptive field, one group of pixels per strip.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from .errors import McuPlanError
+from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow
+from .lowering import KernelCall, NotLowerable, lower
+from .lowering.traits import IN_PLACE_DEPTHWISE
+from .macs import op_macs
+from .problem import WindowAccess
+
+PATCHABLE_OPCODES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+# The kernels whose every read goes through their geometry fields (so that a
+# window of rows is an ordinary call).  The hybrid kernels are not among
+# them: they quantize their whole input with one scale from its largest value.
+PATCHABLE_KERNELS = frozenset(
+    {
+        "mcu_conv_2d_s8",
+        "mcu_conv_2d_f32",
+        "mcu_conv_2d_u8",
+        "mcu_conv_2d_s16",
+        "mcu_depthwise_conv_2d_s8",
+        "mcu_depthwise_conv_2d_f32",
+        "mcu_depthwise_conv_2d_u8",
+        "mcu_depthwise_conv_2d_s16",
+        "mcu_average_pool_2d_s8",
+        "mcu_average_pool_2d_u8",
+        "mcu_average_pool_2d_f32",
+        "mcu_average_pool_2d_s16",
+        "mcu_max_pool_2d_s8",
+        "mcu_max_pool_2d_u8",
+        "mcu_max_pool_2d_f32",
+        "mcu_max_pool_2d_s16",
+    }
+)
+# Most strips a stage is cut into when the planner searches (a forced grid may ask for more).
+MAX_SEARCHED_STRIPS = 16
+
+
+@dataclass(frozen=True)
+class RowGeometry:
+    """An op's geometry along the rows, as its kernel call states it."""
+
+    input_h: int
+    output_h: int
+    filter_h: int
+    stride_h: int
+    dilation_h: int
+    pad_h: int
+
+    def input_rows(self, first: int, end: int) -> tuple[int, int]:
+        """The input rows output rows [first, end) read, clipped to the input."""
+        low = first * self.stride_h - self.pad_h
+        high = (end - 1) * self.stride_h - self.pad_h + (self.filter_h - 1) * self.dilation_h + 1
+        first_row = max(0, low)
+        return first_row, max(first_row, min(self.input_h, high))
+
+
+def row_geometry(call: KernelCall) -> RowGeometry:
+    p = call.params
+
+    def number(name: str, default: int | None = None) -> int:
+        value = p.get(name, default)
+        assert isinstance(value, int), f"{call.function}.{name} is not an int"
+        return value
+
+    return RowGeometry(
+        number("input_h"),
+        number("output_h"),
+        number("filter_h"),
+        number("stride_h"),
+        number("dilation_h", 1),
+        number("pad_h"),
+    )
+
+
+def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
+    """The op's kernel call when the op may be part of a stage, else None."""
+    op = graph.operators[op_index]
+    if op.opcode not in PATCHABLE_OPCODES or op.scratch or op.options.get(IN_PLACE_DEPTHWISE):
+        return None
+    if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return None
+    inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if len(inp.shape) != 4 or len(out.shape) != 4 or inp.shape[0] != 1 or inp.is_constant or inp.is_variable:
+        return None
+    try:
+        call = lower(op, graph)
+    except (NotLowerable, McuPlanError):
+        return None
+    return call if call.function in PATCHABLE_KERNELS else None
+
+
+def stage_runs(graph: Graph) -> list[tuple[int, ...]]:
+    """Every maximal run of consecutive patchable ops in which each op reads
+    only its predecessor's output (which nothing else reads and is no graph
+    output); runs of one op are left out (nothing to keep small)."""
+    consumers = graph.consumers()
+    outputs = set(graph.outputs)
+    runs: list[tuple[int, ...]] = []
+    current: list[int] = []
+    for op in graph.operators:
+        call = patchable_call(op.index, graph)
+        if call is not None and current:
+            prev = graph.operators[current[-1]]
+            link = prev.outputs[0]
+            chained = (
+                op.index == prev.index + 1
+                and op.inputs[0] == link
+                and consumers.get(link, []) == [op.index]
+                and link not in outputs
+                and link not in op.inputs[1:]
+            )
+            if chained:
+                current.append(op.index)
+                continue
+        if len(current) > 1:
+            runs.append(tuple(current))
+        current = [op.index] if call is not None else []
+    if len(current) > 1:
+        runs.append(tuple(current))
+    return runs
+
+
+def candidate_stages(graph: Graph) -> list[tuple[int, ...]]:
+    """The stages worth trying: every prefix (of two ops or more) of every
+    run (a stage starts where a run does: its input is then whole anyway)."""
+    return [run[:n] for run in stage_runs(graph) for n in range(2, len(run) + 1)]
+
+
+def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_STRIPS) -> list[int]:
+    """Rows per strip giving each number of strips from 2 to `most` once."""
+    height = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1]
+    seen: list[int] = []
+    for n in range(2, min(most, height) + 1):
+        rows = math.ceil(height / n)
+        if rows not in seen and math.ceil(height / rows) > 1:
+            seen.append(rows)
+    return seen
+
+
+def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStage:
+    """The stage `ops` cut into strips of `strip_rows` output rows."""
+    calls = [patchable_call(index, graph) for index in ops]
+    geometry = [row_geometry(call) for call in calls if call is not None]
+    if len(geometry) != len(ops):
+        raise ValueError(f"ops {ops} cannot run patch by patch")
+    first_op, last_op = graph.operators[ops[0]], graph.operators[ops[-1]]
+    height = geometry[-1].output_h
+    windows = []
+    for first in range(0, height, strip_rows):
+        rows = (first, min(height, first + strip_rows))
+        per_op: list[PatchWindow] = []
+        for g in reversed(geometry):
+            in_first, in_end = g.input_rows(*rows)
+            per_op.append(PatchWindow(in_first, in_end, rows[0], rows[1], g.pad_h + in_first - rows[0] * g.stride_h))
+            rows = (in_first, in_end)
+        windows.append(tuple(reversed(per_op)))
+    intermediates = tuple(graph.operators[index].outputs[0] for index in ops[:-1])
+    patch_bytes = []
+    for position, t in enumerate(intermediates):
+        tensor = graph.tensors[t]
+        row_bytes = tensor.shape[2] * tensor.shape[3] * DTYPE_BITS[tensor.dtype] // 8
+        patch_bytes.append(max(w[position].out_end - w[position].out_first for w in windows) * row_bytes)
+    extra = 0
+    for position, index in enumerate(ops):
+        op = graph.operators[index]
+        computed = sum(w[position].out_end - w[position].out_first for w in windows)
+        extra += op_macs(graph, op) * (computed - geometry[position].output_h) // max(1, geometry[position].output_h)
+    return PatchStage(
+        ops=tuple(ops),
+        input=first_op.inputs[0],
+        output=last_op.outputs[0],
+        intermediates=intermediates,
+        rows=len(windows),
+        strip_rows=strip_rows,
+        windows=tuple(windows),
+        patch_bytes=tuple(patch_bytes),
+        extra_macs=extra,
+        model_macs=sum(op_macs(graph, op) for op in graph.operators),
+    )
+
+
+def with_stage(graph: Graph, stage: PatchStage) -> Graph:
+    return replace(graph, patch_stage=stage)
+
+
+def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
+    """The stage as one windowed kernel over its input and output: its
+    receptive field (the composition of every op's window, unclipped: a
+    superset of the rows a strip reads) and one group of pixels per strip,
+    strips in order.  Each strip reads all of its input (first op) before it
+    writes any of its output (last op)."""
+    filter_h = filter_w = 1
+    pad_h = pad_w = 0
+    stride_h = stride_w = 1
+    for index in stage.ops:
+        call = patchable_call(index, graph)
+        assert call is not None
+        p = call.params
+        ints = {k: v for k, v in p.items() if isinstance(v, int)}
+        dilation_h, dilation_w = ints.get("dilation_h", 1), ints.get("dilation_w", 1)
+        filter_h += ((ints["filter_h"] - 1) * dilation_h) * stride_h
+        filter_w += ((ints["filter_w"] - 1) * dilation_w) * stride_w
+        pad_h += ints["pad_h"] * stride_h
+        pad_w += ints["pad_w"] * stride_w
+        stride_h *= ints["stride_h"]
+        stride_w *= ints["stride_w"]
+    inp, out = graph.tensors[stage.input], graph.tensors[stage.output]
+    return WindowAccess(
+        batches=1,
+        input_h=inp.shape[1],
+        input_w=inp.shape[2],
+        input_pixel_bytes=inp.shape[3] * DTYPE_BITS[inp.dtype] // 8,
+        output_h=out.shape[1],
+        output_w=out.shape[2],
+        output_pixel_bytes=out.shape[3] * DTYPE_BITS[out.dtype] // 8,
+        filter_h=filter_h,
+        filter_w=filter_w,
+        stride_h=stride_h,
+        stride_w=stride_w,
+        pad_h=pad_h,
+        pad_w=pad_w,
+        group=stage.strip_rows * out.shape[2],
+    )
+
+
+def patch_call(call: KernelCall, window: PatchWindow) -> KernelCall:
+    """The op's kernel call for one patch: its rows only."""
+    return replace(
+        call,
+        params={
+            **call.params,
+            "input_h": window.in_end - window.in_first,
+            "output_h": window.out_end - window.out_first,
+            "pad_h": window.pad_h,
+        },
+    )
+
+
+def row_bytes(graph: Graph, tensor: int) -> int:
+    t = graph.tensors[tensor]
+    return t.shape[2] * t.shape[3] * DTYPE_BITS[t.dtype] // 8
