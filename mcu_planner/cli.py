@@ -422,6 +422,9 @@ def _run_plan(args: argparse.Namespace) -> int:
             "over their own input through a scratch buffer",
             file=out,
         )
+    patches = report.patches_line(graph)
+    if patches:
+        print(patches, file=out)
     without_overlaps = None
     if planned.regions is None:
         # What the overlaps saved: the same lifetimes planned with none.

@@ -86,6 +86,14 @@ class RowGeometry:
         first_row = max(0, low)
         return first_row, max(first_row, min(self.input_h, high))
 
+    def window(self, first: int, end: int) -> PatchWindow:
+        """Output rows [first, end) as a patch: the input rows they read and
+        the padding above them (row y of the input is row y - in_first of
+        the window, so the pad is the op's pad plus in_first, less the
+        strip's first row times the stride)."""
+        in_first, in_end = self.input_rows(first, end)
+        return PatchWindow(in_first, in_end, first, end, self.pad_h + in_first - first * self.stride_h)
+
 
 def row_geometry(call: KernelCall) -> RowGeometry:
     p = call.params
@@ -183,9 +191,9 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStag
         rows = (first, min(height, first + strip_rows))
         per_op: list[PatchWindow] = []
         for g in reversed(geometry):
-            in_first, in_end = g.input_rows(*rows)
-            per_op.append(PatchWindow(in_first, in_end, rows[0], rows[1], g.pad_h + in_first - rows[0] * g.stride_h))
-            rows = (in_first, in_end)
+            window = g.window(*rows)
+            per_op.append(window)
+            rows = (window.in_first, window.in_end)
         windows.append(tuple(reversed(per_op)))
     intermediates = tuple(graph.operators[index].outputs[0] for index in ops[:-1])
     patch_bytes = []
