@@ -80,11 +80,20 @@ class RowGeometry:
     pad_h: int
 
     def input_rows(self, first: int, end: int) -> tuple[int, int]:
-        """The input rows output rows [first, end) read, clipped to the input."""
-        low = first * self.stride_h - self.pad_h
-        high = (end - 1) * self.stride_h - self.pad_h + (self.filter_h - 1) * self.dilation_h + 1
-        first_row = max(0, low)
-        return first_row, max(first_row, min(self.input_h, high))
+        """The rows from the first to the last input row that output rows
+        [first, end) read (taps in the padding read nothing; a dilated
+        window may skip rows at the border); empty when all are padding."""
+        low, high = self.input_h, 0
+        for row in range(first, end):
+            start = row * self.stride_h - self.pad_h
+            lead = -(start // self.dilation_h) if start < 0 else 0  # taps above row 0
+            last = min(self.filter_h - 1, (self.input_h - 1 - start) // self.dilation_h)
+            if lead <= last:
+                low = min(low, start + lead * self.dilation_h)
+                high = max(high, start + last * self.dilation_h + 1)
+        if low >= high:
+            return 0, 0
+        return low, high
 
     def window(self, first: int, end: int) -> PatchWindow:
         """Output rows [first, end) as a patch: the input rows they read and

@@ -1,0 +1,180 @@
+"""Patch-based execution of a stage (mcu_planner/patches.py): per-patch
+windows against a brute-force enumeration of the taps, random chains run
+strip by strip bit-exact against the reference with their plans verified,
+the verifier refusing a patched plan that writes a strip over input rows a
+later strip still reads, and the issue's arena bars on the shared models."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from conftest import needs_cortex_m, needs_shared
+from mcu_planner.check import check_model
+from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.lowering.common import compute_out_size, compute_padding
+from mcu_planner.patches import RowGeometry, candidate_stages, make_stage, stage_access, with_stage
+from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.reader import read_model
+from mcu_planner.verify import verify
+from mcu_planner_testing.builder import Int8Net
+from mcu_planner_testing.shared import shared_model_paths
+
+
+def _random_geometry(rng: np.random.Generator) -> RowGeometry:
+    input_h = int(rng.integers(1, 14))
+    filter_h, stride_h, dilation_h = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    padding = str(rng.choice(["SAME", "VALID"]))
+    if padding == "VALID" and (filter_h - 1) * dilation_h + 1 > input_h:
+        padding = "SAME"
+    output_h = compute_out_size(padding, input_h, filter_h, stride_h, dilation_h)
+    pad_h = compute_padding(stride_h, dilation_h, input_h, filter_h, output_h) if padding == "SAME" else 0
+    return RowGeometry(input_h, output_h, filter_h, stride_h, dilation_h, pad_h)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_patch_window_reads_exactly_the_rows_its_taps_touch(seed):
+    rng = np.random.default_rng(seed)
+    g = _random_geometry(rng)
+    first = int(rng.integers(0, g.output_h))
+    end = int(rng.integers(first + 1, g.output_h + 1))
+    window = g.window(first, end)
+    # Brute force: every tap of every output row of the strip, in the whole tensor.
+    taps = {(r, t): r * g.stride_h - g.pad_h + t * g.dilation_h for r in range(first, end) for t in range(g.filter_h)}
+    inside = [row for row in taps.values() if 0 <= row < g.input_h]
+    if inside:
+        assert (window.in_first, window.in_end) == (min(inside), max(inside) + 1)
+    else:
+        assert window.in_end == window.in_first
+    # The same taps as the kernel sees them in the window: local row, local pad, local input_h.
+    local_h = window.in_end - window.in_first
+    for (r, t), row in taps.items():
+        local = (r - window.out_first) * g.stride_h - window.pad_h + t * g.dilation_h
+        assert (0 <= local < local_h) == (0 <= row < g.input_h)
+        if 0 <= row < g.input_h:
+            assert local + window.in_first == row
+
+
+def _random_chain(seed: int) -> bytes:
+    """A chain of convolutions, depthwise convolutions and pooling with
+    random strides, dilations, paddings and odd sizes, then a pointwise head."""
+    rng = np.random.default_rng(seed)
+    net = Int8Net(seed)
+    x = net.input((1, int(rng.integers(9, 24)), int(rng.integers(5, 14)), int(rng.integers(1, 4))))
+    for _ in range(int(rng.integers(2, 5))):
+        h = net.shape(x)[1]
+        kind = rng.choice(["conv", "depthwise", "pool"])
+        stride = int(rng.integers(1, 3)) if h > 6 else 1
+        padding = str(rng.choice(["SAME", "VALID"])) if h > 6 else "SAME"
+        if kind == "conv":
+            dilation = int(rng.integers(1, 3)) if stride == 1 else 1
+            kernel = (int(rng.choice([1, 3, 5])), int(rng.choice([1, 3])))
+            x = net.conv2d(x, int(rng.integers(2, 9)), kernel, (stride, stride), padding, "RELU6", (dilation, 1))
+        elif kind == "depthwise":
+            x = net.depthwise_conv2d(x, (3, 3), (stride, stride), padding, "RELU")
+        else:
+            x = (
+                net.max_pool2d(x, (2, 2), (stride, stride), padding)
+                if rng.random() < 0.5
+                else net.average_pool2d(x, (3, 2), (stride, 1), padding)
+            )
+    return net.build(net.conv2d(x, 4, (1, 1)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_chains_run_strip_by_strip_bit_exact(seed):
+    model = _random_chain(seed)
+    graph = read_model(model)
+    stages = candidate_stages(graph)
+    assert stages, "the chain has a stage"
+    tallest = max(graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1] for ops in stages)
+    strips = min(2 + seed % 3, tallest)
+    assert strips >= 2
+    planned = plan_model(model, PlanOptions(patches=str(strips), time_limit=1.0))
+    stage = planned.graph.patch_stage
+    assert stage is not None and stage.rows >= 2
+    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
+    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=str(strips), raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
+def _vww_like(seed: int = 0) -> bytes:
+    net = Int8Net(seed)
+    x = net.input((1, 24, 24, 3))
+    x = net.conv2d(x, 8, (3, 3), (2, 2), "SAME", "RELU")
+    x = net.depthwise_conv2d(x, (3, 3), (1, 1), "SAME", "RELU")
+    x = net.conv2d(x, 16, (1, 1), (1, 1), "SAME", "RELU")
+    x = net.depthwise_conv2d(x, (3, 3), (2, 2), "SAME", "RELU")
+    return net.build(net.conv2d(x, 8, (1, 1)))
+
+
+def test_patches_auto_lowers_the_arena_and_overlaps_the_stage_input():
+    model = _vww_like()
+    whole = plan_model(model, PlanOptions(patches="off", time_limit=1.0))
+    patched = plan_model(model, PlanOptions(patches="auto", time_limit=1.0))
+    assert patched.graph.patch_stage is not None
+    assert patched.plan.arena_bytes < whole.plan.arena_bytes
+    assert not verify(patched.lifetimes.problem, patched.plan.offsets, patched.plan.arena_bytes)
+    report = check_model(model, inputs=2, time_limit=1.0, patches="auto", raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
+def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
+    model = _vww_like()
+    graph = read_model(model)
+    stage = make_stage(graph, candidate_stages(graph)[2], 3)
+    lifetimes = compute_lifetimes(with_stage(graph, stage))
+    problem = lifetimes.problem
+    (overlap,) = [o for step in problem.steps for o in step.overlaps if o.span > 1]
+    by_id = problem.by_id()
+    # The stage input first, past room for the output, the other buffers one after another behind it ...
+    end = sum(b.size for b in problem.buffers)
+    offsets = {}
+    for b in sorted(problem.buffers, key=lambda b: b.id != overlap.input):
+        if b.id != overlap.output:
+            offsets[b.id] = end
+            end += b.size
+    assert by_id[overlap.output].size + overlap.max_offset <= by_id[overlap.input].size
+    # ... and the stage output at the bound its walk allows ...
+    lowest = offsets[overlap.input] + overlap.max_offset
+    offsets[overlap.output] = lowest - lowest % problem.alignment
+    assert not verify(problem, offsets)
+    # ... and one alignment step further in: strip 0 then overwrites rows strip 1 reads.
+    offsets[overlap.output] += problem.alignment
+    assert verify(problem, offsets)
+    # The walk the verifier enumerates is the stage's receptive field, one group per strip.
+    access = stage_access(graph, stage)
+    assert access.group == 3 * graph.tensors[stage.output].shape[2]
+    assert dataclasses.replace(overlap.access) == access
+
+
+@needs_cortex_m
+def test_patched_model_bit_exact_on_mps2_an386():
+    report = check_model(_vww_like(1), target="mps2-an386", inputs=2, time_limit=1.0, patches="3")
+    assert report.passed
+
+
+BARS = {"person_detect": 24 * 1024, "vww_96_int8": 36 * 1024}
+
+
+@needs_shared
+@pytest.mark.parametrize("stem", sorted(BARS))
+def test_arena_bars_bit_exact_on_the_host(stem):
+    paths = shared_model_paths(stem)
+    assert paths, f"{stem} is in the shared models"
+    ram = BARS[stem]
+    planned = plan_model(paths[0], PlanOptions(ram=ram))
+    assert planned.fits and planned.graph.patch_stage is not None
+    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
+    report = check_model(paths[0], ram=ram, inputs=2)
+    assert report.passed
+
+
+@needs_shared
+@needs_cortex_m
+def test_person_detect_at_the_bar_bit_exact_on_mps2_an386():
+    (path,) = shared_model_paths("person_detect")
+    report = check_model(path, target="mps2-an386", ram=24 * 1024, inputs=2)
+    assert report.passed
