@@ -207,9 +207,7 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStag
     intermediates = tuple(graph.operators[index].outputs[0] for index in ops[:-1])
     patch_bytes = []
     for position, t in enumerate(intermediates):
-        tensor = graph.tensors[t]
-        row_bytes = tensor.shape[2] * tensor.shape[3] * DTYPE_BITS[tensor.dtype] // 8
-        patch_bytes.append(max(w[position].out_end - w[position].out_first for w in windows) * row_bytes)
+        patch_bytes.append(max(w[position].out_end - w[position].out_first for w in windows) * row_bytes(graph, t))
     extra = 0
     for position, index in enumerate(ops):
         op = graph.operators[index]
