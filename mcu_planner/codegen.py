@@ -411,12 +411,13 @@ class _Builder:
             if patched not in variants:
                 variants.append(patched)
             code.patch_params.append(variants.index(patched))
+        arrays: dict[tuple[str, CArray], str] = {}
         for variant in variants:
             rendered = OpCode(op.index, op.opcode, code.comment, variant)
-            self._render_call(op, variant, rendered)
+            self._render_call(op, variant, rendered, arrays)
             code.param_sets.append(rendered.params)
-            if not code.arrays:
-                code.arrays, code.args, code.returns_status = rendered.arrays, rendered.args, rendered.returns_status
+            code.arrays += rendered.arrays
+            code.args, code.returns_status = rendered.args, rendered.returns_status
         code.repeats = stage.rows
         for k, t in enumerate(call.args):
             if position == 0 and t == stage.input:
@@ -446,13 +447,23 @@ class _Builder:
         placements = self.lifetimes.placements
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
 
-    def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
+    def _render_call(
+        self, op, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
+    ) -> None:
+        """`code`'s parameter block, arrays and arguments for `call`; with
+        `arrays` (a stage's patch geometries), an array already defined under
+        a symbol there is reused, and new ones are numbered after them."""
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
         code.returns_status = runtime_declarations().functions[call.function].returns_status
         for f in params_struct.fields:
             value = call.params[f.name]
-            if isinstance(value, CArray):
+            if isinstance(value, CArray) and arrays is not None and (f.name, value) in arrays:
+                code.params.append((f.name, arrays[(f.name, value)]))
+            elif isinstance(value, CArray):
                 symbol = f"op{op.index}_{f.name}"
+                if arrays is not None:
+                    symbol += f"_{sum(1 for name, _ in arrays if name == f.name)}"
+                    arrays[(f.name, value)] = symbol
                 values = list(value.values) or [0]  # C has no empty arrays
                 code.arrays.append(
                     CArrayDef(

@@ -35,12 +35,12 @@ from dataclasses import dataclass, replace
 
 from .errors import McuPlanError
 from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow
-from .lowering import KernelCall, NotLowerable, lower
+from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import IN_PLACE_DEPTHWISE
 from .macs import op_macs
 from .problem import WindowAccess
 
-PATCHABLE_OPCODES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+PATCHABLE_OPCODES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "PAD", "PADV2"})
 # The kernels whose every read goes through their geometry fields (so that a
 # window of rows is an ordinary call).  The hybrid kernels are not among
 # them: they quantize their whole input with one scale from its largest value.
@@ -62,8 +62,11 @@ PATCHABLE_KERNELS = frozenset(
         "mcu_max_pool_2d_u8",
         "mcu_max_pool_2d_f32",
         "mcu_max_pool_2d_s16",
+        "mcu_pad",
     }
 )
+# mcu_pad's input_dims and output_strides: NHWC padded to its rank of six.
+PAD_ROW_DIM = 3
 # Most strips a stage is cut into when the planner searches (a forced grid may ask for more).
 MAX_SEARCHED_STRIPS = 16
 
@@ -104,21 +107,61 @@ class RowGeometry:
         return PatchWindow(in_first, in_end, first, end, self.pad_h + in_first - first * self.stride_h)
 
 
-def row_geometry(call: KernelCall) -> RowGeometry:
-    p = call.params
+@dataclass(frozen=True)
+class Window:
+    """An op's window along both axes, as its kernel call states it (a PAD
+    of height and width is a 1 x 1 window whose padding is the PAD's top
+    rows and left columns)."""
 
-    def number(name: str, default: int | None = None) -> int:
-        value = p.get(name, default)
-        assert isinstance(value, int), f"{call.function}.{name} is not an int"
-        return value
+    input_h: int
+    output_h: int
+    filter_h: int
+    filter_w: int
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    pad_h: int
+    pad_w: int
 
-    return RowGeometry(
-        number("input_h"),
-        number("output_h"),
-        number("filter_h"),
-        number("stride_h"),
-        number("dilation_h", 1),
-        number("pad_h"),
+    @property
+    def rows(self) -> RowGeometry:
+        return RowGeometry(self.input_h, self.output_h, self.filter_h, self.stride_h, self.dilation_h, self.pad_h)
+
+
+def _ints(call: KernelCall) -> dict[str, int]:
+    return {k: v for k, v in call.params.items() if isinstance(v, int)}
+
+
+def _pad_row_and_column(call: KernelCall) -> tuple[int, int]:
+    """A PAD's output row in elements (W x C), and the elements before its first input element in a row."""
+    strides = call.params["output_strides"]
+    assert isinstance(strides, CArray)
+    row = int(strides.values[PAD_ROW_DIM])
+    return row, _ints(call)["output_origin"] % row
+
+
+def call_window(call: KernelCall) -> Window:
+    p = _ints(call)
+    if call.function == "mcu_pad":
+        dims = call.params["input_dims"]
+        assert isinstance(dims, CArray)
+        row, before = _pad_row_and_column(call)
+        channels = int(dims.values[-1])
+        input_h = int(dims.values[PAD_ROW_DIM])
+        output_h = p["output_elements"] // (row * int(dims.values[PAD_ROW_DIM - 1]))
+        return Window(input_h, output_h, 1, 1, 1, 1, 1, 1, p["output_origin"] // row, before // channels)
+    return Window(
+        p["input_h"],
+        p["output_h"],
+        p["filter_h"],
+        p["filter_w"],
+        p["stride_h"],
+        p["stride_w"],
+        p.get("dilation_h", 1),
+        p.get("dilation_w", 1),
+        p["pad_h"],
+        p["pad_w"],
     )
 
 
@@ -132,6 +175,8 @@ def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
     inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if len(inp.shape) != 4 or len(out.shape) != 4 or inp.shape[0] != 1 or inp.is_constant or inp.is_variable:
         return None
+    if out.shape[0] != 1 or (op.opcode in ("PAD", "PADV2") and inp.shape[3] != out.shape[3]):
+        return None  # a PAD of height and width only
     try:
         call = lower(op, graph)
     except (NotLowerable, McuPlanError):
@@ -190,7 +235,7 @@ def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_S
 def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStage:
     """The stage `ops` cut into strips of `strip_rows` output rows."""
     calls = [patchable_call(index, graph) for index in ops]
-    geometry = [row_geometry(call) for call in calls if call is not None]
+    geometry = [call_window(call).rows for call in calls if call is not None]
     if len(geometry) != len(ops):
         raise ValueError(f"ops {ops} cannot run patch by patch")
     first_op, last_op = graph.operators[ops[0]], graph.operators[ops[-1]]
@@ -243,15 +288,13 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     for index in stage.ops:
         call = patchable_call(index, graph)
         assert call is not None
-        p = call.params
-        ints = {k: v for k, v in p.items() if isinstance(v, int)}
-        dilation_h, dilation_w = ints.get("dilation_h", 1), ints.get("dilation_w", 1)
-        filter_h += ((ints["filter_h"] - 1) * dilation_h) * stride_h
-        filter_w += ((ints["filter_w"] - 1) * dilation_w) * stride_w
-        pad_h += ints["pad_h"] * stride_h
-        pad_w += ints["pad_w"] * stride_w
-        stride_h *= ints["stride_h"]
-        stride_w *= ints["stride_w"]
+        w = call_window(call)
+        filter_h += (w.filter_h - 1) * w.dilation_h * stride_h
+        filter_w += (w.filter_w - 1) * w.dilation_w * stride_w
+        pad_h += w.pad_h * stride_h
+        pad_w += w.pad_w * stride_w
+        stride_h *= w.stride_h
+        stride_w *= w.stride_w
     inp, out = graph.tensors[stage.input], graph.tensors[stage.output]
     return WindowAccess(
         batches=1,
@@ -273,6 +316,22 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
 
 def patch_call(call: KernelCall, window: PatchWindow) -> KernelCall:
     """The op's kernel call for one patch: its rows only."""
+    rows_in, rows_out = window.in_end - window.in_first, window.out_end - window.out_first
+    if call.function == "mcu_pad":
+        dims = call.params["input_dims"]
+        assert isinstance(dims, CArray)
+        row, before = _pad_row_and_column(call)
+        values = list(dims.values)
+        values[PAD_ROW_DIM] = rows_in
+        return replace(
+            call,
+            params={
+                **call.params,
+                "input_dims": CArray(dims.c_type, tuple(values)),
+                "output_elements": rows_out * row,
+                "output_origin": window.pad_h * row + before,
+            },
+        )
     return replace(
         call,
         params={

@@ -107,6 +107,7 @@ SLOW_TESTS = frozenset(
         "test_patched_model_bit_exact_on_mps2_an386",
         "test_arena_bars_bit_exact_on_the_host",
         "test_person_detect_at_the_bar_bit_exact_on_mps2_an386",
+        "test_mobilenet_v2_bar_bit_exact_on_the_host",
         # `-o` compiles the model with a cross compiler to measure its flash
         # (flash.py): tests that generate many OUTDIRs take seconds each.
         "test_mutated_models_never_crash_the_command",

@@ -58,20 +58,23 @@ def test_patch_window_reads_exactly_the_rows_its_taps_touch(seed):
 
 
 def _random_chain(seed: int) -> bytes:
-    """A chain of convolutions, depthwise convolutions and pooling with
-    random strides, dilations, paddings and odd sizes, then a pointwise head."""
+    """A chain of convolutions, depthwise convolutions, pooling and PADs
+    with random strides, dilations, paddings and odd sizes, then a pointwise head."""
     rng = np.random.default_rng(seed)
     net = Int8Net(seed)
     x = net.input((1, int(rng.integers(9, 24)), int(rng.integers(5, 14)), int(rng.integers(1, 4))))
     for _ in range(int(rng.integers(2, 5))):
         h = net.shape(x)[1]
-        kind = rng.choice(["conv", "depthwise", "pool"])
+        kind = rng.choice(["conv", "depthwise", "pool", "pad"])
         stride = int(rng.integers(1, 3)) if h > 6 else 1
         padding = str(rng.choice(["SAME", "VALID"])) if h > 6 else "SAME"
         if kind == "conv":
             dilation = int(rng.integers(1, 3)) if stride == 1 else 1
             kernel = (int(rng.choice([1, 3, 5])), int(rng.choice([1, 3])))
             x = net.conv2d(x, int(rng.integers(2, 9)), kernel, (stride, stride), padding, "RELU6", (dilation, 1))
+        elif kind == "pad":
+            top, bottom, left, right = (int(v) for v in rng.integers(0, 3, size=4))
+            x = net.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)])
         elif kind == "depthwise":
             x = net.depthwise_conv2d(x, (3, 3), (stride, stride), padding, "RELU")
         else:
@@ -83,7 +86,7 @@ def _random_chain(seed: int) -> bytes:
     return net.build(net.conv2d(x, 4, (1, 1)))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_random_chains_run_strip_by_strip_bit_exact(seed):
     model = _random_chain(seed)
     graph = read_model(model)
@@ -177,4 +180,12 @@ def test_arena_bars_bit_exact_on_the_host(stem):
 def test_person_detect_at_the_bar_bit_exact_on_mps2_an386():
     (path,) = shared_model_paths("person_detect")
     report = check_model(path, target="mps2-an386", ram=24 * 1024, inputs=2)
+    assert report.passed
+
+
+@needs_shared
+def test_mobilenet_v2_bar_bit_exact_on_the_host():
+    (path,) = shared_model_paths("mobilenet_v2_quantized_1x3x224x224")
+    ram = 612_960
+    report = check_model(path, ram=ram, inputs=1)
     assert report.passed
