@@ -154,9 +154,16 @@ def _regions_of(args: argparse.Namespace) -> tuple:
     return regions
 
 
+def _patches_value(text: str) -> str:
+    if text in ("default", "auto", "off") or (text.isdigit() and int(text) >= 2):
+        return text
+    raise argparse.ArgumentTypeError(f"off, auto or a number of strips of 2 or more, not {text!r}")
+
+
 def _add_patches_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--patches",
+        type=_patches_value,
         default="default",
         metavar="off|auto|N",
         help="run the first stage of spatial ops strip by strip (recomputing halos): by default only when "

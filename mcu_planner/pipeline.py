@@ -271,6 +271,8 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
             patched = with_stage(graph, stage)
             lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)
             candidates.append((sharing_lower_bound(lifetimes.problem), stage, patched, lifetimes))
+    if not candidates and forced is not None:
+        raise InputError(f"--patches {forced}: no run of spatial ops here has {forced} output rows to cut into strips")
     if not candidates:
         return whole
     fitting = options.patches == "default"

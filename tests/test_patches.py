@@ -7,6 +7,7 @@ later strip still reads, and the issue's arena bars on the shared models."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -189,3 +190,37 @@ def test_mobilenet_v2_bar_bit_exact_on_the_host():
     ram = 612_960
     report = check_model(path, ram=ram, inputs=1)
     assert report.passed
+
+
+def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
+    from mcu_planner.cli import main
+    from mcu_planner.macs import op_macs
+
+    model_path = tmp_path / "chain.tflite"
+    model_path.write_bytes(_vww_like())
+    plan_path = tmp_path / "plan.json"
+    assert main([str(model_path), "--patches", "3", "--json", str(plan_path)]) == 0
+    out = capsys.readouterr().out
+    patches = json.loads(plan_path.read_text())["techniques"]["patches"]
+    assert f"patches: ops {', '.join(map(str, patches['ops']))} run in {patches['grid'][0]} strips" in out
+    assert patches["grid"][1] == 1 and patches["grid"][0] >= 2
+    graph = read_model(model_path.read_bytes())
+    assert patches["model_macs"] == sum(op_macs(graph, op) for op in graph.operators)
+    # Extra MACs counted per output row each strip computes, against the rows of the whole tensor.
+    stage = make_stage(graph, tuple(patches["ops"]), patches["strip_rows"])
+    extra = 0
+    for position, index in enumerate(stage.ops):
+        op = graph.operators[index]
+        height = graph.tensors[op.outputs[0]].shape[1]
+        rows = [
+            row
+            for first in range(0, graph.tensors[stage.output].shape[1], stage.strip_rows)
+            for row in range(
+                stage.windows[first // stage.strip_rows][position].out_first,
+                stage.windows[first // stage.strip_rows][position].out_end,
+            )
+        ]
+        extra += op_macs(graph, op) // height * (len(rows) - height)
+    assert patches["extra_macs"] == extra > 0
+    assert main([str(model_path), "--patches", "nine"]) == 2
+    assert "--patches" in capsys.readouterr().err
