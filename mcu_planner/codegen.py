@@ -407,7 +407,7 @@ class _Builder:
         position = stage.ops.index(op.index)
         variants: list[KernelCall] = []
         for windows in stage.windows:
-            patched = patch_call(call, windows[position])
+            patched = patch_call(call, windows[position], self.graph.tensors[op.outputs[0]].shape[1])
             if patched not in variants:
                 variants.append(patched)
             code.patch_params.append(variants.index(patched))

@@ -40,7 +40,29 @@ from .lowering.traits import IN_PLACE_DEPTHWISE
 from .macs import op_macs
 from .problem import WindowAccess
 
-PATCHABLE_OPCODES = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "PAD", "PADV2"})
+# Unary elementwise ops whose kernels walk `size` elements one by one (mcu_activations.c, mcu_math.c).
+ELEMENTWISE_OPCODES = frozenset(
+    {
+        "LOGISTIC",
+        "TANH",
+        "EXP",
+        "GELU",
+        "ABS",
+        "LOG",
+        "SQRT",
+        "RSQRT",
+        "NEG",
+        "RELU",
+        "RELU6",
+        "RELU_N1_TO_1",
+        "LEAKY_RELU",
+        "HARD_SWISH",
+    }
+)
+ELEMENTWISE_SOURCES = frozenset({"mcu_activations", "mcu_math"})
+PATCHABLE_OPCODES = (
+    frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "PAD", "PADV2"}) | ELEMENTWISE_OPCODES
+)
 # The kernels whose every read goes through their geometry fields (so that a
 # window of rows is an ordinary call).  The hybrid kernels are not among
 # them: they quantize their whole input with one scale from its largest value.
@@ -141,8 +163,11 @@ def _pad_row_and_column(call: KernelCall) -> tuple[int, int]:
     return row, _ints(call)["output_origin"] % row
 
 
-def call_window(call: KernelCall) -> Window:
+def call_window(call: KernelCall, height: int) -> Window:
+    """The window of `call`, whose output has `height` rows."""
     p = _ints(call)
+    if is_elementwise(call):
+        return Window(height, height, 1, 1, 1, 1, 1, 1, 0, 0)
     if call.function == "mcu_pad":
         dims = call.params["input_dims"]
         assert isinstance(dims, CArray)
@@ -165,6 +190,10 @@ def call_window(call: KernelCall) -> Window:
     )
 
 
+def is_elementwise(call: KernelCall) -> bool:
+    return bool(ELEMENTWISE_SOURCES & set(call.sources)) and "size" in call.params
+
+
 def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
     """The op's kernel call when the op may be part of a stage, else None."""
     op = graph.operators[op_index]
@@ -181,6 +210,9 @@ def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
         call = lower(op, graph)
     except (NotLowerable, McuPlanError):
         return None
+    if op.opcode in ELEMENTWISE_OPCODES:
+        elementwise = is_elementwise(call) and call.params["size"] == inp.num_elements and inp.shape == out.shape
+        return call if elementwise else None
     return call if call.function in PATCHABLE_KERNELS else None
 
 
@@ -235,7 +267,7 @@ def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_S
 def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStage:
     """The stage `ops` cut into strips of `strip_rows` output rows."""
     calls = [patchable_call(index, graph) for index in ops]
-    geometry = [call_window(call).rows for call in calls if call is not None]
+    geometry = [call_window(call, _height(graph, index)).rows for call, index in zip(calls, ops) if call is not None]
     if len(geometry) != len(ops):
         raise ValueError(f"ops {ops} cannot run patch by patch")
     first_op, last_op = graph.operators[ops[0]], graph.operators[ops[-1]]
@@ -288,7 +320,7 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     for index in stage.ops:
         call = patchable_call(index, graph)
         assert call is not None
-        w = call_window(call)
+        w = call_window(call, _height(graph, index))
         filter_h += (w.filter_h - 1) * w.dilation_h * stride_h
         filter_w += (w.filter_w - 1) * w.dilation_w * stride_w
         pad_h += w.pad_h * stride_h
@@ -314,9 +346,17 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     )
 
 
-def patch_call(call: KernelCall, window: PatchWindow) -> KernelCall:
-    """The op's kernel call for one patch: its rows only."""
+def _height(graph: Graph, op_index: int) -> int:
+    return graph.tensors[graph.operators[op_index].outputs[0]].shape[1]
+
+
+def patch_call(call: KernelCall, window: PatchWindow, height: int) -> KernelCall:
+    """The op's kernel call (its output `height` rows) for one patch: its rows only."""
     rows_in, rows_out = window.in_end - window.in_first, window.out_end - window.out_first
+    if is_elementwise(call):
+        size = call.params["size"]
+        assert isinstance(size, int)
+        return replace(call, params={**call.params, "size": size // height * rows_out})
     if call.function == "mcu_pad":
         dims = call.params["input_dims"]
         assert isinstance(dims, CArray)

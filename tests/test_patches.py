@@ -59,20 +59,22 @@ def test_patch_window_reads_exactly_the_rows_its_taps_touch(seed):
 
 
 def _random_chain(seed: int) -> bytes:
-    """A chain of convolutions, depthwise convolutions, pooling and PADs
+    """A chain of convolutions, depthwise convolutions, pooling, PADs and unary elementwise ops
     with random strides, dilations, paddings and odd sizes, then a pointwise head."""
     rng = np.random.default_rng(seed)
     net = Int8Net(seed)
     x = net.input((1, int(rng.integers(9, 24)), int(rng.integers(5, 14)), int(rng.integers(1, 4))))
     for _ in range(int(rng.integers(2, 5))):
         h = net.shape(x)[1]
-        kind = rng.choice(["conv", "depthwise", "pool", "pad"])
+        kind = rng.choice(["conv", "depthwise", "pool", "pad", "unary"])
         stride = int(rng.integers(1, 3)) if h > 6 else 1
         padding = str(rng.choice(["SAME", "VALID"])) if h > 6 else "SAME"
         if kind == "conv":
             dilation = int(rng.integers(1, 3)) if stride == 1 else 1
             kernel = (int(rng.choice([1, 3, 5])), int(rng.choice([1, 3])))
             x = net.conv2d(x, int(rng.integers(2, 9)), kernel, (stride, stride), padding, "RELU6", (dilation, 1))
+        elif kind == "unary":
+            x = [net.logistic, net.tanh, net.leaky_relu, net.hard_swish][int(rng.integers(0, 4))](x)
         elif kind == "pad":
             top, bottom, left, right = (int(v) for v in rng.integers(0, 3, size=4))
             x = net.pad(x, [(0, 0), (top, bottom), (left, right), (0, 0)])
@@ -87,7 +89,7 @@ def _random_chain(seed: int) -> bytes:
     return net.build(net.conv2d(x, 4, (1, 1)))
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(10))
 def test_random_chains_run_strip_by_strip_bit_exact(seed):
     model = _random_chain(seed)
     graph = read_model(model)
@@ -224,3 +226,22 @@ def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
     assert patches["extra_macs"] == extra > 0
     assert main([str(model_path), "--patches", "nine"]) == 2
     assert "--patches" in capsys.readouterr().err
+
+
+def test_a_long_stage_through_pad_pooling_and_an_activation_is_bit_exact():
+    net = Int8Net(7)
+    x = net.input((1, 21, 11, 3))
+    x = net.pad(x, [(0, 0), (1, 2), (2, 1), (0, 0)])
+    x = net.conv2d(x, 24, (3, 3), (1, 1), "VALID", "RELU")
+    x = net.depthwise_conv2d(x, (3, 3), (2, 2), "SAME", "NONE", dilation=(1, 1))
+    x = net.hard_swish(x)
+    x = net.average_pool2d(x, (2, 2), (2, 2), "VALID")
+    model = net.build(net.conv2d(x, 4, (1, 1)))
+    planned = plan_model(model, PlanOptions(patches="auto", time_limit=1.0))
+    stage = planned.graph.patch_stage
+    assert stage is not None
+    opcodes = [planned.graph.operators[i].opcode for i in stage.ops]
+    assert opcodes[:5] == ["PAD", "CONV_2D", "DEPTHWISE_CONV_2D", "HARD_SWISH", "AVERAGE_POOL_2D"]
+    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
+    report = check_model(model, inputs=2, time_limit=1.0, patches="auto", raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
