@@ -129,7 +129,8 @@ def patches_line(graph: Graph) -> str | None:
     share = 100.0 * stage.extra_macs / stage.model_macs if stage.model_macs else 0.0
     return (
         f"patches: ops {', '.join(map(str, stage.ops))} run in {stage.rows} strips of {stage.strip_rows} output rows "
-        f"(grid {stage.rows}x1), recomputing halos: +{stage.extra_macs:,} MACs (+{share:.2f}% of {stage.model_macs:,})"
+        f"(grid {stage.rows}x1), recomputing halos: {stage.extra_macs:+,} MACs ({share:+.2f}% of {stage.model_macs:,})"
+        + ("; fewer: the stage skips rows no later op reads" if stage.extra_macs < 0 else "")
     )
 
 
