@@ -27,6 +27,10 @@ walk (traits `KERNEL_ORDERS`), may start their output inside (or just
 before) the input that dies there, as far as overlap.py derives from the
 walk (`Step.overlaps`).
 
+A patched stage (patches.py, `Graph.patch_stage`) keeps its input alive to
+its last op and its output from its first; the tensors in between are one
+patch in size, and the output may overlap the input across the stage.
+
 Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
 activations alive at their op's step only, written by that step; they never
 alias anything.

@@ -283,21 +283,18 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
         candidates.sort(key=lambda c: (c[1].extra_macs, c[0]))
     else:
         candidates.sort(key=lambda c: (c[0], c[1].extra_macs))
-    best: PlannedModel | None = None
-    for bound, stage, patched, lifetimes in candidates[:PATCH_PLANS_TRIED]:
+    best: tuple[int, int, PlannedModel] | None = None  # (arena, extra MACs, plan)
+    for _, stage, patched, lifetimes in candidates[:PATCH_PLANS_TRIED]:
         analysed = AnalysedModel(patched, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
         planned = _plan_one(analysed, replace(options, stop_at_fit=options.stop_at_fit or fitting))
         planned.op_order = model.op_order
         if fitting and planned.fits:
             return planned
-        if best is None or (planned.plan.arena_bytes, stage.extra_macs) < (
-            best.plan.arena_bytes,
-            best.graph.patch_stage.extra_macs if best.graph.patch_stage else 0,
-        ):
-            best = planned
-    if best is None or (forced is None and best.plan.arena_bytes >= whole.plan.arena_bytes):
+        if best is None or (planned.plan.arena_bytes, stage.extra_macs) < best[:2]:
+            best = (planned.plan.arena_bytes, stage.extra_macs, planned)
+    if best is None or (forced is None and best[0] >= whole.plan.arena_bytes):
         return whole
-    return best
+    return best[2]
 
 
 def _forced_strips(patches: str) -> int | None:

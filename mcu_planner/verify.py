@@ -7,7 +7,10 @@ common step share a byte, except an in-place pair that the problem allows to
 start at exactly the same offset, and an output over the input its step reads
 for the last time when the kernel's walk (`Overlap.access`) never writes a
 byte it reads later: that is checked here by enumerating every tap of every
-output pixel's window, not from the bound the problem states.
+output pixel's window, not from the bound the problem states.  A patched
+stage's output and input (patches.py) are such a pair across the stage's
+steps (`Overlap.span`): the output is first written at the stage's first
+step and the input last read at its last.
 """
 
 from __future__ import annotations
