@@ -247,10 +247,16 @@ def stage_runs(graph: Graph) -> list[tuple[int, ...]]:
     return runs
 
 
+# Runs, from the model's start, whose prefixes the planner tries as stages:
+# the early, high-resolution layers are where whole tensors are largest.
+SEARCHED_RUNS = 3
+
+
 def candidate_stages(graph: Graph) -> list[tuple[int, ...]]:
-    """The stages worth trying: every prefix (of two ops or more) of every
-    run (a stage starts where a run does: its input is then whole anyway)."""
-    return [run[:n] for run in stage_runs(graph) for n in range(2, len(run) + 1)]
+    """The stages worth trying: every prefix (of two ops or more) of each of
+    the first SEARCHED_RUNS runs (a stage starts where a run does: its input
+    is then whole anyway)."""
+    return [run[:n] for run in stage_runs(graph)[:SEARCHED_RUNS] for n in range(2, len(run) + 1)]
 
 
 def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_STRIPS) -> list[int]:
