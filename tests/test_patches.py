@@ -6,7 +6,6 @@ later strip still reads, and the issue's arena bars on the shared models."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -127,15 +126,15 @@ def test_patches_auto_lowers_the_arena_and_overlaps_the_stage_input():
     assert report.passed, report.mismatch_message()
 
 
-def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
-    model = _vww_like()
-    graph = read_model(model)
+def _stage_at_its_bound(graph):
+    """A patched stage of _vww_like and a plan laying every buffer one after
+    another, the stage input first past room for the output, and the stage
+    output starting as far into the stage input as its walk allows."""
     stage = make_stage(graph, candidate_stages(graph)[2], 3)
     lifetimes = compute_lifetimes(with_stage(graph, stage))
     problem = lifetimes.problem
     (overlap,) = [o for step in problem.steps for o in step.overlaps if o.span > 1]
     by_id = problem.by_id()
-    # The stage input first, past room for the output, the other buffers one after another behind it ...
     end = sum(b.size for b in problem.buffers)
     offsets = {}
     for b in sorted(problem.buffers, key=lambda b: b.id != overlap.input):
@@ -143,17 +142,48 @@ def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
             offsets[b.id] = end
             end += b.size
     assert by_id[overlap.output].size + overlap.max_offset <= by_id[overlap.input].size
-    # ... and the stage output at the bound its walk allows ...
     lowest = offsets[overlap.input] + overlap.max_offset
     offsets[overlap.output] = lowest - lowest % problem.alignment
+    return stage, lifetimes, overlap, offsets, end
+
+
+def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
+    graph = read_model(_vww_like())
+    stage, lifetimes, overlap, offsets, _ = _stage_at_its_bound(graph)
+    problem = lifetimes.problem
     assert not verify(problem, offsets)
-    # ... and one alignment step further in: strip 0 then overwrites rows strip 1 reads.
+    # One alignment step further in: strip 0 then overwrites rows strip 1 reads.
     offsets[overlap.output] += problem.alignment
     assert verify(problem, offsets)
     # The walk the verifier enumerates is the stage's receptive field, one group per strip.
     access = stage_access(graph, stage)
     assert access.group == 3 * graph.tensors[stage.output].shape[2]
-    assert dataclasses.replace(overlap.access) == access
+    assert overlap.access == access
+
+
+def test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads(tmp_path):
+    from mcu_planner.codegen import generate
+    from mcu_planner.errors import CheckMismatch
+    from mcu_planner.output_dir import write_output
+    from mcu_planner.planning import ArenaPlan
+    from test_codegen import run_host, seeded_inputs
+
+    model = _vww_like()
+    graph = read_model(model)
+    stage, lifetimes, overlap, offsets, end = _stage_at_its_bound(graph)
+    patched = with_stage(graph, stage)
+    samples, expected = seeded_inputs(patched, model, count=1)
+
+    def run(name: str, plan_offsets: dict[int, int]):
+        plan = ArenaPlan("test layout", plan_offsets, end, False, 0.0)
+        out = write_output(generate(patched, lifetimes, plan, name="net"), tmp_path / name / "gen")
+        return run_host(out, "net", patched, samples, check_build=True, workdir=tmp_path / name / "run")
+
+    assert run("good", offsets).outputs == expected
+    bad = {**offsets, overlap.output: offsets[overlap.output] + lifetimes.problem.alignment}
+    message = rf"op {stage.ops[0]} \(CONV_2D\) writes tensor {overlap.output}:.* over live tensor {overlap.input}:"
+    with pytest.raises(CheckMismatch, match=message):
+        run("bad", bad)
 
 
 @needs_cortex_m
