@@ -126,6 +126,8 @@ class RowGeometry:
         the window, so the pad is the op's pad plus in_first, less the
         strip's first row times the stride)."""
         in_first, in_end = self.input_rows(first, end)
+        if in_first == in_end:  # all padding (below a PAD's input, say): no tap lands, any pad will do
+            return PatchWindow(0, 0, first, end, 0)
         return PatchWindow(in_first, in_end, first, end, self.pad_h + in_first - first * self.stride_h)
 
 

@@ -275,3 +275,16 @@ def test_a_long_stage_through_pad_pooling_and_an_activation_is_bit_exact():
     assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
     report = check_model(model, inputs=2, time_limit=1.0, patches="auto", raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
+    net = Int8Net(3)
+    x = net.input((1, 6, 5, 2))
+    x = net.pad(x, [(0, 0), (0, 4), (1, 0), (0, 0)])
+    x = net.depthwise_conv2d(x, (1, 1), (1, 1), "VALID", "RELU")
+    model = net.build(net.conv2d(x, 3, (1, 1)))
+    planned = plan_model(model, PlanOptions(patches="5", time_limit=1.0))
+    stage = planned.graph.patch_stage
+    assert stage is not None and stage.windows[-1][0].in_end == stage.windows[-1][0].in_first  # reads no input row
+    report = check_model(model, inputs=2, patches="5", time_limit=1.0, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
