@@ -374,15 +374,14 @@ def smallest_ram(model: str | os.PathLike | bytes, options: PlanOptions, label: 
     never trades a fitting plan for one that does not); with the exact
     planner, "does not fit" may be a time limit reached rather than a proof.
     The returned plan's `options.ram` is the budget found."""
-    data = model if isinstance(model, (bytes, bytearray, memoryview)) else open(model, "rb").read()
     unit = options.alignment
-    unbounded = plan_model(bytes(data), replace(options, ram=None), label)
+    unbounded = plan_model(model, replace(options, ram=None), label)
     fitting = -(-unbounded.ram_needed // unit)  # in units; fits (see the docstring)
     failing = unbounded.lifetimes.variable_bytes // unit - 1
-    best = plan_model(bytes(data), replace(options, ram=fitting * unit), label)
+    best = plan_model(model, replace(options, ram=fitting * unit), label)
     while fitting - failing > 1:
         middle = (fitting + failing) // 2
-        planned = plan_model(bytes(data), replace(options, ram=middle * unit), label)
+        planned = plan_model(model, replace(options, ram=middle * unit), label)
         if planned.fits:
             fitting, best = middle, planned
         else:
