@@ -264,7 +264,7 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         buffers[root] = Buffer(root, align_up(extent, alignment), start, end)
 
     placements = {t: TensorPlacement(builder.root[t], builder.offset[t]) for t in activations}
-    steps = _steps(graph, placements, buffers, builder.elided, alias)
+    steps = _steps(graph, placements, buffers, builder.elided, alias, alignment)
     if stage is not None and alias:
         steps = _with_stage_overlap(graph, stage, steps, placements, buffers)
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
@@ -325,6 +325,7 @@ def _steps(
     buffers: dict[int, Buffer],
     elided: set[int],
     in_place: bool,
+    alignment: int,
 ) -> tuple[Step, ...]:
     steps = []
     # Inside a patched stage nothing runs in place or overlaps: its tensors
@@ -348,16 +349,18 @@ def _steps(
                     if pair not in pairs:
                         pairs.append(pair)
         runs_whole = op.index not in elided and op.index not in staged
-        overlaps = _overlaps(graph, op, placements, buffers) if in_place and runs_whole else ()
+        overlaps = _overlaps(graph, op, placements, buffers, alignment) if in_place and runs_whole else ()
         steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
 
 
 def _overlaps(
-    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer]
+    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer], alignment: int
 ) -> tuple[Overlap, ...]:
     """The output of a kernel with a raster walk over the data input that
-    dies at this op: how far into it the output may start."""
+    dies at this op: how far into it the output may start.  Buffers start at
+    multiples of `alignment`, so the shifts a plan can give the output from
+    the input differ by multiples of it from output_at - input_at."""
     if op.opcode not in WINDOWED_OPCODES or len(op.outputs) != 1 or not op.inputs:
         return ()
     src, dst = op.inputs[0], op.outputs[0]
@@ -378,7 +381,9 @@ def _overlaps(
         return ()
     access, slower = walk
     input_at, output_at = placements[src].offset, placements[dst].offset
-    limit = input_at + max_output_offset(access) - output_at
+    pixel = access.input_pixel_bytes
+    whole_pixels = pixel > 0 and alignment % pixel == 0 and (output_at - input_at) % pixel == 0
+    limit = input_at + max_output_offset(access, whole_pixels) - output_at
     return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at, slower=slower),)
 
 
