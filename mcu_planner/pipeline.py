@@ -279,8 +279,13 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     capacity = model.arena_capacity(options.ram)
     if fitting:
         assert capacity is not None
-        candidates = [c for c in candidates if c[0] <= capacity]
-        candidates.sort(key=lambda c: (c[1].extra_macs, c[0]))
+        within = [c for c in candidates if c[0] <= capacity]
+        if within:
+            candidates = sorted(within, key=lambda c: (c[1].extra_macs, c[0]))
+        else:
+            # Nothing can fit: plan the smallest stage anyway, so that the
+            # shortfall reported is what patches reach, not the whole-tensor one.
+            candidates = sorted(candidates, key=lambda c: (c[0], c[1].extra_macs))[:1]
     else:
         candidates.sort(key=lambda c: (c[0], c[1].extra_macs))
     best: tuple[int, int, PlannedModel] | None = None  # (arena, extra MACs, plan)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,8 +133,9 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     live_peak = parse_int(row["live peak B"])  # 16-byte aligned sizes change nothing here
     graph = read_model(MOBILENET)
     peak = peak_live(compute_lifetimes(graph, alignment=16).problem)
-    # Without aliasing no output overlaps its input: the arena is the live peak.
-    result = run_cli(MOBILENET, "--ram", "256K", "--alias", "off")
+    # Without aliasing (and without strips, patches.py) no output overlaps its
+    # input: the arena is the live peak.
+    result = run_cli(MOBILENET, "--ram", "256K", "--alias", "off", "--patches", "off")
     assert_one_line_error(
         result, 3, f"{live_peak - 262144:,} B short", f"op {peak.step} ({graph.operators[peak.step].opcode})", "live:"
     )
@@ -146,8 +148,15 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     largest = max(t.nbytes for t in graph.tensors if not t.is_constant)
     assert largest == 114 * 114 * 96
     group = kernel_order("mcu_depthwise_conv_2d_s8").pixels_per_group
+    whole_tensors = largest + group * 96
+    result = run_cli(MOBILENET, "--ram", "256K", "--patches", "off")
+    assert_one_line_error(result, 3, f"{whole_tensors - 262144:,} B short", "live:")
+    # By default a budget that nothing fits is still planned with the stage in
+    # strips that needs the least: the shortfall said is what strips reach.
     result = run_cli(MOBILENET, "--ram", "256K")
-    assert_one_line_error(result, 3, f"{largest + group * 96 - 262144:,} B short", "live:")
+    assert_one_line_error(result, 3, "live:")
+    needs = int(re.search(r"needs ([0-9,]+) B", result.stderr).group(1).replace(",", ""))
+    assert 262144 < needs < whole_tensors
 
 
 def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
