@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..gemmlowp16 import reciprocal_table
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
-from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
+from . import CArray, KernelCall, NotLowerable, ParamValue, ScratchNeed, lowers, scratch_for
 from .common import (
     input_tensor,
     int32_array,
@@ -50,6 +51,7 @@ NUM_INPUTS = 24
 
 # The integer gates' pre-activation format without layer norm: Q3.12.
 GATE_SCALE = 2.0**-12
+GATE_INTEGER_BITS = 3
 HIDDEN_INTERMEDIATE = 4
 
 FLOAT_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH": 4}
@@ -219,6 +221,20 @@ def _intermediate(op: Operator, graph: Graph, index: int) -> tuple[float, int]:
     return tensor.quantization.scales[0], tensor.quantization.zero_points[0]
 
 
+def _activation_table(name: str, integer_bits: int | None) -> dict[str, ParamValue]:
+    """The kernel's exact table of gemmlowp's int16 1 / (1 + exp(-m)) with
+    `integer_bits` integer bits (None: no table, NULL)."""
+    if integer_bits is None:
+        return {f"{name}_knots": "NULL", f"{name}_residuals": "NULL", f"{name}_last": 0, f"{name}_block_shift": 0}
+    table = reciprocal_table(integer_bits)
+    return {
+        f"{name}_knots": CArray("int16_t", table.knots),
+        f"{name}_residuals": CArray("uint8_t", table.residuals),
+        f"{name}_last": table.last,
+        f"{name}_block_shift": table.block_shift,
+    }
+
+
 def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, ...]) -> KernelCall:
     if len(op.intermediates) != 5:
         raise NotLowerable("int8 UNIDIRECTIONAL_SEQUENCE_LSTM without its 5 intermediate tensors")
@@ -321,5 +337,9 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         "cell_product_shift": 30 + cell_exponent,
         "quantized_cell_clip": quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
         "quantized_proj_clip": quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
+        **_activation_table("sigmoid", GATE_INTEGER_BITS),
+        **_activation_table("gate_tanh", GATE_INTEGER_BITS + 1),
+        # tanh(cell) reads the cell gate's table when the cell state is Q3.12 too.
+        **_activation_table("cell_tanh", None if cell_exponent == -12 else 16 + cell_exponent),
     }
     return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
