@@ -43,6 +43,15 @@ static inline int32_t mcu_rounding_divide_by_pot(int32_t x, int exponent)
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+/* mcu_rounding_divide_by_pot for 1 <= exponent <= 30 and |x| + 2^(exponent-1)
+ * < 2^31 (products of two int16, say): adding half, less one for negative x
+ * (its sign word), then flooring rounds ties away from zero, in three
+ * instructions. */
+static inline int32_t mcu_rounding_divide_by_pot_bounded(int32_t x, int exponent)
+{
+    return (x + ((int32_t)1 << (exponent - 1)) + (x >> 31)) >> exponent;
+}
+
 /* mcu_rounding_divide_by_pot for exponents up to 62, as TFLite's
  * RoundingDivideByPOT executes on x86-64 where its "exponent <= 31" assert is
  * compiled out: the mask is the low 32 bits of 2^exponent - 1 and the shift
@@ -108,6 +117,18 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
     round = (int64_t)(((uint64_t)((uint32_t)1 << right_shift) << 30) | ((uint64_t)1 << 30)) -
             (product < 0 ? ((int64_t)1 << 31) : 0);
     return (int32_t)((product + round) >> 32) >> (right_shift - 1);
+}
+
+/* mcu_mul_by_quantized_mul for shift -1 (e = 1) and a multiplier >= 0: by
+ * the derivation above, floor((p + 2^30 + 2^31 - [x < 0] 2^31) / 2^32) with
+ * no final shift (t < 0 exactly when p < -2^30, and for -2^30 <= p < 0 both
+ * values of the correction give 0, so the sign of x decides); the rounding
+ * term is 0xC0000000 for x >= 0 and 0x40000000 for x < 0 as an unsigned
+ * addend: one multiply-accumulate of the product onto it. */
+static inline int32_t mcu_mul_by_quantized_mul_halving(int32_t x, int32_t multiplier)
+{
+    const uint32_t round = 0x40000000u | (~(uint32_t)x & 0x80000000u);
+    return (int32_t)(((int64_t)x * (int64_t)multiplier + (int64_t)round) >> 32);
 }
 
 /* mcu_mul_by_quantized_mul with what depends on the multiplier and shift
