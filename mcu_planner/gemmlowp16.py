@@ -31,6 +31,7 @@ Array = NDArray[np.int64]
 # exp_on_negative_values' barrel: exp(-2^exponent) as Q31 constants.
 EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401), (4, 242))
 RESIDUAL_BIAS = 8  # corrections -8 .. 7 stored as 0 .. 15
+ZERO_INPUT_VALUE = 1 << 13  # 1/2 in Q1.14: logistic(0) = 2 x 1/2, tanh(0) = 4 x (1/2 - 1/2)
 
 
 def _wrap16(x: Array) -> Array:
@@ -117,7 +118,8 @@ def tanh(a: Array, integer_bits: int) -> Array:
 @dataclass(frozen=True)
 class ReciprocalTable:
     """R_k for m = 0 .. last as knots, a block shift and packed 4-bit corrections
-    (two per byte, the even magnitude in the low nibble); m > last reads R_k(last)."""
+    (two per byte, the even magnitude in the low nibble); m > last reads R_k(last);
+    m = 0 reads ZERO_INPUT_VALUE."""
 
     knots: tuple[int, ...]
     residuals: tuple[int, ...]
@@ -140,6 +142,9 @@ def reciprocal_table(integer_bits: int) -> ReciprocalTable:
     """The smallest table (largest block of 64, 32, 16, 8, 4) whose corrections fit 4 bits."""
     magnitudes = np.arange(32769, dtype=np.int64)
     values = reciprocal_of_exp(magnitudes, integer_bits)
+    # gemmlowp returns 1/2 and 0 for a zero input without computing R_k(0)
+    # (8190); 1/2 here gives both from the same formulas as every other input.
+    values[0] = ZERO_INPUT_VALUE
     changes = np.nonzero(values != values[-1])[0]
     last = int(changes[-1]) + 1 if changes.size else 0
     for block_shift in range(6, 1, -1):

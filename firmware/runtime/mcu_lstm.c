@@ -187,46 +187,6 @@ typedef struct {
     int8_t *hidden_scratch;
 } lstm_s8_tensors;
 
-/* One of the params' tables of R_k (see mcu_lstm.h). */
-typedef struct {
-    const int16_t *knots;
-    const uint8_t *residuals;
-    int32_t last;
-    int32_t block_shift;
-} mcu_lstm_table;
-
-/* R_k(m) = 1 / (1 + exp(-m)) as gemmlowp's int16 steps give it (Q1.14),
- * from the table the lowering computed (mcu_planner/gemmlowp16.py): the
- * knots' linear interpolation, rounded down, plus a 4-bit correction. */
-static inline int32_t table_reciprocal_of_exp(const mcu_lstm_table *t, int32_t magnitude)
-{
-    const int32_t at = magnitude < t->last ? magnitude : t->last;
-    const int32_t shift = t->block_shift;
-    const int32_t block = at >> shift, offset = at & (((int32_t)1 << shift) - 1);
-    const int32_t low = t->knots[block], high = t->knots[block + 1];
-    const int32_t residual = (int32_t)((uint32_t)t->residuals[at >> 1] >> ((uint32_t)(at & 1) << 2)) & 15;
-    return low + (((high - low) * offset + ((int32_t)1 << (shift - 1))) >> shift) + residual - 8;
-}
-
-/* gemmlowp::logistic (3 integer bits in): 2 R_3(|a|), saturated, mirrored
- * for a < 0 (R_3(0) = 8192: logistic(0) = 1/2). */
-static inline int16_t table_logistic(const mcu_lstm_table *t, int16_t a)
-{
-    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
-    int32_t value = 2 * table_reciprocal_of_exp(t, magnitude);
-    value = value > INT16_MAX ? INT16_MAX : value;
-    return (int16_t)(a < 0 ? INT16_MAX - value : value);
-}
-
-/* gemmlowp::tanh: 4 (R_{k+1}(|a|) - 1/2), saturated, negated for a < 0. */
-static inline int16_t table_tanh(const mcu_lstm_table *t, int16_t a)
-{
-    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
-    int32_t value = 4 * (table_reciprocal_of_exp(t, magnitude) - (1 << 13));
-    value = value > INT16_MAX ? INT16_MAX : value;
-    return (int16_t)(a < 0 ? -value : value);
-}
-
 /* The gate's accumulated products (Q3.12) to Q0.15: sigmoid, tanh for the
  * cell gate. */
 MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
@@ -244,15 +204,15 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
 #else
     size_t i;
     if (gate_index == GATE_CELL) {
-        const mcu_lstm_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last,
+        const mcu_fp16_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last,
                                   p->gate_tanh_block_shift};
         for (i = 0; i < n; ++i) {
-            gate[i] = table_tanh(&t, gate[i]);
+            gate[i] = mcu_fp16_table_tanh(&t, gate[i]);
         }
     } else {
-        const mcu_lstm_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, p->sigmoid_block_shift};
+        const mcu_fp16_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, p->sigmoid_block_shift};
         for (i = 0; i < n; ++i) {
-            gate[i] = table_logistic(&t, gate[i]);
+            gate[i] = mcu_fp16_table_logistic(&t, gate[i]);
         }
     }
 #endif
@@ -268,13 +228,13 @@ MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_
         vstrhq_p_s16(out, mcu_fp16_tanh_x8(vldrhq_z_s16(cell, lanes), (int)p->cell_integer_bits), lanes);
     }
 #else
-    const mcu_lstm_table t = p->cell_tanh_knots != NULL ? (mcu_lstm_table){p->cell_tanh_knots, p->cell_tanh_residuals,
+    const mcu_fp16_table t = p->cell_tanh_knots != NULL ? (mcu_fp16_table){p->cell_tanh_knots, p->cell_tanh_residuals,
                                                                            p->cell_tanh_last, p->cell_tanh_block_shift}
-                                                        : (mcu_lstm_table){p->gate_tanh_knots, p->gate_tanh_residuals,
+                                                        : (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals,
                                                                            p->gate_tanh_last, p->gate_tanh_block_shift};
     size_t i;
     for (i = 0; i < n; ++i) {
-        out[i] = table_tanh(&t, cell[i]);
+        out[i] = mcu_fp16_table_tanh(&t, cell[i]);
     }
 #endif
 }

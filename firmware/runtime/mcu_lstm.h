@@ -51,15 +51,11 @@ typedef struct {
     int32_t cell_product_shift; /* 30 + log2(cell state scale): input gate x cell gate */
     int32_t quantized_cell_clip; /* 0: no clipping */
     int32_t quantized_proj_clip;
-    /* Exact tables of R_k(m) = 1 / (1 + exp(-m)) (Q1.14) as gemmlowp's int16
-     * logistic and tanh compute it for a magnitude m = 0 .. 32768 with k
-     * integer bits (mcu_planner/gemmlowp16.py builds them): knots
-     * R_k(min(i 2^block_shift, last)), and per magnitude up to `last` a 4-bit
-     * correction (+8; two per byte, the even magnitude low) to their
-     * interpolation, rounded down; beyond `last` R_k stays R_k(last).
-     * sigmoid: the gates' (R_3); gate_tanh: the cell gate's tanh (R_4);
-     * cell_tanh: tanh of the cell state (R_(cell_integer_bits + 1)), NULL
-     * knots where that is gate_tanh's. */
+    /* Three mcu_fp16_table (mcu_quant.h) of gemmlowp's int16 1 / (1 + exp(-m))
+     * with k integer bits, for the cores without Helium: sigmoid, the gates'
+     * (k = 3); gate_tanh, the cell gate's tanh (k = 4); cell_tanh, tanh of the
+     * cell state (k = cell_integer_bits + 1), NULL knots where that is
+     * gate_tanh's. */
     const int16_t *sigmoid_knots;
     const uint8_t *sigmoid_residuals;
     int32_t sigmoid_last;

@@ -731,6 +731,50 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits
     return a < 0 ? mcu_fp16_neg(t) : t;
 }
 
+/* An exact table of R_k(m) = 1 / (1 + exp(-m)) (Q1.14) as gemmlowp's int16
+ * logistic and tanh below compute it for a magnitude m = 0 .. 32768 with k
+ * integer bits (mcu_planner/gemmlowp16.py builds it): knots
+ * R_k(min(i 2^block_shift, last)), and per magnitude up to `last` a 4-bit
+ * correction (+8; two per byte, the even magnitude low) to their
+ * interpolation, rounded down; beyond `last` R_k stays R_k(last). */
+typedef struct {
+    const int16_t *knots;
+    const uint8_t *residuals;
+    int32_t last;
+    int32_t block_shift;
+} mcu_fp16_table;
+
+/* R_k(m) from its table: the knots' interpolation plus the correction. */
+static inline int32_t mcu_fp16_table_reciprocal_of_exp(const mcu_fp16_table *t, int32_t magnitude)
+{
+    const int32_t at = magnitude < t->last ? magnitude : t->last;
+    const int32_t shift = t->block_shift;
+    const int32_t block = at >> shift, offset = at & (((int32_t)1 << shift) - 1);
+    const int32_t low = t->knots[block], high = t->knots[block + 1];
+    const int32_t residual = (int32_t)((uint32_t)t->residuals[at >> 1] >> ((uint32_t)(at & 1) << 2)) & 15;
+    return low + (((high - low) * offset + ((int32_t)1 << (shift - 1))) >> shift) + residual - 8;
+}
+
+/* mcu_fp16_logistic(a, k) from the table of R_k: 2 R_k(|a|), saturated,
+ * mirrored for a < 0 (the table holds 1/2 at 0: logistic(0) = 1/2, tanh(0) = 0). */
+static inline int16_t mcu_fp16_table_logistic(const mcu_fp16_table *t, int16_t a)
+{
+    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
+    int32_t value = 2 * mcu_fp16_table_reciprocal_of_exp(t, magnitude);
+    value = value > INT16_MAX ? INT16_MAX : value;
+    return (int16_t)(a < 0 ? INT16_MAX - value : value);
+}
+
+/* mcu_fp16_tanh(a, k) from the table of R_(k+1): 4 (R_(k+1)(|a|) - 1/2),
+ * saturated, negated for a < 0. */
+static inline int16_t mcu_fp16_table_tanh(const mcu_fp16_table *t, int16_t a)
+{
+    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
+    int32_t value = 4 * (mcu_fp16_table_reciprocal_of_exp(t, magnitude) - (1 << 13));
+    value = value > INT16_MAX ? INT16_MAX : value;
+    return (int16_t)(a < 0 ? -value : value);
+}
+
 /* TFLite's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) as a Q31
  * multiplier and a shift, multiplied by `reverse_shift` (-1: a left shift).
  * quant.inv_sqrt_quantized_multiplier_exp is the same computation in Python
