@@ -139,7 +139,8 @@ class ReciprocalTable:
 
 
 def reciprocal_table(integer_bits: int) -> ReciprocalTable:
-    """The smallest table (largest block of 64, 32, 16, 8, 4) whose corrections fit 4 bits."""
+    """The smallest table (largest block of 64, 32, 16, 8, 4) whose corrections fit 4 bits
+    and whose interpolation fits int16."""
     magnitudes = np.arange(32769, dtype=np.int64)
     values = reciprocal_of_exp(magnitudes, integer_bits)
     # gemmlowp returns 1/2 and 0 for a zero input without computing R_k(0)
@@ -156,6 +157,10 @@ def reciprocal_table(integer_bits: int) -> ReciprocalTable:
         interpolated = low + (((high - low) * offset + (1 << (block_shift - 1))) >> block_shift)
         residual = values[: last + 1] - interpolated + RESIDUAL_BIAS
         if residual.min() < 0 or residual.max() > 15:
+            continue
+        # Helium interpolates on int16 lanes: the product plus half must fit.
+        steps = np.abs(np.diff(knots))
+        if steps.size and int(steps.max()) * ((1 << block_shift) - 1) + (1 << (block_shift - 1)) > 32767:
             continue
         padded = np.append(residual, 0) if residual.size % 2 else residual
         packed = padded[0::2] | (padded[1::2] << 4)

@@ -12,6 +12,7 @@ import numpy as np
 
 from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import check_model
+from mcu_planner.gemmlowp16 import reciprocal_table
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -62,3 +63,19 @@ class Branches:
     def build(self) -> bytes:
         self.mb.set_io(self.inputs, self.outputs)
         return self.mb.build()
+
+
+def fp16_tables_header(integer_bits: dict[str, int]) -> str:
+    """C definitions of mcu_fp16_table NAME (mcu_quant.h) for each NAME: k,
+    built as the LSTM lowering builds them, for harnesses that read them."""
+    lines = []
+    for name, bits in integer_bits.items():
+        table = reciprocal_table(bits)
+        knots = ", ".join(str(v) for v in table.knots)
+        residuals = ", ".join(str(v) for v in table.residuals)
+        lines += [
+            f"static const int16_t {name}_knots[] = {{{knots}}};",
+            f"static const uint8_t {name}_residuals[] = {{{residuals}}};",
+            f"static const mcu_fp16_table {name} = {{{name}_knots, {name}_residuals, {table.last}, {table.block_shift}}};",
+        ]
+    return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from kernel_models import fp16_tables_header
 
 from mcu_planner import gemmlowp16, quant
 from mcu_planner.c_flags import STRICT_WARNING_FLAGS
@@ -550,16 +551,6 @@ int main(void) {
 """
 
 
-def _c_table(name: str, table: gemmlowp16.ReciprocalTable) -> str:
-    knots = ", ".join(str(v) for v in table.knots)
-    residuals = ", ".join(str(v) for v in table.residuals)
-    return (
-        f"static const int16_t {name}_knots[] = {{{knots}}};\n"
-        f"static const uint8_t {name}_residuals[] = {{{residuals}}};\n"
-        f"static const mcu_fp16_table {name} = {{{name}_knots, {name}_residuals, {table.last}, {table.block_shift}}};\n"
-    )
-
-
 @pytest.mark.parametrize("bits", [0, 3, 6])
 def test_c_table_logistic_and_tanh_equal_gemmlowp_on_every_input(tmp_path, bits):
     """The kernels' table reads (mcu_fp16_table_logistic / _tanh, built with
@@ -571,10 +562,7 @@ def test_c_table_logistic_and_tanh_equal_gemmlowp_on_every_input(tmp_path, bits)
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
-    (tmp_path / "tables.h").write_text(
-        _c_table("logistic_table", gemmlowp16.reciprocal_table(bits))
-        + _c_table("tanh_table", gemmlowp16.reciprocal_table(bits + 1))
-    )
+    (tmp_path / "tables.h").write_text(fp16_tables_header({"logistic_table": bits, "tanh_table": bits + 1}))
     (tmp_path / "main.c").write_text(TABLE_HARNESS)
     exe = tmp_path / "tables"
     include = [f"-I{firmware_dir() / 'runtime'}", f"-I{tmp_path}"]

@@ -191,26 +191,27 @@ typedef struct {
  * cell gate. */
 MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
 {
+    const mcu_fp16_table t = gate_index == GATE_CELL
+                                 ? (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last,
+                                                    p->gate_tanh_block_shift}
+                                 : (mcu_fp16_table){p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last,
+                                                    p->sigmoid_block_shift};
 #if defined(MCU_MVE)
-    /* Helium computes gemmlowp's steps on eight lanes (fewer instructions
-     * than eight table reads); the last pass predicated. */
+    /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
-    (void)p;
     for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
         const int16x8_t x = vldrhq_z_s16(gate, lanes);
-        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_tanh_x8(x, 3) : mcu_fp16_logistic_x8(x, 3), lanes);
+        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_table_tanh_x8(&t, x) : mcu_fp16_table_logistic_x8(&t, x),
+                     lanes);
     }
 #else
     size_t i;
     if (gate_index == GATE_CELL) {
-        const mcu_fp16_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last,
-                                  p->gate_tanh_block_shift};
         for (i = 0; i < n; ++i) {
             gate[i] = mcu_fp16_table_tanh(&t, gate[i]);
         }
     } else {
-        const mcu_fp16_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, p->sigmoid_block_shift};
         for (i = 0; i < n; ++i) {
             gate[i] = mcu_fp16_table_logistic(&t, gate[i]);
         }
@@ -221,17 +222,17 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
 /* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
 MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {
-#if defined(MCU_MVE)
-    int32_t left;
-    for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
-        const mve_pred16_t lanes = vctp16q((uint32_t)left);
-        vstrhq_p_s16(out, mcu_fp16_tanh_x8(vldrhq_z_s16(cell, lanes), (int)p->cell_integer_bits), lanes);
-    }
-#else
     const mcu_fp16_table t = p->cell_tanh_knots != NULL ? (mcu_fp16_table){p->cell_tanh_knots, p->cell_tanh_residuals,
                                                                            p->cell_tanh_last, p->cell_tanh_block_shift}
                                                         : (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals,
                                                                            p->gate_tanh_last, p->gate_tanh_block_shift};
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        vstrhq_p_s16(out, mcu_fp16_table_tanh_x8(&t, vldrhq_z_s16(cell, lanes)), lanes);
+    }
+#else
     size_t i;
     for (i = 0; i < n; ++i) {
         out[i] = mcu_fp16_table_tanh(&t, cell[i]);

@@ -818,113 +818,42 @@ static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reve
 }
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
-/* ---- the int16 gemmlowp functions on eight lanes (Helium) ----
- * Each step is the scalar function's, lane by lane:
- * - + and - wrap to 16 bits: VADD/VSUB.I16;
- * - mcu_sat_round_doubling_high_mul_s16 is VQRDMULH.S16 (the proof beside
- *   mcu_mul_by_quantized_mul holds at 16 bits: gemmlowp's nudge and
- *   truncation are floor((ab + 2^14) / 2^15), saturating only at
- *   INT16_MIN * INT16_MIN);
- * - mcu_fp16_sat_round_mul_by_pot by e > 0 is VQSHL (x > 2^(15-e) - 1
- *   saturates high, x < -(2^(15-e) - 1) gives INT16_MIN, which
- *   -2^(15-e) shifted is exactly), by e < 0 the ties-away divide below;
- * - conditions become lane predicates and VPSEL. */
+/* ---- the int16 logistic and tanh tables read on eight lanes (Helium) ---- */
 
-/* mcu_rounding_divide_by_pot on int16 lanes, exponent >= 1: negative lanes
- * lose 1 before VRSHR's round-half-up (saturating, so INT16_MIN stays: a
- * multiple of 2^exponent, where both give the same quotient). */
-#define MCU_FP16_DIVIDE_BY_POT_X8(x, exponent) vrshrq_n_s16(vqaddq_s16((x), vshrq_n_s16((x), 15)), (exponent))
-
-static inline int16x8_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(int16x8_t a)
+/* mcu_fp16_table_reciprocal_of_exp on eight lanes: the knots and the
+ * correction bytes gathered by lane, the interpolation on int16 lanes
+ * (gemmlowp16.reciprocal_table keeps its product and half below 2^15). */
+static inline int16x8_t mcu_fp16_table_reciprocal_of_exp_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
-    const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
-    const int16x8_t x = vaddq_n_s16(a, (int16_t)(1 << 12));
-    const int16x8_t x2 = vqrdmulhq_s16(x, x);
-    const int16x8_t x3 = vqrdmulhq_s16(x2, x);
-    const int16x8_t x4 = vqrdmulhq_s16(x2, x2);
-    const int16x8_t x4_over_4 = MCU_FP16_DIVIDE_BY_POT_X8(x4, 2);
-    const int16x8_t inner = vaddq_s16(vqrdmulhq_n_s16(vaddq_s16(x4_over_4, x3), constant_1_over_3), x2);
-    const int16x8_t poly = MCU_FP16_DIVIDE_BY_POT_X8(inner, 1);
-    /* The one saturating add: int32 sum clamped to int16 is VQADD. */
-    return vqaddq_s16(vdupq_n_s16(constant_term), vqrdmulhq_n_s16(vaddq_s16(x, poly), constant_term));
+    /* |a| read unsigned: INT16_MIN (its own negation) is magnitude 32768. */
+    const uint16x8_t magnitude = vreinterpretq_u16_s16(vabsq_s16(a));
+    const uint16x8_t at = vminq_u16(magnitude, vdupq_n_u16((uint16_t)t->last));
+    const int16x8_t right = vdupq_n_s16((int16_t)-t->block_shift);
+    const uint16x8_t block = vshlq_u16(at, right);
+    const int16x8_t offset = vreinterpretq_s16_u16(vandq_u16(at, vdupq_n_u16((uint16_t)((1u << t->block_shift) - 1u))));
+    const int16x8_t low = vldrhq_gather_shifted_offset_s16(t->knots, block);
+    const int16x8_t high = vldrhq_gather_shifted_offset_s16(t->knots, vaddq_n_u16(block, 1));
+    const uint16x8_t packed = vldrbq_gather_offset_u16(t->residuals, vshrq_n_u16(at, 1));
+    const int16x8_t nibble_shift = vreinterpretq_s16_u16(vshlq_n_u16(vandq_u16(at, vdupq_n_u16(1)), 2));
+    const uint16x8_t residual = vandq_u16(vshlq_u16(packed, vnegq_s16(nibble_shift)), vdupq_n_u16(15));
+    const int16x8_t step = vmulq_s16(vsubq_s16(high, low), offset);
+    const int16x8_t interpolated =
+        vaddq_s16(low, vshlq_s16(vaddq_n_s16(step, (int16_t)(1 << (t->block_shift - 1))), right));
+    return vsubq_n_s16(vaddq_s16(interpolated, vreinterpretq_s16_u16(residual)), 8);
 }
 
-/* One factor of exp's barrel: lanes whose remainder has bit
- * fractional_bits + exponent set are multiplied by exp(-2^exponent) (the
- * int32 constant, rounded to 16 bits where this inlines: a literal). */
-static inline int16x8_t mcu_fp16_exp_barrel_x8(int16x8_t result, int16x8_t remainder, int integer_bits, int exponent,
-                                               int32_t multiplier)
+/* mcu_fp16_table_logistic on eight lanes. */
+static inline int16x8_t mcu_fp16_table_logistic_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int16_t bit = (int16_t)(uint16_t)(1u << (15 - integer_bits + exponent));
-    if (integer_bits <= exponent) {
-        return result;
-    }
-    return vpselq_s16(vqrdmulhq_n_s16(result, mcu_fp16_constant(multiplier)), result,
-                      vcmpneq_n_s16(vandq_s16(remainder, vdupq_n_s16(bit)), 0));
+    const int16x8_t value = vqshlq_n_s16(mcu_fp16_table_reciprocal_of_exp_x8(t, a), 1);
+    return vpselq_s16(vsubq_s16(vdupq_n_s16(INT16_MAX), value), value, vcmpltq_n_s16(a, 0));
 }
 
-static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int integer_bits)
+/* mcu_fp16_table_tanh on eight lanes (R >= 8190: only the top saturates). */
+static inline int16x8_t mcu_fp16_table_tanh_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int fractional_bits = 15 - integer_bits;
-    const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
-    const int16x8_t a_mod_quarter_minus_one_quarter =
-        vsubq_s16(vandq_s16(a, vdupq_n_s16((int16_t)(one_quarter - 1))), vdupq_n_s16(one_quarter));
-    const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
-    int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
-        vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
-#define MCU_FP16_EXP_STEP_X8(exponent, multiplier) \
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, exponent, multiplier);
-    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP_X8)
-#undef MCU_FP16_EXP_STEP_X8
-    if (integer_bits > 5) {
-        const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
-        result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));
-    }
-    return vpselq_s16(vdupq_n_s16(INT16_MAX), result, vcmpeqq_n_s16(a, 0));
-}
-
-/* mcu_fp16_one_over_one_plus_x_f2 for a >= 0 (an exp of a value <= 0, as
- * both callers pass): RoundingHalfSum(a, One) is then (a + 32767 + 1) / 2,
- * VRHADD's round-half-up of a sum that is never negative. */
-static inline int16x8_t mcu_fp16_one_over_one_plus_x_f2_x8(int16x8_t a)
-{
-    const int16x8_t f2_one = vdupq_n_s16((int16_t)(1 << 13));
-    const int16x8_t half_denominator = vrhaddq_s16(a, vdupq_n_s16(INT16_MAX));
-    int16x8_t x = vaddq_n_s16(vqrdmulhq_n_s16(half_denominator, mcu_fp16_constant(-1010580540)),
-                              mcu_fp16_constant(1515870810));
-    int i;
-    for (i = 0; i < 3; ++i) {
-        const int16x8_t one_minus = vsubq_s16(f2_one, vqrdmulhq_s16(half_denominator, x));
-        x = vaddq_s16(x, vqshlq_n_s16(vqrdmulhq_s16(x, one_minus), 2));
-    }
-    return x;
-}
-
-/* mcu_fp16_logistic on eight lanes. */
-static inline int16x8_t mcu_fp16_logistic_x8(int16x8_t a, int integer_bits)
-{
-    const mve_pred16_t positive = vcmpgtq_n_s16(a, 0);
-    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a); /* wraps at INT16_MIN, as mcu_fp16_neg */
-    const int16x8_t abs_input = vpselq_s16(a, negated, positive);
-    const int16x8_t exp_neg =
-        mcu_fp16_exp_on_negative_values_x8(vsubq_s16(vdupq_n_s16(0), abs_input), integer_bits);
-    const int16x8_t if_positive = vqshlq_n_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), 1);
-    const int16x8_t result = vpselq_s16(if_positive, vsubq_s16(vdupq_n_s16(INT16_MAX), if_positive), positive);
-    return vpselq_s16(vdupq_n_s16((int16_t)(1 << 14)), result, vcmpeqq_n_s16(a, 0));
-}
-
-/* mcu_fp16_tanh on eight lanes. */
-static inline int16x8_t mcu_fp16_tanh_x8(int16x8_t a, int integer_bits)
-{
-    const mve_pred16_t negative = vcmpltq_n_s16(a, 0);
-    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a);
-    const int16x8_t negative_part = vpselq_s16(a, negated, negative);
-    const int16x8_t exp_neg = mcu_fp16_exp_on_negative_values_x8(negative_part, integer_bits + 1);
-    const int16x8_t t =
-        vqshlq_n_s16(vsubq_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), vdupq_n_s16((int16_t)(1 << 13))), 2);
-    const int16x8_t result = vpselq_s16(vsubq_s16(vdupq_n_s16(0), t), t, negative);
-    return vpselq_s16(vdupq_n_s16(0), result, vcmpeqq_n_s16(a, 0));
+    const int16x8_t value = vqshlq_n_s16(vsubq_n_s16(mcu_fp16_table_reciprocal_of_exp_x8(t, a), 1 << 13), 2);
+    return vpselq_s16(vnegq_s16(value), value, vcmpltq_n_s16(a, 0));
 }
 #endif
 
