@@ -76,7 +76,15 @@ int main(void) {
         case 'd': printf("%ld\n", (long)mcu_mul_by_quantized_mul((int32_t)x, (int32_t)m, s)); break;
         case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
         case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
-        case 'v': printf("%ld\n", (long)mcu_mul_by_quantized_mul_halving((int32_t)x, (int32_t)m)); break;
+        case 'v': {
+            mcu_accumulated_mul a;
+            if (mcu_prepare_accumulated_mul((int32_t)m, s, &a)) {
+                printf("%ld\n", (long)mcu_apply_accumulated_mul((int32_t)x, &a));
+            } else {
+                printf("none\n");
+            }
+            break;
+        }
         case 'b': printf("%ld\n", (long)mcu_rounding_divide_by_pot_bounded((int32_t)x, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
         case 'h': printf("%d\n", mcu_sat_round_doubling_high_mul_s16((int16_t)x, (int16_t)m)); break;
@@ -154,21 +162,27 @@ def test_c_multiplier_matches_python(quant_harness):
         assert int(out[n + i]) == math.floor(exact + Fraction(1, 2))
 
 
-def test_c_halving_multiplier_equals_tflite(quant_harness):
-    """The shift -1 form (one multiply-accumulate onto an unsigned rounding
-    term) against TFLite's two roundings: products at the ties of both
-    roundings and at the -2^30 .. 0 band where the sign of x decides, the
-    int32 ends, and random pairs."""
+def test_c_accumulated_multiplier_equals_tflite(quant_harness):
+    """The one multiply-accumulate form (rounding term by the sign of x) for
+    every right shift 1 .. 31 against TFLite's two roundings: x at the int32
+    ends and around 0, products at the first rounding's ties (x * 2^30 for odd
+    x) and just past them, the -2^30 .. 0 band where the sign of x decides,
+    and random pairs; left shifts and negative multipliers are refused."""
     rng = np.random.default_rng(21)
     multipliers = [0, 1 << 30, (1 << 30) + 1, 1518500250, (1 << 31) - 1]
     xs = [-(1 << 31), -(1 << 31) + 1, -(1 << 16), -3, -2, -1, 0, 1, 2, 3, 1 << 16, (1 << 31) - 1]
-    cases = [(x, m) for x in xs for m in multipliers]
-    # x * 2^30 lands on the first rounding's tie for odd x, and x * (2^30 + 1) just past it.
-    cases += [(x, m) for x in range(-9, 10) for m in (1 << 30, (1 << 30) + 1)]
-    cases += [(int(x), int(m)) for x, m in zip(rng.integers(-(1 << 31), 1 << 31, 2000), rng.integers(0, 1 << 31, 2000))]
-    out = quant_harness([f"v {x} {m} 0" for x, m in cases])
-    for i, (x, m) in enumerate(cases):
-        assert int(out[i]) == quant.multiply_by_quantized_multiplier(x, m, -1), (x, m)
+    xs += list(range(-9, 10))
+    cases = [(x, m, s) for s in range(-31, 0) for x in xs for m in multipliers]
+    cases += [
+        (int(x), int(m), int(s))
+        for x, m, s in zip(
+            rng.integers(-(1 << 31), 1 << 31, 3000), rng.integers(0, 1 << 31, 3000), rng.integers(-31, 0, 3000)
+        )
+    ]
+    out = quant_harness([f"v {x} {m} {s}" for x, m, s in cases] + ["v 5 1073741824 0", "v 5 -1073741824 -3"])
+    for i, (x, m, s) in enumerate(cases):
+        assert int(out[i]) == quant.multiply_by_quantized_multiplier(x, m, s), (x, m, s)
+    assert out[len(cases) : len(cases) + 2] == ["none", "none"]
 
 
 def test_c_bounded_rounding_divide_equals_the_general_one(quant_harness):

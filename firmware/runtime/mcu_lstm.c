@@ -78,7 +78,6 @@ MCU_NOINLINE static void mat_vec_accumulate_rows4_s16(const int8_t *vector, cons
 }
 #endif
 
-#if defined(MCU_MVE)
 /* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
  * accumulator rescaled, added to what `output` holds and saturated. */
 static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
@@ -113,7 +112,6 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
         }
     }
 }
-#endif
 
 /* The same with int8 output and an output zero point (the projection). */
 static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
@@ -258,36 +256,20 @@ MCU_NOINLINE static void peephole_s16(const mcu_lstm_s8_params *p, int gate_inde
 }
 
 #if !defined(MCU_MVE)
-/* mcu_mul_by_quantized_mul by the cheapest exact form for the multiplier
- * and shift (mcu_prepare_mul's, the shift -1 one, or the general one). */
-static inline int32_t rescale_gate_sum(int32_t sum, const mcu_prepared_mul *m)
-{
-    if (m->high_shift >= 0) {
-        return mcu_apply_prepared_right_shift(sum, m);
-    }
-    if (m->shift == -1 && m->multiplier >= 0) {
-        return mcu_mul_by_quantized_mul_halving(sum, m->multiplier);
-    }
-    return mcu_mul_by_quantized_mul(sum, m->multiplier, (int)m->shift);
-}
-
 /* The gate's two matrix products as PortableMatrixBatchVectorMultiply-
  * Accumulate adds them to the zeroed gate (the input's rescaled and
  * saturated to int16, the recurrent one's rescaled, added and saturated
  * again), four rows of both at a time, in one pass. */
 MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int gate_index,
                                            int32_t rows, const int8_t *input, const int8_t *output_state,
-                                           int16_t *gate)
+                                           const mcu_accumulated_mul *input_rescale,
+                                           const mcu_accumulated_mul *recurrent_rescale, int16_t *gate)
 {
     const int32_t n_cell = p->n_cell, n_input = p->n_input, n_output = p->n_output;
     const int32_t *const input_bias = p->input_effective_bias + (size_t)gate_index * (size_t)n_cell;
     const int32_t *const recurrent_bias = p->recurrent_effective_bias + (size_t)gate_index * (size_t)n_cell;
     const int8_t *const input_weights = w->input_weights[gate_index];
     const int8_t *const recurrent_weights = w->recurrent_weights[gate_index];
-    const mcu_prepared_mul input_rescale =
-        mcu_prepare_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index]);
-    const mcu_prepared_mul recurrent_rescale =
-        mcu_prepare_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index]);
     int32_t b, r, c;
     for (b = 0; b < rows; ++b) {
         const int8_t *const x = input + (size_t)b * (size_t)n_input;
@@ -316,9 +298,9 @@ MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const ls
             }
             for (k = 0; k < count; ++k) {
                 const int32_t from_input = mcu_clamp_s32(
-                    rescale_gate_sum(input_sums[k] + input_bias[r + k], &input_rescale), INT16_MIN, INT16_MAX);
+                    mcu_apply_accumulated_mul(input_sums[k] + input_bias[r + k], input_rescale), INT16_MIN, INT16_MAX);
                 const int32_t value =
-                    from_input + rescale_gate_sum(recurrent_sums[k] + recurrent_bias[r + k], &recurrent_rescale);
+                    from_input + mcu_apply_accumulated_mul(recurrent_sums[k] + recurrent_bias[r + k], recurrent_rescale);
                 out[r + k] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
             }
         }
@@ -331,18 +313,24 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int g
                     const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
-#if defined(MCU_MVE)
     const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
-    memset(gate, 0, n * sizeof *gate);
-    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
-                           p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input, p->n_cell,
-                           gate);
-    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
-                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
-                           p->n_cell, gate);
-#else
-    gate_products_s16(p, w, gate_index, rows, input, output_state, gate);
+#if !defined(MCU_MVE)
+    mcu_accumulated_mul input_rescale, recurrent_rescale;
+    if (mcu_prepare_accumulated_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index], &input_rescale) &&
+        mcu_prepare_accumulated_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index],
+                                    &recurrent_rescale)) {
+        gate_products_s16(p, w, gate_index, rows, input, output_state, &input_rescale, &recurrent_rescale, gate);
+    } else
 #endif
+    {
+        memset(gate, 0, n * sizeof *gate);
+        mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
+                               p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input,
+                               p->n_cell, gate);
+        mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
+                               p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows,
+                               p->n_output, p->n_cell, gate);
+    }
     if (w->cell_weights[gate_index] != NULL) {
         peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
     }

@@ -119,18 +119,6 @@ static inline int32_t mcu_mul_by_quantized_mul(int32_t x, int32_t multiplier, in
     return (int32_t)((product + round) >> 32) >> (right_shift - 1);
 }
 
-/* mcu_mul_by_quantized_mul for shift -1 (e = 1) and a multiplier >= 0: by
- * the derivation above, floor((p + 2^30 + 2^31 - [x < 0] 2^31) / 2^32) with
- * no final shift (t < 0 exactly when p < -2^30, and for -2^30 <= p < 0 both
- * values of the correction give 0, so the sign of x decides); the rounding
- * term is 0xC0000000 for x >= 0 and 0x40000000 for x < 0 as an unsigned
- * addend: one multiply-accumulate of the product onto it. */
-static inline int32_t mcu_mul_by_quantized_mul_halving(int32_t x, int32_t multiplier)
-{
-    const uint32_t round = 0x40000000u | (~(uint32_t)x & 0x80000000u);
-    return (int32_t)(((int64_t)x * (int64_t)multiplier + (int64_t)round) >> 32);
-}
-
 /* mcu_mul_by_quantized_mul with what depends on the multiplier and shift
  * alone worked out once (per output channel), for kernels that apply it to
  * many sums; 32-bit rounding terms only.  For a right shift e >= 2 and a
@@ -163,6 +151,44 @@ static inline mcu_prepared_mul mcu_prepare_mul(int32_t multiplier, int shift)
         m.high_shift = -shift - 1;
     }
     return m;
+}
+
+/* The same value for any right shift e >= 1 as one 64-bit multiply-
+ * accumulate and one shift of the high word: the rounding term
+ * 2^30 + 2^(30+e) - [x < 0] 2^31 of the derivation above (t < 0 exactly when
+ * p < -2^30, and for -2^30 <= p < 0 either correction gives 0, so the sign
+ * of x decides) is worked out for both signs, as the 64-bit accumulator the
+ * product is added to; floor(/ 2^(31+e)) is then the high word shifted by
+ * e - 1.  For a multiplier >= 0 (every positive scale gives one). */
+typedef struct {
+    uint32_t round_low[2]; /* by x < 0 */
+    int32_t round_high[2];
+    int32_t multiplier;
+    int32_t high_shift; /* e - 1 */
+} mcu_accumulated_mul;
+
+/* 0 where the shift or multiplier is outside that form. */
+static inline int mcu_prepare_accumulated_mul(int32_t multiplier, int shift, mcu_accumulated_mul *m)
+{
+    int negative;
+    if (shift > -1 || shift < -31 || multiplier < 0) {
+        return 0;
+    }
+    for (negative = 0; negative < 2; ++negative) {
+        const int64_t round = ((int64_t)1 << 30) + ((int64_t)1 << (30 - shift)) - (negative ? (int64_t)1 << 31 : 0);
+        m->round_low[negative] = (uint32_t)((uint64_t)round & 0xFFFFFFFFu);
+        m->round_high[negative] = (int32_t)(round >> 32);
+    }
+    m->multiplier = multiplier;
+    m->high_shift = -shift - 1;
+    return 1;
+}
+
+static inline int32_t mcu_apply_accumulated_mul(int32_t x, const mcu_accumulated_mul *m)
+{
+    const uint32_t negative = (uint32_t)x >> 31;
+    const int64_t round = (int64_t)(((uint64_t)(uint32_t)m->round_high[negative] << 32) | m->round_low[negative]);
+    return (int32_t)(((int64_t)x * (int64_t)m->multiplier + round) >> 32) >> m->high_shift;
 }
 
 /* mcu_apply_prepared_mul for a prepared multiplier with m->high_shift >= 0
