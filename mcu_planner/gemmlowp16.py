@@ -10,11 +10,12 @@ a < 0; tanh(a, k) = min(4 (R_{k+1} - 8192), 32767), negated for a < 0
 (mcu_fp16_logistic / mcu_fp16_tanh in firmware/runtime/mcu_quant.h, which
 tests compare with these on every int16 input).
 
-The table of R_k is stored as knots every 2^block_shift magnitudes (linear
+The table of R_k is stored as knots every 32 magnitudes (linear
 interpolation between them, rounded down) plus a 4-bit correction per
 magnitude, up to the magnitude `last` beyond which R_k no longer changes:
 gemmlowp's 16-bit steps leave R_k a few units off any smooth curve, which
-the corrections (-8 .. 7) absorb exactly.
+the corrections (-8 .. 7) absorb exactly.  The knots are stored less the
+corrections' bias of 8, which the interpolation carries through.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ Array = NDArray[np.int64]
 
 # exp_on_negative_values' barrel: exp(-2^exponent) as Q31 constants.
 EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401), (4, 242))
-RESIDUAL_BIAS = 8  # corrections -8 .. 7 stored as 0 .. 15
+RESIDUAL_BIAS = 8  # corrections -8 .. 7 stored as 0 .. 15 (and knots as R - 8)
+BLOCK_SHIFT = 5  # knots every 2^5 magnitudes: MCU_FP16_TABLE_BLOCK_SHIFT in mcu_quant.h
 ZERO_INPUT_VALUE = 1 << 13  # 1/2 in Q1.14: logistic(0) = 2 x 1/2, tanh(0) = 4 x (1/2 - 1/2)
 
 
@@ -117,30 +119,33 @@ def tanh(a: Array, integer_bits: int) -> Array:
 
 @dataclass(frozen=True)
 class ReciprocalTable:
-    """R_k for m = 0 .. last as knots, a block shift and packed 4-bit corrections
-    (two per byte, the even magnitude in the low nibble); m > last reads R_k(last);
-    m = 0 reads ZERO_INPUT_VALUE."""
+    """R_k for m = 0 .. last as knots (less RESIDUAL_BIAS) and packed 4-bit
+    corrections (two per byte, the even magnitude in the low nibble); m > last
+    reads R_k(last); m = 0 reads ZERO_INPUT_VALUE."""
 
     knots: tuple[int, ...]
     residuals: tuple[int, ...]
     last: int
-    block_shift: int
 
     def lookup(self, magnitude: Array) -> Array:
         """What the C kernel computes from the table."""
         m = np.minimum(magnitude, self.last)
         knots = np.array(self.knots, dtype=np.int64)
-        block, offset = m >> self.block_shift, m & ((1 << self.block_shift) - 1)
-        low, high = knots[block], knots[block + 1]
         packed = np.array(self.residuals, dtype=np.int64)[m >> 1]
-        residual = np.where(m & 1, packed >> 4, packed & 15) - RESIDUAL_BIAS
-        interpolated = low + (((high - low) * offset + (1 << (self.block_shift - 1))) >> self.block_shift)
-        return interpolated + residual
+        return _interpolate(knots, m) + np.where(m & 1, packed >> 4, packed & 15)
+
+
+def _interpolate(knots: Array, magnitude: Array) -> Array:
+    """The knots' linear interpolation at each magnitude, rounded down."""
+    block, offset = magnitude >> BLOCK_SHIFT, magnitude & ((1 << BLOCK_SHIFT) - 1)
+    low, high = knots[block], knots[block + 1]
+    return low + (((high - low) * offset + (1 << (BLOCK_SHIFT - 1))) >> BLOCK_SHIFT)
 
 
 def reciprocal_table(integer_bits: int) -> ReciprocalTable:
-    """The smallest table (largest block of 64, 32, 16, 8, 4) whose corrections fit 4 bits
-    and whose interpolation fits int16."""
+    """The table of R_k; ValueError where a correction would not fit 4 bits or
+    the int16 interpolation of the Helium reads would overflow (neither
+    happens for k = 0 .. 7, which the tests check)."""
     magnitudes = np.arange(32769, dtype=np.int64)
     values = reciprocal_of_exp(magnitudes, integer_bits)
     # gemmlowp returns 1/2 and 0 for a zero input without computing R_k(0)
@@ -148,21 +153,15 @@ def reciprocal_table(integer_bits: int) -> ReciprocalTable:
     values[0] = ZERO_INPUT_VALUE
     changes = np.nonzero(values != values[-1])[0]
     last = int(changes[-1]) + 1 if changes.size else 0
-    for block_shift in range(6, 1, -1):
-        knot_at = np.minimum(np.arange((last >> block_shift) + 2, dtype=np.int64) << block_shift, last)
-        knots = values[knot_at]
-        m = magnitudes[: last + 1]
-        block, offset = m >> block_shift, m & ((1 << block_shift) - 1)
-        low, high = knots[block], knots[block + 1]
-        interpolated = low + (((high - low) * offset + (1 << (block_shift - 1))) >> block_shift)
-        residual = values[: last + 1] - interpolated + RESIDUAL_BIAS
-        if residual.min() < 0 or residual.max() > 15:
-            continue
-        # Helium interpolates on int16 lanes: the product plus half must fit.
-        steps = np.abs(np.diff(knots))
-        if steps.size and int(steps.max()) * ((1 << block_shift) - 1) + (1 << (block_shift - 1)) > 32767:
-            continue
-        padded = np.append(residual, 0) if residual.size % 2 else residual
-        packed = padded[0::2] | (padded[1::2] << 4)
-        return ReciprocalTable(tuple(int(v) for v in knots), tuple(int(v) for v in packed), last, block_shift)
-    raise ValueError(f"no 4-bit correction table for R_{integer_bits}")  # not reached for k = 0 .. 7 (tests)
+    knot_at = np.minimum(np.arange((last >> BLOCK_SHIFT) + 2, dtype=np.int64) << BLOCK_SHIFT, last)
+    knots = values[knot_at] - RESIDUAL_BIAS
+    residual = values[: last + 1] - _interpolate(knots, magnitudes[: last + 1])
+    steps = np.abs(np.diff(knots))
+    if residual.min() < 0 or residual.max() > 15:
+        raise ValueError(f"R_{integer_bits} needs corrections outside -8 .. 7")
+    # Helium interpolates on int16 lanes: the product plus half must fit.
+    if steps.size and int(steps.max()) * ((1 << BLOCK_SHIFT) - 1) + (1 << (BLOCK_SHIFT - 1)) > 32767:
+        raise ValueError(f"R_{integer_bits} has knots too far apart for int16 interpolation")
+    padded = np.append(residual, 0) if residual.size % 2 else residual
+    packed = padded[0::2] | (padded[1::2] << 4)
+    return ReciprocalTable(tuple(int(v) for v in knots), tuple(int(v) for v in packed), last)

@@ -76,6 +76,6 @@ def fp16_tables_header(integer_bits: dict[str, int]) -> str:
         lines += [
             f"static const int16_t {name}_knots[] = {{{knots}}};",
             f"static const uint8_t {name}_residuals[] = {{{residuals}}};",
-            f"static const mcu_fp16_table {name} = {{{name}_knots, {name}_residuals, {table.last}, {table.block_shift}}};",
+            f"static const mcu_fp16_table {name} = {{{name}_knots, {name}_residuals, {table.last}}};",
         ]
     return "\n".join(lines) + "\n"

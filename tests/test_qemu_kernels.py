@@ -278,8 +278,8 @@ int main(void)
 
 def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path):
     """The eight-lane reads of the LSTM's activation tables (mps3-an547):
-    the tables of 0, 3, 4 and 7 integer bits (the ends, the gates' two, one
-    with blocks of 32) on all 65536 inputs against the scalar reads."""
+    the tables of 0, 3, 4 and 7 integer bits (the ends and the gates' two)
+    on all 65536 inputs against the scalar reads."""
     net = Int8Net(35)
     _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
     outdir = write_output(files, tmp_path / "out")

@@ -190,10 +190,8 @@ typedef struct {
 MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
 {
     const mcu_fp16_table t = gate_index == GATE_CELL
-                                 ? (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last,
-                                                    p->gate_tanh_block_shift}
-                                 : (mcu_fp16_table){p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last,
-                                                    p->sigmoid_block_shift};
+                                 ? (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last}
+                                 : (mcu_fp16_table){p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last};
 #if defined(MCU_MVE)
     /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
@@ -221,9 +219,9 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
 MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {
     const mcu_fp16_table t = p->cell_tanh_knots != NULL ? (mcu_fp16_table){p->cell_tanh_knots, p->cell_tanh_residuals,
-                                                                           p->cell_tanh_last, p->cell_tanh_block_shift}
+                                                                           p->cell_tanh_last}
                                                         : (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals,
-                                                                           p->gate_tanh_last, p->gate_tanh_block_shift};
+                                                                           p->gate_tanh_last};
 #if defined(MCU_MVE)
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {

@@ -59,15 +59,12 @@ typedef struct {
     const int16_t *sigmoid_knots;
     const uint8_t *sigmoid_residuals;
     int32_t sigmoid_last;
-    int32_t sigmoid_block_shift;
     const int16_t *gate_tanh_knots;
     const uint8_t *gate_tanh_residuals;
     int32_t gate_tanh_last;
-    int32_t gate_tanh_block_shift;
     const int16_t *cell_tanh_knots;
     const uint8_t *cell_tanh_residuals;
     int32_t cell_tanh_last;
-    int32_t cell_tanh_block_shift;
 } mcu_lstm_s8_params;
 
 /* Activation of the cell gate and of the cell state before the output gate

@@ -760,25 +760,27 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits
 /* An exact table of R_k(m) = 1 / (1 + exp(-m)) (Q1.14) as gemmlowp's int16
  * logistic and tanh below compute it for a magnitude m = 0 .. 32768 with k
  * integer bits (mcu_planner/gemmlowp16.py builds it): knots
- * R_k(min(i 2^block_shift, last)), and per magnitude up to `last` a 4-bit
- * correction (+8; two per byte, the even magnitude low) to their
+ * R_k(min(32 i, last)) less 8, and per magnitude up to `last` a 4-bit
+ * correction (two per byte, the even magnitude low) added to their
  * interpolation, rounded down; beyond `last` R_k stays R_k(last). */
+#define MCU_FP16_TABLE_BLOCK_SHIFT 5
+
 typedef struct {
     const int16_t *knots;
     const uint8_t *residuals;
     int32_t last;
-    int32_t block_shift;
 } mcu_fp16_table;
 
 /* R_k(m) from its table: the knots' interpolation plus the correction. */
 static inline int32_t mcu_fp16_table_reciprocal_of_exp(const mcu_fp16_table *t, int32_t magnitude)
 {
     const int32_t at = magnitude < t->last ? magnitude : t->last;
-    const int32_t shift = t->block_shift;
-    const int32_t block = at >> shift, offset = at & (((int32_t)1 << shift) - 1);
+    const int32_t block = at >> MCU_FP16_TABLE_BLOCK_SHIFT;
+    const int32_t offset = at & ((1 << MCU_FP16_TABLE_BLOCK_SHIFT) - 1);
     const int32_t low = t->knots[block], high = t->knots[block + 1];
     const int32_t residual = (int32_t)((uint32_t)t->residuals[at >> 1] >> ((uint32_t)(at & 1) << 2)) & 15;
-    return low + (((high - low) * offset + ((int32_t)1 << (shift - 1))) >> shift) + residual - 8;
+    return low + (((high - low) * offset + (1 << (MCU_FP16_TABLE_BLOCK_SHIFT - 1))) >> MCU_FP16_TABLE_BLOCK_SHIFT) +
+           residual;
 }
 
 /* mcu_fp16_logistic(a, k) from the table of R_k: 2 R_k(|a|), saturated,
@@ -854,18 +856,18 @@ static inline int16x8_t mcu_fp16_table_reciprocal_of_exp_x8(const mcu_fp16_table
     /* |a| read unsigned: INT16_MIN (its own negation) is magnitude 32768. */
     const uint16x8_t magnitude = vreinterpretq_u16_s16(vabsq_s16(a));
     const uint16x8_t at = vminq_u16(magnitude, vdupq_n_u16((uint16_t)t->last));
-    const int16x8_t right = vdupq_n_s16((int16_t)-t->block_shift);
-    const uint16x8_t block = vshlq_u16(at, right);
-    const int16x8_t offset = vreinterpretq_s16_u16(vandq_u16(at, vdupq_n_u16((uint16_t)((1u << t->block_shift) - 1u))));
+    const uint16x8_t block = vshrq_n_u16(at, MCU_FP16_TABLE_BLOCK_SHIFT);
+    const int16x8_t offset =
+        vreinterpretq_s16_u16(vandq_u16(at, vdupq_n_u16((1u << MCU_FP16_TABLE_BLOCK_SHIFT) - 1u)));
     const int16x8_t low = vldrhq_gather_shifted_offset_s16(t->knots, block);
     const int16x8_t high = vldrhq_gather_shifted_offset_s16(t->knots, vaddq_n_u16(block, 1));
     const uint16x8_t packed = vldrbq_gather_offset_u16(t->residuals, vshrq_n_u16(at, 1));
     const int16x8_t nibble_shift = vreinterpretq_s16_u16(vshlq_n_u16(vandq_u16(at, vdupq_n_u16(1)), 2));
     const uint16x8_t residual = vandq_u16(vshlq_u16(packed, vnegq_s16(nibble_shift)), vdupq_n_u16(15));
     const int16x8_t step = vmulq_s16(vsubq_s16(high, low), offset);
-    const int16x8_t interpolated =
-        vaddq_s16(low, vshlq_s16(vaddq_n_s16(step, (int16_t)(1 << (t->block_shift - 1))), right));
-    return vsubq_n_s16(vaddq_s16(interpolated, vreinterpretq_s16_u16(residual)), 8);
+    const int16x8_t interpolated = vaddq_s16(
+        low, vshrq_n_s16(vaddq_n_s16(step, 1 << (MCU_FP16_TABLE_BLOCK_SHIFT - 1)), MCU_FP16_TABLE_BLOCK_SHIFT));
+    return vaddq_s16(interpolated, vreinterpretq_s16_u16(residual));
 }
 
 /* mcu_fp16_table_logistic on eight lanes. */

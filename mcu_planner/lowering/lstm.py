@@ -225,13 +225,12 @@ def _activation_table(name: str, integer_bits: int | None) -> dict[str, ParamVal
     """The kernel's exact table of gemmlowp's int16 1 / (1 + exp(-m)) with
     `integer_bits` integer bits (None: no table, NULL)."""
     if integer_bits is None:
-        return {f"{name}_knots": "NULL", f"{name}_residuals": "NULL", f"{name}_last": 0, f"{name}_block_shift": 0}
+        return {f"{name}_knots": "NULL", f"{name}_residuals": "NULL", f"{name}_last": 0}
     table = reciprocal_table(integer_bits)
     return {
         f"{name}_knots": CArray("int16_t", table.knots),
         f"{name}_residuals": CArray("uint8_t", table.residuals),
         f"{name}_last": table.last,
-        f"{name}_block_shift": table.block_shift,
     }
 
 
