@@ -119,33 +119,45 @@ def tanh(a: Array, integer_bits: int) -> Array:
 
 @dataclass(frozen=True)
 class ReciprocalTable:
-    """R_k for m = 0 .. last as knots (less RESIDUAL_BIAS) and packed 4-bit
-    corrections (two per byte, the even magnitude in the low nibble); m > last
-    reads R_k(last); m = 0 reads ZERO_INPUT_VALUE."""
+    """R_k for m = first .. last as knots (less RESIDUAL_BIAS) and packed 4-bit
+    corrections (two per byte, the even magnitude in the low nibble), indexed
+    from `first`; m > last reads R_k(last); m = 0 reads ZERO_INPUT_VALUE.
+    Below `first` (0 unless built from a `halved` table) R_k(m) is
+    R_(k-1)(2m), read from that table."""
 
     knots: tuple[int, ...]
     residuals: tuple[int, ...]
     last: int
+    first: int = 0
 
-    def lookup(self, magnitude: Array) -> Array:
-        """What the C kernel computes from the table."""
-        m = np.minimum(magnitude, self.last)
-        knots = np.array(self.knots, dtype=np.int64)
-        packed = np.array(self.residuals, dtype=np.int64)[m >> 1]
-        return _interpolate(knots, m) + np.where(m & 1, packed >> 4, packed & 15)
+    def lookup(self, magnitude: Array, halved: ReciprocalTable | None = None) -> Array:
+        """What the C kernel computes from the table (and the one it was built from)."""
+        at = np.minimum(magnitude, self.last) - self.first
+        own = _read(self.knots, self.residuals, np.maximum(at, 0))
+        if halved is None or self.first == 0:
+            return own
+        return np.where(magnitude < self.first, halved.lookup(np.minimum(2 * magnitude, 32768)), own)
 
 
-def _interpolate(knots: Array, magnitude: Array) -> Array:
-    """The knots' linear interpolation at each magnitude, rounded down."""
-    block, offset = magnitude >> BLOCK_SHIFT, magnitude & ((1 << BLOCK_SHIFT) - 1)
+def _read(knots_tuple: tuple[int, ...], residuals: tuple[int, ...], index: Array) -> Array:
+    packed = np.array(residuals, dtype=np.int64)[index >> 1]
+    return _interpolate(np.array(knots_tuple, dtype=np.int64), index) + np.where(index & 1, packed >> 4, packed & 15)
+
+
+def _interpolate(knots: Array, index: Array) -> Array:
+    """The knots' linear interpolation at each index, rounded down."""
+    block, offset = index >> BLOCK_SHIFT, index & ((1 << BLOCK_SHIFT) - 1)
     low, high = knots[block], knots[block + 1]
     return low + (((high - low) * offset + (1 << (BLOCK_SHIFT - 1))) >> BLOCK_SHIFT)
 
 
-def reciprocal_table(integer_bits: int) -> ReciprocalTable:
-    """The table of R_k; ValueError where a correction would not fit 4 bits or
-    the int16 interpolation of the Helium reads would overflow (neither
-    happens for k = 0 .. 7, which the tests check)."""
+def reciprocal_table(integer_bits: int, halved: ReciprocalTable | None = None) -> ReciprocalTable:
+    """The table of R_k; given the table of R_(k-1) as `halved`, only for the
+    magnitudes from the first where R_k(m) differs from R_(k-1)(2m) (gemmlowp's
+    exp reads the same bits of m with one more integer bit as of 2m with one
+    less, until 2m leaves int16).  ValueError where a correction would not
+    fit 4 bits or the int16 interpolation of the Helium reads would overflow
+    (neither happens for k = 0 .. 7, which the tests check)."""
     magnitudes = np.arange(32769, dtype=np.int64)
     values = reciprocal_of_exp(magnitudes, integer_bits)
     # gemmlowp returns 1/2 and 0 for a zero input without computing R_k(0)
@@ -153,9 +165,15 @@ def reciprocal_table(integer_bits: int) -> ReciprocalTable:
     values[0] = ZERO_INPUT_VALUE
     changes = np.nonzero(values != values[-1])[0]
     last = int(changes[-1]) + 1 if changes.size else 0
-    knot_at = np.minimum(np.arange((last >> BLOCK_SHIFT) + 2, dtype=np.int64) << BLOCK_SHIFT, last)
-    knots = values[knot_at] - RESIDUAL_BIAS
-    residual = values[: last + 1] - _interpolate(knots, magnitudes[: last + 1])
+    first = 0
+    if halved is not None:
+        differs = np.nonzero(halved.lookup(np.minimum(2 * magnitudes, 32768)) != values)[0]
+        first = min(int(differs[0]) if differs.size else last, last)
+    own = values[first : last + 1]
+    index = np.arange(own.size, dtype=np.int64)
+    knot_at = np.minimum(np.arange((own.size - 1 >> BLOCK_SHIFT) + 2, dtype=np.int64) << BLOCK_SHIFT, own.size - 1)
+    knots = own[knot_at] - RESIDUAL_BIAS
+    residual = own - _interpolate(knots, index)
     steps = np.abs(np.diff(knots))
     if residual.min() < 0 or residual.max() > 15:
         raise ValueError(f"R_{integer_bits} needs corrections outside -8 .. 7")
@@ -164,4 +182,4 @@ def reciprocal_table(integer_bits: int) -> ReciprocalTable:
         raise ValueError(f"R_{integer_bits} has knots too far apart for int16 interpolation")
     padded = np.append(residual, 0) if residual.size % 2 else residual
     packed = padded[0::2] | (padded[1::2] << 4)
-    return ReciprocalTable(tuple(int(v) for v in knots), tuple(int(v) for v in packed), last)
+    return ReciprocalTable(tuple(int(v) for v in knots), tuple(int(v) for v in packed), last, first)

@@ -557,8 +557,8 @@ TABLE_HARNESS = r"""
 int main(void) {
     int32_t a;
     for (a = INT16_MIN; a <= INT16_MAX; ++a) {
-        printf("%d %d\n", mcu_fp16_table_logistic(&logistic_table, (int16_t)a),
-               mcu_fp16_table_tanh(&tanh_table, (int16_t)a));
+        printf("%d %d %d\n", mcu_fp16_table_logistic(&logistic_table, (int16_t)a),
+               mcu_fp16_table_tanh(&tanh_table, (int16_t)a), mcu_fp16_table_tanh(&tanh_halved_table, (int16_t)a));
     }
     return 0;
 }
@@ -570,13 +570,19 @@ def test_c_table_logistic_and_tanh_equal_gemmlowp_on_every_input(tmp_path, bits)
     """The kernels' table reads (mcu_fp16_table_logistic / _tanh, built with
     the strict warnings) on all 65,536 int16 inputs against gemmlowp's steps
     (the Python model above): logistic from the table of R_bits, tanh from
-    that of R_(bits + 1), for the ends and the gates' 3 integer bits (the
-    table of R_0 .. R_7: 1/2 at 0, where gemmlowp returns 1/2 and 0 without
-    computing it); the tanh table also reads back exactly in Python."""
+    that of R_(bits + 1), of its own and reading R_bits's below its first
+    magnitude (as the LSTM's cell gate does), for the ends and the gates' 3
+    integer bits (tables hold 1/2 at 0, where gemmlowp returns 1/2 and 0
+    without computing R); both tanh tables also read back exactly in Python."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
-    (tmp_path / "tables.h").write_text(fp16_tables_header({"logistic_table": bits, "tanh_table": bits + 1}))
+    specs = {
+        "logistic_table": (bits, None),
+        "tanh_table": (bits + 1, None),
+        "tanh_halved_table": (bits + 1, "logistic_table"),
+    }
+    (tmp_path / "tables.h").write_text(fp16_tables_header(specs))
     (tmp_path / "main.c").write_text(TABLE_HARNESS)
     exe = tmp_path / "tables"
     include = [f"-I{firmware_dir() / 'runtime'}", f"-I{tmp_path}"]
@@ -587,8 +593,12 @@ def test_c_table_logistic_and_tanh_equal_gemmlowp_on_every_input(tmp_path, bits)
     inputs = np.arange(-32768, 32768, dtype=np.int64)
     assert np.array_equal(got[:, 0], gemmlowp16.logistic(inputs, bits))
     assert np.array_equal(got[:, 1], gemmlowp16.tanh(inputs, bits))
+    assert np.array_equal(got[:, 2], gemmlowp16.tanh(inputs, bits))
     magnitudes = np.arange(32769, dtype=np.int64)
-    table = gemmlowp16.reciprocal_table(bits + 1)
     expected = gemmlowp16.reciprocal_of_exp(magnitudes, bits + 1)
     expected[0] = gemmlowp16.ZERO_INPUT_VALUE
-    assert np.array_equal(table.lookup(magnitudes), expected)
+    own, halved = gemmlowp16.reciprocal_table(bits), gemmlowp16.reciprocal_table(bits + 1)
+    assert np.array_equal(halved.lookup(magnitudes), expected)
+    shared = gemmlowp16.reciprocal_table(bits + 1, halved=own)
+    assert shared.first > 0 and len(shared.residuals) < len(halved.residuals)
+    assert np.array_equal(shared.lookup(magnitudes, own), expected)

@@ -171,6 +171,28 @@ MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, c
     }
 }
 
+/* The params' tables: the sigmoid's, the cell gate's tanh (reading the
+ * sigmoid's below its first magnitude) and tanh(cell)'s (the cell gate's
+ * where the params have none of its own). */
+typedef struct {
+    mcu_fp16_table sigmoid;
+    mcu_fp16_table gate_tanh;
+    mcu_fp16_table cell_tanh;
+} lstm_tables;
+
+static void lstm_tables_of(const mcu_lstm_s8_params *p, lstm_tables *t)
+{
+    const mcu_fp16_table sigmoid = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, 0, NULL};
+    const mcu_fp16_table cell_tanh = {p->cell_tanh_knots, p->cell_tanh_residuals, p->cell_tanh_last, 0, NULL};
+    t->sigmoid = sigmoid;
+    t->gate_tanh.knots = p->gate_tanh_knots;
+    t->gate_tanh.residuals = p->gate_tanh_residuals;
+    t->gate_tanh.last = p->gate_tanh_last;
+    t->gate_tanh.first = p->gate_tanh_first;
+    t->gate_tanh.halved = &t->sigmoid;
+    t->cell_tanh = p->cell_tanh_knots != NULL ? cell_tanh : t->gate_tanh;
+}
+
 /* The op's tensors other than the sequence and the states, by gate (NULL
  * where absent), gathered once per call; steps take them by pointer, which
  * keeps the stack of the call chain within a small firmware's reserve. */
@@ -183,55 +205,51 @@ typedef struct {
     const int8_t *projection_weights;
     int16_t *gate_scratch;
     int8_t *hidden_scratch;
+    lstm_tables tables;
 } lstm_s8_tensors;
 
 /* The gate's accumulated products (Q3.12) to Q0.15: sigmoid, tanh for the
  * cell gate. */
-MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
+MCU_NOINLINE static void activate_gate_s16(const lstm_tables *tables, int16_t *gate, size_t n, int gate_index)
 {
-    const mcu_fp16_table t = gate_index == GATE_CELL
-                                 ? (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last}
-                                 : (mcu_fp16_table){p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last};
+    const mcu_fp16_table *const t = gate_index == GATE_CELL ? &tables->gate_tanh : &tables->sigmoid;
 #if defined(MCU_MVE)
     /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
         const int16x8_t x = vldrhq_z_s16(gate, lanes);
-        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_table_tanh_x8(&t, x) : mcu_fp16_table_logistic_x8(&t, x),
+        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_table_tanh_x8(t, x) : mcu_fp16_table_logistic_x8(t, x),
                      lanes);
     }
 #else
     size_t i;
     if (gate_index == GATE_CELL) {
         for (i = 0; i < n; ++i) {
-            gate[i] = mcu_fp16_table_tanh(&t, gate[i]);
+            gate[i] = mcu_fp16_table_tanh(t, gate[i]);
         }
     } else {
         for (i = 0; i < n; ++i) {
-            gate[i] = mcu_fp16_table_logistic(&t, gate[i]);
+            gate[i] = mcu_fp16_table_logistic(t, gate[i]);
         }
     }
 #endif
 }
 
 /* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
-MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
+MCU_NOINLINE static void tanh_cell_s16(const lstm_tables *tables, const int16_t *cell, size_t n, int16_t *out)
 {
-    const mcu_fp16_table t = p->cell_tanh_knots != NULL ? (mcu_fp16_table){p->cell_tanh_knots, p->cell_tanh_residuals,
-                                                                           p->cell_tanh_last}
-                                                        : (mcu_fp16_table){p->gate_tanh_knots, p->gate_tanh_residuals,
-                                                                           p->gate_tanh_last};
+    const mcu_fp16_table *const t = &tables->cell_tanh;
 #if defined(MCU_MVE)
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
-        vstrhq_p_s16(out, mcu_fp16_table_tanh_x8(&t, vldrhq_z_s16(cell, lanes)), lanes);
+        vstrhq_p_s16(out, mcu_fp16_table_tanh_x8(t, vldrhq_z_s16(cell, lanes)), lanes);
     }
 #else
     size_t i;
     for (i = 0; i < n; ++i) {
-        out[i] = mcu_fp16_table_tanh(&t, cell[i]);
+        out[i] = mcu_fp16_table_tanh(t, cell[i]);
     }
 #endif
 }
@@ -336,7 +354,7 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int g
         layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
                        p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
     }
-    activate_gate_s16(p, gate, n, gate_index);
+    activate_gate_s16(&w->tables, gate, n, gate_index);
 }
 
 /* LstmStepInteger8x8_16 for `rows` batch rows. */
@@ -380,7 +398,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
-    tanh_cell_s16(p, cell_state, n, input_gate);
+    tanh_cell_s16(&w->tables, cell_state, n, input_gate);
     hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
@@ -415,7 +433,7 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
                  const int16_t *output_layer_norm_coefficients, int8_t *output, int16_t *gate_scratch,
                  int8_t *hidden_scratch)
 {
-    const lstm_s8_tensors w = {
+    lstm_s8_tensors w = {
         {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
         {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
          recurrent_to_output_weights},
@@ -426,10 +444,12 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
         projection_weights,
         gate_scratch,
         hidden_scratch,
+        {{NULL, NULL, 0, 0, NULL}, {NULL, NULL, 0, 0, NULL}, {NULL, NULL, 0, 0, NULL}},
     };
     const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
     int32_t t, b;
     (void)projection_bias; /* folded into projection_effective_bias */
+    lstm_tables_of(p, &w.tables);
     if (p->time_major) {
         /* All batch rows step together. */
         for (t = 0; t < p->n_time; ++t) {

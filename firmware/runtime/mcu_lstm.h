@@ -52,16 +52,17 @@ typedef struct {
     int32_t quantized_cell_clip; /* 0: no clipping */
     int32_t quantized_proj_clip;
     /* Three mcu_fp16_table (mcu_quant.h) of gemmlowp's int16 1 / (1 + exp(-m))
-     * with k integer bits, for the cores without Helium: sigmoid, the gates'
-     * (k = 3); gate_tanh, the cell gate's tanh (k = 4); cell_tanh, tanh of the
-     * cell state (k = cell_integer_bits + 1), NULL knots where that is
-     * gate_tanh's. */
+     * with k integer bits: sigmoid, the gates' (k = 3); gate_tanh, the cell
+     * gate's tanh (k = 4, below gate_tanh_first read from the sigmoid's);
+     * cell_tanh, tanh of the cell state (k = cell_integer_bits + 1), NULL
+     * knots where that is gate_tanh's. */
     const int16_t *sigmoid_knots;
     const uint8_t *sigmoid_residuals;
     int32_t sigmoid_last;
     const int16_t *gate_tanh_knots;
     const uint8_t *gate_tanh_residuals;
     int32_t gate_tanh_last;
+    int32_t gate_tanh_first;
     const int16_t *cell_tanh_knots;
     const uint8_t *cell_tanh_residuals;
     int32_t cell_tanh_last;

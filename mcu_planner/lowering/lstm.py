@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gemmlowp16 import reciprocal_table
+from ..gemmlowp16 import ReciprocalTable, reciprocal_table
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
 from . import CArray, KernelCall, NotLowerable, ParamValue, ScratchNeed, lowers, scratch_for
@@ -221,17 +221,18 @@ def _intermediate(op: Operator, graph: Graph, index: int) -> tuple[float, int]:
     return tensor.quantization.scales[0], tensor.quantization.zero_points[0]
 
 
-def _activation_table(name: str, integer_bits: int | None) -> dict[str, ParamValue]:
-    """The kernel's exact table of gemmlowp's int16 1 / (1 + exp(-m)) with
-    `integer_bits` integer bits (None: no table, NULL)."""
-    if integer_bits is None:
-        return {f"{name}_knots": "NULL", f"{name}_residuals": "NULL", f"{name}_last": 0}
-    table = reciprocal_table(integer_bits)
-    return {
-        f"{name}_knots": CArray("int16_t", table.knots),
-        f"{name}_residuals": CArray("uint8_t", table.residuals),
-        f"{name}_last": table.last,
+def _activation_table(name: str, table: ReciprocalTable | None, first: bool = False) -> dict[str, ParamValue]:
+    """The params of one of the kernel's exact tables of gemmlowp's int16
+    1 / (1 + exp(-m)) (None: none, NULL); `first` for a table that reads
+    another below its first magnitude."""
+    params: dict[str, ParamValue] = {
+        f"{name}_knots": CArray("int16_t", table.knots) if table else "NULL",
+        f"{name}_residuals": CArray("uint8_t", table.residuals) if table else "NULL",
+        f"{name}_last": table.last if table else 0,
     }
+    if first:
+        params[f"{name}_first"] = table.first if table else 0
+    return params
 
 
 def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, ...]) -> KernelCall:
@@ -306,6 +307,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
             input_biases += [0] * shape.n_cell
             recurrent_biases += [0] * shape.n_cell
 
+    sigmoid = reciprocal_table(GATE_INTEGER_BITS)
     hidden = f32(2.0**-15 / float(np.float32(hidden_scale)) * 2.0**-15)
     hidden_multiplier, hidden_shift = quantize_multiplier(hidden)
     projection_scale = np.float32(_weight_scale(op, projection))
@@ -336,9 +338,10 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         "cell_product_shift": 30 + cell_exponent,
         "quantized_cell_clip": quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
         "quantized_proj_clip": quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
-        **_activation_table("sigmoid", GATE_INTEGER_BITS),
-        **_activation_table("gate_tanh", GATE_INTEGER_BITS + 1),
+        **_activation_table("sigmoid", sigmoid),
+        # The cell gate's tanh reads the sigmoid's table at 2m below its first magnitude.
+        **_activation_table("gate_tanh", reciprocal_table(GATE_INTEGER_BITS + 1, halved=sigmoid), first=True),
         # tanh(cell) reads the cell gate's table when the cell state is Q3.12 too.
-        **_activation_table("cell_tanh", None if cell_exponent == -12 else 16 + cell_exponent),
+        **_activation_table("cell_tanh", None if cell_exponent == -12 else reciprocal_table(16 + cell_exponent)),
     }
     return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
