@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from mcu_planner_testing.shared import ANCHORS_DIR, MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.check import random_inputs  # noqa: E402
-from mcu_planner.pipeline import generate_for_model  # noqa: E402
+from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
 from mcu_planner.c_literals import c_identifier  # noqa: E402
 from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
@@ -113,13 +113,25 @@ def measure_tflm(runner, path: Path, board_name: str, inputs: list[np.ndarray], 
     return results
 
 
-def measure(path: Path, board_name: str, workdir: Path, planner: str, runner=None) -> Row:
+def measure(
+    path: Path,
+    board_name: str,
+    workdir: Path,
+    planner: str,
+    runner=None,
+    *,
+    ram: int | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> Row:
+    """One model on one board; `ram` and `time_limit` plan it as `mcu-plan --ram RAM --time-limit T` does."""
     board = load_board(board_name)
     row = Row(path.stem, board_name)
     model_bytes = path.read_bytes()
     name = c_identifier(path.stem)
     try:
-        graph, plan, files = generate_for_model(model_bytes, name=name, planner=planner, label=str(path))
+        graph, plan, files = generate_for_model(
+            model_bytes, name=name, planner=planner, label=str(path), ram=ram, time_limit=time_limit
+        )
     except UnsupportedModel as exc:
         row.note = f"unsupported: {one_line(exc)}"
         return row

@@ -249,7 +249,7 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         buffers[root] = Buffer(root, align_up(extent, alignment), start, end)
 
     placements = {t: TensorPlacement(builder.root[t], builder.offset[t]) for t in activations}
-    steps = _steps(graph, placements, buffers, builder.elided, alias)
+    steps = _steps(graph, placements, buffers, builder.elided, alias, alignment)
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
 
     variables = tuple(t.index for t in graph.tensors if t.is_variable)
@@ -277,6 +277,7 @@ def _steps(
     buffers: dict[int, Buffer],
     elided: set[int],
     in_place: bool,
+    alignment: int,
 ) -> tuple[Step, ...]:
     steps = []
     for op in graph.operators:
@@ -290,16 +291,18 @@ def _steps(
                     pair = (placements[out].buffer, placements[t].buffer)
                     if pair not in pairs:
                         pairs.append(pair)
-        overlaps = _overlaps(graph, op, placements, buffers) if in_place and op.index not in elided else ()
+        overlaps = _overlaps(graph, op, placements, buffers, alignment) if in_place and op.index not in elided else ()
         steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
 
 
 def _overlaps(
-    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer]
+    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer], alignment: int
 ) -> tuple[Overlap, ...]:
     """The output of a kernel with a raster walk over the data input that
-    dies at this op: how far into it the output may start."""
+    dies at this op: how far into it the output may start.  Buffers start at
+    multiples of `alignment`, so the shifts a plan can give the output from
+    the input differ by multiples of it from output_at - input_at."""
     if op.opcode not in WINDOWED_OPCODES or len(op.outputs) != 1 or not op.inputs:
         return ()
     src, dst = op.inputs[0], op.outputs[0]
@@ -320,7 +323,9 @@ def _overlaps(
         return ()
     access, slower = walk
     input_at, output_at = placements[src].offset, placements[dst].offset
-    limit = input_at + max_output_offset(access) - output_at
+    pixel = access.input_pixel_bytes
+    whole_pixels = pixel > 0 and alignment % pixel == 0 and (output_at - input_at) % pixel == 0
+    limit = input_at + max_output_offset(access, whole_pixels) - output_at
     return (Overlap(dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at, slower=slower),)
 
 

@@ -21,6 +21,25 @@ input), about -(P * (C_out - C_in) + 2 * C_in) when it widens them (the
 input ends two input pixels before the output ends).  Either way the pair
 needs about the larger buffer plus one group, not the sum of both.
 
+A kernel that keeps channels apart (`channel_wise`: a depthwise
+convolution with depth multiplier 1, each channel's pixels in raster order)
+allows more when every shift a plan can give its output is a whole number
+of pixels (the alignment and the tensors' places in their buffers are
+multiples of the pixel size): an output byte then lands on the same channel
+of the input pixel `shift / pixel` pixels on, which only pixels up to the
+writing one may still need:
+
+    max_offset = pixel * min(-1, min over pixels j of (lowest input pixel j reads) - j)
+
+if that is larger.  A stride-2 depthwise convolution may then start its
+output one pixel before its input (the groups-of-four bound alone: a group
+before it).  Its walk would allow the input's start itself, but the plan
+claims channel-wise shifts only from one pixel before the input down (the
+exact planner keeps a pair's output at least one alignment unit below its
+input, planners/optimal.py; verify.py checks the same claim).
+Shifts that split pixels would put a byte over another channel, which a
+group may read in any order: they keep the first bound.
+
 The lowest input byte a pixel reads is its window's first in-bounds tap
 (rows dominate columns in NHWC); it is computed here per output row and
 column in closed form.  verify.py checks plans against the same walk by
@@ -114,6 +133,7 @@ def _access(op: Operator, graph: Graph) -> WindowAccess | None:
         dilation_h=number("dilation_h") if dilated else 1,
         dilation_w=number("dilation_w") if dilated else 1,
         group=order.pixels_per_group,
+        channel_wise=order.channel_wise and channels_in * in_bytes == channels_out * out_bytes,
     )
 
 
@@ -152,24 +172,40 @@ def _first_tap(out_n: int, stride: int, pad: int, dilation: int, taps: int, in_n
     return first, (skipped < taps) & (first < in_n)
 
 
-def max_output_offset(access: WindowAccess) -> int:
+def max_output_offset(access: WindowAccess, whole_pixels: bool = False) -> int:
     """The most bytes the output may start after the input's start (negative:
     before it) while the kernel's walk never writes a byte it reads later.
-    At most the input's size: beyond that the two do not meet anyway."""
+    At most the input's size: beyond that the two do not meet anyway.
+    `whole_pixels`: every shift the plan can take is a whole number of
+    pixels (see the module docstring: a channel-wise walk allows more)."""
     a = access
     input_bytes = a.batches * a.input_h * a.input_w * a.input_pixel_bytes
-    first_y, rows_ok = _first_tap(a.output_h, a.stride_h, a.pad_h, a.dilation_h, a.filter_h, a.input_h)
-    first_x, cols_ok = _first_tap(a.output_w, a.stride_w, a.pad_w, a.dilation_w, a.filter_w, a.input_w)
-    image = np.arange(a.batches, dtype=np.int64)[:, None, None] * a.input_h
-    pixel = ((image + first_y[None, :, None]) * a.input_w + first_x[None, None, :]) * a.input_pixel_bytes
-    reads = np.where(rows_ok[None, :, None] & cols_ok[None, None, :], pixel, np.iinfo(np.int64).max).ravel()
+    reads = _lowest_reads(a)
     if reads.size == 0:
         return input_bytes
     lowest_ahead = np.minimum.accumulate(reads[::-1])[::-1]  # lowest byte read from each pixel on
     starts = np.arange(0, reads.size, max(1, a.group))
     ends = np.minimum(starts + max(1, a.group), reads.size) * a.output_pixel_bytes
     lowest = lowest_ahead[starts]
-    read_any = lowest != np.iinfo(np.int64).max
+    read_any = lowest != _NONE
     if not read_any.any():
         return input_bytes
-    return int(min(input_bytes, int((lowest[read_any] - ends[read_any]).min())))
+    bound = int(min(input_bytes, int((lowest[read_any] - ends[read_any]).min())))
+    if not (a.channel_wise and whole_pixels and a.input_pixel_bytes == a.output_pixel_bytes):
+        return bound
+    reading = reads != _NONE
+    pixels_on = reads[reading] // a.input_pixel_bytes - np.flatnonzero(reading)
+    return max(bound, a.input_pixel_bytes * min(-1, int(pixels_on.min())))
+
+
+_NONE = np.iinfo(np.int64).max
+
+
+def _lowest_reads(a: WindowAccess) -> np.ndarray:
+    """Per output pixel in raster order: the lowest input byte its window
+    reads (_NONE when the window lies wholly in the padding)."""
+    first_y, rows_ok = _first_tap(a.output_h, a.stride_h, a.pad_h, a.dilation_h, a.filter_h, a.input_h)
+    first_x, cols_ok = _first_tap(a.output_w, a.stride_w, a.pad_w, a.dilation_w, a.filter_w, a.input_w)
+    image = np.arange(a.batches, dtype=np.int64)[:, None, None] * a.input_h
+    pixel = ((image + first_y[None, :, None]) * a.input_w + first_x[None, None, :]) * a.input_pixel_bytes
+    return np.where(rows_ok[None, :, None] & cols_ok[None, None, :], pixel, _NONE).ravel()

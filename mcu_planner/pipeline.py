@@ -361,3 +361,29 @@ def generate_models(
         extern_arena=False,
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
+
+
+def smallest_ram(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
+    """The plan at the smallest `--ram` budget (a multiple of the alignment)
+    within which `plan_model` fits, found by bisection: the budget of the
+    plan without one (its `ram_needed`) fits; a budget one alignment unit
+    below the variable tensors cannot.  Each probe plans the model as
+    `mcu-plan --ram R` does, so every technique the pipeline takes only when
+    a budget needs it (slower overlaps, in-place depthwise, ...) is offered.
+    Assumes that a budget that fits keeps fitting when it grows (the pipeline
+    never trades a fitting plan for one that does not); with the exact
+    planner, "does not fit" may be a time limit reached rather than a proof.
+    The returned plan's `options.ram` is the budget found."""
+    unit = options.alignment
+    unbounded = plan_model(model, replace(options, ram=None), label)
+    fitting = -(-unbounded.ram_needed // unit)  # in units; fits (see the docstring)
+    failing = unbounded.lifetimes.variable_bytes // unit - 1
+    best = plan_model(model, replace(options, ram=fitting * unit), label)
+    while fitting - failing > 1:
+        middle = (fitting + failing) // 2
+        planned = plan_model(model, replace(options, ram=middle * unit), label)
+        if planned.fits:
+            fitting, best = middle, planned
+        else:
+            failing = middle
+    return best

@@ -47,7 +47,16 @@ class WindowAccess:
     padding and dilation) and writes nothing but its own pixels' bytes, in
     any order among its reads.  Rows of a matrix (FULLY_CONNECTED) are pixels
     of a 1 x 1 image with a 1 x 1 window.  Pixels are NHWC, `*_pixel_bytes`
-    apart."""
+    apart.
+
+    `channel_wise`: besides, each output channel is computed from the same
+    channel of the input (equal pixel sizes), pixel by pixel in raster order,
+    every pixel reading its window's values of that channel before writing
+    its own; channels in any order.  So when the output starts a whole
+    number of pixels, at least one, before the input (the plan claims no
+    more: planners keep a pair's output below its input), an output byte
+    lands on the same channel of some input pixel, and writing it is safe
+    once no later pixel reads that input pixel, even inside a group."""
 
     batches: int
     input_h: int
@@ -65,6 +74,7 @@ class WindowAccess:
     dilation_h: int = 1
     dilation_w: int = 1
     group: int = 1
+    channel_wise: bool = False
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,28 @@ def _walk_allows(overlap: Overlap, buffer_shift: int) -> bool:
     for first in range(0, len(lowest_ahead), group):
         last_written = shift + min(first + group, len(lowest_ahead)) * a.output_pixel_bytes - 1
         if last_written >= lowest_ahead[first]:
+            pixel = a.input_pixel_bytes
+            whole = a.channel_wise and pixel == a.output_pixel_bytes and pixel > 0 and shift % pixel == 0
+            return whole and shift <= -pixel and _channels_allow(a, shift // pixel)
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _channels_allow(a: WindowAccess, pixels: int) -> bool:
+    """For a channel-wise walk whose output starts `pixels` whole pixels
+    after its input: output pixel k writes over input pixel k + pixels, the
+    same channels, which is safe unless a later output pixel reads it.  Every
+    tap of every window is enumerated."""
+    ys = np.arange(a.output_h)[:, None] * a.stride_h - a.pad_h + np.arange(a.filter_h)[None, :] * a.dilation_h
+    xs = np.arange(a.output_w)[:, None] * a.stride_w - a.pad_w + np.arange(a.filter_w)[None, :] * a.dilation_w
+    inside = ((ys >= 0) & (ys < a.input_h))[:, None, :, None] & ((xs >= 0) & (xs < a.input_w))[None, :, None, :]
+    tapped = (ys[:, None, :, None] * a.input_w + xs[None, :, None, :]).astype(np.int64)
+    reader = np.arange(a.output_h * a.output_w, dtype=np.int64).reshape(a.output_h, a.output_w, 1, 1)
+    for b in range(a.batches):
+        read = (tapped + b * a.input_h * a.input_w)[np.broadcast_to(inside, tapped.shape)]
+        by = np.broadcast_to(reader + b * a.output_h * a.output_w, tapped.shape)[np.broadcast_to(inside, tapped.shape)]
+        writer = read - pixels  # the output pixel that writes over the input pixel read
+        if np.any((writer >= 0) & (writer < by)):
             return False
     return True
 

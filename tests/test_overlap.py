@@ -39,14 +39,10 @@ from mcu_planner.reference import run_isolated
 from mcu_planner.verify import check_plan, verify
 
 
-def _largest_safe_shift(a: WindowAccess) -> int:
-    """Simulate the walk byte by byte: the largest shift of the output's start
-    from the input's start below which (and at which) no group writes a byte
-    that it or a later group reads."""
-    pixels = a.batches * a.output_h * a.output_w
-    in_bytes = a.batches * a.input_h * a.input_w * a.input_pixel_bytes
-    last_reader = np.full(in_bytes, -1)  # per input byte: the last group that reads it
-    for p in range(pixels):
+def _taps(a: WindowAccess):
+    """Every in-bounds tap of the walk, in order: (output pixel, input pixel),
+    both counted across the batches."""
+    for p in range(a.batches * a.output_h * a.output_w):
         b, yx = divmod(p, a.output_h * a.output_w)
         y, x = divmod(yx, a.output_w)
         for fy in range(a.filter_h):
@@ -54,8 +50,19 @@ def _largest_safe_shift(a: WindowAccess) -> int:
                 iy = y * a.stride_h - a.pad_h + fy * a.dilation_h
                 ix = x * a.stride_w - a.pad_w + fx * a.dilation_w
                 if 0 <= iy < a.input_h and 0 <= ix < a.input_w:
-                    first = ((b * a.input_h + iy) * a.input_w + ix) * a.input_pixel_bytes
-                    last_reader[first : first + a.input_pixel_bytes] = p // a.group
+                    yield p, (b * a.input_h + iy) * a.input_w + ix
+
+
+def _largest_safe_shift(a: WindowAccess) -> int:
+    """Simulate the walk byte by byte: the largest shift of the output's start
+    from the input's start below which (and at which) no group writes a byte
+    that it or a later group reads."""
+    pixels = a.batches * a.output_h * a.output_w
+    in_bytes = a.batches * a.input_h * a.input_w * a.input_pixel_bytes
+    last_reader = np.full(in_bytes, -1)  # per input byte: the last group that reads it
+    for p, read in _taps(a):
+        first = read * a.input_pixel_bytes
+        last_reader[first : first + a.input_pixel_bytes] = p // a.group
     writer = np.arange(pixels * a.output_pixel_bytes) // a.output_pixel_bytes // a.group  # per output byte
 
     def safe(shift: int) -> bool:
@@ -120,6 +127,62 @@ def test_the_derived_bound_is_the_largest_shift_the_walk_allows(access):
     in_size = problem.buffers[0].size
     if bound + 1 < in_size:
         assert verify(problem, {0: base, 1: base + bound + 1}) != []
+
+
+def _largest_safe_whole_pixel_shift(a: WindowAccess) -> int:
+    """Simulate a channel-wise walk pixel by pixel: the most whole pixels (at
+    most 0) the output may start after the input such that, there and at
+    every shift below, no output pixel writes over an input pixel that a
+    later output pixel reads (the same channel: earlier readers, and the
+    writer itself, have read it already)."""
+    pixels = a.batches * a.output_h * a.output_w
+    in_pixels = a.batches * a.input_h * a.input_w
+    last_reader = np.full(in_pixels, -1)  # per input pixel: the last output pixel that reads it
+    for p, read in _taps(a):
+        last_reader[read] = p
+    writer = np.arange(pixels)
+
+    def safe(shift: int) -> bool:
+        over = writer + shift  # the input pixel each output pixel writes over
+        inside = (over >= 0) & (over < in_pixels)
+        return not np.any(last_reader[over[inside]] > writer[inside])
+
+    shift = -pixels
+    while shift < 0 and safe(shift + 1):
+        shift += 1
+    return shift
+
+
+@settings(max_examples=150, deadline=None)
+@given(walks())
+def test_a_channel_wise_walk_over_whole_pixels_allows_what_its_simulation_allows(access):
+    a = replace(access, output_pixel_bytes=access.input_pixel_bytes, channel_wise=True)
+    pixel = a.input_pixel_bytes
+    groups = _largest_safe_shift(a)
+    bound = max_output_offset(a, whole_pixels=True)
+    # At most one pixel before the input (the exact planner's pairs keep the output below it).
+    assert bound == max(groups, pixel * min(-1, _largest_safe_whole_pixel_shift(a)))
+    assert max_output_offset(a) == groups  # shifts that may split pixels: the groups' bound alone
+    # The verifier, enumerating taps its own way, accepts the bound and refuses the next whole pixel.
+    problem = _pair_problem(a, bound)
+    base = max(0, -bound) + 1
+    assert verify(problem, {0: base, 1: base + bound}) == []
+    beyond = (bound // pixel + 1) * pixel
+    if beyond <= 0:
+        assert verify(problem, {0: base, 1: base + beyond}) != []
+
+
+def test_a_stride_2_depthwise_may_start_its_output_one_pixel_before_its_input():
+    # 12x12x16 -> 6x6x16 at 16-byte alignment: whole pixels.  Its walk would
+    # allow the input's start; the groups of four alone keep the output a
+    # group (64 B) below the input.
+    problem = _ordinary(_vww_like(), alignment=16).lifetimes.problem
+    strided = [o for step in problem.steps for o in step.overlaps if o.access.channel_wise and o.access.stride_h == 2]
+    assert strided
+    for o in strided:
+        assert _largest_safe_whole_pixel_shift(o.access) == 0
+        assert o.max_offset == -o.access.input_pixel_bytes
+        assert max_output_offset(o.access) == _largest_safe_shift(o.access) < o.max_offset
 
 
 def test_pointwise_bounds_match_the_arithmetic():
@@ -293,9 +356,37 @@ def test_int8_kernels_are_bit_exact_at_the_tightest_overlap_on_cortex_m(target):
     _run_at_the_tightest_overlaps("int8", target)
 
 
+# At 16-byte alignment the int8 depthwise convolutions' pixels (8 and 16
+# channels) are whole units: their channel-wise bounds apply.
+@pytest.mark.slow
+def test_int8_depthwise_is_bit_exact_at_its_whole_pixel_bounds():
+    problem = _ordinary(_vww_like(), alignment=16).lifetimes.problem
+    overlaps = [o for step in problem.steps for o in step.overlaps if o.access.channel_wise]
+    # Those of 8 and 16 channels go further than their groups' walk alone
+    # allows; 32-channel pixels are not whole 16-byte units: the groups' bound.
+    whole = [o for o in overlaps if 16 % o.access.input_pixel_bytes == 0]
+    assert len(whole) == 2 and len(overlaps) == 3
+    assert all(align_down(max_output_offset(o.access), 16) < align_down(o.max_offset, 16) for o in whole)
+    assert all(max_output_offset(o.access) == o.max_offset for o in overlaps if o not in whole)
+    _run_chain_at_its_bounds(_vww_like(), {"CONV_2D", "DEPTHWISE_CONV_2D"}, 16, "int8_whole_pixels", "host")
+
+
+@needs_cortex_m
+@pytest.mark.parametrize("target", ["mps2-an386", "mps3-an547"])
+def test_int8_depthwise_is_bit_exact_at_its_whole_pixel_bounds_on_cortex_m(target):
+    _run_chain_at_its_bounds(_vww_like(), {"CONV_2D", "DEPTHWISE_CONV_2D"}, 16, "int8_whole_pixels", target)
+
+
 def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
     model, opcodes = CHAINS[kind]()
     alignment = 4 if kind in ("float32", "int16") else 1  # every bound is a whole number of elements
+    _run_chain_at_its_bounds(model, opcodes, alignment, kind, target)
+
+
+def _run_chain_at_its_bounds(model: bytes, opcodes: set[str], alignment: int, kind: str, target: str) -> None:
+    """Each output of the chain `model` as far into its dying input as its
+    bound allows (at `alignment`), bit-exact against the reference in the
+    normal and the -DMCU_PLAN_CHECK build."""
     analysed = _ordinary(model, alignment)
     graph, lifetimes = analysed.graph, analysed.lifetimes
     problem = lifetimes.problem

@@ -1667,6 +1667,11 @@ static void depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8
  * declares, each group reading only its own windows
  * (depthwise_conv_2d_s8_raster4; the per-tap-offset path one pixel at a
  * time); the runs along whole rows and down columns run only without it.
+ * With depth multiplier 1 each channel's pixels also go in raster order,
+ * each read before it is written (KERNEL_ORDERS' channel_wise): four
+ * channels of one pixel after another in depthwise_windows4_s8 and the
+ * reference loop, all four pixels' sums before their stores in Helium's
+ * mcu_helium_depthwise_s8.
  * The float one (and mcu_conv_2d_f32) writes one pixel at a time in raster
  * order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op

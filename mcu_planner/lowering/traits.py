@@ -97,6 +97,11 @@ class RasterOrder:
     # (a 4-D PAD along height and width only: a 1 x 1 window whose padding
     # is the PAD's leading padding).
     window: str = "conv"
+    # Each output channel from the same input channel, pixel by pixel in
+    # raster order, each pixel reading its window's values of the channel
+    # before writing its own (problem.WindowAccess.channel_wise): a depthwise
+    # kernel with depth multiplier 1 whose loops keep channels apart.
+    channel_wise: bool = False
 
 
 _CONV_PIXEL = RasterOrder(1, "conv")
@@ -109,8 +114,11 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
     # DSP paths two, the per-tap-offset loop one.
     "mcu_conv_2d_s8": RasterOrder(4, "conv"),
     "mcu_conv_2d_f32": _CONV_PIXEL,
-    # Up to four pixels of an aligned group of four, four channels at a time.
-    "mcu_depthwise_conv_2d_s8": RasterOrder(4, "conv"),
+    # Up to four pixels of an aligned group of four, four channels at a time;
+    # per channel the pixels in raster order, each read before it is written
+    # (depthwise_windows4_s8 and the reference loop pixel by pixel, Helium's
+    # mcu_helium_depthwise_s8 all four pixels' sums before their stores).
+    "mcu_depthwise_conv_2d_s8": RasterOrder(4, "conv", channel_wise=True),
     "mcu_depthwise_conv_2d_f32": _CONV_PIXEL,
     "mcu_conv_2d_u8": _CONV_PIXEL,  # mcu_conv_u8.c
     "mcu_depthwise_conv_2d_u8": _CONV_PIXEL,
