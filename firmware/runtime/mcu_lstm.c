@@ -173,7 +173,8 @@ MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, c
 
 /* The params' tables: the sigmoid's, the cell gate's tanh (reading the
  * sigmoid's below its first magnitude) and tanh(cell)'s (the cell gate's
- * where the params have none of its own). */
+ * where the params have none of its own); built where they are read, in the
+ * activation loops, which call nothing (off the deepest stack). */
 typedef struct {
     mcu_fp16_table sigmoid;
     mcu_fp16_table gate_tanh;
@@ -205,14 +206,16 @@ typedef struct {
     const int8_t *projection_weights;
     int16_t *gate_scratch;
     int8_t *hidden_scratch;
-    lstm_tables tables;
 } lstm_s8_tensors;
 
 /* The gate's accumulated products (Q3.12) to Q0.15: sigmoid, tanh for the
  * cell gate. */
-MCU_NOINLINE static void activate_gate_s16(const lstm_tables *tables, int16_t *gate, size_t n, int gate_index)
+MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
 {
-    const mcu_fp16_table *const t = gate_index == GATE_CELL ? &tables->gate_tanh : &tables->sigmoid;
+    lstm_tables tables;
+    const mcu_fp16_table *t;
+    lstm_tables_of(p, &tables);
+    t = gate_index == GATE_CELL ? &tables.gate_tanh : &tables.sigmoid;
 #if defined(MCU_MVE)
     /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
@@ -237,9 +240,12 @@ MCU_NOINLINE static void activate_gate_s16(const lstm_tables *tables, int16_t *g
 }
 
 /* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
-MCU_NOINLINE static void tanh_cell_s16(const lstm_tables *tables, const int16_t *cell, size_t n, int16_t *out)
+MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {
-    const mcu_fp16_table *const t = &tables->cell_tanh;
+    lstm_tables tables;
+    const mcu_fp16_table *t;
+    lstm_tables_of(p, &tables);
+    t = &tables.cell_tanh;
 #if defined(MCU_MVE)
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
@@ -354,7 +360,7 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int g
         layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
                        p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
     }
-    activate_gate_s16(&w->tables, gate, n, gate_index);
+    activate_gate_s16(p, gate, n, gate_index);
 }
 
 /* LstmStepInteger8x8_16 for `rows` batch rows. */
@@ -398,7 +404,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
-    tanh_cell_s16(&w->tables, cell_state, n, input_gate);
+    tanh_cell_s16(p, cell_state, n, input_gate);
     hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];
@@ -433,7 +439,7 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
                  const int16_t *output_layer_norm_coefficients, int8_t *output, int16_t *gate_scratch,
                  int8_t *hidden_scratch)
 {
-    lstm_s8_tensors w = {
+    const lstm_s8_tensors w = {
         {input_to_input_weights, input_to_forget_weights, input_to_cell_weights, input_to_output_weights},
         {recurrent_to_input_weights, recurrent_to_forget_weights, recurrent_to_cell_weights,
          recurrent_to_output_weights},
@@ -444,12 +450,10 @@ void mcu_lstm_s8(const mcu_lstm_s8_params *p, const int8_t *input, const int8_t 
         projection_weights,
         gate_scratch,
         hidden_scratch,
-        {{NULL, NULL, 0, 0, NULL}, {NULL, NULL, 0, 0, NULL}, {NULL, NULL, 0, 0, NULL}},
     };
     const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
     int32_t t, b;
     (void)projection_bias; /* folded into projection_effective_bias */
-    lstm_tables_of(p, &w.tables);
     if (p->time_major) {
         /* All batch rows step together. */
         for (t = 0; t < p->n_time; ++t) {
