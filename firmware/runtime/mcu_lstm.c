@@ -171,27 +171,20 @@ MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, c
     }
 }
 
-/* The params' tables: the sigmoid's, the cell gate's tanh (reading the
- * sigmoid's below its first magnitude) and tanh(cell)'s (the cell gate's
- * where the params have none of its own); built where they are read, in the
- * activation loops, which call nothing (off the deepest stack). */
-typedef struct {
-    mcu_fp16_table sigmoid;
-    mcu_fp16_table gate_tanh;
-    mcu_fp16_table cell_tanh;
-} lstm_tables;
-
-static void lstm_tables_of(const mcu_lstm_s8_params *p, lstm_tables *t)
+/* The params' tables, built where they are read, in the activation loops,
+ * which call nothing (off the deepest stack): the sigmoid's, and the cell
+ * gate's tanh, which reads the sigmoid's below its first magnitude. */
+static mcu_fp16_table sigmoid_table(const mcu_lstm_s8_params *p)
 {
-    const mcu_fp16_table sigmoid = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, 0, NULL};
-    const mcu_fp16_table cell_tanh = {p->cell_tanh_knots, p->cell_tanh_residuals, p->cell_tanh_last, 0, NULL};
-    t->sigmoid = sigmoid;
-    t->gate_tanh.knots = p->gate_tanh_knots;
-    t->gate_tanh.residuals = p->gate_tanh_residuals;
-    t->gate_tanh.last = p->gate_tanh_last;
-    t->gate_tanh.first = p->gate_tanh_first;
-    t->gate_tanh.halved = &t->sigmoid;
-    t->cell_tanh = p->cell_tanh_knots != NULL ? cell_tanh : t->gate_tanh;
+    const mcu_fp16_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, 0, NULL};
+    return t;
+}
+
+static mcu_fp16_table gate_tanh_table(const mcu_lstm_s8_params *p, const mcu_fp16_table *sigmoid)
+{
+    const mcu_fp16_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last, p->gate_tanh_first,
+                              sigmoid};
+    return t;
 }
 
 /* The op's tensors other than the sequence and the states, by gate (NULL
@@ -212,10 +205,9 @@ typedef struct {
  * cell gate. */
 MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
 {
-    lstm_tables tables;
-    const mcu_fp16_table *t;
-    lstm_tables_of(p, &tables);
-    t = gate_index == GATE_CELL ? &tables.gate_tanh : &tables.sigmoid;
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table tanh = gate_index == GATE_CELL ? gate_tanh_table(p, &sigmoid) : sigmoid;
+    const mcu_fp16_table *const t = gate_index == GATE_CELL ? &tanh : &sigmoid;
 #if defined(MCU_MVE)
     /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
@@ -239,13 +231,14 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
 #endif
 }
 
-/* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
+/* tanh of the cell state (cell_integer_bits integer bits) into `out`: its
+ * own table, or the cell gate's where the params have none. */
 MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {
-    lstm_tables tables;
-    const mcu_fp16_table *t;
-    lstm_tables_of(p, &tables);
-    t = &tables.cell_tanh;
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table own = {p->cell_tanh_knots, p->cell_tanh_residuals, p->cell_tanh_last, 0, NULL};
+    const mcu_fp16_table table = p->cell_tanh_knots != NULL ? own : gate_tanh_table(p, &sigmoid);
+    const mcu_fp16_table *const t = &table;
 #if defined(MCU_MVE)
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
