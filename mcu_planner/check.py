@@ -567,6 +567,7 @@ def check_model(
     order: str | tuple[int, ...] = "auto",
     regions: tuple = (),
     profile: bool = False,
+    patches: str = "default",
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -588,45 +589,61 @@ def check_model(
     model_bytes, stem = _load(model)
     name = c_identifier(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
-    graph, plan, files = generate_for_model(
-        model_bytes,
-        name=name,
-        planner=planner,
-        time_limit=time_limit,
-        ram=ram,
-        alias=alias,
-        label=label,
-        order=order,
-        regions=regions,
-    )
-
-    needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
-    if ram is not None and needed > ram:
-        variables = files.interface.variable_bytes
-        detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
-        raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
-    if regions and target != "host":
+    plan_ram = ram
+    if ram is not None and target != "host" and not regions:
         from .firmware_build import DEFAULT_STACK_BYTES
 
-        ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
-    return _check_generated(
-        model_bytes,
-        stem,
-        graph,
-        plan,
-        files,
-        target=target,
-        inputs=inputs,
-        seed=seed,
-        check_build=check_build,
-        raise_on_mismatch=raise_on_mismatch,
-        ram=ram,
-        keep_dir=keep_dir,
-        input_sets=input_sets,
-        sanitize=sanitize,
-        extremes=extremes,
-        profile=profile,
-    )
+        plan_ram = ram - DEFAULT_STACK_BYTES  # a firmware's RAM also holds its stack: plan the rest
+    while True:
+        graph, plan, files = generate_for_model(
+            model_bytes,
+            name=name,
+            planner=planner,
+            time_limit=time_limit,
+            ram=plan_ram,
+            alias=alias,
+            label=label,
+            order=order,
+            regions=regions,
+            patches=patches,
+        )
+
+        needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
+        if ram is not None and needed > ram:
+            variables = files.interface.variable_bytes
+            detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
+            raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
+        link_ram = ram
+        if regions and target != "host":
+            from .firmware_build import DEFAULT_STACK_BYTES
+
+            link_ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
+        try:
+            return _check_generated(
+                model_bytes,
+                stem,
+                graph,
+                plan,
+                files,
+                target=target,
+                inputs=inputs,
+                seed=seed,
+                check_build=check_build,
+                raise_on_mismatch=raise_on_mismatch,
+                ram=link_ram,
+                keep_dir=keep_dir,
+                input_sets=input_sets,
+                sanitize=sanitize,
+                extremes=extremes,
+                profile=profile,
+            )
+        except DoesNotFit as exc:
+            # The firmware's own RAM (counters, harness) is known only once
+            # linked: plan once more for what the link says is left, when
+            # that budget still takes a smaller arena.
+            if exc.short_bytes is None or plan_ram is None or regions or plan_ram < ram_needed(plan.arena_bytes, 0):
+                raise
+            plan_ram = ram_needed(plan.arena_bytes, files.interface.variable_bytes) - exc.short_bytes - 1
 
 
 def check_models(

@@ -92,6 +92,7 @@ def _plan_parser() -> argparse.ArgumentParser:
         help="op order: the model's; auto (default): the memory-aware order when it lowers the arena; "
         "memory: the memory-aware order whenever it differs",
     )
+    _add_patches_argument(p)
     p.add_argument("--json", metavar="PLAN.json", help="write the plan as JSON")
     p.add_argument("--map", action="store_true", help="print a memory map")
     p.add_argument(
@@ -153,6 +154,23 @@ def _regions_of(args: argparse.Namespace) -> tuple:
     return regions
 
 
+def _patches_value(text: str) -> str:
+    if text in ("default", "auto", "off") or (text.isdigit() and int(text) >= 2):
+        return text
+    raise argparse.ArgumentTypeError(f"off, auto or a number of strips of 2 or more, not {text!r}")
+
+
+def _add_patches_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--patches",
+        type=_patches_value,
+        default="default",
+        metavar="off|auto|N",
+        help="run the first stage of spatial ops strip by strip (recomputing halos): by default only when "
+        "--ram needs it; auto: whenever it lowers the arena; N: N strips; off: never",
+    )
+
+
 def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mcu-plan check", description="Generate, build and run the model's C; compare with TFLite.")
     p.add_argument("model", nargs="+", help=".tflite model (several: generated together around one shared arena)")
@@ -164,6 +182,7 @@ def _check_parser() -> argparse.ArgumentParser:
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
     )
     _add_region_argument(p)
+    _add_patches_argument(p)
     p.add_argument(
         "--sanitize",
         action="store_true",
@@ -410,6 +429,9 @@ def _run_plan(args: argparse.Namespace) -> int:
             "over their own input through a scratch buffer",
             file=out,
         )
+    patches = report.patches_line(graph)
+    if patches:
+        print(patches, file=out)
     without_overlaps = None
     if planned.regions is None:
         # What the overlaps saved: the same lifetimes planned with none.
@@ -491,6 +513,7 @@ def _plan_options(args: argparse.Namespace, regions: tuple = ()):
         stop_at_fit=args.stop_at_fit,
         order=args.order,
         regions=regions,
+        patches=args.patches,
     )
 
 
@@ -782,6 +805,7 @@ def _run_check(args: argparse.Namespace) -> int:
         sanitize=args.sanitize,
         extremes=args.sanitize,
         profile=args.profile,
+        patches=args.patches,
     )
     for line in report.format():
         print(line)

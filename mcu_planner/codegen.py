@@ -37,12 +37,13 @@ from .c_literals import (
     value_lines,
 )
 from .errors import InputError, UnsupportedModel, unsupported_model_error
-from .graph import DTYPE_C_TYPE, Graph, Tensor, operator_dtype_key, operator_name
+from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, operator_name
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
+from .patches import patch_call, row_bytes
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -120,6 +121,8 @@ class KernelArg:
     slot: int = 0
     inner: int = 0
     symbol: str = ""
+    # In a patched stage: the table of per-patch byte offsets added to `inner`.
+    patch_offset: str = ""
 
     @property
     def wider_than_bytes(self) -> bool:
@@ -140,6 +143,32 @@ class OpCode:
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
     returns_status: bool = False  # the kernel can fail: invoke stops on a status other than MCU_STATUS_OK
+    # In a patched stage: one parameter block per distinct patch geometry
+    # (`params` is then unused) and, per patch, the block it runs with.
+    param_sets: list[list[tuple[str, str]]] = field(default_factory=list)
+    patch_params: list[int] = field(default_factory=list)
+    repeats: int = 1  # runs per invoke: the patches of its stage
+    # In a patched stage, per buffer the op writes first: the reads it serves
+    # in each patch, its count set again before every patch.
+    rearms: list[tuple[int, int]] = field(default_factory=list)
+    loop: "StageLoop | None" = None  # the op opens its stage's loop over patches
+    loop_end: "StageLoop | None" = None  # the op closes it
+
+
+@dataclass
+class StageLoop:
+    """A patched stage's loop (patches.py): `patches` runs of its ops, the
+    first reading its input `input_offsets[patch]` bytes into the stage
+    input, the last writing `output_offsets[patch]` bytes into the stage
+    output; `claims` (the stage output) before the loop, `releases` (the
+    stage input) after it."""
+
+    symbol: str
+    patches: int
+    input_offsets: list[int]
+    output_offsets: list[int]
+    claims: list[int] = field(default_factory=list)
+    releases: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -317,6 +346,9 @@ class _Builder:
         self.live_at_start = set(produced)
 
         overlapping = self._overlapping_steps()
+        stage = graph.patch_stage
+        staged = set(stage.ops) if stage is not None else set()
+        loop: StageLoop | None = None
         result = []
         for position, op in enumerate(graph.operators):
             call = calls.get(op.index)
@@ -325,8 +357,15 @@ class _Builder:
             if call is not None and position in overlapping and "raster_walk" in call.params:
                 call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
+            if stage is not None and op.index == stage.ops[0]:
+                loop = self._stage_loop(stage, produced)
+                code.loop = loop
             if call is not None:
-                self._render_call(op, call, code)
+                if stage is not None and op.index in staged:
+                    assert loop is not None
+                    self._render_patches(op, call, code, stage, loop)
+                else:
+                    self._render_call(op, call, code)
             for t in op.outputs + op.scratch:
                 if t in self.lifetimes.placements:
                     slot = self.tensor_slot(t)[0]
@@ -336,10 +375,55 @@ class _Builder:
             for t in op.inputs:
                 if t in self.lifetimes.placements:
                     slot = self.tensor_slot(t)[0]
-                    if slot not in code.releases:
+                    if stage is not None and loop is not None and op.index in staged and t == stage.input:
+                        if slot not in loop.releases:
+                            loop.releases.append(slot)  # read by every patch: released after the last
+                    elif slot not in code.releases:
                         code.releases.append(slot)
+            if stage is not None and op.index == stage.ops[-1]:
+                code.loop_end = loop
             result.append(code)
         return result
+
+    def _stage_loop(self, stage: PatchStage, produced: set[int]) -> StageLoop:
+        """The loop of a patched stage; its output is claimed before it."""
+        in_row, out_row = row_bytes(self.graph, stage.input), row_bytes(self.graph, stage.output)
+        loop = StageLoop(
+            symbol=f"stage{stage.ops[0]}",
+            patches=stage.rows,
+            input_offsets=[w[0].in_first * in_row for w in stage.windows],
+            output_offsets=[w[-1].out_first * out_row for w in stage.windows],
+        )
+        if stage.output in self.lifetimes.placements:
+            slot = self.tensor_slot(stage.output)[0]
+            if slot not in produced:
+                produced.add(slot)
+                loop.claims.append(slot)
+        return loop
+
+    def _render_patches(self, op, call: KernelCall, code: OpCode, stage: PatchStage, loop: StageLoop) -> None:
+        """A stage op: one parameter block per distinct patch geometry, each
+        checked against the runtime's struct like any call."""
+        position = stage.ops.index(op.index)
+        variants: list[KernelCall] = []
+        for windows in stage.windows:
+            patched = patch_call(call, windows[position], self.graph.tensors[op.outputs[0]].shape[1])
+            if patched not in variants:
+                variants.append(patched)
+            code.patch_params.append(variants.index(patched))
+        arrays: dict[tuple[str, CArray], str] = {}
+        for variant in variants:
+            rendered = OpCode(op.index, op.opcode, code.comment, variant)
+            self._render_call(op, variant, rendered, arrays)
+            code.param_sets.append(rendered.params)
+            code.arrays += rendered.arrays
+            code.args, code.returns_status = rendered.args, rendered.returns_status
+        code.repeats = stage.rows
+        for k, t in enumerate(call.args):
+            if position == 0 and t == stage.input:
+                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_input_offset")
+            if position == len(stage.ops) - 1 and t == stage.output:
+                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_output_offset")
 
     def _overlapping_steps(self) -> set[int]:
         """Op steps whose output the plan starts inside the input they read
@@ -348,7 +432,10 @@ class _Builder:
         sizes = {b.id: b.size for b in self.buffers}
         offsets = self.plan.offsets
         steps = set()
+        staged = set(self.graph.patch_stage.ops) if self.graph.patch_stage is not None else set()
         for index, step in enumerate(self.lifetimes.problem.steps):
+            if index in staged:
+                continue  # the stage's own overlap: strips in order, whatever each kernel's walk
             for o in step.overlaps:
                 out_at, in_at = offsets[o.output], offsets[o.input]
                 if out_at < in_at + sizes[o.input] and in_at < out_at + sizes[o.output]:
@@ -360,13 +447,23 @@ class _Builder:
         placements = self.lifetimes.placements
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
 
-    def _render_call(self, op, call: KernelCall, code: OpCode) -> None:
+    def _render_call(
+        self, op, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
+    ) -> None:
+        """`code`'s parameter block, arrays and arguments for `call`; with
+        `arrays` (a stage's patch geometries), an array already defined under
+        a symbol there is reused, and new ones are numbered after them."""
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
         code.returns_status = runtime_declarations().functions[call.function].returns_status
         for f in params_struct.fields:
             value = call.params[f.name]
-            if isinstance(value, CArray):
+            if isinstance(value, CArray) and arrays is not None and (f.name, value) in arrays:
+                code.params.append((f.name, arrays[(f.name, value)]))
+            elif isinstance(value, CArray):
                 symbol = f"op{op.index}_{f.name}"
+                if arrays is not None:
+                    symbol += f"_{sum(1 for name, _ in arrays if name == f.name)}"
+                    arrays[(f.name, value)] = symbol
                 values = list(value.values) or [0]  # C has no empty arrays
                 code.arrays.append(
                     CArrayDef(
@@ -391,7 +488,13 @@ class _Builder:
     # -- slots and I/O
 
     def slots(self, ops: list[OpCode]) -> list[Slot]:
-        consumers = Counter(slot for code in ops for slot in code.releases)
+        consumers: Counter[int] = Counter()
+        for code in ops:
+            for slot in code.releases + (code.loop_end.releases if code.loop_end is not None else []):
+                consumers[slot] += 1
+        for code in ops:
+            if code.repeats > 1:  # a stage's patch buffers: released in every patch, counted again in the next
+                code.rearms = [(slot, consumers[slot]) for slot in code.claims if consumers[slot]]
         held = {self.tensor_slot(t)[0] for t in self.graph.outputs if t in self.lifetimes.placements}
         # A buffer nobody reads is released right after the op that wrote it.
         for code in ops:
@@ -666,7 +769,7 @@ def generate(
         if generated_name in runtime:
             raise InputError(f"model name {name!r} collides with runtime file {generated_name}")
 
-    releases = [slot for code in ops for slot in code.releases]
+    releases = [slot for code in ops for slot in code.releases + (code.loop_end.releases if code.loop_end else [])]
     context = dict(
         name=name,
         guard=name.upper() + "_H",

@@ -16,9 +16,13 @@ class InputError(McuPlanError):
 
 
 class DoesNotFit(McuPlanError):
-    """The plan needs more RAM than the budget."""
+    """The plan needs more RAM than the budget (`short_bytes` more, when a link measured it)."""
 
     exit_code = 3
+
+    def __init__(self, message: str, short_bytes: int | None = None):
+        super().__init__(message)
+        self.short_bytes = short_bytes
 
 
 class UnsupportedModel(McuPlanError):

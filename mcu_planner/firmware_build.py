@@ -475,7 +475,8 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
         raise DoesNotFit(
             f"firmware for {board.name} needs {ram_bytes + int(ram.group(1))} bytes of RAM "
             f"(stack, data, bss with the arena) but the budget is {ram_bytes}: "
-            f"the link overflowed RAM by {ram.group(1)} B"
+            f"the link overflowed RAM by {ram.group(1)} B",
+            short_bytes=int(ram.group(1)),
         )
     flash = _FLASH_OVERFLOW.search(log)
     if flash:

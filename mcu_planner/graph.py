@@ -143,6 +143,40 @@ def operator_dtype_key(op: Operator, tensors: tuple[Tensor, ...] | list[Tensor])
 
 
 @dataclass(frozen=True)
+class PatchWindow:
+    """One op of a patched stage in one patch: the rows [in_first, in_end)
+    of its input it reads, the rows [out_first, out_end) of its output it
+    computes, and its padding above the window (the op's own padding less
+    the window's offset: nonzero only at the tensor's top border)."""
+
+    in_first: int
+    in_end: int
+    out_first: int
+    out_end: int
+    pad_h: int
+
+
+@dataclass(frozen=True)
+class PatchStage:
+    """A run of spatially local ops (patches.py) computed strip by strip:
+    each patch runs every op of the stage on the rows it needs, the first
+    reading straight from the whole stage input, the last writing straight
+    into the whole stage output, the tensors in between holding one patch.
+    Full-width strips of a batch-1 NHWC tensor are contiguous, so no copies."""
+
+    ops: tuple[int, ...]  # op indices, consecutive steps
+    input: int  # tensor read whole
+    output: int  # tensor written whole
+    intermediates: tuple[int, ...]  # tensors between the ops, one patch at a time
+    rows: int  # patches (horizontal strips)
+    strip_rows: int  # stage output rows per strip (the last strip may have fewer)
+    windows: tuple[tuple[PatchWindow, ...], ...]  # [patch][position of the op in `ops`]
+    patch_bytes: tuple[int, ...]  # per intermediate: bytes of its largest patch
+    extra_macs: int  # multiply-accumulates the halos recompute
+    model_macs: int  # of the whole model, unpatched
+
+
+@dataclass(frozen=True)
 class Graph:
     tensors: tuple[Tensor, ...]
     operators: tuple[Operator, ...]
@@ -154,6 +188,8 @@ class Graph:
     # (e.g. a -1 batch planned as 1).
     notes: tuple[str, ...] = ()
     description: str = ""
+    # The first stage run patch by patch (patches.py), or None.
+    patch_stage: PatchStage | None = None
 
     def consumers(self) -> dict[int, list[int]]:
         """Tensor index -> indices of the operators that read it, in execution order."""

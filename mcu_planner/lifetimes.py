@@ -27,6 +27,10 @@ walk (traits `KERNEL_ORDERS`), may start their output inside (or just
 before) the input that dies there, as far as overlap.py derives from the
 walk (`Step.overlaps`).
 
+A patched stage (patches.py, `Graph.patch_stage`) keeps its input alive to
+its last op and its output from its first; the tensors in between are one
+patch in size, and the output may overlap the input across the stage.
+
 Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
 activations alive at their op's step only, written by that step; they never
 alias anything.
@@ -35,11 +39,12 @@ alias anything.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .graph import DTYPE_BITS, Graph, Operator
+from .graph import DTYPE_BITS, Graph, Operator, PatchStage
 from .lowering.traits import IN_PLACE_DEPTHWISE, op_traits
 from .overlap import WINDOWED_OPCODES, kernel_walk, max_output_offset
+from .patches import stage_access
 from .problem import Buffer, Overlap, Problem, Step, align_up
 from .slicing import contiguous_pieces
 
@@ -236,6 +241,16 @@ class _AliasBuilder:
 def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:
     activations = activation_tensors(graph)
     first, last = _live_ranges(graph, activations)
+    nbytes = {t: graph.tensors[t].nbytes for t in activations}
+    stage = graph.patch_stage
+    if stage is not None:
+        # Patch by patch: the stage input is read and the output written by
+        # every patch, from the stage's first op to its last; the tensors in
+        # between hold one patch, alive from producer to consumer within it
+        # (a plan valid for one patch is valid for each, as they run in turn).
+        last[stage.input] = max(last[stage.input], stage.ops[-1])
+        first[stage.output] = stage.ops[0]
+        nbytes.update(zip(stage.intermediates, stage.patch_bytes))
     builder = _AliasBuilder(graph, activations, first, last)
     if alias:
         builder.run()
@@ -245,11 +260,13 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
     for root, members in builder.members.items():
         start = min(first[m] for m in members)
         end = max(last[m] for m in members) + 1
-        extent = max(builder.offset[m] + graph.tensors[m].nbytes for m in members)
+        extent = max(builder.offset[m] + nbytes[m] for m in members)
         buffers[root] = Buffer(root, align_up(extent, alignment), start, end)
 
     placements = {t: TensorPlacement(builder.root[t], builder.offset[t]) for t in activations}
     steps = _steps(graph, placements, buffers, builder.elided, alias, alignment)
+    if stage is not None and alias:
+        steps = _with_stage_overlap(graph, stage, steps, placements, buffers)
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
 
     variables = tuple(t.index for t in graph.tensors if t.is_variable)
@@ -271,6 +288,37 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
     )
 
 
+def _with_stage_overlap(
+    graph: Graph,
+    stage: PatchStage,
+    steps: tuple[Step, ...],
+    placements: dict[int, TensorPlacement],
+    buffers: dict[int, Buffer],
+) -> tuple[Step, ...]:
+    """The stage's output may start inside its input when the input dies at
+    the stage's end: strips run top to bottom, each reading its input rows
+    before writing its output rows (patches.stage_access)."""
+    src, dst = stage.input, stage.output
+    src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
+    first_step, last_step = stage.ops[0], stage.ops[-1]
+    if (
+        src_buf.id == dst_buf.id
+        or src_buf.end != last_step + 1
+        or dst_buf.start != first_step
+        or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
+    ):
+        return steps
+    access = stage_access(graph, stage)
+    input_at, output_at = placements[src].offset, placements[dst].offset
+    limit = input_at + max_output_offset(access) - output_at
+    overlap = Overlap(
+        dst_buf.id, src_buf.id, limit, access, output_at=output_at, input_at=input_at, span=len(stage.ops)
+    )
+    result = list(steps)
+    result[first_step] = replace(result[first_step], overlaps=result[first_step].overlaps + (overlap,))
+    return tuple(result)
+
+
 def _steps(
     graph: Graph,
     placements: dict[int, TensorPlacement],
@@ -280,18 +328,28 @@ def _steps(
     alignment: int,
 ) -> tuple[Step, ...]:
     steps = []
+    # Inside a patched stage nothing runs in place or overlaps: its tensors
+    # hold patches, which the kernels' whole-tensor walks do not describe.
+    staged = set(graph.patch_stage.ops) if graph.patch_stage is not None else set()
     for op in graph.operators:
         ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
         outs = _unique(placements[t].buffer for t in op.outputs + op.scratch if t in placements)
         pairs: list[tuple[int, int]] = []
-        if in_place and op_traits(op.opcode).may_run_in_place and op.index not in elided and len(op.outputs) == 1:
+        if (
+            in_place
+            and op_traits(op.opcode).may_run_in_place
+            and op.index not in elided
+            and op.index not in staged
+            and len(op.outputs) == 1
+        ):
             out = op.outputs[0]
             for t in op.inputs:
                 if t in placements and out in placements and _may_overwrite(graph, op, t, out, placements, buffers):
                     pair = (placements[out].buffer, placements[t].buffer)
                     if pair not in pairs:
                         pairs.append(pair)
-        overlaps = _overlaps(graph, op, placements, buffers, alignment) if in_place and op.index not in elided else ()
+        runs_whole = op.index not in elided and op.index not in staged
+        overlaps = _overlaps(graph, op, placements, buffers, alignment) if in_place and runs_whole else ()
         steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
 

@@ -13,7 +13,9 @@ from .in_place_depthwise import candidates as in_place_candidates, with_in_place
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
-from .problem import peak_live
+from .errors import InputError
+from .patches import candidate_stages, make_stage, strip_options, with_stage
+from .problem import peak_live, sharing_lower_bound
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .regions import Region, RegionPlans, plan_regions
 from .validate import load_model
@@ -42,6 +44,10 @@ class PlanOptions:
     order: str | tuple[int, ...] = "auto"
     # Memory regions (--region), fastest first; empty: one arena of budget `ram`.
     regions: tuple[Region, ...] = ()
+    # Patch-based execution of a stage (patches.py): "default" only when
+    # needed to fit `ram`; "auto" whenever it lowers the arena; "off"; or a
+    # number of strips to force.
+    patches: str = "default"
 
 
 @dataclass
@@ -236,11 +242,81 @@ def side_by_side(regions: RegionPlans) -> ArenaPlan:
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
+    planned = _plan_whole(model, options)
+    if options.patches == "off" or options.regions:
+        return planned
+    if options.patches == "default" and (options.ram is None or planned.fits):
+        return planned  # patches recompute their halos: only when the budget needs them
+    return _plan_patched(model.without_in_place or model, options, planned)
+
+
+# Patched plans the search completes, cheapest first: each takes up to the time limit.
+PATCH_PLANS_TRIED = 6
+
+
+def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedModel) -> PlannedModel:
+    """The stage and strips (patches.py) for `options.patches`: under
+    "default" the fewest extra MACs whose plan fits `ram`; under "auto" the
+    smallest arena (ties: fewer MACs), kept only when below `whole`'s; a
+    number forces that many strips (the stage with the smallest arena)."""
+    forced = _forced_strips(options.patches)
+    graph = model.graph
+    candidates = []
+    for ops in candidate_stages(graph):
+        height = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1]
+        if forced is not None and height < forced:
+            continue
+        for rows in strip_options(graph, ops) if forced is None else [-(-height // forced)]:
+            stage = make_stage(graph, ops, rows)
+            patched = with_stage(graph, stage)
+            lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)
+            candidates.append((sharing_lower_bound(lifetimes.problem), stage, patched, lifetimes))
+    if not candidates and forced is not None:
+        raise InputError(f"--patches {forced}: no run of spatial ops here has {forced} output rows to cut into strips")
+    if not candidates:
+        return whole
+    fitting = options.patches == "default"
+    capacity = model.arena_capacity(options.ram)
+    if fitting:
+        assert capacity is not None
+        candidates = [c for c in candidates if c[0] <= capacity]
+        candidates.sort(key=lambda c: (c[1].extra_macs, c[0]))
+    else:
+        candidates.sort(key=lambda c: (c[0], c[1].extra_macs))
+    best: tuple[int, int, PlannedModel] | None = None  # (arena, extra MACs, plan)
+    for _, stage, patched, lifetimes in candidates[:PATCH_PLANS_TRIED]:
+        analysed = AnalysedModel(patched, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
+        planned = _plan_one(analysed, replace(options, stop_at_fit=options.stop_at_fit or fitting))
+        planned.op_order = model.op_order
+        if fitting and planned.fits:
+            return planned
+        if best is None or (planned.plan.arena_bytes, stage.extra_macs) < best[:2]:
+            best = (planned.plan.arena_bytes, stage.extra_macs, planned)
+    if best is None or (forced is None and best[0] >= whole.plan.arena_bytes):
+        return whole
+    return best[2]
+
+
+def _forced_strips(patches: str) -> int | None:
+    """The strips `--patches N` forces, None for the modes that search."""
+    if patches in PATCH_MODES:
+        return None
+    if not patches.isdigit() or int(patches) < 2:
+        raise InputError(
+            f"--patches takes {', '.join(PATCH_MODES)} or a number of strips of 2 or more, not {patches!r}"
+        )
+    return int(patches)
+
+
+PATCH_MODES = ("default", "auto", "off")
+
+
+def _plan_whole(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     if model.without_in_place is not None:
-        without = plan_analysed(model.without_in_place, options)
+        without = _plan_whole(model.without_in_place, options)
         if options.ram is None or without.fits:
             return without  # the slower in-place kernel only when the budget needs it
-        planned = plan_analysed(replace(model, without_in_place=None), options)
+        planned = _plan_whole(replace(model, without_in_place=None), options)
         return planned if planned.plan.arena_bytes < without.plan.arena_bytes else without
     planned = _plan_one(model, options)
     planned.op_order = model.op_order
@@ -272,12 +348,20 @@ def generate_for_model(
     label: str | None = None,
     order: str | tuple[int, ...] = "auto",
     regions: tuple[Region, ...] = (),
+    patches: str = "default",
 ):
     """Read, plan (as `mcu-plan --ram RAM` or `--region ...` does) and
     generate: (graph, plan, files); `files.interface` describes the generated
     model."""
     options = PlanOptions(
-        planner=planner, alignment=alignment, alias=alias, time_limit=time_limit, ram=ram, order=order, regions=regions
+        planner=planner,
+        alignment=alignment,
+        alias=alias,
+        time_limit=time_limit,
+        ram=ram,
+        order=order,
+        regions=regions,
+        patches=patches,
     )
     planned = plan_model(model_bytes, options, label=label or name)
     if planned.regions is not None and not planned.fits:

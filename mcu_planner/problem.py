@@ -97,6 +97,10 @@ class Overlap:
     # The kernel allows it only through a slower walk (traits.raster_walk_is_slower):
     # planning takes such overlaps only when the budget needs them.
     slower: bool = False
+    # Steps from the output's first write to the input's last read, both
+    # included: 1 for one op; a patched stage (patches.py) spans its ops,
+    # each strip reading its input before writing its output.
+    span: int = 1
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,7 @@ class Problem:
                 out, inp = buffers.get(o.output), buffers.get(o.input)
                 if out is None or inp is None or o.output == o.input:
                     continue
-                if out.start == index and inp.end == index + 1:
+                if out.start == index and inp.end == index + o.span:
                     limits[(o.output, o.input)] = o.max_offset
         return limits
 
@@ -231,7 +235,7 @@ def sharing_lower_bound(problem: Problem, in_place: bool = True) -> int:
         kept_apart = max(0, -align_down(limit, problem.alignment))
         saving = max(0, min(out.size - kept_apart, inp.size, out.size))
         delta[out.start] -= saving
-        delta[out.start + 1] += saving
+        delta[max(out.start + 1, min(out.end, inp.end))] += saving
     for pair in problem.in_place_pairs() if in_place else ():
         first, second = (buffers[i] for i in pair)
         out = first if first.start > second.start else second

@@ -107,6 +107,33 @@ def in_place_depthwise_ops(graph: Graph) -> list[int]:
     return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
 
 
+def patches_json(graph: Graph) -> dict | None:
+    """The stage run patch by patch (patches.py), or None."""
+    stage = graph.patch_stage
+    if stage is None:
+        return None
+    return {
+        "ops": list(stage.ops),
+        "grid": [stage.rows, 1],
+        "strip_rows": stage.strip_rows,
+        "extra_macs": stage.extra_macs,
+        "model_macs": stage.model_macs,
+    }
+
+
+def patches_line(graph: Graph) -> str | None:
+    """What running the stage patch by patch costs, for the report."""
+    stage = graph.patch_stage
+    if stage is None:
+        return None
+    share = 100.0 * stage.extra_macs / stage.model_macs if stage.model_macs else 0.0
+    return (
+        f"patches: ops {', '.join(map(str, stage.ops))} run in {stage.rows} strips of {stage.strip_rows} output rows "
+        f"(grid {stage.rows}x1), recomputing halos: {stage.extra_macs:+,} MACs ({share:+.2f}% of {stage.model_macs:,})"
+        + ("; fewer: the stage skips rows no later op reads" if stage.extra_macs < 0 else "")
+    )
+
+
 def arena_without_overlaps(lifetimes: Lifetimes, time_limit: float) -> ArenaPlan | None:
     """`auto`'s plan of the same lifetimes when no output may start inside
     its input (None when none may anyway): what the overlaps saved."""
@@ -296,6 +323,7 @@ def plan_json(
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
             "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
             "in_place_depthwise_ops": len(in_place_depthwise_ops(graph)),
+            "patches": patches_json(graph),
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,

@@ -108,6 +108,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
             alias=alias,
             time_limit=options.time_limit,
             order="model",
+            patches="off",  # TFLM runs every op whole
         )
         planned = plan_analysed(analyse_model(model, ours), ours)
         lifetimes = planned.lifetimes

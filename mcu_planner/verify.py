@@ -7,7 +7,10 @@ common step share a byte, except an in-place pair that the problem allows to
 start at exactly the same offset, and an output over the input its step reads
 for the last time when the kernel's walk (`Overlap.access`) never writes a
 byte it reads later: that is checked here by enumerating every tap of every
-output pixel's window, not from the bound the problem states.
+output pixel's window, not from the bound the problem states.  A patched
+stage's output and input (patches.py) are such a pair across the stage's
+steps (`Overlap.span`): the output is first written at the stage's first
+step and the input last read at its last.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def verify(problem: Problem, offsets: dict[int, int], arena_bytes: int | None = 
         and o.input in by_id
         and o.output != o.input
         and by_id[o.output].start == step_index
-        and by_id[o.input].end == step_index + 1
+        and by_id[o.input].end == step_index + o.span
     }
     # Sweep in time: any two buffers alive together meet when the later one starts.
     placed.sort(key=lambda b: (b.start, b.id))

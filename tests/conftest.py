@@ -102,6 +102,15 @@ SLOW_TESTS = frozenset(
         "test_auto_order_lowers_the_arena_and_stays_bit_exact",
         "test_shape_chain_folds_to_nothing_at_run_time",
         "test_c_one_rounding_multiplier_equals_two_roundings",
+        "test_random_chains_run_strip_by_strip_bit_exact",
+        "test_a_strip_wholly_in_a_pads_padding_is_bit_exact",
+        "test_a_long_stage_through_pad_pooling_and_an_activation_is_bit_exact",
+        "test_patches_auto_lowers_the_arena_and_overlaps_the_stage_input",
+        "test_patched_model_bit_exact_on_mps2_an386",
+        "test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads",
+        "test_arena_bars_bit_exact_on_the_host",
+        "test_person_detect_at_the_bar_bit_exact_on_mps2_an386",
+        "test_mobilenet_v2_bar_bit_exact_on_the_host",
         # `-o` compiles the model with a cross compiler to measure its flash
         # (flash.py): tests that generate many OUTDIRs take seconds each.
         "test_mutated_models_never_crash_the_command",

@@ -113,10 +113,11 @@ def test_example_fits_and_the_json_plan_is_valid(tmp_path):
 
 def test_a_budget_below_the_arena_exits_3_and_writes_nothing(tmp_path):
     plan_path = tmp_path / "plan.json"
-    ok = run_cli(EXAMPLE, "--ram", "64K", "--json", plan_path)
+    # Whole tensors only: by default a budget below the arena runs a stage in patches instead.
+    ok = run_cli(EXAMPLE, "--ram", "64K", "--patches", "off", "--json", plan_path)
     arena = json.loads(plan_path.read_text())["arena_bytes"]
     plan_path.unlink()
-    result = run_cli(EXAMPLE, "--ram", str(arena - 1), "--json", plan_path)
+    result = run_cli(EXAMPLE, "--ram", str(arena - 1), "--patches", "off", "--json", plan_path)
     assert_one_line_error(result, 3, "1 B short", "peak is at op")
     assert not plan_path.exists()
     assert ok.returncode == 0
