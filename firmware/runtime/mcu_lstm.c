@@ -231,7 +231,7 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
 #endif
 }
 
-/* tanh of the cell state (cell_integer_bits integer bits) into `out`: its
+/* tanh of the cell state (15 + log2(its scale) integer bits) into `out`: its
  * own table, or the cell gate's where the params have none. */
 MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {

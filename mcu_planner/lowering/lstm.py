@@ -334,7 +334,6 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
             int32_array(_row_sums_times(projection, hidden_zp, projection_bias)) if projection is not None else "NULL"
         ),
         "output_state_zero_point": zero_point(output_state),
-        "cell_integer_bits": 15 + cell_exponent,
         "cell_product_shift": 30 + cell_exponent,
         "quantized_cell_clip": quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
         "quantized_proj_clip": quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
