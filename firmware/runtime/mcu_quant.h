@@ -800,7 +800,8 @@ static inline int32_t mcu_fp16_table_reciprocal_of_exp(const mcu_fp16_table *t, 
 
 /* mcu_fp16_logistic(a, k) from the table of R_k (one of its own: `first`
  * 0, which keeps the halved table's test out of the gates' loop): 2 R_k(|a|),
- * saturated, mirrored for a < 0 (the table holds 1/2 at 0: logistic(0) = 1/2, tanh(0) = 0). */
+ * saturated, mirrored for a < 0 (the table holds 1/2 at 0: logistic(0) =
+ * 1/2, tanh(0) = 0). */
 static inline int16_t mcu_fp16_table_logistic(const mcu_fp16_table *t, int16_t a)
 {
     const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
