@@ -12,6 +12,7 @@ import numpy as np
 
 from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import check_model
+from mcu_planner.gemmlowp16 import ReciprocalTable, reciprocal_table
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -62,3 +63,25 @@ class Branches:
     def build(self) -> bytes:
         self.mb.set_io(self.inputs, self.outputs)
         return self.mb.build()
+
+
+def fp16_tables_header(specs: dict[str, tuple[int, str | None]]) -> str:
+    """C definitions of mcu_fp16_table NAME (mcu_quant.h) for each NAME: (k,
+    HALVED), the table of R_k built as the LSTM lowering builds it: of its own
+    (HALVED None), or reading the table HALVED (defined before it, of R_(k-1))
+    below its first magnitude; for harnesses that read them."""
+    lines = []
+    built: dict[str, ReciprocalTable] = {}
+    for name, (bits, halved) in specs.items():
+        table = reciprocal_table(bits, built[halved] if halved else None)
+        built[name] = table
+        knots = ", ".join(str(v) for v in table.knots)
+        residuals = ", ".join(str(v) for v in table.residuals)
+        link = f"&{halved}" if halved else "NULL"
+        lines += [
+            f"static const int16_t {name}_knots[] = {{{knots}}};",
+            f"static const uint8_t {name}_residuals[] = {{{residuals}}};",
+            f"static const mcu_fp16_table {name} = "
+            f"{{{name}_knots, {name}_residuals, {table.last}, {table.first}, {link}}};",
+        ]
+    return "\n".join(lines) + "\n"

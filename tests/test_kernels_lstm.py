@@ -169,3 +169,26 @@ def test_int8_lstm_sequence_on_mps2_an386():
     )
     report = assert_matches_reference(model, inputs=4, target="mps2-an386")
     assert (report.total, report.reset_total) == (4, 2)
+
+
+M4_GATE_CASES = {
+    # 7 cells: one block of four rows and three rows after it; odd input and
+    # state widths (SMLAD pairs plus leftover columns); tanh(cell) with its own
+    # table (cell state 2^-11: 4 integer bits).
+    "rows_past_the_blocks": dict(batch=2, time=3, n_input=5, n_cell=7, time_major=True, seed=4),
+    # A Q3.12 cell state reads the cell gate's tanh table; saturating gates
+    # reach both ends of the tables.
+    "shared_tanh_table_saturating": dict(
+        batch=1, time=4, n_input=9, n_cell=6, cell_scale_exponent=-12, weight_std=8.0, input_range=(-6.0, 6.0)
+    ),
+}
+
+
+@needs_cortex_m
+@pytest.mark.parametrize("case", sorted(M4_GATE_CASES))
+def test_int8_lstm_gates_on_mps2_an386(case):
+    """The Cortex-M4 gate path (both products of four rows per pass, rows
+    after the last block of four, the activation tables) over three
+    invocations in one QEMU run, state carried over."""
+    report = assert_matches_reference(lstm_model("int8", **M4_GATE_CASES[case]), inputs=3, target="mps2-an386")
+    assert report.total == 3

@@ -22,7 +22,7 @@ from conftest import needs_cortex_m
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 from mcu_planner.graph import Quantization
 
-from kernel_models import Branches, assert_matches_reference
+from kernel_models import Branches, assert_matches_reference, fp16_tables_header
 from mcu_planner.check import check_model
 from mcu_planner.firmware_build import build_firmware
 from mcu_planner.pipeline import generate_for_model
@@ -241,54 +241,55 @@ def test_float_fully_connected_on_odd_sizes(board):
     assert_matches_reference(float_fully_connected_model(), inputs=2, target=board)
 
 
-# Replaces the harness of a firmware build: every int16 input through the
-# scalar gemmlowp functions and their eight-lane versions, counting lanes
-# that differ.
-HELIUM_FIXED_POINT_CHECK = r"""
+# The table reads of the LSTM's activations on eight lanes against the
+# scalar ones (which the host tests check against gemmlowp on every input).
+HELIUM_TABLE_CHECK = r"""
 #include <stdint.h>
 #include "mcu_quant.h"
 #include "semihost.h"
+#include "tables.h"
 
 int main(void);
 int main(void)
 {
+    static const mcu_fp16_table *const tables[] = {&r0, &r3, &r4, &r7, &r4_from_r3};
     uint32_t differences = 0u;
     int32_t start;
-    int bits, lane;
+    int k, lane;
     for (start = INT16_MIN; start <= INT16_MAX; start += 8) {
-        int16_t in[8], logistic[8], tanh3[8], tanh_bits[7][8];
+        int16_t in[8], logistic[8], tanh[8];
         for (lane = 0; lane < 8; ++lane) {
             in[lane] = (int16_t)(start + lane);
         }
-        vst1q_s16(logistic, mcu_fp16_logistic_x8(vld1q_s16(in), 3));
-        vst1q_s16(tanh3, mcu_fp16_tanh_x8(vld1q_s16(in), 3));
-        for (bits = 0; bits <= 6; ++bits) {
-            vst1q_s16(tanh_bits[bits], mcu_fp16_tanh_x8(vld1q_s16(in), bits));
-        }
-        for (lane = 0; lane < 8; ++lane) {
-            differences += logistic[lane] != mcu_fp16_logistic(in[lane], 3);
-            differences += tanh3[lane] != mcu_fp16_tanh(in[lane], 3);
-            for (bits = 0; bits <= 6; ++bits) {
-                differences += tanh_bits[bits][lane] != mcu_fp16_tanh(in[lane], bits);
+        for (k = 0; k < 5; ++k) {
+            /* The logistic reads tables of their own. */
+            vst1q_s16(logistic, mcu_fp16_table_logistic_x8(tables[k < 4 ? k : 0], vld1q_s16(in)));
+            vst1q_s16(tanh, mcu_fp16_table_tanh_x8(tables[k], vld1q_s16(in)));
+            for (lane = 0; lane < 8; ++lane) {
+                differences += logistic[lane] != mcu_fp16_table_logistic(tables[k < 4 ? k : 0], in[lane]);
+                differences += tanh[lane] != mcu_fp16_table_tanh(tables[k], in[lane]);
             }
         }
     }
-    semihost_write0(differences == 0u ? "fixed-point lanes: equal\n" : "fixed-point lanes: DIFFER\n");
+    semihost_write0(differences == 0u ? "table lanes: equal\n" : "table lanes: DIFFER\n");
     semihost_exit(differences == 0u ? 0 : 1);
 }
 """
 
 
-def test_helium_int16_tanh_and_logistic_equal_the_scalar_on_every_input(tmp_path):
-    """The LSTM's gate functions on eight lanes (mps3-an547) against the
-    scalar versions the host tests check against TFLite, on all 65536 inputs
-    and every cell integer-bit count the lowering allows."""
+def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path):
+    """The eight-lane reads of the LSTM's activation tables (mps3-an547):
+    the tables of 0, 3, 4 and 7 integer bits (the ends and the gates' two)
+    and the cell gate's (4 bits, reading the 3 bits' table at 2m below its
+    first magnitude) on all 65536 inputs against the scalar reads."""
     net = Int8Net(35)
     _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
     outdir = write_output(files, tmp_path / "out")
     report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
-    (outdir / "board" / "semihost_main.c").write_text(HELIUM_FIXED_POINT_CHECK)
+    (outdir / "board" / "semihost_main.c").write_text(HELIUM_TABLE_CHECK)
     (outdir / "board" / "mcu_quant.h").write_bytes((firmware_dir() / "runtime" / "mcu_quant.h").read_bytes())
+    tables = {"r0": (0, None), "r3": (3, None), "r4": (4, None), "r7": (7, None), "r4_from_r3": (4, "r3")}
+    (outdir / "board" / "tables.h").write_text(fp16_tables_header(tables))
     subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
     run = run_firmware(report.elf, machine="mps3-an547", inputs=[], num_outputs=0, timeout=600)
     assert run.exit_status == 0 and "equal" in run.console, run.console

@@ -10,8 +10,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from kernel_models import fp16_tables_header
 
-from mcu_planner import quant
+from mcu_planner import gemmlowp16, quant
+from mcu_planner.c_flags import STRICT_WARNING_FLAGS
 from mcu_planner.graph import Quantization, Tensor
 from mcu_planner.lowering.common import compute_out_size, compute_padding
 from mcu_planner.resources import firmware_dir
@@ -74,6 +76,16 @@ int main(void) {
         case 'd': printf("%ld\n", (long)mcu_mul_by_quantized_mul((int32_t)x, (int32_t)m, s)); break;
         case 's': printf("%ld\n", (long)mcu_mul_by_quantized_mul_single_round((int32_t)x, (int32_t)m, s)); break;
         case 'w': printf("%ld\n", (long)mcu_mul_by_quantized_mul_s64((int64_t)x, (int32_t)m, s)); break;
+        case 'v': {
+            mcu_accumulated_mul a;
+            if (mcu_prepare_accumulated_mul((int32_t)m, s, &a)) {
+                printf("%ld\n", (long)mcu_apply_accumulated_mul((int32_t)x, &a));
+            } else {
+                printf("none\n");
+            }
+            break;
+        }
+        case 'b': printf("%ld\n", (long)mcu_rounding_divide_by_pot_bounded((int32_t)x, s)); break;
         case 'e': printf("%ld\n", (long)mcu_fp_exp_on_negative_values((int32_t)x, s)); break;
         case 'h': printf("%d\n", mcu_sat_round_doubling_high_mul_s16((int16_t)x, (int16_t)m)); break;
         case 'n': printf("%d\n", mcu_fp16_one_over_one_plus_x_f2((int16_t)x)); break;
@@ -148,6 +160,47 @@ def test_c_multiplier_matches_python(quant_harness):
         # Single rounding is the exact product rounded half up.
         exact = Fraction(x * m, 1 << (31 - s))
         assert int(out[n + i]) == math.floor(exact + Fraction(1, 2))
+
+
+def test_c_accumulated_multiplier_equals_tflite(quant_harness):
+    """The one multiply-accumulate form (rounding term by the sign of x) for
+    every right shift 1 .. 31 against TFLite's two roundings: x at the int32
+    ends and around 0, products at the first rounding's ties (x * 2^30 for odd
+    x) and just past them, the -2^30 .. 0 band where the sign of x decides,
+    and random pairs; left shifts and negative multipliers are refused."""
+    rng = np.random.default_rng(21)
+    multipliers = [0, 1 << 30, (1 << 30) + 1, 1518500250, (1 << 31) - 1]
+    xs = [-(1 << 31), -(1 << 31) + 1, -(1 << 16), -3, -2, -1, 0, 1, 2, 3, 1 << 16, (1 << 31) - 1]
+    xs += list(range(-9, 10))
+    cases = [(x, m, s) for s in range(-31, 0) for x in xs for m in multipliers]
+    cases += [
+        (int(x), int(m), int(s))
+        for x, m, s in zip(
+            rng.integers(-(1 << 31), 1 << 31, 3000), rng.integers(0, 1 << 31, 3000), rng.integers(-31, 0, 3000)
+        )
+    ]
+    out = quant_harness([f"v {x} {m} {s}" for x, m, s in cases] + ["v 5 1073741824 0", "v 5 -1073741824 -3"])
+    for i, (x, m, s) in enumerate(cases):
+        assert int(out[i]) == quant.multiply_by_quantized_multiplier(x, m, s), (x, m, s)
+    assert out[len(cases) : len(cases) + 2] == ["none", "none"]
+
+
+def test_c_bounded_rounding_divide_equals_the_general_one(quant_harness):
+    """mcu_rounding_divide_by_pot_bounded on its domain (|x| + 2^(e-1) <
+    2^31, e = 1 .. 30): ties of both signs, one off them, products of two
+    int16 extremes, and random values, against TFLite's RoundingDivideByPOT."""
+    rng = np.random.default_rng(22)
+    cases = []
+    for e in range(1, 31):
+        half = 1 << (e - 1)
+        limit = (1 << 31) - half - 1
+        near = [k * half + d for k in range(-5, 6) for d in (-1, 0, 1)]
+        extremes = [-32768 * 32767, 32768 * 32768, -32767 * 32767, limit, -limit]
+        cases += [(x, e) for x in near + extremes if abs(x) <= limit]
+        cases += [(int(x), e) for x in rng.integers(-limit, limit + 1, 60)]
+    out = quant_harness([f"b {x} 0 {e}" for x, e in cases])
+    for i, (x, e) in enumerate(cases):
+        assert int(out[i]) == quant.rounding_divide_by_pot(x, e), (x, e)
 
 
 def test_c_and_python_multiplier_agree_on_left_shifts_of_32_and_more(quant_harness):
@@ -483,3 +536,69 @@ def test_c_int16_reciprocal_iterate_equals_gemmlowp_on_its_whole_domain(quant_ha
     assert got == [reference(a) for a in inputs]
     # The range the logistic and tanh rescales rely on (saturation at the top only).
     assert 8190 <= min(got) and max(got) <= 16384
+
+
+def test_python_int16_logistic_and_tanh_equal_the_c_on_every_input(quant_harness):
+    """mcu_planner.gemmlowp16, which builds the LSTM's tables, against
+    mcu_fp16_logistic (3 integer bits, the gates') and mcu_fp16_tanh (0 .. 6
+    integer bits, the cell gate's and the cell state's) on all 65,536 int16
+    inputs."""
+    inputs = np.arange(-32768, 32768, dtype=np.int64)
+    runs = [("l", 3, gemmlowp16.logistic)] + [("t", bits, gemmlowp16.tanh) for bits in range(7)]
+    for op, bits, model in runs:
+        out = quant_harness([f"{op} {a} 0 {bits}" for a in inputs])
+        assert np.array_equal(np.array(out[: len(inputs)], dtype=np.int64), model(inputs, bits)), (op, bits)
+
+
+TABLE_HARNESS = r"""
+#include <stdio.h>
+#include "mcu_quant.h"
+#include "tables.h"
+int main(void) {
+    int32_t a;
+    for (a = INT16_MIN; a <= INT16_MAX; ++a) {
+        printf("%d %d %d\n", mcu_fp16_table_logistic(&logistic_table, (int16_t)a),
+               mcu_fp16_table_tanh(&tanh_table, (int16_t)a), mcu_fp16_table_tanh(&tanh_halved_table, (int16_t)a));
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("bits", [0, 3, 6])
+def test_c_table_logistic_and_tanh_equal_gemmlowp_on_every_input(tmp_path, bits):
+    """The kernels' table reads (mcu_fp16_table_logistic / _tanh, built with
+    the strict warnings) on all 65,536 int16 inputs against gemmlowp's steps
+    (the Python model above): logistic from the table of R_bits, tanh from
+    that of R_(bits + 1), of its own and reading R_bits's below its first
+    magnitude (as the LSTM's cell gate does), for the ends and the gates' 3
+    integer bits (tables hold 1/2 at 0, where gemmlowp returns 1/2 and 0
+    without computing R); both tanh tables also read back exactly in Python."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    specs = {
+        "logistic_table": (bits, None),
+        "tanh_table": (bits + 1, None),
+        "tanh_halved_table": (bits + 1, "logistic_table"),
+    }
+    (tmp_path / "tables.h").write_text(fp16_tables_header(specs))
+    (tmp_path / "main.c").write_text(TABLE_HARNESS)
+    exe = tmp_path / "tables"
+    include = [f"-I{firmware_dir() / 'runtime'}", f"-I{tmp_path}"]
+    subprocess.run([cc, *STRICT_WARNING_FLAGS, "-O1", *include, str(tmp_path / "main.c"), "-o", str(exe)], check=True)
+    got = np.loadtxt(
+        subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines(), dtype=np.int64
+    )
+    inputs = np.arange(-32768, 32768, dtype=np.int64)
+    assert np.array_equal(got[:, 0], gemmlowp16.logistic(inputs, bits))
+    assert np.array_equal(got[:, 1], gemmlowp16.tanh(inputs, bits))
+    assert np.array_equal(got[:, 2], gemmlowp16.tanh(inputs, bits))
+    magnitudes = np.arange(32769, dtype=np.int64)
+    expected = gemmlowp16.reciprocal_of_exp(magnitudes, bits + 1)
+    expected[0] = gemmlowp16.ZERO_INPUT_VALUE
+    own, halved = gemmlowp16.reciprocal_table(bits), gemmlowp16.reciprocal_table(bits + 1)
+    assert np.array_equal(halved.lookup(magnitudes), expected)
+    shared = gemmlowp16.reciprocal_table(bits + 1, halved=own)
+    assert shared.first > 0 and len(shared.residuals) < len(halved.residuals)
+    assert np.array_equal(shared.lookup(magnitudes, own), expected)

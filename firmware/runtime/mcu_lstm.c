@@ -171,6 +171,22 @@ MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, c
     }
 }
 
+/* The params' tables, built where they are read, in the activation loops,
+ * which call nothing (off the deepest stack): the sigmoid's, and the cell
+ * gate's tanh, which reads the sigmoid's below its first magnitude. */
+static mcu_fp16_table sigmoid_table(const mcu_lstm_s8_params *p)
+{
+    const mcu_fp16_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, 0, NULL};
+    return t;
+}
+
+static mcu_fp16_table gate_tanh_table(const mcu_lstm_s8_params *p, const mcu_fp16_table *sigmoid)
+{
+    const mcu_fp16_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last, p->gate_tanh_first,
+                              sigmoid};
+    return t;
+}
+
 /* The op's tensors other than the sequence and the states, by gate (NULL
  * where absent), gathered once per call; steps take them by pointer, which
  * keeps the stack of the call chain within a small firmware's reserve. */
@@ -185,47 +201,54 @@ typedef struct {
     int8_t *hidden_scratch;
 } lstm_s8_tensors;
 
-/* The gate's accumulated products: Q3.12 sigmoid, or tanh for the cell
- * gate, to Q0.15 (a function of its own: its fixed-point temporaries stay
- * off the stack of the matrix products). */
-MCU_NOINLINE static void activate_gate_s16(int16_t *gate, size_t n, int gate_index)
+/* The gate's accumulated products (Q3.12) to Q0.15: sigmoid, tanh for the
+ * cell gate. */
+MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
 {
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table tanh = gate_index == GATE_CELL ? gate_tanh_table(p, &sigmoid) : sigmoid;
+    const mcu_fp16_table *const t = gate_index == GATE_CELL ? &tanh : &sigmoid;
 #if defined(MCU_MVE)
     /* Eight lanes per pass, the last pass predicated. */
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
         const int16x8_t x = vldrhq_z_s16(gate, lanes);
-        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_tanh_x8(x, 3) : mcu_fp16_logistic_x8(x, 3), lanes);
+        vstrhq_p_s16(gate, gate_index == GATE_CELL ? mcu_fp16_table_tanh_x8(t, x) : mcu_fp16_table_logistic_x8(t, x),
+                     lanes);
     }
 #else
-    /* One loop per function: each inlines its own constant-folded steps. */
     size_t i;
     if (gate_index == GATE_CELL) {
         for (i = 0; i < n; ++i) {
-            gate[i] = mcu_fp16_tanh(gate[i], 3);
+            gate[i] = mcu_fp16_table_tanh(t, gate[i]);
         }
     } else {
         for (i = 0; i < n; ++i) {
-            gate[i] = mcu_fp16_logistic(gate[i], 3);
+            gate[i] = mcu_fp16_table_logistic(t, gate[i]);
         }
     }
 #endif
 }
 
-/* tanh of the cell state (cell_integer_bits integer bits) into `out`. */
-MCU_NOINLINE static void tanh_cell_s16(const int16_t *cell, size_t n, int integer_bits, int16_t *out)
+/* tanh of the cell state (15 + log2(its scale) integer bits) into `out`: its
+ * own table, or the cell gate's where the params have none. */
+MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
 {
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table own = {p->cell_tanh_knots, p->cell_tanh_residuals, p->cell_tanh_last, 0, NULL};
+    const mcu_fp16_table table = p->cell_tanh_knots != NULL ? own : gate_tanh_table(p, &sigmoid);
+    const mcu_fp16_table *const t = &table;
 #if defined(MCU_MVE)
     int32_t left;
     for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
-        vstrhq_p_s16(out, mcu_fp16_tanh_x8(vldrhq_z_s16(cell, lanes), integer_bits), lanes);
+        vstrhq_p_s16(out, mcu_fp16_table_tanh_x8(t, vldrhq_z_s16(cell, lanes)), lanes);
     }
 #else
     size_t i;
     for (i = 0; i < n; ++i) {
-        out[i] = mcu_fp16_tanh(cell[i], integer_bits);
+        out[i] = mcu_fp16_table_tanh(t, cell[i]);
     }
 #endif
 }
@@ -247,19 +270,82 @@ MCU_NOINLINE static void peephole_s16(const mcu_lstm_s8_params *p, int gate_inde
     }
 }
 
+#if !defined(MCU_MVE)
+/* The gate's two matrix products as PortableMatrixBatchVectorMultiply-
+ * Accumulate adds them to the zeroed gate (the input's rescaled and
+ * saturated to int16, the recurrent one's rescaled, added and saturated
+ * again), four rows of both at a time, in one pass. */
+MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int gate_index,
+                                           int32_t rows, const int8_t *input, const int8_t *output_state,
+                                           const mcu_accumulated_mul *input_rescale,
+                                           const mcu_accumulated_mul *recurrent_rescale, int16_t *gate)
+{
+    const int32_t n_cell = p->n_cell, n_input = p->n_input, n_output = p->n_output;
+    const int32_t *const input_bias = p->input_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int32_t *const recurrent_bias = p->recurrent_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int8_t *const input_weights = w->input_weights[gate_index];
+    const int8_t *const recurrent_weights = w->recurrent_weights[gate_index];
+    int32_t b, r, c;
+    for (b = 0; b < rows; ++b) {
+        const int8_t *const x = input + (size_t)b * (size_t)n_input;
+        const int8_t *const h = output_state + (size_t)b * (size_t)n_output;
+        int16_t *const out = gate + (size_t)b * (size_t)n_cell;
+        for (r = 0; r < n_cell; r += 4) {
+            int32_t input_sums[4], recurrent_sums[4];
+            int k, count = 4;
+            if (r + 4 <= n_cell) {
+                mcu_dot4_s8(x, input_weights + (size_t)r * (size_t)n_input, n_input, input_sums);
+                mcu_dot4_s8(h, recurrent_weights + (size_t)r * (size_t)n_output, n_output, recurrent_sums);
+            } else {
+                count = (int)(n_cell - r);
+                for (k = 0; k < count; ++k) {
+                    const int8_t *const input_row = input_weights + (size_t)(r + k) * (size_t)n_input;
+                    const int8_t *const recurrent_row = recurrent_weights + (size_t)(r + k) * (size_t)n_output;
+                    input_sums[k] = 0;
+                    recurrent_sums[k] = 0;
+                    for (c = 0; c < n_input; ++c) {
+                        input_sums[k] += (int32_t)x[c] * input_row[c];
+                    }
+                    for (c = 0; c < n_output; ++c) {
+                        recurrent_sums[k] += (int32_t)h[c] * recurrent_row[c];
+                    }
+                }
+            }
+            for (k = 0; k < count; ++k) {
+                const int32_t from_input = mcu_clamp_s32(
+                    mcu_apply_accumulated_mul(input_sums[k] + input_bias[r + k], input_rescale), INT16_MIN, INT16_MAX);
+                const int32_t value =
+                    from_input + mcu_apply_accumulated_mul(recurrent_sums[k] + recurrent_bias[r + k], recurrent_rescale);
+                out[r + k] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+            }
+        }
+    }
+}
+#endif
+
 /* CalculateLstmGateInteger8x8_16. */
 static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int gate_index, int32_t rows,
                     const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
     const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
-    memset(gate, 0, n * sizeof *gate);
-    mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
-                           p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input, p->n_cell,
-                           gate);
-    mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
-                           p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows, p->n_output,
-                           p->n_cell, gate);
+#if !defined(MCU_MVE)
+    mcu_accumulated_mul input_rescale, recurrent_rescale;
+    if (mcu_prepare_accumulated_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index], &input_rescale) &&
+        mcu_prepare_accumulated_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index],
+                                    &recurrent_rescale)) {
+        gate_products_s16(p, w, gate_index, rows, input, output_state, &input_rescale, &recurrent_rescale, gate);
+    } else
+#endif
+    {
+        memset(gate, 0, n * sizeof *gate);
+        mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
+                               p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input,
+                               p->n_cell, gate);
+        mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
+                               p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows,
+                               p->n_output, p->n_cell, gate);
+    }
     if (w->cell_weights[gate_index] != NULL) {
         peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
     }
@@ -267,7 +353,7 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int g
         layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
                        p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
     }
-    activate_gate_s16(gate, n, gate_index);
+    activate_gate_s16(p, gate, n, gate_index);
 }
 
 /* LstmStepInteger8x8_16 for `rows` batch rows. */
@@ -295,10 +381,11 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
     for (i = 0; i < n; ++i) {
         const int16_t forget = forget_gate[i];
         const int16_t in_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : input_gate[i];
-        /* CwiseMul: rounded shifts, then a plain (wrapping) cast to int16. */
-        const int16_t kept = (int16_t)mcu_rounding_divide_by_pot((int32_t)forget * cell_state[i], 15);
+        /* CwiseMul: rounded shifts (of products of two int16, shifts 15 ..
+         * 21), then a plain (wrapping) cast to int16. */
+        const int16_t kept = (int16_t)mcu_rounding_divide_by_pot_bounded((int32_t)forget * cell_state[i], 15);
         const int16_t added =
-            (int16_t)mcu_rounding_divide_by_pot((int32_t)in_gate * cell_gate[i], (int)p->cell_product_shift);
+            (int16_t)mcu_rounding_divide_by_pot_bounded((int32_t)in_gate * cell_gate[i], (int)p->cell_product_shift);
         int32_t cell = mcu_clamp_s32((int32_t)kept + added, INT16_MIN, INT16_MAX);
         if (p->quantized_cell_clip > 0) {
             cell = mcu_clamp_s32(cell, -p->quantized_cell_clip, p->quantized_cell_clip);
@@ -310,7 +397,7 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_tensors *w, int32
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
-    tanh_cell_s16(cell_state, n, (int)p->cell_integer_bits, input_gate);
+    tanh_cell_s16(p, cell_state, n, input_gate);
     hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
     for (i = 0; i < n; ++i) {
         int32_t value = (int32_t)output_gate[i] * input_gate[i];

@@ -47,10 +47,24 @@ typedef struct {
     int32_t projection_shift;
     const int32_t *projection_effective_bias; /* n_output; NULL without projection */
     int32_t output_state_zero_point;
-    int32_t cell_integer_bits; /* 15 + log2(cell state scale): tanh(cell) input format */
     int32_t cell_product_shift; /* 30 + log2(cell state scale): input gate x cell gate */
     int32_t quantized_cell_clip; /* 0: no clipping */
     int32_t quantized_proj_clip;
+    /* Three mcu_fp16_table (mcu_quant.h) of gemmlowp's int16 1 / (1 + exp(-m))
+     * with k integer bits: sigmoid, the gates' (k = 3); gate_tanh, the cell
+     * gate's tanh (k = 4, below gate_tanh_first read from the sigmoid's);
+     * cell_tanh, tanh of the cell state (k = 16 + log2(its scale)), NULL
+     * knots where that is gate_tanh's. */
+    const int16_t *sigmoid_knots;
+    const uint8_t *sigmoid_residuals;
+    int32_t sigmoid_last;
+    const int16_t *gate_tanh_knots;
+    const uint8_t *gate_tanh_residuals;
+    int32_t gate_tanh_last;
+    int32_t gate_tanh_first;
+    const int16_t *cell_tanh_knots;
+    const uint8_t *cell_tanh_residuals;
+    int32_t cell_tanh_last;
 } mcu_lstm_s8_params;
 
 /* Activation of the cell gate and of the cell state before the output gate

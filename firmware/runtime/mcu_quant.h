@@ -43,6 +43,15 @@ static inline int32_t mcu_rounding_divide_by_pot(int32_t x, int exponent)
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+/* mcu_rounding_divide_by_pot for 1 <= exponent <= 30 and |x| + 2^(exponent-1)
+ * < 2^31 (products of two int16, say): adding half, less one for negative x
+ * (its sign word), then flooring rounds ties away from zero, in three
+ * instructions. */
+static inline int32_t mcu_rounding_divide_by_pot_bounded(int32_t x, int exponent)
+{
+    return (x + ((int32_t)1 << (exponent - 1)) + (x >> 31)) >> exponent;
+}
+
 /* mcu_rounding_divide_by_pot for exponents up to 62, as TFLite's
  * RoundingDivideByPOT executes on x86-64 where its "exponent <= 31" assert is
  * compiled out: the mask is the low 32 bits of 2^exponent - 1 and the shift
@@ -142,6 +151,44 @@ static inline mcu_prepared_mul mcu_prepare_mul(int32_t multiplier, int shift)
         m.high_shift = -shift - 1;
     }
     return m;
+}
+
+/* The same value for any right shift e >= 1 as one 64-bit multiply-
+ * accumulate and one shift of the high word: the rounding term
+ * 2^30 + 2^(30+e) - [x < 0] 2^31 of the derivation above (t < 0 exactly when
+ * p < -2^30, and for -2^30 <= p < 0 either correction gives 0, so the sign
+ * of x decides) is worked out for both signs, as the 64-bit accumulator the
+ * product is added to; floor(/ 2^(31+e)) is then the high word shifted by
+ * e - 1.  For a multiplier >= 0 (every positive scale gives one). */
+typedef struct {
+    uint32_t round_low[2]; /* by x < 0 */
+    int32_t round_high[2];
+    int32_t multiplier;
+    int32_t high_shift; /* e - 1 */
+} mcu_accumulated_mul;
+
+/* 0 where the shift or multiplier is outside that form. */
+static inline int mcu_prepare_accumulated_mul(int32_t multiplier, int shift, mcu_accumulated_mul *m)
+{
+    int negative;
+    if (shift > -1 || shift < -31 || multiplier < 0) {
+        return 0;
+    }
+    for (negative = 0; negative < 2; ++negative) {
+        const int64_t round = ((int64_t)1 << 30) + ((int64_t)1 << (30 - shift)) - (negative ? (int64_t)1 << 31 : 0);
+        m->round_low[negative] = (uint32_t)((uint64_t)round & 0xFFFFFFFFu);
+        m->round_high[negative] = (int32_t)(round >> 32);
+    }
+    m->multiplier = multiplier;
+    m->high_shift = -shift - 1;
+    return 1;
+}
+
+static inline int32_t mcu_apply_accumulated_mul(int32_t x, const mcu_accumulated_mul *m)
+{
+    const uint32_t negative = (uint32_t)x >> 31;
+    const int64_t round = (int64_t)(((uint64_t)(uint32_t)m->round_high[negative] << 32) | m->round_low[negative]);
+    return (int32_t)(((int64_t)x * (int64_t)m->multiplier + round) >> 32) >> m->high_shift;
 }
 
 /* mcu_apply_prepared_mul for a prepared multiplier with m->high_shift >= 0
@@ -710,6 +757,69 @@ static inline MCU_QUANT_INLINE int16_t mcu_fp16_tanh(int16_t a, int integer_bits
     return a < 0 ? mcu_fp16_neg(t) : t;
 }
 
+/* An exact table of R_k(m) = 1 / (1 + exp(-m)) (Q1.14) as gemmlowp's int16
+ * logistic and tanh below compute it for a magnitude m = 0 .. 32768 with k
+ * integer bits (mcu_planner/gemmlowp16.py builds it), for m from `first`:
+ * knots R_k(min(first + 32 i, last)) less 8, and per magnitude up to `last`
+ * a 4-bit correction (two per byte, the even one low, counted from `first`)
+ * added to their interpolation, rounded down; beyond `last` R_k stays
+ * R_k(last).  Below `first` (0 for a table of its own), R_k(m) is
+ * R_(k-1)(2m), read from the `halved` table (one with `first` 0). */
+#define MCU_FP16_TABLE_BLOCK_SHIFT 5
+
+typedef struct mcu_fp16_table {
+    const int16_t *knots;
+    const uint8_t *residuals;
+    int32_t last;
+    int32_t first;
+    const struct mcu_fp16_table *halved;
+} mcu_fp16_table;
+
+/* The value at `index` (counted from the table's first magnitude): the
+ * knots' interpolation plus the correction. */
+static inline int32_t mcu_fp16_table_read(const mcu_fp16_table *t, int32_t index)
+{
+    const int32_t block = index >> MCU_FP16_TABLE_BLOCK_SHIFT;
+    const int32_t offset = index & ((1 << MCU_FP16_TABLE_BLOCK_SHIFT) - 1);
+    const int32_t low = t->knots[block], high = t->knots[block + 1];
+    const int32_t residual = (int32_t)((uint32_t)t->residuals[index >> 1] >> ((uint32_t)(index & 1) << 2)) & 15;
+    return low + (((high - low) * offset + (1 << (MCU_FP16_TABLE_BLOCK_SHIFT - 1))) >> MCU_FP16_TABLE_BLOCK_SHIFT) +
+           residual;
+}
+
+/* R_k(m) from its table. */
+static inline int32_t mcu_fp16_table_reciprocal_of_exp(const mcu_fp16_table *t, int32_t magnitude)
+{
+    if (magnitude < t->first) {
+        const mcu_fp16_table *const halved = t->halved;
+        const int32_t doubled = 2 * magnitude;
+        return mcu_fp16_table_read(halved, doubled < halved->last ? doubled : halved->last);
+    }
+    return mcu_fp16_table_read(t, (magnitude < t->last ? magnitude : t->last) - t->first);
+}
+
+/* mcu_fp16_logistic(a, k) from the table of R_k (one of its own: `first`
+ * 0, which keeps the halved table's test out of the gates' loop): 2 R_k(|a|),
+ * saturated, mirrored for a < 0 (the table holds 1/2 at 0: logistic(0) =
+ * 1/2, tanh(0) = 0). */
+static inline int16_t mcu_fp16_table_logistic(const mcu_fp16_table *t, int16_t a)
+{
+    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
+    int32_t value = 2 * mcu_fp16_table_read(t, magnitude < t->last ? magnitude : t->last);
+    value = value > INT16_MAX ? INT16_MAX : value;
+    return (int16_t)(a < 0 ? INT16_MAX - value : value);
+}
+
+/* mcu_fp16_tanh(a, k) from the table of R_(k+1): 4 (R_(k+1)(|a|) - 1/2),
+ * saturated, negated for a < 0. */
+static inline int16_t mcu_fp16_table_tanh(const mcu_fp16_table *t, int16_t a)
+{
+    const int32_t magnitude = a < 0 ? -(int32_t)a : (int32_t)a;
+    int32_t value = 4 * (mcu_fp16_table_reciprocal_of_exp(t, magnitude) - (1 << 13));
+    value = value > INT16_MAX ? INT16_MAX : value;
+    return (int16_t)(a < 0 ? -value : value);
+}
+
 /* TFLite's GetInvSqrtQuantizedMultiplierExp: 1 / sqrt(input) as a Q31
  * multiplier and a shift, multiplied by `reverse_shift` (-1: a left shift).
  * quant.inv_sqrt_quantized_multiplier_exp is the same computation in Python
@@ -753,113 +863,60 @@ static inline void mcu_inv_sqrt_quantized_multiplier_exp(int32_t input, int reve
 }
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
-/* ---- the int16 gemmlowp functions on eight lanes (Helium) ----
- * Each step is the scalar function's, lane by lane:
- * - + and - wrap to 16 bits: VADD/VSUB.I16;
- * - mcu_sat_round_doubling_high_mul_s16 is VQRDMULH.S16 (the proof beside
- *   mcu_mul_by_quantized_mul holds at 16 bits: gemmlowp's nudge and
- *   truncation are floor((ab + 2^14) / 2^15), saturating only at
- *   INT16_MIN * INT16_MIN);
- * - mcu_fp16_sat_round_mul_by_pot by e > 0 is VQSHL (x > 2^(15-e) - 1
- *   saturates high, x < -(2^(15-e) - 1) gives INT16_MIN, which
- *   -2^(15-e) shifted is exactly), by e < 0 the ties-away divide below;
- * - conditions become lane predicates and VPSEL. */
+/* ---- the int16 logistic and tanh tables read on eight lanes (Helium) ---- */
 
-/* mcu_rounding_divide_by_pot on int16 lanes, exponent >= 1: negative lanes
- * lose 1 before VRSHR's round-half-up (saturating, so INT16_MIN stays: a
- * multiple of 2^exponent, where both give the same quotient). */
-#define MCU_FP16_DIVIDE_BY_POT_X8(x, exponent) vrshrq_n_s16(vqaddq_s16((x), vshrq_n_s16((x), 15)), (exponent))
-
-static inline int16x8_t mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(int16x8_t a)
+/* mcu_fp16_table_read on eight lanes: the knots and the correction bytes
+ * gathered by lane, the interpolation on int16 lanes
+ * (gemmlowp16.reciprocal_table keeps its product and half below 2^15). */
+static inline int16x8_t mcu_fp16_table_read_x8(const mcu_fp16_table *t, uint16x8_t index)
 {
-    const int16_t constant_term = mcu_fp16_constant(1895147668);   /* exp(-1/8) */
-    const int16_t constant_1_over_3 = mcu_fp16_constant(715827883); /* 1/3 */
-    const int16x8_t x = vaddq_n_s16(a, (int16_t)(1 << 12));
-    const int16x8_t x2 = vqrdmulhq_s16(x, x);
-    const int16x8_t x3 = vqrdmulhq_s16(x2, x);
-    const int16x8_t x4 = vqrdmulhq_s16(x2, x2);
-    const int16x8_t x4_over_4 = MCU_FP16_DIVIDE_BY_POT_X8(x4, 2);
-    const int16x8_t inner = vaddq_s16(vqrdmulhq_n_s16(vaddq_s16(x4_over_4, x3), constant_1_over_3), x2);
-    const int16x8_t poly = MCU_FP16_DIVIDE_BY_POT_X8(inner, 1);
-    /* The one saturating add: int32 sum clamped to int16 is VQADD. */
-    return vqaddq_s16(vdupq_n_s16(constant_term), vqrdmulhq_n_s16(vaddq_s16(x, poly), constant_term));
+    const uint16x8_t block = vshrq_n_u16(index, MCU_FP16_TABLE_BLOCK_SHIFT);
+    const int16x8_t offset =
+        vreinterpretq_s16_u16(vandq_u16(index, vdupq_n_u16((1u << MCU_FP16_TABLE_BLOCK_SHIFT) - 1u)));
+    const int16x8_t low = vldrhq_gather_shifted_offset_s16(t->knots, block);
+    const int16x8_t high = vldrhq_gather_shifted_offset_s16(t->knots, vaddq_n_u16(block, 1));
+    const uint16x8_t packed = vldrbq_gather_offset_u16(t->residuals, vshrq_n_u16(index, 1));
+    const int16x8_t nibble_shift = vreinterpretq_s16_u16(vshlq_n_u16(vandq_u16(index, vdupq_n_u16(1)), 2));
+    const uint16x8_t residual = vandq_u16(vshlq_u16(packed, vnegq_s16(nibble_shift)), vdupq_n_u16(15));
+    const int16x8_t step = vmulq_s16(vsubq_s16(high, low), offset);
+    const int16x8_t interpolated = vaddq_s16(
+        low, vshrq_n_s16(vaddq_n_s16(step, 1 << (MCU_FP16_TABLE_BLOCK_SHIFT - 1)), MCU_FP16_TABLE_BLOCK_SHIFT));
+    return vaddq_s16(interpolated, vreinterpretq_s16_u16(residual));
 }
 
-/* One factor of exp's barrel: lanes whose remainder has bit
- * fractional_bits + exponent set are multiplied by exp(-2^exponent) (the
- * int32 constant, rounded to 16 bits where this inlines: a literal). */
-static inline int16x8_t mcu_fp16_exp_barrel_x8(int16x8_t result, int16x8_t remainder, int integer_bits, int exponent,
-                                               int32_t multiplier)
+/* mcu_fp16_table_reciprocal_of_exp on eight lanes: with a `halved` table,
+ * both reads, each lane taking its own. */
+static inline int16x8_t mcu_fp16_table_reciprocal_of_exp_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int16_t bit = (int16_t)(uint16_t)(1u << (15 - integer_bits + exponent));
-    if (integer_bits <= exponent) {
-        return result;
+    /* |a| read unsigned: INT16_MIN (its own negation) is magnitude 32768. */
+    const uint16x8_t magnitude = vreinterpretq_u16_s16(vabsq_s16(a));
+    /* Lanes below `first` read index 0 here (saturating subtract). */
+    const int16x8_t own = mcu_fp16_table_read_x8(
+        t, vqsubq_n_u16(vminq_u16(magnitude, vdupq_n_u16((uint16_t)t->last)), (uint16_t)t->first));
+    const mcu_fp16_table *const halved = t->halved;
+    if (t->first == 0) {
+        return own;
     }
-    return vpselq_s16(vqrdmulhq_n_s16(result, mcu_fp16_constant(multiplier)), result,
-                      vcmpneq_n_s16(vandq_s16(remainder, vdupq_n_s16(bit)), 0));
+    /* 2m saturates at 65535 before the halved table's `last` clamps it. */
+    return vpselq_s16(
+        mcu_fp16_table_read_x8(halved, vminq_u16(vqshlq_n_u16(magnitude, 1), vdupq_n_u16((uint16_t)halved->last))),
+        own, vcmphiq_u16(vdupq_n_u16((uint16_t)t->first), magnitude));
 }
 
-static inline int16x8_t mcu_fp16_exp_on_negative_values_x8(int16x8_t a, int integer_bits)
+/* mcu_fp16_table_logistic on eight lanes. */
+static inline int16x8_t mcu_fp16_table_logistic_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int fractional_bits = 15 - integer_bits;
-    const int16_t one_quarter = (int16_t)(1 << (fractional_bits - 2));
-    const int16x8_t a_mod_quarter_minus_one_quarter =
-        vsubq_s16(vandq_s16(a, vdupq_n_s16((int16_t)(one_quarter - 1))), vdupq_n_s16(one_quarter));
-    const int16x8_t remainder = vsubq_s16(a_mod_quarter_minus_one_quarter, a);
-    int16x8_t result = mcu_fp16_exp_on_interval_between_negative_one_quarter_and_0_excl_x8(
-        vqshlq_r_s16(a_mod_quarter_minus_one_quarter, integer_bits));
-#define MCU_FP16_EXP_STEP_X8(exponent, multiplier) \
-    result = mcu_fp16_exp_barrel_x8(result, remainder, integer_bits, exponent, multiplier);
-    MCU_FP16_EXP_BARREL(MCU_FP16_EXP_STEP_X8)
-#undef MCU_FP16_EXP_STEP_X8
-    if (integer_bits > 5) {
-        const int16_t clamp = mcu_fp16_constant(-((int32_t)1 << (36 - integer_bits)));
-        result = vpselq_s16(vdupq_n_s16(0), result, vcmpltq_n_s16(a, clamp));
-    }
-    return vpselq_s16(vdupq_n_s16(INT16_MAX), result, vcmpeqq_n_s16(a, 0));
+    const uint16x8_t magnitude = vreinterpretq_u16_s16(vabsq_s16(a));
+    const int16x8_t value =
+        vqshlq_n_s16(mcu_fp16_table_read_x8(t, vminq_u16(magnitude, vdupq_n_u16((uint16_t)t->last))), 1);
+    return vpselq_s16(vsubq_s16(vdupq_n_s16(INT16_MAX), value), value, vcmpltq_n_s16(a, 0));
 }
 
-/* mcu_fp16_one_over_one_plus_x_f2 for a >= 0 (an exp of a value <= 0, as
- * both callers pass): RoundingHalfSum(a, One) is then (a + 32767 + 1) / 2,
- * VRHADD's round-half-up of a sum that is never negative. */
-static inline int16x8_t mcu_fp16_one_over_one_plus_x_f2_x8(int16x8_t a)
+/* mcu_fp16_table_tanh on eight lanes (R >= 8190: only the top saturates). */
+static inline int16x8_t mcu_fp16_table_tanh_x8(const mcu_fp16_table *t, int16x8_t a)
 {
-    const int16x8_t f2_one = vdupq_n_s16((int16_t)(1 << 13));
-    const int16x8_t half_denominator = vrhaddq_s16(a, vdupq_n_s16(INT16_MAX));
-    int16x8_t x = vaddq_n_s16(vqrdmulhq_n_s16(half_denominator, mcu_fp16_constant(-1010580540)),
-                              mcu_fp16_constant(1515870810));
-    int i;
-    for (i = 0; i < 3; ++i) {
-        const int16x8_t one_minus = vsubq_s16(f2_one, vqrdmulhq_s16(half_denominator, x));
-        x = vaddq_s16(x, vqshlq_n_s16(vqrdmulhq_s16(x, one_minus), 2));
-    }
-    return x;
-}
-
-/* mcu_fp16_logistic on eight lanes. */
-static inline int16x8_t mcu_fp16_logistic_x8(int16x8_t a, int integer_bits)
-{
-    const mve_pred16_t positive = vcmpgtq_n_s16(a, 0);
-    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a); /* wraps at INT16_MIN, as mcu_fp16_neg */
-    const int16x8_t abs_input = vpselq_s16(a, negated, positive);
-    const int16x8_t exp_neg =
-        mcu_fp16_exp_on_negative_values_x8(vsubq_s16(vdupq_n_s16(0), abs_input), integer_bits);
-    const int16x8_t if_positive = vqshlq_n_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), 1);
-    const int16x8_t result = vpselq_s16(if_positive, vsubq_s16(vdupq_n_s16(INT16_MAX), if_positive), positive);
-    return vpselq_s16(vdupq_n_s16((int16_t)(1 << 14)), result, vcmpeqq_n_s16(a, 0));
-}
-
-/* mcu_fp16_tanh on eight lanes. */
-static inline int16x8_t mcu_fp16_tanh_x8(int16x8_t a, int integer_bits)
-{
-    const mve_pred16_t negative = vcmpltq_n_s16(a, 0);
-    const int16x8_t negated = vsubq_s16(vdupq_n_s16(0), a);
-    const int16x8_t negative_part = vpselq_s16(a, negated, negative);
-    const int16x8_t exp_neg = mcu_fp16_exp_on_negative_values_x8(negative_part, integer_bits + 1);
-    const int16x8_t t =
-        vqshlq_n_s16(vsubq_s16(mcu_fp16_one_over_one_plus_x_f2_x8(exp_neg), vdupq_n_s16((int16_t)(1 << 13))), 2);
-    const int16x8_t result = vpselq_s16(vsubq_s16(vdupq_n_s16(0), t), t, negative);
-    return vpselq_s16(vdupq_n_s16(0), result, vcmpeqq_n_s16(a, 0));
+    const int16x8_t value = vqshlq_n_s16(vsubq_n_s16(mcu_fp16_table_reciprocal_of_exp_x8(t, a), 1 << 13), 2);
+    return vpselq_s16(vnegq_s16(value), value, vcmpltq_n_s16(a, 0));
 }
 #endif
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..gemmlowp16 import ReciprocalTable, reciprocal_table
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
-from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
+from . import CArray, KernelCall, NotLowerable, ParamValue, ScratchNeed, lowers, scratch_for
 from .common import (
     input_tensor,
     int32_array,
@@ -50,6 +51,7 @@ NUM_INPUTS = 24
 
 # The integer gates' pre-activation format without layer norm: Q3.12.
 GATE_SCALE = 2.0**-12
+GATE_INTEGER_BITS = 3
 HIDDEN_INTERMEDIATE = 4
 
 FLOAT_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH": 4}
@@ -219,6 +221,20 @@ def _intermediate(op: Operator, graph: Graph, index: int) -> tuple[float, int]:
     return tensor.quantization.scales[0], tensor.quantization.zero_points[0]
 
 
+def _activation_table(name: str, table: ReciprocalTable | None, first: bool = False) -> dict[str, ParamValue]:
+    """The params of one of the kernel's exact tables of gemmlowp's int16
+    1 / (1 + exp(-m)) (None: none, NULL); `first` for a table that reads
+    another below its first magnitude."""
+    params: dict[str, ParamValue] = {
+        f"{name}_knots": CArray("int16_t", table.knots) if table else "NULL",
+        f"{name}_residuals": CArray("uint8_t", table.residuals) if table else "NULL",
+        f"{name}_last": table.last if table else 0,
+    }
+    if first:
+        params[f"{name}_first"] = table.first if table else 0
+    return params
+
+
 def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, ...]) -> KernelCall:
     if len(op.intermediates) != 5:
         raise NotLowerable("int8 UNIDIRECTIONAL_SEQUENCE_LSTM without its 5 intermediate tensors")
@@ -291,6 +307,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
             input_biases += [0] * shape.n_cell
             recurrent_biases += [0] * shape.n_cell
 
+    sigmoid = reciprocal_table(GATE_INTEGER_BITS)
     hidden = f32(2.0**-15 / float(np.float32(hidden_scale)) * 2.0**-15)
     hidden_multiplier, hidden_shift = quantize_multiplier(hidden)
     projection_scale = np.float32(_weight_scale(op, projection))
@@ -317,9 +334,13 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
             int32_array(_row_sums_times(projection, hidden_zp, projection_bias)) if projection is not None else "NULL"
         ),
         "output_state_zero_point": zero_point(output_state),
-        "cell_integer_bits": 15 + cell_exponent,
         "cell_product_shift": 30 + cell_exponent,
         "quantized_cell_clip": quantized_clip(op.options.get("cell_clip", 0.0), scale(cell_state), 32767),
         "quantized_proj_clip": quantized_clip(op.options.get("proj_clip", 0.0), scale(out), 127),
+        **_activation_table("sigmoid", sigmoid),
+        # The cell gate's tanh reads the sigmoid's table at 2m below its first magnitude.
+        **_activation_table("gate_tanh", reciprocal_table(GATE_INTEGER_BITS + 1, halved=sigmoid), first=True),
+        # tanh(cell) reads the cell gate's table when the cell state is Q3.12 too.
+        **_activation_table("cell_tanh", None if cell_exponent == -12 else reciprocal_table(16 + cell_exponent)),
     }
     return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
