@@ -155,9 +155,15 @@ def _regions_of(args: argparse.Namespace) -> tuple:
 
 
 def _patches_value(text: str) -> str:
-    if text in ("default", "auto", "off") or (text.isdigit() and int(text) >= 2):
-        return text
-    raise argparse.ArgumentTypeError(f"off, auto or a number of strips of 2 or more, not {text!r}")
+    from .pipeline import forced_grid
+
+    try:
+        forced_grid(text)
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"off, auto, N (an N x N grid) or RxC (R rows of C patches; Rx1: strips), not {text!r}"
+        ) from None
+    return text
 
 
 def _add_patches_argument(p: argparse.ArgumentParser) -> None:
@@ -165,9 +171,10 @@ def _add_patches_argument(p: argparse.ArgumentParser) -> None:
         "--patches",
         type=_patches_value,
         default="default",
-        metavar="off|auto|N",
-        help="run the first stage of spatial ops strip by strip (recomputing halos): by default only when "
-        "--ram needs it; auto: whenever it lowers the arena; N: N strips; off: never",
+        metavar="off|auto|N|RxC",
+        help="run the first stage of spatial ops patch by patch (recomputing halos): by default only when "
+        "--ram needs it, auto: whenever it lowers the arena (both try full-width strips and n x n grids); "
+        "N: an N x N grid of patches; RxC: R rows of C patches (Rx1: R full-width strips); off: never",
     )
 
 

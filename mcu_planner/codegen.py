@@ -43,7 +43,7 @@ from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
-from .patches import patch_call, row_bytes
+from .patches import patch_call, pixel_bytes
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -153,15 +153,24 @@ class OpCode:
     rearms: list[tuple[int, int]] = field(default_factory=list)
     loop: "StageLoop | None" = None  # the op opens its stage's loop over patches
     loop_end: "StageLoop | None" = None  # the op closes it
+    # In a grid of patches: the window copies run before the op (its input
+    # window gathered from the stage input) and after it (its patch scattered
+    # into the stage output), each with its own tables under its own symbol.
+    gather: "OpCode | None" = None
+    scatter: "OpCode | None" = None
+    symbol: str = ""  # prefix of the op's parameter tables; "" -> op<index>
+
+    def __post_init__(self) -> None:
+        self.symbol = self.symbol or f"op{self.index}"
 
 
 @dataclass
 class StageLoop:
     """A patched stage's loop (patches.py): `patches` runs of its ops, the
-    first reading its input `input_offsets[patch]` bytes into the stage
-    input, the last writing `output_offsets[patch]` bytes into the stage
-    output; `claims` (the stage output) before the loop, `releases` (the
-    stage input) after it."""
+    first (or, in a grid, its gather) reading its input `input_offsets[patch]`
+    bytes into the stage input, the last (or its scatter) writing
+    `output_offsets[patch]` bytes into the stage output; `claims` (the stage
+    output) before the loop, `releases` (the stage input) after it."""
 
     symbol: str
     patches: int
@@ -387,12 +396,20 @@ class _Builder:
 
     def _stage_loop(self, stage: PatchStage, produced: set[int]) -> StageLoop:
         """The loop of a patched stage; its output is claimed before it."""
-        in_row, out_row = row_bytes(self.graph, stage.input), row_bytes(self.graph, stage.output)
+        graph = self.graph
+        inp, out = graph.tensors[stage.input], graph.tensors[stage.output]
+        in_pixel, out_pixel = pixel_bytes(graph, stage.input), pixel_bytes(graph, stage.output)
         loop = StageLoop(
             symbol=f"stage{stage.ops[0]}",
-            patches=stage.rows,
-            input_offsets=[w[0].in_first * in_row for w in stage.windows],
-            output_offsets=[w[-1].out_first * out_row for w in stage.windows],
+            patches=len(stage.windows),
+            input_offsets=[
+                (w[0].in_first * inp.shape[2] + (w[0].columns.in_first if w[0].columns else 0)) * in_pixel
+                for w in stage.windows
+            ],
+            output_offsets=[
+                (w[-1].out_first * out.shape[2] + (w[-1].columns.out_first if w[-1].columns else 0)) * out_pixel
+                for w in stage.windows
+            ],
         )
         if stage.output in self.lifetimes.placements:
             slot = self.tensor_slot(stage.output)[0]
@@ -403,11 +420,74 @@ class _Builder:
 
     def _render_patches(self, op, call: KernelCall, code: OpCode, stage: PatchStage, loop: StageLoop) -> None:
         """A stage op: one parameter block per distinct patch geometry, each
-        checked against the runtime's struct like any call."""
+        checked against the runtime's struct like any call.  In a grid the
+        first op reads its gathered window and the last writes its patch
+        into the scatter buffer, around window copies of their own."""
         position = stage.ops.index(op.index)
-        variants: list[KernelCall] = []
+        first, last = position == 0, position == len(stage.ops) - 1
+        height, width = self.graph.tensors[op.outputs[0]].shape[1:3]
+        grid = stage.cols > 1
+        swap = {stage.input: stage.gather} if first else {}
+        if last:
+            swap[stage.output] = stage.scatter
+        calls = []
         for windows in stage.windows:
-            patched = patch_call(call, windows[position], self.graph.tensors[op.outputs[0]].shape[1])
+            patched = patch_call(call, windows[position], height, width)
+            if grid:
+                patched = dataclasses.replace(patched, args=tuple(swap.get(t, t) for t in patched.args))
+            calls.append(patched)
+        self._render_variants(op, calls, code)
+        code.repeats = len(stage.windows)
+        if grid:
+            if first:
+                code.gather = self._window_copies(op, stage, stage.input, stage.gather, code, loop)
+            if last:
+                code.scatter = self._window_copies(op, stage, stage.scatter, stage.output, code, loop)
+            for t in (stage.gather if first else -1, stage.scatter if last else -1):
+                if t in self.lifetimes.placements:
+                    code.releases.append(self.tensor_slot(t)[0])  # read by its copy or op: free in each patch
+            return
+        for k, t in enumerate(call.args):
+            if first and t == stage.input:
+                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_input_offset")
+            if last and t == stage.output:
+                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_output_offset")
+
+    def _window_copies(self, op, stage: PatchStage, source: int, target: int, code: OpCode, loop: StageLoop) -> OpCode:
+        """The gather (source the stage input) or the scatter (target the
+        stage output) of every patch of a grid: mcu_copy_window of the
+        window's rows, the whole tensor's pitch on its side."""
+        graph = self.graph
+        gather = source == stage.input
+        whole = stage.input if gather else stage.output
+        pixel, pitch = pixel_bytes(graph, whole), graph.tensors[whole].shape[2] * pixel_bytes(graph, whole)
+        calls = []
+        for windows in stage.windows:
+            w = windows[0] if gather else windows[-1]
+            assert w.columns is not None
+            rows = w.in_end - w.in_first if gather else w.out_end - w.out_first
+            cols = w.columns.in_end - w.columns.in_first if gather else w.columns.out_end - w.columns.out_first
+            params = {
+                "rows": rows,
+                "row_bytes": cols * pixel,
+                "input_pitch": pitch if gather else cols * pixel,
+                "output_pitch": cols * pixel if gather else pitch,
+            }
+            calls.append(
+                KernelCall("mcu_copy_window", "mcu_copy_window_params", params, (source, target), ("mcu_copy",))
+            )
+        role = "gather" if gather else "scatter"
+        copies = OpCode(op.index, op.opcode, code.comment, calls[0], symbol=f"op{op.index}_{role}")
+        self._render_variants(op, calls, copies)
+        offsets = f"{loop.symbol}_{'input' if gather else 'output'}_offset"
+        k = 0 if gather else 1
+        copies.args[k] = dataclasses.replace(copies.args[k], patch_offset=offsets)
+        return copies
+
+    def _render_variants(self, op, calls: list[KernelCall], code: OpCode) -> None:
+        """`code`'s parameter blocks for one call per patch: one per distinct call, and the one each patch runs."""
+        variants: list[KernelCall] = []
+        for patched in calls:
             if patched not in variants:
                 variants.append(patched)
             code.patch_params.append(variants.index(patched))
@@ -418,12 +498,6 @@ class _Builder:
             code.param_sets.append(rendered.params)
             code.arrays += rendered.arrays
             code.args, code.returns_status = rendered.args, rendered.returns_status
-        code.repeats = stage.rows
-        for k, t in enumerate(call.args):
-            if position == 0 and t == stage.input:
-                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_input_offset")
-            if position == len(stage.ops) - 1 and t == stage.output:
-                code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_output_offset")
 
     def _overlapping_steps(self) -> set[int]:
         """Op steps whose output the plan starts inside the input they read
@@ -756,10 +830,11 @@ def generate(
 
     stems: list[str] = []
     for code in ops:
-        if code.call is not None:
-            for stem in code.call.sources:
-                if stem not in stems:
-                    stems.append(stem)
+        for part in (code.gather, code, code.scatter):
+            if part is not None and part.call is not None:
+                for stem in part.call.sources:
+                    if stem not in stems:
+                        stems.append(stem)
     # Every model carries the plan checker its -DMCU_PLAN_CHECK build calls.
     runtime = _runtime_files(stems + [PLAN_CHECK_RUNTIME])
     shared_names = (f"{SHARED_ARENA}.c", f"{SHARED_ARENA}.h", f"{MODELS_LIBRARY}.mk")

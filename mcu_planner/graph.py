@@ -154,26 +154,37 @@ class PatchWindow:
     out_first: int
     out_end: int
     pad_h: int
+    # In a grid of patches (PatchStage.cols > 1): the same along the width
+    # (its pad_h is the padding left of the window); None for a full-width strip.
+    columns: PatchWindow | None = None
 
 
 @dataclass(frozen=True)
 class PatchStage:
-    """A run of spatially local ops (patches.py) computed strip by strip:
-    each patch runs every op of the stage on the rows it needs, the first
-    reading straight from the whole stage input, the last writing straight
-    into the whole stage output, the tensors in between holding one patch.
-    Full-width strips of a batch-1 NHWC tensor are contiguous, so no copies."""
+    """A run of spatially local ops (patches.py) computed patch by patch:
+    each patch runs every op of the stage on the rows (and columns) it
+    needs, the tensors in between holding one patch.  Full-width strips
+    (cols == 1) of a batch-1 NHWC tensor are contiguous: the first op reads
+    straight from the whole stage input and the last writes straight into
+    the whole stage output.  In a grid (cols > 1) each patch's input window
+    is gathered into the scratch tensor `gather` of the first op and its
+    output scattered from the scratch tensor `scatter` of the last op."""
 
     ops: tuple[int, ...]  # op indices, consecutive steps
     input: int  # tensor read whole
     output: int  # tensor written whole
     intermediates: tuple[int, ...]  # tensors between the ops, one patch at a time
-    rows: int  # patches (horizontal strips)
-    strip_rows: int  # stage output rows per strip (the last strip may have fewer)
-    windows: tuple[tuple[PatchWindow, ...], ...]  # [patch][position of the op in `ops`]
+    rows: int  # rows of patches (horizontal strips when cols == 1)
+    strip_rows: int  # stage output rows per row of patches (the last may have fewer)
+    # [patch][position of the op in `ops`], patches row by row, left to right in a row
+    windows: tuple[tuple[PatchWindow, ...], ...]
     patch_bytes: tuple[int, ...]  # per intermediate: bytes of its largest patch
     extra_macs: int  # multiply-accumulates the halos recompute
     model_macs: int  # of the whole model, unpatched
+    cols: int = 1  # patches per row of patches
+    patch_cols: int = 0  # stage output columns per patch (the last may have fewer); 0: the full width
+    gather: int = -1  # cols > 1: scratch tensor of the first op holding a patch's input window (with_stage)
+    scatter: int = -1  # cols > 1: scratch tensor of the last op holding a patch's output
 
 
 @dataclass(frozen=True)

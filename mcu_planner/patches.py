@@ -22,10 +22,25 @@ pad_h = the op's padding less the window's offset, which is nonzero only at
 the tensor's top border; the kernels bound-check every tap against input_h,
 mcu_conv_geometry.h, mcu_pool.c).
 
-Strips run top to bottom, so strip j of the stage output may overwrite
-input rows that no later strip reads: lifetimes.py gives the stage input
-and output a partial overlap whose walk (`stage_access`) is the stage's
-receptive field, one group of pixels per strip.
+A grid of R x C patches (C > 1) cuts the strips into columns too: the
+windows along the width come from the same backward computation, and every
+op of a patch is the ordinary kernel on a rows x columns tensor (input_w,
+output_w and pad_w as input_h, output_h and pad_h).  Such a window is not
+contiguous in the whole tensor, so the first op's input window is gathered
+into a patch buffer and the last op's patch scattered out of another, with
+mcu_copy_window (rows of bytes at two pitches).  Copies rather than a row
+pitch in every kernel: the kernels (and their Helium and DSP paths, which
+treat a tensor as rows of input_w * channels bytes) stay as they are, and
+the copies move only the stage input and output once per patch, a small
+share of a stage's multiply-accumulates.  The two patch buffers are scratch
+tensors of the first and last op, planned and checked like any other.
+
+Patches run row of patches by row of patches, left to right, so rows of
+the stage output may overwrite input rows that no later patch reads:
+lifetimes.py gives the stage input and output a partial overlap whose walk
+(`stage_access`) is the stage's receptive field, one group of pixels per
+row of patches (a group reads and writes in any order among its pixels, so
+the patches of a row, in any order, are within the same walk).
 """
 
 from __future__ import annotations
@@ -34,8 +49,8 @@ import math
 from dataclasses import dataclass, replace
 
 from .errors import McuPlanError
-from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow
-from .lowering import CArray, KernelCall, NotLowerable, lower
+from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow, Tensor
+from .lowering import CArray, KernelCall, NotLowerable, ParamValue, lower
 from .lowering.traits import IN_PLACE_DEPTHWISE
 from .macs import op_macs
 from .problem import WindowAccess
@@ -91,6 +106,8 @@ PATCHABLE_KERNELS = frozenset(
 PAD_ROW_DIM = 3
 # Most strips a stage is cut into when the planner searches (a forced grid may ask for more).
 MAX_SEARCHED_STRIPS = 16
+# Most patches per side of the n x n grids the planner searches.
+MAX_SEARCHED_GRID = 6
 
 
 @dataclass(frozen=True)
@@ -147,10 +164,17 @@ class Window:
     dilation_w: int
     pad_h: int
     pad_w: int
+    input_w: int = 0
+    output_w: int = 0
 
     @property
     def rows(self) -> RowGeometry:
         return RowGeometry(self.input_h, self.output_h, self.filter_h, self.stride_h, self.dilation_h, self.pad_h)
+
+    @property
+    def columns(self) -> RowGeometry:
+        """The geometry along the width: the same arithmetic as along the rows."""
+        return RowGeometry(self.input_w, self.output_w, self.filter_w, self.stride_w, self.dilation_w, self.pad_w)
 
 
 def _ints(call: KernelCall) -> dict[str, int]:
@@ -165,19 +189,21 @@ def _pad_row_and_column(call: KernelCall) -> tuple[int, int]:
     return row, _ints(call)["output_origin"] % row
 
 
-def call_window(call: KernelCall, height: int) -> Window:
-    """The window of `call`, whose output has `height` rows."""
+def call_window(call: KernelCall, height: int, width: int) -> Window:
+    """The window of `call`, whose output has `height` rows of `width` pixels."""
     p = _ints(call)
     if is_elementwise(call):
-        return Window(height, height, 1, 1, 1, 1, 1, 1, 0, 0)
+        return Window(height, height, 1, 1, 1, 1, 1, 1, 0, 0, width, width)
     if call.function == "mcu_pad":
         dims = call.params["input_dims"]
         assert isinstance(dims, CArray)
         row, before = _pad_row_and_column(call)
         channels = int(dims.values[-1])
-        input_h = int(dims.values[PAD_ROW_DIM])
+        input_h, input_w = int(dims.values[PAD_ROW_DIM]), int(dims.values[PAD_ROW_DIM + 1])
         output_h = p["output_elements"] // (row * int(dims.values[PAD_ROW_DIM - 1]))
-        return Window(input_h, output_h, 1, 1, 1, 1, 1, 1, p["output_origin"] // row, before // channels)
+        return Window(
+            input_h, output_h, 1, 1, 1, 1, 1, 1, p["output_origin"] // row, before // channels, input_w, row // channels
+        )
     return Window(
         p["input_h"],
         p["output_h"],
@@ -189,6 +215,8 @@ def call_window(call: KernelCall, height: int) -> Window:
         p.get("dilation_w", 1),
         p["pad_h"],
         p["pad_w"],
+        p["input_w"],
+        p["output_w"],
     )
 
 
@@ -199,7 +227,9 @@ def is_elementwise(call: KernelCall) -> bool:
 def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
     """The op's kernel call when the op may be part of a stage, else None."""
     op = graph.operators[op_index]
-    if op.opcode not in PATCHABLE_OPCODES or op.scratch or op.options.get(IN_PLACE_DEPTHWISE):
+    stage = graph.patch_stage
+    patch_buffers = {stage.gather, stage.scatter} if stage is not None else set()
+    if op.opcode not in PATCHABLE_OPCODES or set(op.scratch) - patch_buffers or op.options.get(IN_PLACE_DEPTHWISE):
         return None
     if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
@@ -263,72 +293,159 @@ def candidate_stages(graph: Graph) -> list[tuple[int, ...]]:
 
 def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_STRIPS) -> list[int]:
     """Rows per strip giving each number of strips from 2 to `most` once."""
-    height = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1]
+    return _cuts(_output_shape(graph, ops)[0], most)
+
+
+def grid_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_GRID) -> list[tuple[int, int]]:
+    """(rows, columns) per patch giving each n x n grid from 2 x 2 to `most` x `most` once."""
+    height, width = _output_shape(graph, ops)
+    options: list[tuple[int, int]] = []
+    for n in range(2, most + 1):
+        rows, cols = _cut(height, n), _cut(width, n)
+        if rows and cols and (rows, cols) not in options:
+            options.append((rows, cols))
+    return options
+
+
+def _cut(length: int, parts: int) -> int:
+    """The size of `parts` equal pieces of `length` (the last may be shorter), 0 when fewer pieces than 2 result."""
+    if parts > length:
+        return 0
+    size = math.ceil(length / parts)
+    return size if math.ceil(length / size) > 1 else 0
+
+
+def _cuts(length: int, most: int) -> list[int]:
     seen: list[int] = []
-    for n in range(2, min(most, height) + 1):
-        rows = math.ceil(height / n)
-        if rows not in seen and math.ceil(height / rows) > 1:
-            seen.append(rows)
+    for n in range(2, min(most, length) + 1):
+        size = _cut(length, n)
+        if size and size not in seen:
+            seen.append(size)
     return seen
 
 
-def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int) -> PatchStage:
-    """The stage `ops` cut into strips of `strip_rows` output rows."""
+def _output_shape(graph: Graph, ops: tuple[int, ...]) -> tuple[int, int]:
+    shape = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape
+    return shape[1], shape[2]
+
+
+def _backward(geometry: list[RowGeometry], first: int, end: int) -> list[PatchWindow]:
+    """Each op's window along one axis for output [first, end) of the last op, in stage order."""
+    per_op: list[PatchWindow] = []
+    for g in reversed(geometry):
+        window = g.window(first, end)
+        per_op.append(window)
+        first, end = window.in_first, window.in_end
+    return per_op[::-1]
+
+
+def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: int = 0) -> PatchStage:
+    """The stage `ops` cut into rows of patches of `strip_rows` output rows,
+    each row cut into patches of `patch_cols` output columns (0: full-width
+    strips, as when that gives one patch per row)."""
     calls = [patchable_call(index, graph) for index in ops]
-    geometry = [call_window(call, _height(graph, index)).rows for call, index in zip(calls, ops) if call is not None]
-    if len(geometry) != len(ops):
+    windows_of = [call_window(call, *_shape(graph, index)) for call, index in zip(calls, ops) if call is not None]
+    if len(windows_of) != len(ops):
         raise ValueError(f"ops {ops} cannot run patch by patch")
     first_op, last_op = graph.operators[ops[0]], graph.operators[ops[-1]]
-    height = geometry[-1].output_h
-    windows = []
-    for first in range(0, height, strip_rows):
-        rows = (first, min(height, first + strip_rows))
-        per_op: list[PatchWindow] = []
-        for g in reversed(geometry):
-            window = g.window(*rows)
-            per_op.append(window)
-            rows = (window.in_first, window.in_end)
-        windows.append(tuple(reversed(per_op)))
+    height, width = windows_of[-1].output_h, windows_of[-1].output_w
+    if patch_cols >= width:
+        patch_cols = 0
+    row_windows = [
+        _backward([w.rows for w in windows_of], first, min(height, first + strip_rows))
+        for first in range(0, height, strip_rows)
+    ]
+    if patch_cols:
+        column_windows = [
+            _backward([w.columns for w in windows_of], first, min(width, first + patch_cols))
+            for first in range(0, width, patch_cols)
+        ]
+        windows = [
+            tuple(replace(r, columns=c) for r, c in zip(rows, columns))
+            for rows in row_windows
+            for columns in column_windows
+        ]
+    else:
+        windows = [tuple(rows) for rows in row_windows]
     intermediates = tuple(graph.operators[index].outputs[0] for index in ops[:-1])
-    patch_bytes = []
-    for position, t in enumerate(intermediates):
-        patch_bytes.append(max(w[position].out_end - w[position].out_first for w in windows) * row_bytes(graph, t))
+    patch_bytes = tuple(
+        max(output_pixels(w[position], windows_of[position]) for w in windows) * pixel_bytes(graph, t)
+        for position, t in enumerate(intermediates)
+    )
     extra = 0
     for position, index in enumerate(ops):
-        op = graph.operators[index]
-        computed = sum(w[position].out_end - w[position].out_first for w in windows)
-        extra += op_macs(graph, op) * (computed - geometry[position].output_h) // max(1, geometry[position].output_h)
+        whole = windows_of[position].output_h * windows_of[position].output_w
+        computed = sum(output_pixels(w[position], windows_of[position]) for w in windows)
+        extra += op_macs(graph, graph.operators[index]) * (computed - whole) // max(1, whole)
     return PatchStage(
         ops=tuple(ops),
         input=first_op.inputs[0],
         output=last_op.outputs[0],
         intermediates=intermediates,
-        rows=len(windows),
+        rows=len(row_windows),
         strip_rows=strip_rows,
         windows=tuple(windows),
-        patch_bytes=tuple(patch_bytes),
+        patch_bytes=patch_bytes,
         extra_macs=extra,
         model_macs=sum(op_macs(graph, op) for op in graph.operators),
+        cols=len(windows) // len(row_windows),
+        patch_cols=patch_cols,
     )
 
 
+def output_pixels(window: PatchWindow, whole: Window) -> int:
+    """Pixels of the op's output a patch computes."""
+    columns = whole.output_w if window.columns is None else window.columns.out_end - window.columns.out_first
+    return (window.out_end - window.out_first) * columns
+
+
+def input_pixels(window: PatchWindow, whole: Window) -> int:
+    """Pixels of the op's input a patch reads (its window)."""
+    columns = whole.input_w if window.columns is None else window.columns.in_end - window.columns.in_first
+    return (window.in_end - window.in_first) * columns
+
+
 def with_stage(graph: Graph, stage: PatchStage) -> Graph:
-    return replace(graph, patch_stage=stage)
+    """`graph` running `stage` patch by patch; a grid's two patch buffers
+    become scratch tensors of the stage's first and last op (scratch.py)."""
+    if stage.cols == 1:
+        return replace(graph, patch_stage=stage)
+    first, last = stage.ops[0], stage.ops[-1]
+    whole = [call_window(patchable_call(i, graph), *_shape(graph, i)) for i in (first, last)]  # type: ignore[arg-type]
+    gather_pixels = max(input_pixels(w[0], whole[0]) for w in stage.windows)
+    scatter_pixels = max(output_pixels(w[-1], whole[1]) for w in stage.windows)
+    tensors = list(graph.tensors)
+    indices = []
+    for op, tensor, pixels, role in (
+        (first, stage.input, gather_pixels, "gather"),
+        (last, stage.output, scatter_pixels, "scatter"),
+    ):
+        t = graph.tensors[tensor]
+        index = len(tensors)
+        name = f"op{op}_{graph.operators[op].opcode.lower()}_scratch_patch_{role}"
+        tensors.append(Tensor(index, name, (max(1, pixels * t.shape[3]),), t.dtype, is_scratch=True))
+        indices.append(index)
+    operators = list(graph.operators)
+    operators[first] = replace(operators[first], scratch=operators[first].scratch + (indices[0],))
+    operators[last] = replace(operators[last], scratch=operators[last].scratch + (indices[1],))
+    stage = replace(stage, gather=indices[0], scatter=indices[1])
+    return replace(graph, tensors=tuple(tensors), operators=tuple(operators), patch_stage=stage)
 
 
 def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     """The stage as one windowed kernel over its input and output: its
     receptive field (the composition of every op's window, unclipped: a
-    superset of the rows a strip reads) and one group of pixels per strip,
-    strips in order.  Each strip reads all of its input (first op) before it
-    writes any of its output (last op)."""
+    superset of the pixels a patch reads) and one group of pixels per row of
+    patches, in order.  Each patch reads all of its input (first op) before
+    it writes any of its output (last op); the patches of one row interleave
+    their reads and writes, which a group of the walk allows."""
     filter_h = filter_w = 1
     pad_h = pad_w = 0
     stride_h = stride_w = 1
     for index in stage.ops:
         call = patchable_call(index, graph)
         assert call is not None
-        w = call_window(call, _height(graph, index))
+        w = call_window(call, *_shape(graph, index))
         filter_h += (w.filter_h - 1) * w.dilation_h * stride_h
         filter_w += (w.filter_w - 1) * w.dilation_w * stride_w
         pad_h += w.pad_h * stride_h
@@ -354,41 +471,53 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     )
 
 
-def _height(graph: Graph, op_index: int) -> int:
-    return graph.tensors[graph.operators[op_index].outputs[0]].shape[1]
+def _shape(graph: Graph, op_index: int) -> tuple[int, int]:
+    """The op's output rows and columns."""
+    shape = graph.tensors[graph.operators[op_index].outputs[0]].shape
+    return shape[1], shape[2]
 
 
-def patch_call(call: KernelCall, window: PatchWindow, height: int) -> KernelCall:
-    """The op's kernel call (its output `height` rows) for one patch: its rows only."""
+def patch_call(call: KernelCall, window: PatchWindow, height: int, width: int) -> KernelCall:
+    """The op's kernel call (its output `height` rows of `width` pixels) for one patch: its window only."""
     rows_in, rows_out = window.in_end - window.in_first, window.out_end - window.out_first
+    columns = window.columns
     if is_elementwise(call):
         size = call.params["size"]
         assert isinstance(size, int)
-        return replace(call, params={**call.params, "size": size // height * rows_out})
+        cols_out = width if columns is None else columns.out_end - columns.out_first
+        return replace(call, params={**call.params, "size": size // (height * width) * rows_out * cols_out})
     if call.function == "mcu_pad":
-        dims = call.params["input_dims"]
-        assert isinstance(dims, CArray)
+        dims, strides = call.params["input_dims"], call.params["output_strides"]
+        assert isinstance(dims, CArray) and isinstance(strides, CArray)
         row, before = _pad_row_and_column(call)
         values = list(dims.values)
         values[PAD_ROW_DIM] = rows_in
-        return replace(
-            call,
-            params={
-                **call.params,
-                "input_dims": CArray(dims.c_type, tuple(values)),
-                "output_elements": rows_out * row,
-                "output_origin": window.pad_h * row + before,
-            },
+        params: dict[str, ParamValue] = {**call.params, "input_dims": CArray(dims.c_type, tuple(values))}
+        if columns is not None:
+            channels = int(values[-1])
+            values[PAD_ROW_DIM + 1] = columns.in_end - columns.in_first
+            row = (columns.out_end - columns.out_first) * channels
+            before = columns.pad_h * channels
+            row_strides = list(strides.values)
+            row_strides[PAD_ROW_DIM] = row
+            params["input_dims"] = CArray(dims.c_type, tuple(values))
+            params["output_strides"] = CArray(strides.c_type, tuple(row_strides))
+        params["output_elements"] = rows_out * row
+        params["output_origin"] = window.pad_h * row + before
+        return replace(call, params=params)
+    params = {**call.params, "input_h": rows_in, "output_h": rows_out, "pad_h": window.pad_h}
+    if columns is not None:
+        params.update(
+            input_w=columns.in_end - columns.in_first,
+            output_w=columns.out_end - columns.out_first,
+            pad_w=columns.pad_h,
         )
-    return replace(
-        call,
-        params={
-            **call.params,
-            "input_h": window.in_end - window.in_first,
-            "output_h": window.out_end - window.out_first,
-            "pad_h": window.pad_h,
-        },
-    )
+    return replace(call, params=params)
+
+
+def pixel_bytes(graph: Graph, tensor: int) -> int:
+    t = graph.tensors[tensor]
+    return t.shape[3] * DTYPE_BITS[t.dtype] // 8
 
 
 def row_bytes(graph: Graph, tensor: int) -> int:

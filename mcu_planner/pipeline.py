@@ -14,7 +14,7 @@ from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
 from .order import best_order, reorder
 from .errors import InputError
-from .patches import candidate_stages, make_stage, strip_options, with_stage
+from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
 from .problem import peak_live, sharing_lower_bound
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .regions import Region, RegionPlans, plan_regions
@@ -255,24 +255,32 @@ PATCH_PLANS_TRIED = 6
 
 
 def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedModel) -> PlannedModel:
-    """The stage and strips (patches.py) for `options.patches`: under
+    """The stage and patches (patches.py) for `options.patches`: under
     "default" the fewest extra MACs whose plan fits `ram`; under "auto" the
-    smallest arena (ties: fewer MACs), kept only when below `whole`'s; a
-    number forces that many strips (the stage with the smallest arena)."""
-    forced = _forced_strips(options.patches)
+    smallest arena (ties: fewer MACs), kept only when below `whole`'s; both
+    try strips and n x n grids.  A grid "RxC" (or "N", N x N) is forced: the
+    stage with the smallest arena."""
+    forced = forced_grid(options.patches)
     graph = model.graph
     candidates = []
     for ops in candidate_stages(graph):
-        height = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1]
-        if forced is not None and height < forced:
+        height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
+        if forced is None:
+            cuts = [(rows, 0) for rows in strip_options(graph, ops)] + grid_options(graph, ops)
+        elif height < forced[0] or width < forced[1]:
             continue
-        for rows in strip_options(graph, ops) if forced is None else [-(-height // forced)]:
-            stage = make_stage(graph, ops, rows)
+        else:
+            cuts = [(-(-height // forced[0]), -(-width // forced[1]) if forced[1] > 1 else 0)]
+        for rows, cols in cuts:
+            stage = make_stage(graph, ops, rows, cols)
             patched = with_stage(graph, stage)
             lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)
             candidates.append((sharing_lower_bound(lifetimes.problem), stage, patched, lifetimes))
     if not candidates and forced is not None:
-        raise InputError(f"--patches {forced}: no run of spatial ops here has {forced} output rows to cut into strips")
+        raise InputError(
+            f"--patches {options.patches}: no run of spatial ops here has {forced[0]} output rows "
+            f"and {forced[1]} columns to cut into patches"
+        )
     if not candidates:
         return whole
     fitting = options.patches == "default"
@@ -302,15 +310,21 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     return best[2]
 
 
-def _forced_strips(patches: str) -> int | None:
-    """The strips `--patches N` forces, None for the modes that search."""
+def forced_grid(patches: str) -> tuple[int, int] | None:
+    """The grid (rows, columns of patches) `--patches` forces: "N" is N x N,
+    "RxC" R rows of C patches (C = 1: full-width strips); None for the modes
+    that search."""
     if patches in PATCH_MODES:
         return None
-    if not patches.isdigit() or int(patches) < 2:
-        raise InputError(
-            f"--patches takes {', '.join(PATCH_MODES)} or a number of strips of 2 or more, not {patches!r}"
-        )
-    return int(patches)
+    parts = patches.lower().split("x")
+    if len(parts) <= 2 and all(part.isdigit() for part in parts):
+        rows, cols = int(parts[0]), int(parts[-1])
+        if min(rows, cols) >= 1 and rows * cols >= 2:
+            return rows, cols
+    raise InputError(
+        f"--patches takes {', '.join(PATCH_MODES)}, N (an N x N grid, N >= 2) or RxC (R rows of C patches, "
+        f"Rx1: strips), not {patches!r}"
+    )
 
 
 PATCH_MODES = ("default", "auto", "off")

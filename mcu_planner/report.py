@@ -114,8 +114,9 @@ def patches_json(graph: Graph) -> dict | None:
         return None
     return {
         "ops": list(stage.ops),
-        "grid": [stage.rows, 1],
+        "grid": [stage.rows, stage.cols],
         "strip_rows": stage.strip_rows,
+        "patch_cols": stage.patch_cols,
         "extra_macs": stage.extra_macs,
         "model_macs": stage.model_macs,
     }
@@ -127,9 +128,13 @@ def patches_line(graph: Graph) -> str | None:
     if stage is None:
         return None
     share = 100.0 * stage.extra_macs / stage.model_macs if stage.model_macs else 0.0
+    if stage.cols == 1:
+        cut = f"{stage.rows} strips of {stage.strip_rows} output rows"
+    else:
+        cut = f"{stage.rows * stage.cols} patches of {stage.strip_rows}x{stage.patch_cols} output pixels"
     return (
-        f"patches: ops {', '.join(map(str, stage.ops))} run in {stage.rows} strips of {stage.strip_rows} output rows "
-        f"(grid {stage.rows}x1), recomputing halos: {stage.extra_macs:+,} MACs ({share:+.2f}% of {stage.model_macs:,})"
+        f"patches: ops {', '.join(map(str, stage.ops))} run in {cut} "
+        f"(grid {stage.rows}x{stage.cols}), recomputing halos: {stage.extra_macs:+,} MACs ({share:+.2f}% of {stage.model_macs:,})"
         + ("; fewer: the stage skips rows no later op reads" if stage.extra_macs < 0 else "")
     )
 

@@ -97,11 +97,11 @@ def test_random_chains_run_strip_by_strip_bit_exact(seed):
     tallest = max(graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1] for ops in stages)
     strips = min(2 + seed % 3, tallest)
     assert strips >= 2
-    planned = plan_model(model, PlanOptions(patches=str(strips), time_limit=1.0))
+    planned = plan_model(model, PlanOptions(patches=f"{strips}x1", time_limit=1.0))
     stage = planned.graph.patch_stage
     assert stage is not None and stage.rows >= 2
     assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
-    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=str(strips), raise_on_mismatch=False)
+    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=f"{strips}x1", raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
 
 
@@ -188,7 +188,7 @@ def test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads(tmp_pat
 
 @needs_cortex_m
 def test_patched_model_bit_exact_on_mps2_an386():
-    report = check_model(_vww_like(1), target="mps2-an386", inputs=2, time_limit=1.0, patches="3")
+    report = check_model(_vww_like(1), target="mps2-an386", inputs=2, time_limit=1.0, patches="3x1")
     assert report.passed
 
 
@@ -231,7 +231,7 @@ def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
     model_path = tmp_path / "chain.tflite"
     model_path.write_bytes(_vww_like())
     plan_path = tmp_path / "plan.json"
-    assert main([str(model_path), "--patches", "3", "--json", str(plan_path)]) == 0
+    assert main([str(model_path), "--patches", "3x1", "--json", str(plan_path)]) == 0
     out = capsys.readouterr().out
     patches = json.loads(plan_path.read_text())["techniques"]["patches"]
     assert f"patches: ops {', '.join(map(str, patches['ops']))} run in {patches['grid'][0]} strips" in out
@@ -283,8 +283,8 @@ def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
     x = net.pad(x, [(0, 0), (0, 4), (1, 0), (0, 0)])
     x = net.depthwise_conv2d(x, (1, 1), (1, 1), "VALID", "RELU")
     model = net.build(net.conv2d(x, 3, (1, 1)))
-    planned = plan_model(model, PlanOptions(patches="5", time_limit=1.0))
+    planned = plan_model(model, PlanOptions(patches="5x1", time_limit=1.0))
     stage = planned.graph.patch_stage
     assert stage is not None and stage.windows[-1][0].in_end == stage.windows[-1][0].in_first  # reads no input row
-    report = check_model(model, inputs=2, patches="5", time_limit=1.0, raise_on_mismatch=False)
+    report = check_model(model, inputs=2, patches="5x1", time_limit=1.0, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()

@@ -1,6 +1,12 @@
 /* RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes stay as they are, only the shape
  * changes.  Codegen calls this only when the plan did not give output and
- * input the same bytes. */
+ * input the same bytes.
+ *
+ * mcu_copy_window: a window of rows, each `row_bytes` long, from one buffer
+ * to another whose rows are `input_pitch` and `output_pitch` bytes apart.  A
+ * patched stage in a grid of patches (patches.py) gathers each patch's input
+ * window out of the whole stage input with it, and scatters each patch of
+ * its output into the whole stage output. */
 #ifndef MCU_COPY_H
 #define MCU_COPY_H
 
@@ -11,5 +17,14 @@ typedef struct {
 } mcu_copy_params;
 
 void mcu_copy(const mcu_copy_params *p, const void *input, void *output);
+
+typedef struct {
+    int32_t rows;
+    int32_t row_bytes;
+    int32_t input_pitch;
+    int32_t output_pitch;
+} mcu_copy_window_params;
+
+void mcu_copy_window(const mcu_copy_window_params *p, const void *input, void *output);
 
 #endif /* MCU_COPY_H */
