@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import DTYPE_BITS, Graph, Operator
-from .lowering import NotLowerable, lower
+from .graph import DTYPE_BITS, Graph, Operator, Tensor
+from .lowering import KernelCall, NotLowerable, lower
 from .lowering.traits import kernel_order, raster_walk_is_slower
 from .errors import McuPlanError
 from .problem import WindowAccess
@@ -72,19 +72,43 @@ def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
 def kernel_walk(op: Operator, graph: Graph) -> tuple[WindowAccess, bool] | None:
     """kernel_access, and whether the walk costs the kernel its faster one
     (traits.raster_walk_is_slower)."""
-    access = _access(op, graph)
-    if access is None:
+    call = _lowered(op, graph)
+    access = _access(op, graph, call)
+    if access is None or call is None:
         return None
-    call = lower(op, graph)
     return access, raster_walk_is_slower(call.function, dict(call.params))
 
 
-def _access(op: Operator, graph: Graph) -> WindowAccess | None:
+# The patch search (pipeline._plan_patched) derives lifetimes for dozens of
+# stages of one graph, each asking for every op's walk: lowering a
+# convolution (its per-channel multipliers) again each time dominated it.
+# Keyed by the op object and its tensors' identities, which every candidate
+# graph shares; the entry holds them, so an id is never reused while cached.
+_LOWERED: dict[int, tuple[Operator, tuple[Tensor, ...], KernelCall | None]] = {}
+_LOWERED_MOST = 4096
+
+
+def _lowered(op: Operator, graph: Graph) -> KernelCall | None:
+    """lower(op, graph), or None when the op does not lower."""
     if op.opcode not in WINDOWED_OPCODES or not op.inputs or len(op.outputs) != 1:
         return None
+    tensors = tuple(graph.tensors[t] for t in op.inputs + op.outputs if t >= 0)
+    hit = _LOWERED.get(id(op))
+    if hit is not None and hit[0] is op and len(hit[1]) == len(tensors):
+        if all(a is b for a, b in zip(hit[1], tensors)):
+            return hit[2]
     try:
-        call = lower(op, graph)
+        call: KernelCall | None = lower(op, graph)
     except (NotLowerable, McuPlanError):
+        call = None
+    if len(_LOWERED) >= _LOWERED_MOST:
+        _LOWERED.clear()
+    _LOWERED[id(op)] = (op, tensors, call)
+    return call
+
+
+def _access(op: Operator, graph: Graph, call: KernelCall | None) -> WindowAccess | None:
+    if call is None:
         return None
     order = kernel_order(call.function)
     if order is None:
