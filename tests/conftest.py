@@ -111,6 +111,11 @@ SLOW_TESTS = frozenset(
         "test_arena_bars_bit_exact_on_the_host",
         "test_person_detect_at_the_bar_bit_exact_on_mps2_an386",
         "test_mobilenet_v2_bar_bit_exact_on_the_host",
+        "test_random_chains_run_in_a_grid_bit_exact",
+        "test_a_grid_through_pads_and_pooling_is_bit_exact",
+        "test_check_build_stops_a_patch_scattered_from_over_the_stage_output",
+        "test_grid_model_bit_exact_on_mps2_an386",
+        "test_random_networks_with_every_technique_under_a_tight_budget_bit_exact",
         # `-o` compiles the model with a cross compiler to measure its flash
         # (flash.py): tests that generate many OUTDIRs take seconds each.
         "test_mutated_models_never_crash_the_command",
