@@ -43,7 +43,7 @@ from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
 from .macs import op_macs
 from .output_dir import MANIFEST_NAME, ModelInterface
-from .patches import patch_call, pixel_bytes
+from .patches import patch_call, pixel_bytes, window_copy_calls
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -440,9 +440,9 @@ class _Builder:
         code.repeats = len(stage.windows)
         if grid:
             if first:
-                code.gather = self._window_copies(op, stage, stage.input, stage.gather, code, loop)
+                code.gather = self._window_copies(op, stage, True, code, loop)
             if last:
-                code.scatter = self._window_copies(op, stage, stage.scatter, stage.output, code, loop)
+                code.scatter = self._window_copies(op, stage, False, code, loop)
             for t in (stage.gather if first else -1, stage.scatter if last else -1):
                 if t in self.lifetimes.placements:
                     code.releases.append(self.tensor_slot(t)[0])  # read by its copy or op: free in each patch
@@ -453,29 +453,11 @@ class _Builder:
             if last and t == stage.output:
                 code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_output_offset")
 
-    def _window_copies(self, op, stage: PatchStage, source: int, target: int, code: OpCode, loop: StageLoop) -> OpCode:
-        """The gather (source the stage input) or the scatter (target the
-        stage output) of every patch of a grid: mcu_copy_window of the
-        window's rows, the whole tensor's pitch on its side."""
-        graph = self.graph
-        gather = source == stage.input
-        whole = stage.input if gather else stage.output
-        pixel, pitch = pixel_bytes(graph, whole), graph.tensors[whole].shape[2] * pixel_bytes(graph, whole)
-        calls = []
-        for windows in stage.windows:
-            w = windows[0] if gather else windows[-1]
-            assert w.columns is not None
-            rows = w.in_end - w.in_first if gather else w.out_end - w.out_first
-            cols = w.columns.in_end - w.columns.in_first if gather else w.columns.out_end - w.columns.out_first
-            params = {
-                "rows": rows,
-                "row_bytes": cols * pixel,
-                "input_pitch": pitch if gather else cols * pixel,
-                "output_pitch": cols * pixel if gather else pitch,
-            }
-            calls.append(
-                KernelCall("mcu_copy_window", "mcu_copy_window_params", params, (source, target), ("mcu_copy",))
-            )
+    def _window_copies(self, op, stage: PatchStage, gather: bool, code: OpCode, loop: StageLoop) -> OpCode:
+        """The gather from the stage input or the scatter into the stage
+        output of every patch of a grid, its offset into the whole tensor per
+        patch from the loop's table."""
+        calls = window_copy_calls(self.graph, stage, gather)
         role = "gather" if gather else "scatter"
         copies = OpCode(op.index, op.opcode, code.comment, calls[0], symbol=f"op{op.index}_{role}")
         self._render_variants(op, calls, copies)

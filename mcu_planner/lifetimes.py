@@ -29,7 +29,9 @@ walk (`Step.overlaps`).
 
 A patched stage (patches.py, `Graph.patch_stage`) keeps its input alive to
 its last op and its output from its first; the tensors in between are one
-patch in size, and the output may overlap the input across the stage.
+patch in size, and the output may overlap the input across the stage.  A
+grid's gather and scatter buffers are scratch tensors of the stage's first
+and last op, planned as any scratch is.
 
 Scratch tensors (scratch.py: an op's working memory, `Operator.scratch`) are
 activations alive at their op's step only, written by that step; they never
@@ -296,8 +298,11 @@ def _with_stage_overlap(
     buffers: dict[int, Buffer],
 ) -> tuple[Step, ...]:
     """The stage's output may start inside its input when the input dies at
-    the stage's end: strips run top to bottom, each reading its input rows
-    before writing its output rows (patches.stage_access)."""
+    the stage's end: rows of patches run top to bottom, each patch reading
+    its input window before writing its output (patches.stage_access: one
+    group of the walk per row of patches, so a grid's patches of a row,
+    reading and writing in turn, stay within the walk the bound and the
+    verifier both derive)."""
     src, dst = stage.input, stage.output
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
     first_step, last_step = stage.ops[0], stage.ops[-1]

@@ -515,6 +515,33 @@ def patch_call(call: KernelCall, window: PatchWindow, height: int, width: int) -
     return replace(call, params=params)
 
 
+def window_copy_calls(graph: Graph, stage: PatchStage, gather: bool) -> list[KernelCall]:
+    """Per patch of a grid (with_stage's graph): the mcu_copy_window call
+    gathering the first op's input window from the stage input (`gather`)
+    or scattering the last op's patch into the stage output, each from or
+    to the patch's first pixel (the caller offsets the whole tensor)."""
+    whole = stage.input if gather else stage.output
+    pixel = pixel_bytes(graph, whole)
+    pitch = graph.tensors[whole].shape[2] * pixel
+    calls = []
+    for windows in stage.windows:
+        w = windows[0] if gather else windows[-1]
+        assert w.columns is not None, "strips need no copies"
+        if gather:
+            rows, cols = w.in_end - w.in_first, w.columns.in_end - w.columns.in_first
+        else:
+            rows, cols = w.out_end - w.out_first, w.columns.out_end - w.columns.out_first
+        params: dict[str, ParamValue] = {
+            "rows": rows,
+            "row_bytes": cols * pixel,
+            "input_pitch": pitch if gather else cols * pixel,
+            "output_pitch": cols * pixel if gather else pitch,
+        }
+        args = (stage.input, stage.gather) if gather else (stage.scatter, stage.output)
+        calls.append(KernelCall("mcu_copy_window", "mcu_copy_window_params", params, args, ("mcu_copy",)))
+    return calls
+
+
 def pixel_bytes(graph: Graph, tensor: int) -> int:
     t = graph.tensors[tensor]
     return t.shape[3] * DTYPE_BITS[t.dtype] // 8

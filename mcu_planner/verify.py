@@ -10,7 +10,10 @@ byte it reads later: that is checked here by enumerating every tap of every
 output pixel's window, not from the bound the problem states.  A patched
 stage's output and input (patches.py) are such a pair across the stage's
 steps (`Overlap.span`): the output is first written at the stage's first
-step and the input last read at its last.
+step and the input last read at its last.  In a grid of patches the walk is
+the same as for full-width strips of the same rows: its group (a row of
+patches) may read and write in any order, which covers the patches of the
+row in turn.
 """
 
 from __future__ import annotations

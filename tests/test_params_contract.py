@@ -434,8 +434,26 @@ def test_builder_models_lower_to_params_their_structs_declare(name):
         check_call(call, op_label)
 
 
+def _grid_copy_calls() -> list[KernelCall]:
+    """The window copies codegen adds around a stage run in a grid of patches (patches.py)."""
+    from mcu_planner.patches import candidate_stages, make_stage, window_copy_calls, with_stage
+
+    net = Int8Net(2)
+    x = net.input((1, 9, 7, 3))
+    x = net.conv2d(x, 4, (3, 3), (1, 1), "SAME", "RELU")
+    graph = read_model(net.build(net.depthwise_conv2d(x, (3, 3), (2, 2), "SAME", "NONE")))
+    patched = with_stage(graph, make_stage(graph, candidate_stages(graph)[0], 2, 2))
+    assert patched.patch_stage is not None and patched.patch_stage.cols > 1
+    return [c for gather in (True, False) for c in window_copy_calls(patched, patched.patch_stage, gather)]
+
+
+def test_grid_window_copies_give_params_their_struct_declares():
+    for call in _grid_copy_calls():
+        check_call(call, "grid window copy")
+
+
 def test_builder_models_walk_every_lowered_opcode_and_params_struct():
-    walked = [call for model in BUILT_MODELS.values() for _, call in _calls(model)]
+    walked = [call for model in BUILT_MODELS.values() for _, call in _calls(model)] + _grid_copy_calls()
     opcodes = {
         read_model(model).operators[i].opcode for model in BUILT_MODELS.values() for i in lower_all(read_model(model))
     }
