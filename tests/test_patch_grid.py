@@ -19,7 +19,7 @@ from mcu_planner.reader import read_model
 from mcu_planner.report import in_place_depthwise_ops, patches_json
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net
-from test_patches import _random_chain, _vww_like
+from test_patches import _random_chain, _vww_like, planned_verified_and_bit_exact
 
 
 def _taps(first: int, end: int, stride: int, pad: int, filter_size: int, dilation: int) -> list[tuple[int, int]]:
@@ -100,12 +100,8 @@ def test_random_chains_run_in_a_grid_bit_exact(seed):
     shapes = [graph.tensors[graph.operators[s[-1]].outputs[0]].shape[1:3] for s in ops]
     widest = max(w for _, w in shapes)
     grid = f"{2 + seed % 2}x{min(widest, 2 + seed % 3)}"
-    planned = plan_model(model, PlanOptions(patches=grid, time_limit=1.0))
-    stage = planned.graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, grid, seed).graph.patch_stage
     assert stage is not None and stage.cols >= 2
-    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
-    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=grid, raise_on_mismatch=False)
-    assert report.passed, report.mismatch_message()
 
 
 def test_a_grid_through_pads_and_pooling_is_bit_exact():
@@ -117,13 +113,10 @@ def test_a_grid_through_pads_and_pooling_is_bit_exact():
     x = net.hard_swish(x)
     x = net.max_pool2d(x, (2, 2), (1, 1), "SAME")
     model = net.build(net.conv2d(x, 4, (1, 1)))
-    planned = plan_model(model, PlanOptions(patches="3", time_limit=1.0))
+    planned = planned_verified_and_bit_exact(model, "3")
     stage = planned.graph.patch_stage
     assert stage is not None and (stage.rows, stage.cols) == (3, 3)
     assert planned.graph.operators[stage.ops[0]].opcode == "PAD"
-    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
-    report = check_model(model, inputs=2, time_limit=1.0, patches="3", raise_on_mismatch=False)
-    assert report.passed, report.mismatch_message()
 
 
 def _grid_plan_with_a_patch_buffer_over_the_stage_output():

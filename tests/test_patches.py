@@ -88,6 +88,16 @@ def _random_chain(seed: int) -> bytes:
     return net.build(net.conv2d(x, 4, (1, 1)))
 
 
+def planned_verified_and_bit_exact(model: bytes, patches: str, seed: int = 0):
+    """`model` planned with `--patches patches`: the plan verified, and the generated C bit-exact on the host."""
+    planned = plan_model(model, PlanOptions(patches=patches, time_limit=1.0))
+    assert planned.graph.patch_stage is not None
+    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
+    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=patches, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+    return planned
+
+
 @pytest.mark.parametrize("seed", range(7))
 def test_random_chains_run_strip_by_strip_bit_exact(seed):
     model = _random_chain(seed)
@@ -97,12 +107,8 @@ def test_random_chains_run_strip_by_strip_bit_exact(seed):
     tallest = max(graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1] for ops in stages)
     strips = min(2 + seed % 3, tallest)
     assert strips >= 2
-    planned = plan_model(model, PlanOptions(patches=f"{strips}x1", time_limit=1.0))
-    stage = planned.graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, f"{strips}x1", seed).graph.patch_stage
     assert stage is not None and stage.rows >= 2
-    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
-    report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=f"{strips}x1", raise_on_mismatch=False)
-    assert report.passed, report.mismatch_message()
 
 
 def _vww_like(seed: int = 0) -> bytes:
@@ -267,14 +273,11 @@ def test_a_long_stage_through_pad_pooling_and_an_activation_is_bit_exact():
     x = net.hard_swish(x)
     x = net.average_pool2d(x, (2, 2), (2, 2), "VALID")
     model = net.build(net.conv2d(x, 4, (1, 1)))
-    planned = plan_model(model, PlanOptions(patches="auto", time_limit=1.0))
+    planned = planned_verified_and_bit_exact(model, "auto")
     stage = planned.graph.patch_stage
     assert stage is not None
     opcodes = [planned.graph.operators[i].opcode for i in stage.ops]
     assert opcodes[:5] == ["PAD", "CONV_2D", "DEPTHWISE_CONV_2D", "HARD_SWISH", "AVERAGE_POOL_2D"]
-    assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
-    report = check_model(model, inputs=2, time_limit=1.0, patches="auto", raise_on_mismatch=False)
-    assert report.passed, report.mismatch_message()
 
 
 def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
@@ -283,8 +286,5 @@ def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
     x = net.pad(x, [(0, 0), (0, 4), (1, 0), (0, 0)])
     x = net.depthwise_conv2d(x, (1, 1), (1, 1), "VALID", "RELU")
     model = net.build(net.conv2d(x, 3, (1, 1)))
-    planned = plan_model(model, PlanOptions(patches="5x1", time_limit=1.0))
-    stage = planned.graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, "5x1").graph.patch_stage
     assert stage is not None and stage.windows[-1][0].in_end == stage.windows[-1][0].in_first  # reads no input row
-    report = check_model(model, inputs=2, patches="5x1", time_limit=1.0, raise_on_mismatch=False)
-    assert report.passed, report.mismatch_message()
