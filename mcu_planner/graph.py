@@ -183,6 +183,7 @@ class PatchStage:
     model_macs: int  # of the whole model, unpatched
     cols: int = 1  # patches per row of patches
     patch_cols: int = 0  # stage output columns per patch (the last may have fewer); 0: the full width
+    copy_bytes: tuple[int, int] = (0, 0)  # cols > 1: bytes of the largest gathered window and scattered patch
     gather: int = -1  # cols > 1: scratch tensor of the first op holding a patch's input window (with_stage)
     scatter: int = -1  # cols > 1: scratch tensor of the last op holding a patch's output
 

@@ -164,8 +164,8 @@ class Window:
     dilation_w: int
     pad_h: int
     pad_w: int
-    input_w: int = 0
-    output_w: int = 0
+    input_w: int
+    output_w: int
 
     @property
     def rows(self) -> RowGeometry:
@@ -293,12 +293,12 @@ def candidate_stages(graph: Graph) -> list[tuple[int, ...]]:
 
 def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_STRIPS) -> list[int]:
     """Rows per strip giving each number of strips from 2 to `most` once."""
-    return _cuts(_output_shape(graph, ops)[0], most)
+    return _cuts(_shape(graph, ops[-1])[0], most)
 
 
 def grid_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_GRID) -> list[tuple[int, int]]:
     """(rows, columns) per patch giving each n x n grid from 2 x 2 to `most` x `most` once."""
-    height, width = _output_shape(graph, ops)
+    height, width = _shape(graph, ops[-1])
     options: list[tuple[int, int]] = []
     for n in range(2, most + 1):
         rows, cols = _cut(height, n), _cut(width, n)
@@ -322,11 +322,6 @@ def _cuts(length: int, most: int) -> list[int]:
         if size and size not in seen:
             seen.append(size)
     return seen
-
-
-def _output_shape(graph: Graph, ops: tuple[int, ...]) -> tuple[int, int]:
-    shape = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape
-    return shape[1], shape[2]
 
 
 def _backward(geometry: list[RowGeometry], first: int, end: int) -> list[PatchWindow]:
@@ -372,6 +367,11 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
         max(output_pixels(w[position], windows_of[position]) for w in windows) * pixel_bytes(graph, t)
         for position, t in enumerate(intermediates)
     )
+    copy_bytes = (0, 0)
+    if patch_cols:  # the largest input window the first op reads, and the largest patch the last writes
+        gather = max(input_pixels(w[0], windows_of[0]) for w in windows)
+        scatter = max(output_pixels(w[-1], windows_of[-1]) for w in windows)
+        copy_bytes = (gather * pixel_bytes(graph, first_op.inputs[0]), scatter * pixel_bytes(graph, last_op.outputs[0]))
     extra = 0
     for position, index in enumerate(ops):
         whole = windows_of[position].output_h * windows_of[position].output_w
@@ -390,6 +390,7 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
         model_macs=sum(op_macs(graph, op) for op in graph.operators),
         cols=len(windows) // len(row_windows),
         patch_cols=patch_cols,
+        copy_bytes=copy_bytes,
     )
 
 
@@ -411,19 +412,16 @@ def with_stage(graph: Graph, stage: PatchStage) -> Graph:
     if stage.cols == 1:
         return replace(graph, patch_stage=stage)
     first, last = stage.ops[0], stage.ops[-1]
-    whole = [call_window(patchable_call(i, graph), *_shape(graph, i)) for i in (first, last)]  # type: ignore[arg-type]
-    gather_pixels = max(input_pixels(w[0], whole[0]) for w in stage.windows)
-    scatter_pixels = max(output_pixels(w[-1], whole[1]) for w in stage.windows)
     tensors = list(graph.tensors)
     indices = []
-    for op, tensor, pixels, role in (
-        (first, stage.input, gather_pixels, "gather"),
-        (last, stage.output, scatter_pixels, "scatter"),
+    for op, tensor, nbytes, role in (
+        (first, stage.input, stage.copy_bytes[0], "gather"),
+        (last, stage.output, stage.copy_bytes[1], "scatter"),
     ):
-        t = graph.tensors[tensor]
+        dtype = graph.tensors[tensor].dtype
         index = len(tensors)
         name = f"op{op}_{graph.operators[op].opcode.lower()}_scratch_patch_{role}"
-        tensors.append(Tensor(index, name, (max(1, pixels * t.shape[3]),), t.dtype, is_scratch=True))
+        tensors.append(Tensor(index, name, (max(1, nbytes * 8 // DTYPE_BITS[dtype]),), dtype, is_scratch=True))
         indices.append(index)
     operators = list(graph.operators)
     operators[first] = replace(operators[first], scratch=operators[first].scratch + (indices[0],))
