@@ -420,7 +420,7 @@ def with_stage(graph: Graph, stage: PatchStage) -> Graph:
     ):
         dtype = graph.tensors[tensor].dtype
         index = len(tensors)
-        name = f"op{op}_{graph.operators[op].opcode.lower()}_scratch_patch_{role}"
+        name = f"op{op}_{graph.operators[op].opcode.lower()}_scratch_{role}"
         tensors.append(Tensor(index, name, (max(1, nbytes * 8 // DTYPE_BITS[dtype]),), dtype, is_scratch=True))
         indices.append(index)
     operators = list(graph.operators)
