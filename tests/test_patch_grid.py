@@ -262,3 +262,22 @@ def test_the_tight_sample_takes_every_technique():
     for recipe in EVERY_TECHNIQUE_RECIPES:
         used |= _techniques(_tightest(recipe)[2])
     assert used >= {"grid", "in-place depthwise", "overlap", "order"}, used
+
+
+def test_cli_reports_a_grid_in_the_report_and_the_plan_json(tmp_path, capsys):
+    import json
+
+    from mcu_planner.cli import main
+
+    model_path, plan_path = tmp_path / "chain.tflite", tmp_path / "plan.json"
+    model_path.write_bytes(_vww_like())
+    assert main([str(model_path), "--patches", "2x3", "--json", str(plan_path)]) == 0
+    out = capsys.readouterr().out
+    patches = json.loads(plan_path.read_text())["techniques"]["patches"]
+    assert patches["grid"] == [2, 3]
+    graph = read_model(model_path.read_bytes())
+    stage = make_stage(graph, tuple(patches["ops"]), patches["strip_rows"], patches["patch_cols"])
+    assert (stage.rows, stage.cols) == (2, 3) and patches["extra_macs"] == stage.extra_macs > 0
+    assert f"run in 6 patches of {stage.strip_rows}x{stage.patch_cols} output pixels (grid 2x3)" in out
+    assert main([str(model_path), "--patches", "1x1"]) == 2
+    assert "RxC" in capsys.readouterr().err
