@@ -2,8 +2,9 @@
 along both axes against a brute-force enumeration of every tap, random chains
 run patch by patch bit-exact against the reference with verified plans, the
 verifier and the -DMCU_PLAN_CHECK build refusing a plan whose patch buffer
-lies over a live tensor, a grid beating every strip cut on a wide image, and
-random networks with every technique allowed at once under a tight budget."""
+lies over a live tensor, the stage input/output overlap bound simulated byte
+by byte through the grid's walk, a grid beating every strip cut on a wide
+image, and random networks with every technique at once under a tight budget."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from conftest import needs_cortex_m
 from mcu_planner.check import check_model
 from mcu_planner.errors import InputError
-from mcu_planner.patches import call_window, candidate_stages, make_stage, patchable_call
+from mcu_planner.patches import call_window, candidate_stages, make_stage, patchable_call, with_stage
 from mcu_planner.pipeline import PlanOptions, forced_grid, plan_model
 from mcu_planner.reader import read_model
 from mcu_planner.report import in_place_depthwise_ops, patches_json
@@ -281,3 +282,38 @@ def test_cli_reports_a_grid_in_the_report_and_the_plan_json(tmp_path, capsys):
     assert f"run in 6 patches of {stage.strip_rows}x{stage.patch_cols} output pixels (grid 2x3)" in out
     assert main([str(model_path), "--patches", "1x1"]) == 2
     assert "RxC" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("grid", [(2, 2), (3, 3), (2, 3), (6, 2)])
+def test_the_stage_overlap_bound_holds_for_the_grid_walk_byte_by_byte(grid):
+    """The stage output placed as far into the stage input as the bound
+    allows; then every patch, in the order the generated loop runs them,
+    gathers its input window and scatters its output patch: no byte it
+    gathers has been scattered over before."""
+    from mcu_planner.lifetimes import compute_lifetimes
+    from mcu_planner.problem import align_down
+
+    graph = read_model(_vww_like())
+    ops = candidate_stages(graph)[-1]
+    height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
+    stage = make_stage(graph, ops, -(-height // grid[0]), -(-width // grid[1]))
+    assert (stage.rows, stage.cols) == grid
+    patched = with_stage(graph, stage)
+    problem = compute_lifetimes(patched).problem
+    (overlap,) = [o for step in problem.steps for o in step.overlaps if o.span > 1]
+    shift = align_down(overlap.max_offset, problem.alignment) + overlap.output_at - overlap.input_at
+    inp, out = graph.tensors[stage.input], graph.tensors[stage.output]
+    in_pixel, out_pixel = inp.nbytes // (inp.shape[1] * inp.shape[2]), out.nbytes // (out.shape[1] * out.shape[2])
+    overwritten = np.zeros(inp.nbytes, dtype=bool)
+    for windows in stage.windows:
+        first, last = windows[0], windows[-1]
+        assert first.columns is not None and last.columns is not None
+        for y in range(first.in_first, first.in_end):
+            start = (y * inp.shape[2] + first.columns.in_first) * in_pixel
+            end = (y * inp.shape[2] + first.columns.in_end) * in_pixel
+            assert not overwritten[start:end].any(), f"patch reads input row {y} after a patch wrote over it"
+        for y in range(last.out_first, last.out_end):
+            start = shift + (y * out.shape[2] + last.columns.out_first) * out_pixel
+            end = shift + (y * out.shape[2] + last.columns.out_end) * out_pixel
+            overwritten[max(0, start) : max(0, min(end, inp.nbytes))] = True
+    assert overwritten.any(), "the output lies over the input at the bound"
