@@ -95,6 +95,26 @@ def test_float_conv_and_depthwise():
     assert_matches_reference(net.build(*outputs))
 
 
+def test_float_conv_four_channels_per_pass_stop_at_group_and_channel_ends():
+    """The float kernels sum four output channels per pass: a grouped conv
+    with 5 filters per group (one pass, then one channel, in each group), a
+    depthwise conv with multiplier 3 (passes that straddle input channels)
+    and 7 channels (a tail of 3), each bit-exact."""
+    net = FloatNet(seed=11)
+    x = net.input((1, 5, 6, 8))
+    options = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": "NONE"}
+    grouped = net.op("CONV_2D", (x, net.const((10, 3, 3, 4), 0.4), net.const((10,), 0.2)), (1, 5, 6, 10), options)
+    y = net.input((1, 4, 5, 3))
+    depthwise = net.op(
+        "DEPTHWISE_CONV_2D",
+        (y, net.const((1, 3, 3, 9), 0.4), net.const((9,), 0.2)),
+        (1, 4, 5, 9),
+        {**options, "depth_multiplier": 3},
+    )
+    wide = net.op("CONV_2D", (y, net.const((7, 2, 2, 3), 0.4), net.const((7,), 0.2)), (1, 4, 5, 7), options)
+    assert_matches_reference(net.build(grouped, depthwise, wide))
+
+
 def test_nonzero_filter_zero_point_is_not_lowerable():
     mb = ModelBuilder()
     x = mb.add_tensor((1, 3, 3, 1), "int8", (0.1, 0))
