@@ -250,7 +250,8 @@ def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     return _plan_patched(model.without_in_place or model, options, planned)
 
 
-# Patched plans the search completes, cheapest first: each takes up to the time limit.
+# Patched plans the search completes in each order it tries (under --ram: the cheapest, then the
+# roomiest; else the smallest bounds): each takes up to the time limit.
 PATCH_PLANS_TRIED = 6
 
 
@@ -289,15 +290,16 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
         assert capacity is not None
         within = [c for c in candidates if c[0] <= capacity]
         if within:
-            candidates = sorted(within, key=lambda c: (c[1].extra_macs, c[0]))
+            by_macs = sorted(within, key=lambda c: (c[1].extra_macs, c[0]))
+            candidates = by_macs[:PATCH_PLANS_TRIED] + _each_stage_in_turn(by_macs[PATCH_PLANS_TRIED:])
         else:
             # Nothing can fit: plan the smallest stage anyway, so that the
             # shortfall reported is what patches reach, not the whole-tensor one.
             candidates = sorted(candidates, key=lambda c: (c[0], c[1].extra_macs))[:1]
     else:
-        candidates.sort(key=lambda c: (c[0], c[1].extra_macs))
+        candidates = sorted(candidates, key=lambda c: (c[0], c[1].extra_macs))[:PATCH_PLANS_TRIED]
     best: tuple[int, int, PlannedModel] | None = None  # (arena, extra MACs, plan)
-    for _, stage, patched, lifetimes in candidates[:PATCH_PLANS_TRIED]:
+    for _, stage, patched, lifetimes in candidates:
         analysed = AnalysedModel(patched, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
         planned = _plan_one(analysed, replace(options, stop_at_fit=options.stop_at_fit or fitting))
         planned.op_order = model.op_order
@@ -308,6 +310,24 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     if best is None or (forced is None and best[0] >= whole.plan.arena_bytes):
         return whole
     return best[2]
+
+
+def _each_stage_in_turn(candidates: list, most: int = PATCH_PLANS_TRIED) -> list:
+    """Up to `most` of `candidates` (in order of extra MACs), taking each
+    stage's next one in turn: a bound below the budget does not promise a
+    plan that fits, and the cheapest cuts may all be of a stage that does not
+    hold the arena's peak (pretrainedResnet under --ram 160K: the later
+    stages' cuts cost fewer MACs, only the first stage's lower the peak)."""
+    by_stage: dict[tuple[int, ...], list] = {}
+    for candidate in candidates:
+        by_stage.setdefault(candidate[1].ops, []).append(candidate)
+    queues = [by_stage[ops] for ops in sorted(by_stage)]
+    turns: list = []
+    while len(turns) < most and any(queues):
+        for queue in queues:
+            if queue and len(turns) < most:
+                turns.append(queue.pop(0))
+    return turns
 
 
 def forced_grid(patches: str) -> tuple[int, int] | None:

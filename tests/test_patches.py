@@ -288,3 +288,18 @@ def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
     model = net.build(net.conv2d(x, 3, (1, 1)))
     stage = planned_verified_and_bit_exact(model, "5x1").graph.patch_stage
     assert stage is not None and stage.windows[-1][0].in_end == stage.windows[-1][0].in_first  # reads no input row
+
+
+@needs_shared
+@pytest.mark.parametrize("grid", ["4x1", "2"])
+def test_a_budget_a_forced_grid_fits_is_fitted_by_the_default_search(grid):
+    """Under --ram the default search tries the cheapest cuts, then each
+    stage's in turn: a budget that a forced grid meets is met (pretrainedResnet:
+    the later stages' cuts are cheaper but leave the first stage's peak)."""
+    path = shared_model_paths("pretrainedResnet")[0]
+    forced = plan_model(path, PlanOptions(patches=grid))
+    assert forced.graph.patch_stage is not None
+    searched = plan_model(path, PlanOptions(ram=forced.plan.arena_bytes))
+    assert searched.fits, f"forced {grid}: {forced.plan.arena_bytes} B; search needs {searched.plan.arena_bytes} B"
+    assert searched.graph.patch_stage is not None
+    assert not verify(searched.lifetimes.problem, searched.plan.offsets, searched.plan.arena_bytes)
