@@ -250,6 +250,29 @@ MCU_NOINLINE static void dot2_offset_s8(const int8_t *x, const int8_t *w0, const
     *acc1 += s1;
 }
 
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+/* Four taps of two pixels (words a0, a1) against two filters (b0, b1), added
+ * to s00 = a0.b0, s01 = a0.b1, s10 = a1.b0, s11 = a1.b1: the 2 x 2 block of
+ * the DSP dot products below. */
+static inline MCU_ALWAYS_INLINE void smlad_words_2x2(uint32_t a0, uint32_t a1, uint32_t b0, uint32_t b1, int32_t *s00,
+                                                     int32_t *s01, int32_t *s10, int32_t *s11)
+{
+    const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
+    const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
+    int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
+    *s00 = __smlad(a0_even, b_even, *s00);
+    *s00 = __smlad(a0_odd, b_odd, *s00);
+    *s10 = __smlad(a1_even, b_even, *s10);
+    *s10 = __smlad(a1_odd, b_odd, *s10);
+    b_even = mcu_s8x4_even(b1);
+    b_odd = mcu_s8x4_odd(b1);
+    *s01 = __smlad(a0_even, b_even, *s01);
+    *s01 = __smlad(a0_odd, b_odd, *s01);
+    *s11 = __smlad(a1_even, b_even, *s11);
+    *s11 = __smlad(a1_odd, b_odd, *s11);
+}
+#endif
+
 /* Two input runs (two output pixels) against two filters:
  * sums = {x0.w0, x0.w1, x1.w0, x1.w1}. */
 MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
@@ -274,23 +297,11 @@ MCU_NOINLINE static void dot2x2_s8(const int8_t *x0, const int8_t *x1, const int
     while (x0 != end4) {
         const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);
         const uint32_t b0 = mcu_load_s8x4(w0), b1 = mcu_load_s8x4(w1);
-        const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
-        const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
-        int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
         x0 += 4;
         x1 += 4;
         w0 += 4;
         w1 += 4;
-        s00 = __smlad(a0_even, b_even, s00);
-        s00 = __smlad(a0_odd, b_odd, s00);
-        s10 = __smlad(a1_even, b_even, s10);
-        s10 = __smlad(a1_odd, b_odd, s10);
-        b_even = mcu_s8x4_even(b1);
-        b_odd = mcu_s8x4_odd(b1);
-        s01 = __smlad(a0_even, b_even, s01);
-        s01 = __smlad(a0_odd, b_odd, s01);
-        s11 = __smlad(a1_even, b_even, s11);
-        s11 = __smlad(a1_odd, b_odd, s11);
+        smlad_words_2x2(a0, a1, b0, b1, &s00, &s01, &s10, &s11);
     }
 #endif
     while (x0 != end) {
@@ -381,22 +392,10 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_pairs_s8(const int8_t *x0, cons
     while (x0 != end) {
         const uint32_t a0 = mcu_load_s8x4(x0), a1 = mcu_load_s8x4(x1);
         const uint32_t b0 = mcu_load_s8x4(pairs), b1 = mcu_load_s8x4(pairs + 4);
-        const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
-        const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
-        int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
         x0 += 4;
         x1 += 4;
         pairs += 8;
-        s00 = __smlad(a0_even, b_even, s00);
-        s00 = __smlad(a0_odd, b_odd, s00);
-        s10 = __smlad(a1_even, b_even, s10);
-        s10 = __smlad(a1_odd, b_odd, s10);
-        b_even = mcu_s8x4_even(b1);
-        b_odd = mcu_s8x4_odd(b1);
-        s01 = __smlad(a0_even, b_even, s01);
-        s01 = __smlad(a0_odd, b_odd, s01);
-        s11 = __smlad(a1_even, b_even, s11);
-        s11 = __smlad(a1_odd, b_odd, s11);
+        smlad_words_2x2(a0, a1, b0, b1, &s00, &s01, &s10, &s11);
     }
     sums[0] = s00;
     sums[1] = s01;
@@ -410,21 +409,8 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void dot2x2_pairs_s8(const int8_t *x0, cons
 static inline MCU_ALWAYS_INLINE void dot2x2_adjacent_word_s8(const int8_t *x, const int8_t *w, size_t step,
                                                              int32_t *s00, int32_t *s01, int32_t *s10, int32_t *s11)
 {
-    const uint32_t a0 = mcu_load_s8x4(x), a1 = mcu_load_s8x4(x + step);
-    const uint32_t b0 = mcu_load_s8x4(w), b1 = mcu_load_s8x4(w + step);
-    const int32_t a0_even = mcu_s8x4_even(a0), a0_odd = mcu_s8x4_odd(a0);
-    const int32_t a1_even = mcu_s8x4_even(a1), a1_odd = mcu_s8x4_odd(a1);
-    int32_t b_even = mcu_s8x4_even(b0), b_odd = mcu_s8x4_odd(b0);
-    *s00 = __smlad(a0_even, b_even, *s00);
-    *s00 = __smlad(a0_odd, b_odd, *s00);
-    *s10 = __smlad(a1_even, b_even, *s10);
-    *s10 = __smlad(a1_odd, b_odd, *s10);
-    b_even = mcu_s8x4_even(b1);
-    b_odd = mcu_s8x4_odd(b1);
-    *s01 = __smlad(a0_even, b_even, *s01);
-    *s01 = __smlad(a0_odd, b_odd, *s01);
-    *s11 = __smlad(a1_even, b_even, *s11);
-    *s11 = __smlad(a1_odd, b_odd, *s11);
+    smlad_words_2x2(mcu_load_s8x4(x), mcu_load_s8x4(x + step), mcu_load_s8x4(w), mcu_load_s8x4(w + step), s00, s01,
+                    s10, s11);
 }
 
 /* dot2x2_s8 for two neighbouring pixels against two neighbouring filters,
