@@ -589,10 +589,10 @@ def check_model(
     model_bytes, stem = _load(model)
     name = c_identifier(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
+    from .firmware_build import DEFAULT_STACK_BYTES
+
     plan_ram = ram
     if ram is not None and target != "host" and not regions:
-        from .firmware_build import DEFAULT_STACK_BYTES
-
         plan_ram = ram - DEFAULT_STACK_BYTES  # a firmware's RAM also holds its stack: plan the rest
     while True:
         graph, plan, files = generate_for_model(
@@ -615,8 +615,6 @@ def check_model(
             raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
         link_ram = ram
         if regions and target != "host":
-            from .firmware_build import DEFAULT_STACK_BYTES
-
             link_ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
         try:
             return _check_generated(
