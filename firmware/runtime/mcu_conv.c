@@ -927,12 +927,34 @@ static void conv_f32_channels4(const mcu_conv_f32_params *p, const float *input,
     output[out_c + 3] = bias_and_clamp_f32(p, total3, bias, out_c + 3);
 }
 
+/* The sum of output channel out_c of group_first_c's group at one pixel, its
+ * products in the reference's order (fy, fx, ic). */
+static float conv_f32_sum(const mcu_conv_f32_params *p, const float *input, const float *filter, int32_t b,
+                          const mcu_window_axis *wy, const mcu_window_axis *wx, int32_t out_c, int32_t group_first_c)
+{
+    const int32_t filter_in_c = p->filter_in_c_or_multiplier;
+    float total = 0.0f;
+    int32_t fy, fx, ic;
+    for (fy = wy->first; fy < wy->end; ++fy) {
+        for (fx = wx->first; fx < wx->end; ++fx) {
+            const float *in_px = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                         mcu_window_input(wy, fy), mcu_window_input(wx, fx),
+                                                         group_first_c);
+            const float *f_px = filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
+            for (ic = 0; ic < filter_in_c; ++ic) {
+                total += in_px[ic] * f_px[ic];
+            }
+        }
+    }
+    return total;
+}
+
 void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,
                      float *output)
 {
     const int32_t filter_in_c = p->filter_in_c_or_multiplier;
     const int32_t filters_per_group = p->output_c / (p->input_c / filter_in_c);
-    int32_t b, out_y, out_x, out_c, fy, fx, ic;
+    int32_t b, out_y, out_x, out_c;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
@@ -947,23 +969,9 @@ void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const flo
                     if (out_c + 4 <= (group + 1) * filters_per_group) {
                         conv_f32_channels4(p, input, filter, bias, out_px, b, &wy, &wx, out_c, group_first_c);
                         out_c += 4;
-                        continue;
-                    }
-                    {
-                        float total = 0.0f;
-                        for (fy = wy.first; fy < wy.end; ++fy) {
-                            for (fx = wx.first; fx < wx.end; ++fx) {
-                                const float *in_px = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                                                             mcu_window_input(&wy, fy),
-                                                                             mcu_window_input(&wx, fx), group_first_c);
-                                const float *f_px =
-                                    filter + mcu_nhwc_offset(p->filter_h, p->filter_w, filter_in_c, out_c, fy, fx, 0);
-                                for (ic = 0; ic < filter_in_c; ++ic) {
-                                    total += in_px[ic] * f_px[ic];
-                                }
-                            }
-                        }
-                        out_px[out_c] = bias_and_clamp_f32(p, total, bias, out_c);
+                    } else {
+                        out_px[out_c] = bias_and_clamp_f32(
+                            p, conv_f32_sum(p, input, filter, b, &wy, &wx, out_c, group_first_c), bias, out_c);
                         ++out_c;
                     }
                 }
