@@ -307,6 +307,46 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     for path in (args.json, args.out, getattr(args, "tflm_plan", None), getattr(args, "report", None)):
         if path:
             check_replaceable_file(Path(path))
+    _check_distinct_paths(args)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths `a` and `b` name one file: the same path once symlinks
+    and `..` are resolved, or one file under two names (a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_distinct_paths(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read or written, an output file that is an
+    input (the model, the interval file) or another output, or that lies
+    inside -o OUTDIR (replacing OUTDIR would take it away)."""
+    outputs = [
+        (flag, path)
+        for flag, path in (
+            ("--json", args.json),
+            ("--out", args.out),
+            ("--tflm-plan", getattr(args, "tflm_plan", None)),
+            ("--report", getattr(args, "report", None)),
+        )
+        if path
+    ]
+    inputs = [("the model", m) for m in args.model] + ([("--intervals", args.intervals)] if args.intervals else [])
+    for index, (flag, path) in enumerate(outputs):
+        for what, source in inputs:
+            if _same_file(path, source):
+                raise InputError(f"{flag} {path} is {what} {source}: writing it would replace the input")
+        for other_flag, other in outputs[:index]:
+            if _same_file(path, other):
+                raise InputError(f"{other_flag} and {flag} name one file ({path}): give each its own path")
+        if args.output:
+            outdir = os.path.realpath(args.output)
+            if os.path.commonpath([outdir, os.path.realpath(path)]) == outdir:
+                raise InputError(f"{flag} {path} is inside OUTDIR {args.output}, which -o replaces: write it elsewhere")
 
 
 def _kind_of(mode: int) -> str:

@@ -38,6 +38,7 @@ from .c_literals import (
 )
 from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, operator_name
+from .shown import shown
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable, lower
 from .lowering.traits import op_traits
@@ -212,7 +213,9 @@ def _tensor_c_type(tensor: Tensor) -> str:
     try:
         return DTYPE_C_TYPE[tensor.dtype]
     except KeyError:
-        raise UnsupportedModel(f"unsupported tensor type: {tensor.dtype} (tensor {tensor.index} '{tensor.name}')")
+        raise UnsupportedModel(
+            f"unsupported tensor type: {tensor.dtype} (tensor {tensor.index} '{shown(tensor.name)}')"
+        )
 
 
 def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
@@ -283,9 +286,9 @@ class _Builder:
             return KernelArg("variable", c_type, False, inner=offset)
         if tensor.is_constant:
             if writes:
-                raise UnsupportedModel(f"operator writes constant tensor {t} '{tensor.name}'")
+                raise UnsupportedModel(f"operator writes constant tensor {t} '{shown(tensor.name)}'")
             return KernelArg("constant", c_type, True, symbol=self.constant(tensor).symbol)
-        raise UnsupportedModel(f"tensor {t} '{tensor.name}' has no data and no place in the arena")
+        raise UnsupportedModel(f"tensor {t} '{shown(tensor.name)}' has no data and no place in the arena")
 
     def _check_aligned(self, tensor: Tensor, c_type: str, region: str, address: int) -> None:
         """The arena and the state region are 16-byte aligned, so a pointer
@@ -583,7 +586,7 @@ class _Builder:
         for i, t in enumerate(tensors):
             tensor = self.graph.tensors[t]
             if t not in self.lifetimes.placements:
-                raise UnsupportedModel(f"graph input/output tensor {t} '{tensor.name}' is not an activation")
+                raise UnsupportedModel(f"graph input/output tensor {t} '{shown(tensor.name)}' is not an activation")
             q = tensor.quantization
             slot, inner = self.tensor_slot(t)
             infos.append(

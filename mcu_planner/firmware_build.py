@@ -415,7 +415,17 @@ def write_firmware_files(
     }
     for path, template in outputs.items():
         path.write_text(env.get_template(template).render(**context))
-    write_manifest(outdir, [BOARD_DIR_NAME, "Makefile", *BUILD_PRODUCTS])
+    board_files = [f"{BOARD_DIR_NAME}/{Path(rel).name}" for rel in copied] + [
+        f"{BOARD_DIR_NAME}/{path.name}" for path in outputs if path.parent == board_out
+    ]
+    objects = _object_files(("build", "build-profile"), model_sources + harness_sources)
+    write_manifest(outdir, [BOARD_DIR_NAME, "Makefile", *BUILD_PRODUCTS], files=board_files + objects)
+
+
+def _object_files(build_dirs, sources) -> list[str]:
+    """What make writes in each build directory for `sources` (OUTDIR-relative
+    .c paths): an object and gcc's -MMD dependency file per source."""
+    return [f"{d}/{source[:-2]}{suffix}" for d in build_dirs for source in sources for suffix in (".o", ".d")]
 
 
 _RAM_OVERFLOW = re.compile(r"region `RAM' overflowed by (\d+) bytes?")
@@ -612,7 +622,9 @@ def build_library(
     (outdir / "Makefile").write_text(env.get_template("library.mk.j2").render(**context))
     (outdir / f"{model.name}_sections.ld").write_text(env.get_template("sections.ld.j2").render(**context))
     library = f"lib{model.name}.a"
-    write_manifest(outdir, ["Makefile", f"{model.name}_sections.ld", "build", library])
+    write_manifest(
+        outdir, ["Makefile", f"{model.name}_sections.ld", "build", library], files=_object_files(("build",), sources)
+    )
     report = LibraryReport(outdir, core, model.name)
     if not run_make:
         return report

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .shown import shown
+
 # Bits per element; int4 is packed two to a byte, as TFLite stores it.
 DTYPE_BITS = {
     "bool": 8,
@@ -122,10 +124,7 @@ MAX_CUSTOM_CODE_CHARS = 60
 def operator_name(op: Operator) -> str:
     if op.opcode != "CUSTOM":
         return op.opcode
-    code = op.custom_code or ""
-    if len(code) > MAX_CUSTOM_CODE_CHARS:
-        code = code[: MAX_CUSTOM_CODE_CHARS - 3] + "..."
-    return f"CUSTOM({code})"
+    return f"CUSTOM({shown(op.custom_code or '', MAX_CUSTOM_CODE_CHARS)})"
 
 
 def operator_dtype_key(op: Operator, tensors: tuple[Tensor, ...] | list[Tensor]) -> str:

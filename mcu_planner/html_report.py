@@ -153,9 +153,19 @@ def _live(plan: dict[str, Any], layers: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
+# Characters a string in the embedded JSON must not carry raw: "<" and ">"
+# could end the <script> element or open a comment ("<!--" changes how the
+# HTML parser finds "</script>"), "&" keeps the text free of references, and
+# U+2028/U+2029 end a line in older JavaScript.  JSON's \uXXXX escapes keep
+# the value the same.
+_SCRIPT_UNSAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
 def _script_json(value: dict[str, Any]) -> str:
-    """JSON safe inside <script>: no "</" can close the element early."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+    """JSON safe inside <script>: no tensor name can end the element or open a
+    script context (see _SCRIPT_UNSAFE)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return text.translate(_SCRIPT_UNSAFE)
 
 
 def render_report(plan: dict[str, Any], model_name: str, flash_line: str, scratch_of: dict[int, int]) -> bytes:

@@ -36,6 +36,9 @@ class ModelInterface:
 # mcu-plan replaces an existing OUTDIR only when everything in it is its own:
 # this file in OUTDIR lists what it wrote (and, in a firmware OUTDIR, what the
 # Makefile makes), so that `-o .` on a user's project refuses instead of deleting it.
+# "entries" are the top-level names; "files" every file inside the owned
+# directories (board/, build/, ...), so that a file a user put in one of them
+# stops a replacement too.
 MANIFEST_NAME = ".mcu-plan-output"
 
 
@@ -45,14 +48,25 @@ def _plain_name(file_name: str) -> str:
     return file_name
 
 
-def write_manifest(directory: Path, entries, interface: ModelInterface | None = None) -> None:
-    """Record `entries` (top-level names in `directory`, added to any it
-    already lists) as mcu-plan's own, with the model's interface if given."""
+def _relative_path(path: str) -> str:
+    parts = path.split("/")
+    for part in parts:
+        _plain_name(part)
+    return path
+
+
+def write_manifest(directory: Path, entries, interface: ModelInterface | None = None, files=()) -> None:
+    """Record `entries` (top-level names in `directory`) and `files` (paths
+    inside those that are directories, "board/linker.ld"), added to any it
+    already lists, as mcu-plan's own, with the model's interface if given."""
     directory = Path(directory)
     previous = read_manifest(directory)
     owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries}
     owned.discard(MANIFEST_NAME)
-    record = {"written_by": "mcu-plan", "entries": sorted(owned)}
+    owned_files = set(previous.get("files", ())) | {_relative_path(f) for f in files}
+    record: dict = {"written_by": "mcu-plan", "entries": sorted(owned)}
+    if owned_files:
+        record["files"] = sorted(owned_files)
     if interface is not None:
         record["model"] = asdict(interface)
         if not interface.region_sections:  # the manifest of a one-arena model stays as it was
@@ -70,6 +84,8 @@ def read_manifest(directory: Path) -> dict:
     except (OSError, ValueError):
         return {}
     if not isinstance(record, dict) or not isinstance(record.get("entries"), list):
+        return {}
+    if not isinstance(record.get("files", []), list):
         return {}
     return record
 
@@ -108,13 +124,35 @@ def check_output_dir(outdir: str | os.PathLike) -> None:
     present = sorted(p.name for p in outdir.iterdir())
     if not present:
         return
-    owned = set(read_manifest(outdir).get("entries", ())) | {MANIFEST_NAME}
+    manifest = read_manifest(outdir)
+    owned = set(manifest.get("entries", ())) | {MANIFEST_NAME}
     foreign = [entry for entry in present if entry not in owned]
+    if not foreign:
+        owned_files = {f for f in manifest.get("files", ()) if isinstance(f, str)}
+        for entry in present:
+            foreign += _foreign_inside(outdir, entry, owned_files)
     if foreign:
         raise InputError(
             f"OUTDIR {outdir} contains files mcu-plan did not write (e.g. {foreign[0]}); "
             "choose a new or empty directory"
         )
+
+
+def _foreign_inside(outdir: Path, entry: str, owned_files: set[str]) -> list[str]:
+    """The first path under the directory OUTDIR/`entry` (none when it is not
+    a directory) that the manifest does not list."""
+    top = outdir / entry
+    if top.is_symlink() or not top.is_dir():
+        return []
+    for root, dirs, names in os.walk(top):
+        base = Path(root).relative_to(outdir).as_posix()
+        # A symlink to a directory is a user's entry too (os.walk lists it
+        # among `dirs` but does not enter it).
+        linked = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        for name in sorted(names + linked):
+            if f"{base}/{name}" not in owned_files:
+                return [f"{base}/{name}"]
+    return []
 
 
 def make_parents(path: str | os.PathLike) -> list[Path]:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .graph import Tensor
+from .shown import shown
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -112,7 +113,7 @@ def activation_range_quantized(activation: str, output: Tensor) -> tuple[int, in
     qmin, qmax = INT_RANGES[output.dtype]
     q = output.quantization
     if q is None or len(q.scales) != 1:
-        raise UnsupportedQuantization(f"output tensor {output.name!r} needs one quantization scale")
+        raise UnsupportedQuantization(f"output tensor '{shown(output.name)}' needs one quantization scale")
     scale = np.float32(q.scales[0])
     zero_point = q.zero_points[0]
 

@@ -14,6 +14,7 @@ from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
 from .regions import RegionPlans
 from .scratch import scratch_op
+from .shown import shown
 from .sizes import format_bytes
 
 MAP_WIDTH = 64
@@ -21,7 +22,7 @@ MAP_WIDTH = 64
 
 def _tensor_line(t: Tensor) -> str:
     shape = ",".join(str(d) for d in t.shape)
-    text = f"#{t.index} {t.name}: {t.dtype}[{shape}]"
+    text = f"#{t.index} {shown(t.name)}: {t.dtype}[{shape}]"
     q = t.quantization
     if q and q.scales:
         if q.per_channel:
@@ -218,7 +219,7 @@ def _describe_peak(graph: Graph, lifetimes: Lifetimes, peak: LiveSet, most: int 
 
 
 def _tensor_name(t: Tensor) -> str:
-    return t.name or "(unnamed)"
+    return shown(t.name) if t.name else "(unnamed)"
 
 
 def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, regions: RegionPlans | None = None) -> list[str]:

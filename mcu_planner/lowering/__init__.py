@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from ..graph import Graph, Operator
+from ..graph import Graph, Operator, operator_name
 from ..quant import InvalidRescale, UnsupportedQuantization
 from ..registry import Registry, package_modules
 
@@ -121,7 +121,7 @@ def lower(op: Operator, graph: Graph) -> KernelCall:
     """KernelCall for `op`, or NotLowerable naming what is missing."""
     fn = load_all().get(op.opcode)
     if fn is None:
-        raise NotLowerable(op.opcode if op.opcode != "CUSTOM" else f"CUSTOM({op.custom_code})")
+        raise NotLowerable(operator_name(op))
     try:
         return fn(op, graph)
     except UnsupportedQuantization as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
+from ..shown import shown
 from . import KernelCall, NotLowerable, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, scale, zero_point
 
@@ -51,7 +52,7 @@ def _operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
     inp, out = elementwise_operands(op, graph)
     for t in (inp, out):
         if t.quantization is not None and t.quantization.per_channel:
-            raise NotLowerable(f"{op.opcode} with per-channel quantized tensor {t.name!r}")
+            raise NotLowerable(f"{op.opcode} with per-channel quantized tensor '{shown(t.name)}'")
     return inp, out
 
 
