@@ -428,6 +428,15 @@ class _StagedFile:
 def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
+    if args.output:
+        from .output_dir import OutputLock
+
+        with OutputLock(args.output):
+            return _run_plan_checked(args)
+    return _run_plan_checked(args)
+
+
+def _run_plan_checked(args: argparse.Namespace) -> int:
     if args.stop_at_fit and (args.capacity if args.intervals else args.ram or args.region) is None:
         raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
     if args.intervals:

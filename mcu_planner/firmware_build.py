@@ -32,6 +32,7 @@ from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
 from .pipeline import ram_needed
 from .resources import firmware_dir, templates_dir
+from .shown import shown
 
 DEFAULT_BOARD = "mps2-an386"
 # Above every shared model's measured high-water mark (harness and invoke
@@ -180,6 +181,9 @@ def load_board(name: str) -> Board:
             f"({', '.join(CORES)}), or PATH/board.json"
         )
     facts = json.loads(path.read_text())
+    problems = _board_string_problems(facts)
+    if problems:  # a bundled board is held to the same rules as any other
+        raise InputError(f"board {path}: " + "; ".join(problems))
     return Board(
         name=name,
         description=facts["description"],
@@ -225,6 +229,40 @@ def _region_problems(where: str, entry) -> list[str]:
     return problems
 
 
+# A board file is trusted input (its cpu_flags go to the compiler as given),
+# but every string in it is pasted into the generated Makefile, linker script
+# and C comments: each must match its pattern, so that none can carry make or
+# shell syntax ($(...), backquotes, ;, |, quotes, a newline, a comment's end).
+_BOARD_STRINGS = {
+    "description": (re.compile(r"[A-Za-z0-9 _.,:;+()/%=@-]{0,200}"), "letters, digits, spaces and _.,:;+()/%=@-"),
+    "qemu_machine": (re.compile(r"[A-Za-z0-9][A-Za-z0-9_.,=-]{0,63}"), "a QEMU machine name such as mps2-an386"),
+}
+_CPU_FLAG = re.compile(r"-[A-Za-z0-9][A-Za-z0-9_.,=+:/-]{0,127}")
+# What a board's name (its directory's) keeps; other characters become '_'.
+_BOARD_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+
+
+def _board_string_problems(facts: dict) -> list[str]:
+    problems = []
+    for key, (pattern, allowed) in _BOARD_STRINGS.items():
+        value = facts.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append(f"{key}: must be a string")
+        elif not pattern.fullmatch(value):
+            problems.append(f"{key}: {shown(value)!r} holds characters a board string may not ({allowed})")
+    flags = facts.get("cpu_flags")
+    if isinstance(flags, list):
+        for flag in flags:
+            if isinstance(flag, str) and not _CPU_FLAG.fullmatch(flag):
+                problems.append(
+                    f"cpu_flags: {shown(flag)!r} is not one compiler option (a '-', then letters, digits and "
+                    "_.,=+:/-; no spaces, quotes or shell and make characters)"
+                )
+    return problems
+
+
 def _board_from_file(path: Path) -> Board:
     """A board.json outside the checkout: "core" (one of CORES) with an
     optional "fpu", or explicit "cpu_flags"; "code", optional "const", "ram"
@@ -265,9 +303,7 @@ def _board_from_file(path: Path) -> Board:
         startup = (path.parent / str(facts["startup"])).resolve()
         if not startup.is_file():
             problems.append(f"startup: {startup} is not a file")
-    for key, kind in (("qemu_machine", str), ("description", str)):
-        if key in facts and not isinstance(facts[key], kind):
-            problems.append(f"{key}: must be a string")
+    problems += _board_string_problems(facts)
     hz = facts.get("systick_hz", DEFAULT_SYSTICK_HZ)
     if not isinstance(hz, int) or isinstance(hz, bool) or hz <= 0:
         problems.append("systick_hz: must be a positive whole number")
@@ -275,8 +311,8 @@ def _board_from_file(path: Path) -> Board:
         raise InputError(f"board {path}: {len(problems)} problem(s)\n" + "\n".join(f"  {p}" for p in problems))
     cpu_flags = tuple(flags) if flags is not None else core_flags(core, facts.get("fpu", True))
     return Board(
-        name=path.parent.name or path.stem,
-        description=facts.get("description", f"board described by {path}"),
+        name=_BOARD_NAME_UNSAFE.sub("_", path.parent.name or path.stem),
+        description=facts.get("description", "a board described by its board.json"),
         qemu_machine=facts.get("qemu_machine"),
         systick_hz=hz,
         cpu_flags=cpu_flags,

@@ -244,3 +244,68 @@ def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
         remove_created(created)
         raise
     return outdir
+
+
+class OutputLock:
+    """An exclusive lock on writing OUTDIR, held for a whole run: a second
+    mcu-plan run given the same OUTDIR meanwhile is refused (exit 2) instead
+    of silently replacing the first one's output.
+
+    The lock is flock(2) on `.NAME.mcu-plan-lock` beside OUTDIR (OUTDIR
+    itself is replaced by a rename, so it cannot hold a lock); missing parent
+    directories are created first, so that every run locks the same file,
+    and removed again by release() when the run failed."""
+
+    def __init__(self, outdir: str | os.PathLike):
+        import fcntl
+
+        outdir = Path(os.path.abspath(outdir))
+        self.created = make_parents(outdir)
+        self.path = outdir.parent / f".{outdir.name}.mcu-plan-lock"
+        self.fd: int | None = None
+        try:
+            while self.fd is None:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    raise InputError(
+                        f"another mcu-plan run is writing OUTDIR {outdir} (lock {self.path}); "
+                        "wait for it to finish or choose another directory"
+                    ) from None
+                # The run that held it may have removed the file meanwhile:
+                # a lock on a removed file guards nothing, so try again.
+                try:
+                    same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    self.fd = fd
+                else:
+                    os.close(fd)
+        except OSError as exc:
+            remove_created(self.created)
+            raise InputError(f"cannot lock OUTDIR {outdir}: {exc.strerror or exc}") from None
+        except BaseException:
+            remove_created(self.created)
+            raise
+
+    def release(self, succeeded: bool) -> None:
+        if self.fd is None:
+            return
+        try:
+            self.path.unlink()  # while still held: a waiting run then locks a new file
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+        if not succeeded:
+            remove_created(self.created)
+
+    def __enter__(self) -> "OutputLock":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.release(succeeded=exc_type is None)
+        return False

@@ -153,3 +153,75 @@ def test_class5_regeneration_keeps_user_files_in_owned_subfolders(tmp_path, user
     (outdir / user_file).unlink()
     write_output(files, outdir)  # without it: replaced
     assert not (outdir / "board").exists()
+
+
+# ---------------------------------------------------------------- class 1
+
+GOOD_BOARD = {
+    "core": "cortex-m4",
+    "code": {"name": "FLASH", "origin": 0, "length": "0x100000"},
+    "ram": [{"name": "SRAM", "origin": "0x20000000", "length": 262144}],
+}
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("description", "$(shell touch PWNED)"),
+        ("description", "ok\n$(shell touch PWNED)"),
+        ("description", "ends in a backslash \\"),
+        ("description", "closes */ a comment"),
+        ("qemu_machine", "mps2-an386 $(shell touch PWNED)"),
+        ("qemu_machine", "`touch PWNED`"),
+        ("cpu_flags", ["-mcpu=cortex-m4", "-mthumb;touch PWNED"]),
+        ("cpu_flags", ["-mcpu=cortex-m4", "$(shell touch PWNED)"]),
+        ("cpu_flags", ["-mcpu=cortex-m4 -DX=1"]),
+    ],
+)
+def test_class1_board_strings_are_data_never_make_or_shell_code(tmp_path, capsys, field, value):
+    board = dict(GOOD_BOARD, **{field: value})
+    if field == "cpu_flags":
+        del board["core"]
+    path = tmp_path / "b" / "board.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(board))
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model())
+    code, _, err = run(capsys, model, "--ram", "64K", "-o", tmp_path / "out", "--board", path)
+    assert code == 2 and f"{field}:" in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists() and not list(tmp_path.rglob("PWNED"))
+
+
+def test_class1_a_board_directory_name_reaches_the_makefile_as_a_plain_word(tmp_path):
+    path = tmp_path / "$(shell touch PWNED)" / "board.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(GOOD_BOARD))
+    graph = read_model(relu_model())
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    files = generate(graph, lifetimes, run_planner(lifetimes.problem, "greedy"), name="net")
+    outdir = write_output(files, tmp_path / "out")
+    build_firmware(outdir, model=files.interface, board=str(path), ram_bytes=64 * 1024, run_make=False)
+    for generated in (outdir / "Makefile", outdir / "board" / "linker.ld"):
+        text = generated.read_text()
+        assert "$(shell" not in text and "_shell_touch_PWNED_" in text
+
+
+# ---------------------------------------------------------------- class 6
+
+
+def test_class6_a_second_run_on_one_outdir_is_refused_while_the_first_writes(tmp_path, capsys):
+    from mcu_planner.output_dir import OutputLock
+
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model())
+    outdir = tmp_path / "new" / "out"
+    with OutputLock(outdir):  # a first run, still writing
+        code, _, err = run(capsys, model, "-o", outdir)
+        assert code == 2 and "another mcu-plan run is writing OUTDIR" in one_error_line(err)
+        assert not outdir.exists()
+    code, out, err = run(capsys, model, "-o", outdir)
+    assert code == 0 and (outdir / "m.h").is_file(), err
+    assert sorted(p.name for p in outdir.parent.iterdir()) == ["out"]  # the lock is gone with the run
+    # A failed run leaves neither its lock nor the directories it made.
+    code, _, _ = run(capsys, model, "--ram", "8", "-o", tmp_path / "other" / "out")
+    assert code == 3 and sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite", "new"]
