@@ -23,6 +23,42 @@ def c_identifier(stem: str) -> str:
     return ident
 
 
+# The generated code's C prefix: long enough for any sensible model name,
+# short enough that every file and symbol made from it stays far below the
+# file system's 255-byte names (NAME_sections.ld, a check's work directory).
+MAX_PREFIX_CHARS = 64
+# The C runtime's own symbols (mcu_depthwise_conv_2d_s8, ...): a model prefix
+# starting so could define one of them.
+RUNTIME_PREFIX = "mcu_"
+
+
+def c_prefix(stem: str) -> str:
+    """A model file stem as the generated code's C prefix: c_identifier's,
+    with `m_` before a name in the runtime's `mcu_` namespace, cut to
+    MAX_PREFIX_CHARS."""
+    ident = c_identifier(stem)
+    if ident.startswith(RUNTIME_PREFIX):
+        ident = "m_" + ident
+    return ident[:MAX_PREFIX_CHARS]
+
+
+PREFIX_RULE = (
+    f"lowercase letters, digits and '_' (others become '_'; a leading digit or '_' gets 'm_'), "
+    f"at most {MAX_PREFIX_CHARS} characters, not starting with {RUNTIME_PREFIX} (the runtime's)"
+)
+
+
+def checked_prefix(name: str) -> str:
+    """`--name` as the C prefix: InputError when too long or in the runtime's
+    namespace; otherwise c_identifier's spelling of it."""
+    if len(name) > MAX_PREFIX_CHARS:
+        raise InputError(f"--name is {len(name)} characters; a C prefix has at most {MAX_PREFIX_CHARS}")
+    ident = c_identifier(name)
+    if ident.startswith(RUNTIME_PREFIX):
+        raise InputError(f"--name {name!r}: the prefix {RUNTIME_PREFIX} is reserved for the runtime's symbols")
+    return ident
+
+
 # What GNU as, ld and linker scripts take as a section name unquoted.
 _SECTION_NAME = re.compile(r"[.A-Za-z_][.A-Za-z0-9_$]*")
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
-from .c_literals import c_identifier
+from .c_literals import c_prefix
 
 from .output_dir import read_interface, write_output
 
@@ -143,7 +143,13 @@ def resolve_target(name: str) -> Target:
     if is_board_file(name):
         from .qemu import QemuTarget
 
-        return QemuTarget(name)
+        target = QemuTarget(name)
+        if target.board.qemu_machine is None:
+            raise InputError(
+                f"board {name} names no qemu_machine: its firmware builds (mcu-plan -o OUTDIR --board) "
+                "but check cannot run it"
+            )
+        return target
     raise InputError(f"unknown target {name!r} (known: {', '.join(sorted(targets))}, or PATH/board.json)")
 
 
@@ -587,7 +593,7 @@ def check_model(
     if inputs < 1:
         raise InputError("--inputs must be at least 1")
     model_bytes, stem = _load(model)
-    name = c_identifier(stem)
+    name = c_prefix(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
     from .firmware_build import DEFAULT_STACK_BYTES
 
@@ -662,7 +668,7 @@ def check_models(
 
     resolve_target(target)
     loaded = [_load(model) for model in models]
-    names = [c_identifier(stem) for _, stem in loaded]
+    names = [c_prefix(stem) for _, stem in loaded]
     if len(set(names)) < len(names):
         raise InputError("two models would get the same C prefix: give them different file names")
     options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import stat
@@ -16,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .c_literals import PREFIX_RULE
 from .errors import DoesNotFit, InputError, McuPlanError
 from .sizes import format_bytes, parse_size
 
@@ -51,6 +53,30 @@ def _region(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _time_limit(text: str) -> float:
+    """--time-limit: a finite number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, zero or more, not {text}")
+    return value
+
+
+# The largest --align: beyond any MPU region or cache line a core needs, and
+# far below what GCC's aligned attribute accepts (2**28 on ELF targets).
+MAX_ALIGN = 2**16
+
+
+def _alignment(text: str) -> int:
+    """--align: a power of two from 1 to MAX_ALIGN."""
+    value = _positive_int(text)
+    if value & (value - 1) or value > MAX_ALIGN:
+        raise argparse.ArgumentTypeError(f"must be a power of two from 1 to {MAX_ALIGN}, not {text}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -78,13 +104,13 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
     _add_region_argument(p)
     p.add_argument(
-        "--align", type=_positive_int, default=16, help="alignment of the arena and its buffers in bytes (default 16)"
+        "--align", type=_alignment, default=16, help="alignment of the arena and its buffers in bytes (default 16)"
     )
     p.add_argument("--planner", default="auto", help="planner name, or 'all' to compare them (default auto)")
     p.add_argument(
         "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
     )
-    p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument("--time-limit", type=_time_limit, default=10.0, help="seconds for the exact planner (default 10)")
     p.add_argument(
         "--order",
         choices=("model", "auto", "memory"),
@@ -106,7 +132,7 @@ def _plan_parser() -> argparse.ArgumentParser:
         help="write a copy of the model whose OfflineMemoryAllocation metadata holds our plan (for TFLM)",
     )
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write C sources for the model here")
-    p.add_argument("--name", help="C prefix (default: model file stem)")
+    p.add_argument("--name", help=f"C prefix (default: the model file's stem): {PREFIX_RULE}")
     p.add_argument("--arena-section", metavar="SECTION", type=_section_name, help="linker section for the arena")
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
     p.add_argument(
@@ -294,11 +320,14 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         if getattr(args, flag) and not args.output:
             raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
     if args.output:
-        from .c_literals import c_identifier
+        from .c_literals import checked_prefix
         from .output_dir import check_output_dir
 
-        if args.name is not None and args.name != c_identifier(args.name):
-            raise InputError(f"--name {args.name!r} is not usable as the C prefix (try {c_identifier(args.name)!r})")
+        if args.name is not None:
+            prefix = checked_prefix(args.name)
+            if prefix != args.name:
+                print(f"note: --name {args.name!r} becomes the C prefix {prefix!r} (the rule: see --help)")
+            args.name = prefix
         check_output_dir(Path(args.output))
     if args.board and not core_only:
         from .firmware_build import load_board
@@ -544,11 +573,11 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
 
 def _model_names(paths: list[str]) -> list[str]:
     """Each model's C prefix (its file stem); two models with one prefix: InputError."""
-    from .c_literals import c_identifier
+    from .c_literals import c_prefix
 
     names: dict[str, str] = {}
     for path in paths:
-        name = c_identifier(Path(path).stem)
+        name = c_prefix(Path(path).stem)
         if name in names:
             raise InputError(
                 f"{names[name]} and {path} would both get the C prefix {name!r}: copy one under another file name"
@@ -669,9 +698,9 @@ def _stage_tflm_plan(args: argparse.Namespace, options) -> _StagedFile:
 
 
 def _model_name(args: argparse.Namespace) -> str:
-    from .c_literals import c_identifier
+    from .c_literals import c_prefix
 
-    return str(args.name or c_identifier(Path(args.model).stem))
+    return str(args.name or c_prefix(Path(args.model).stem))
 
 
 def _generate_and_measure(args: argparse.Namespace, planned):

@@ -26,10 +26,12 @@ import numpy as np
 
 from . import __version__
 from .c_literals import (
+    PREFIX_RULE,
     VALUES_PER_LINE,
     c_comment,
     c_float,
     c_identifier,
+    c_prefix,
     c_string,
     element_bytes,
     format_values,
@@ -257,6 +259,9 @@ class _Builder:
         self.name = name
         self.constants: dict[int, CArrayDef] = {}
         self.variables: dict[int, VariableDef] = {}
+        # Steps whose overlap bounds hold as compiled (ops() fills it): those
+        # whose kernels walk in raster order, and a patched stage's.
+        self.raster_steps: set[int] = set()
         buffers = sorted(lifetimes.problem.buffers, key=lambda b: b.id)
         self.slot_of = {b.id: i for i, b in enumerate(buffers)}
         self.buffers = buffers
@@ -360,6 +365,7 @@ class _Builder:
         overlapping = self._overlapping_steps()
         stage = graph.patch_stage
         staged = set(stage.ops) if stage is not None else set()
+        self.raster_steps = overlapping | staged
         loop: StageLoop | None = None
         result = []
         for position, op in enumerate(graph.operators):
@@ -616,12 +622,17 @@ def _in_place_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, 
     return table
 
 
-def _overlap_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, int, int]]:
+def _overlap_table(lifetimes, slot_of: dict[int, int], raster_steps: set[int]) -> list[tuple[int, int, int, int]]:
     """(op, output slot, input slot, max offset): the op may write its output
-    over that input when the output starts at most max offset bytes after it."""
+    over that input when the output starts at most max offset bytes after it.
+    A bound only the slower raster walk keeps (Overlap.slower) is listed only
+    at the steps compiled with that walk (`raster_steps`, raster_walk = 1):
+    the fast walk allows no overlap, so the check build must allow none."""
     table = []
     for step_index, step in enumerate(lifetimes.problem.steps):
         for o in step.overlaps:
+            if o.slower and step_index not in raster_steps:
+                continue
             table.append((step_index, slot_of[o.output], slot_of[o.input], o.max_offset))
     return table
 
@@ -769,6 +780,11 @@ class GeneratedSources(dict):
         self.interface = interface
 
 
+# The largest array C may declare on a 32-bit core (PTRDIFF_MAX): the arena,
+# and with it the variables, must stay below it or the C does not compile.
+MAX_ARENA_BYTES = 2**31 - 1
+
+
 def generate(
     graph: Graph,
     lifetimes,
@@ -789,6 +805,8 @@ def generate(
     space.  `arena_alignment` above 16 aligns the arena array(s) to it."""
     if name != c_identifier(name):
         raise InputError(f"model name {name!r} is not a C identifier (try {c_identifier(name)!r})")
+    if name != c_prefix(name):
+        raise InputError(f"model name {name!r} is not usable as the C prefix ({PREFIX_RULE})")
     if arena_section is not None:
         validate_section_name(arena_section)
     if regions is not None and len(regions.regions) == 1:
@@ -812,6 +830,11 @@ def generate(
     else:
         region_context = _region_context(name, regions, slots, inputs)
         arena_size = sum(region["size"] for region in region_context)
+    if arena_size + lifetimes.variable_bytes > MAX_ARENA_BYTES:
+        raise InputError(
+            f"the arena and variables need {arena_size + lifetimes.variable_bytes:,} B: generated C declares "
+            f"arrays of at most {MAX_ARENA_BYTES:,} B (a 32-bit core's largest object)"
+        )
 
     stems: list[str] = []
     for code in ops:
@@ -851,14 +874,15 @@ def generate(
         state_bytes=lifetimes.variable_bytes if builder.variables else 0,
         ops=ops,
         slots=slots,
-        slot_names=[c_string(f"{s.buffer}:{graph.tensors[s.buffer].name}") for s in slots],
+        # Cut: a literal past 4,095 bytes breaks the strict build (-Woverlength-strings).
+        slot_names=[c_string(f"{s.buffer}:{shown(graph.tensors[s.buffer].name)}") for s in slots],
         buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
         op_macs=[op_macs(graph, op) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
-        overlaps=_overlap_table(lifetimes, builder.slot_of),
+        overlaps=_overlap_table(lifetimes, builder.slot_of, builder.raster_steps),
         num_releases=len(releases),
         inputs=inputs,
         outputs=outputs,

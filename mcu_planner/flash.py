@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .c_flags import C_STANDARD, FLOAT_FLAGS
 from .c_literals import element_bytes
+from .errors import InputError, McuPlanError
 from .graph import Graph
 from .lowering import CArray, KernelCall
 from .sizes import format_bytes
@@ -90,11 +91,15 @@ def _entry_points(name: str) -> list[str]:
     return [f"{name}_{f}" for f in ("invoke", "reset", "input", "output", "input_bytes", "output_bytes")]
 
 
+class CompileFailed(RuntimeError):
+    """The compiler ran and refused the generated C: never a note, always an error."""
+
+
 def _run(command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_SECONDS)
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
-        raise RuntimeError(lines[0] if lines else f"exit status {done.returncode}")
+        raise CompileFailed(lines[0] if lines else f"exit status {done.returncode}")
 
 
 def _link(compiler: str, cpu_flags: tuple[str, ...], sources: Path, name: str, cross: bool) -> Path:
@@ -152,8 +157,6 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
     when arm-none-eabi-gcc is installed, else estimated (see the module)."""
     from .firmware_build import cpu_flags_for
 
-    from .errors import InputError
-
     try:
         cpu_flags = cpu_flags_for(board or DEFAULT_BOARD)
     except InputError as exc:
@@ -183,6 +186,13 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
                 nm, size = "nm", "size"
             measured_weights, measured_tables, _ = _symbol_sizes(nm, elf)  # type: ignore[arg-type]
             total = _flash_of(size, elf)  # type: ignore[arg-type]
+        except CompileFailed as exc:
+            # -o must not report success over C that does not compile.  With a
+            # board file's own cpu_flags the flags are as likely the cause.
+            from .firmware_build import is_board_file
+
+            error = InputError if board and is_board_file(board) else McuPlanError
+            raise error(f"the generated C does not compile for {board or DEFAULT_BOARD}: {exc}") from None
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             return FlashReport(weights, tables, None, f"code not measured: {exc}")
     return FlashReport(measured_weights, measured_tables, total - measured_weights - measured_tables, how)

@@ -18,6 +18,9 @@ from .errors import InputError
 from .problem import Buffer
 
 REQUIRED_COLUMNS = ("id", "lower", "upper", "size")
+# The planners' native solver keeps sizes, offsets and steps in 64-bit
+# integers with room for sums: each value of a row stays within 2**48.
+MAX_INTERVAL_VALUE = 2**48
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ def read_intervals(path: str | Path) -> list[Buffer]:
             raise InputError(f"{where}: lifetime [{lower}, {upper}) must satisfy 0 <= lower < upper")
         if size < 0:
             raise InputError(f"{where}: negative size {size}")
+        if max(upper, size) > MAX_INTERVAL_VALUE:
+            raise InputError(f"{where}: sizes and steps above 2**48 ({MAX_INTERVAL_VALUE:,}) are not supported")
         rows.append((label, lower, upper, size))
 
     labels = [row[0] for row in rows]

@@ -264,12 +264,14 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     forced = forced_grid(options.patches)
     graph = model.graph
     candidates = []
+    stage_sizes = []
     for ops in candidate_stages(graph):
         height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
+        stage_sizes.append((ops, height, width))
         if forced is None:
             cuts = [(rows, 0) for rows in strip_options(graph, ops)] + grid_options(graph, ops)
-        elif height < forced[0] or width < forced[1]:
-            continue
+        elif forced[0] not in patch_counts(height) or (forced[1] > 1 and forced[1] not in patch_counts(width)):
+            continue  # patches are equal but the last: 7 asked of 16 rows would make 6
         else:
             cuts = [(-(-height // forced[0]), -(-width // forced[1]) if forced[1] > 1 else 0)]
         for rows, cols in cuts:
@@ -278,10 +280,7 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
             lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)
             candidates.append((sharing_lower_bound(lifetimes.problem), stage, patched, lifetimes))
     if not candidates and forced is not None:
-        raise InputError(
-            f"--patches {options.patches}: no run of spatial ops here has {forced[0]} output rows "
-            f"and {forced[1]} columns to cut into patches"
-        )
+        raise InputError(f"--patches {options.patches}: {_grids_possible(stage_sizes, forced)}")
     if not candidates:
         return whole
     fitting = options.patches == "default"
@@ -328,6 +327,29 @@ def _each_stage_in_turn(candidates: list, most: int = PATCH_PLANS_TRIED) -> list
             if queue and len(turns) < most:
                 turns.append(queue.pop(0))
     return turns
+
+
+def patch_counts(size: int) -> list[int]:
+    """How many patches `size` output rows (or columns) can be cut into, all
+    of one size but the last: 16 rows make 1, 2, 3, 4, 6, 8 or 16 (7 would
+    take patches of 3 rows, which make 6)."""
+    return sorted({-(-size // -(-size // n)) for n in range(1, size + 1)})
+
+
+def _grids_possible(stage_sizes, forced: tuple[int, int]) -> str:
+    """Why no stage takes the grid `forced`, with what each stage does take."""
+    if not stage_sizes:
+        return "the model has no run of spatial ops to cut into patches"
+    what = "rows x columns" if forced[1] > 1 else "rows (strips)"
+    most_rows = max(height for _, height, _ in stage_sizes)
+    most_cols = max(width for _, _, width in stage_sizes)
+    most = f"{most_rows}x{most_cols}" if forced[1] > 1 else f"{most_rows}x1"
+    ops, height, width = max(stage_sizes, key=lambda s: s[1] * s[2])
+    counts = ", ".join(map(str, patch_counts(height)[1:]))
+    return (
+        f"no run of spatial ops can be cut into exactly {forced[0]}x{forced[1]} patches ({what}; at most {most}); "
+        f"ops {ops[0]}-{ops[-1]} ({height}x{width} output pixels) take {counts} rows of patches"
+    )
 
 
 def forced_grid(patches: str) -> tuple[int, int] | None:

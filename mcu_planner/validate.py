@@ -116,7 +116,23 @@ def rule_dag_in_order(ctx: Context) -> None:
             ctx.fail("output-written", "graph output that no op writes", tensor=t)
 
 
-GRAPH_RULES: list[Callable[[Context], None]] = [rule_dag_in_order]
+def rule_inputs_once(ctx: Context) -> None:
+    """No tensor is listed twice as a graph input: the generated interface
+    would have two input slots for one buffer, and a caller filling both with
+    different data gets the last one only (as LiteRT does), so refuse it
+    rather than run on half its input."""
+    first: dict[int, int] = {}
+    for position, t in enumerate(ctx.graph.inputs):
+        if t in first:
+            ctx.fail(
+                "graph-input-once",
+                f"listed as graph inputs {first[t]} and {position}: give each input its own tensor",
+                tensor=t,
+            )
+        first[t] = position
+
+
+GRAPH_RULES: list[Callable[[Context], None]] = [rule_dag_in_order, rule_inputs_once]
 
 
 # ---------------------------------------------------------------- tensor rules

@@ -181,7 +181,7 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
         ([huge, "--ram", "1M"], "huge.tflite"),
         ([EXAMPLE, "--ram", "1M", "--json", tmp_path / "no" / "such" / "dir" / "p.json"], "cannot write"),
         ([EXAMPLE, "--board", "mps2-an386", "-o", tmp_path / "fw"], "--board needs --ram"),
-        ([EXAMPLE, "--ram", "1M", "-o", tmp_path / "c", "--name", "9lives"], "not usable as the C prefix"),
+        ([EXAMPLE, "--ram", "1M", "-o", tmp_path / "c", "--name", "mcu_net"], "reserved for the runtime"),
         ([EXAMPLE, "--ram", "lots"], "not a size"),
         ([EXAMPLE, "--planner", "magic"], "unknown planner"),
         ([], "no model"),

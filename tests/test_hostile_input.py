@@ -225,3 +225,201 @@ def test_class6_a_second_run_on_one_outdir_is_refused_while_the_first_writes(tmp
     # A failed run leaves neither its lock nor the directories it made.
     code, _, _ = run(capsys, model, "--ram", "8", "-o", tmp_path / "other" / "out")
     assert code == 3 and sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite", "new"]
+
+
+# ---------------------------------------------------------------- class 8
+
+
+def test_class8_bad_values_are_exit_2_with_one_line(tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model())
+    huge = tmp_path / "huge.csv"
+    huge.write_text(f"id,lower,upper,size\n0,0,2,{2**48 + 1}\n1,1,3,8\n")
+    far = tmp_path / "far.csv"
+    far.write_text(f"id,lower,upper,size\n0,0,{2**60},8\n")
+    no_qemu = tmp_path / "plain" / "board.json"
+    no_qemu.parent.mkdir()
+    no_qemu.write_text(json.dumps(GOOD_BOARD))
+    cases = [
+        ((model, "-o", tmp_path / "out", "--name", "n" * 300), "at most 64"),
+        (("--intervals", huge), "2**48"),
+        (("--intervals", far), "2**48"),
+        ((model, "--time-limit", "-5"), "--time-limit"),
+        ((model, "--time-limit", "nan"), "--time-limit"),
+        ((model, "--time-limit", "inf"), "--time-limit"),
+        (("check", model, "--target", no_qemu), "names no qemu_machine"),
+    ]
+    for args, words in cases:
+        code, out, err = run(capsys, *args)
+        assert code == 2 and words in one_error_line(err), (args, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["far.csv", "huge.csv", "m.tflite", "plain"]
+
+
+def test_class8_check_takes_a_legal_long_file_name(tmp_path, capsys):
+    """A 240-character stem (a legal file name) is cut to a 64-character prefix."""
+    model = tmp_path / ("n" * 240 + ".tflite")
+    model.write_bytes(relu_model())
+    code, out, err = run(capsys, "check", model, "--inputs", "1")
+    assert code == 0 and "bit-exact 1/1" in out, err
+
+
+# ---------------------------------------------------------------- class 9
+
+
+def test_class9_limits_the_c_cannot_hold_are_refused_before_compiling(tmp_path, capsys):
+    b = ModelBuilder()
+    x, y, z = (b.add_tensor((1, 1 << 30), "int8", (0.5, 0), name=n) for n in "xyz")
+    b.add_op("RELU", [x], [y])
+    b.add_op("RELU", [y], [z])
+    b.set_io([x], [z])
+    huge = tmp_path / "huge.tflite"
+    huge.write_bytes(b.build())  # 2 GiB of arena: no 32-bit array holds it
+    small = tmp_path / "m.tflite"
+    small.write_bytes(relu_model())
+    for args, words in (
+        ((huge, "--alias", "off", "-o", tmp_path / "out"), "2,147,483,647 B"),
+        ((small, "--align", str(2**29), "-o", tmp_path / "out"), "power of two from 1 to 65536"),
+        ((small, "--align", "3", "-o", tmp_path / "out"), "power of two"),
+    ):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and words in one_error_line(err), err
+        assert not (tmp_path / "out").exists()
+
+
+def test_class9_a_failed_compile_is_never_success(tmp_path, capsys, monkeypatch):
+    from mcu_planner import flash
+
+    def failing_link(*args, **kwargs):
+        raise flash.CompileFailed("m.c:1:1: error: size of array 'm_arena' is too large")
+
+    monkeypatch.setattr(flash, "_link", failing_link)
+    monkeypatch.setattr(flash.shutil, "which", lambda name: "/usr/bin/" + name)
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model())
+    code, out, err = run(capsys, model, "-o", tmp_path / "out")
+    assert code != 0 and "does not compile" in one_error_line(err) and "too large" in err
+    assert not (tmp_path / "out").exists() and "wrote" not in out
+
+
+# ---------------------------------------------------------------- class 10
+
+
+def test_class10_prefixes_stay_out_of_the_runtime_namespace(tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model())
+    for name in ("mcu_depthwise_conv_2d_s8", "MCU_plan"):
+        code, _, err = run(capsys, model, "-o", tmp_path / "out", "--name", name)
+        assert code == 2 and "reserved" in one_error_line(err)
+    # A model file named like a runtime symbol gets a prefix of its own.
+    runtime_named = tmp_path / "mcu_depthwise_conv_2d_s8.tflite"
+    runtime_named.write_bytes(relu_model())
+    code, out, err = run(capsys, runtime_named, "-o", tmp_path / "out")
+    assert code == 0 and "prefix m_mcu_depthwise_conv_2d_s8_" in out, err
+    assert (tmp_path / "out" / "m_mcu_depthwise_conv_2d_s8.h").is_file()
+    # A name that is not a C identifier becomes one, with a note saying so.
+    code, out, err = run(capsys, model, "-o", tmp_path / "out2", "--name", "My-Net")
+    assert code == 0 and "note: --name 'My-Net' becomes the C prefix 'my_net'" in out, err
+
+
+def test_class10_long_tensor_names_keep_the_strict_check_build_clean(tmp_path):
+    import shutil
+    import subprocess
+
+    from mcu_planner.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no host C compiler")
+    graph = read_model(relu_model("x" * 5000, "\u00e9" * 4100))
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    files = generate(graph, lifetimes, run_planner(lifetimes.problem, "greedy"), name="net")
+    outdir = write_output(files, tmp_path / "out")
+    done = subprocess.run(
+        [compiler, *STRICT_WARNING_FLAGS, *FLOAT_FLAGS, "-DMCU_PLAN_CHECK", "-c", "net.c", "-o", str(tmp_path / "n.o")],
+        cwd=outdir,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in (outdir / "net.c").read_text().splitlines()) < 1000
+
+
+# ---------------------------------------------------------------- class 12
+
+
+def test_class12_a_tensor_listed_twice_as_graph_input_is_refused(tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(relu_model(duplicate_input=True))
+    for args in ((model,), (model, "-o", tmp_path / "out"), ("check", model)):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and "graph-input-once" in one_error_line(err), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite"]
+
+
+# ---------------------------------------------------------------- class 13
+
+
+def _pointwise_depthwise_pointwise() -> bytes:
+    from mcu_planner_testing.builder import Int8Net
+
+    net = Int8Net(seed=2)
+    y = net.conv2d(net.input((1, 8, 8, 4)), 4, (1, 1))
+    return net.build(net.conv2d(net.depthwise_conv2d(y), 4, (1, 1)))
+
+
+def _overlap_rows(source: str) -> list[str]:
+    table = re.search(r"net_overlaps\[\d+\] = \{(.*?)\};", source, re.S).group(1)
+    return [row.strip() for row in table.strip().splitlines() if not row.strip().startswith("-1")]
+
+
+def test_class13_the_check_table_allows_only_the_compiled_walks_overlaps():
+    graph = read_model(_pointwise_depthwise_pointwise())
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    slower = [o for step in lifetimes.problem.steps for o in step.overlaps if o.slower]
+    assert len(slower) == 3  # every op's overlap needs its raster walk
+    # A plan that takes them: raster walks compiled, their bounds listed.
+    overlapped = generate(graph, lifetimes, run_planner(lifetimes.problem, "optimal"), name="net")["net.c"].decode()
+    assert overlapped.count(".raster_walk = 1,") == 3 and len(_overlap_rows(overlapped)) == 3
+    # A plan that does not: fast walks compiled, and no overlap allowed.
+    apart = generate(graph, lifetimes, run_planner(lifetimes.problem, "greedy"), name="net")["net.c"].decode()
+    assert ".raster_walk = 1," not in apart and _overlap_rows(apart) == []
+
+
+@pytest.mark.slow  # a host build and run (about 6 s)
+def test_class13_a_check_build_catches_an_overlap_the_fast_walk_cannot_take(tmp_path):
+    """Lifetimes with the raster walks' overlaps (as planned for a tight
+    --ram) but a plan that keeps every buffer apart: the kernels keep their
+    fast walks.  Moving the depthwise output 36 bytes before its input (what
+    only the raster walk would allow) must stop the check build."""
+    import numpy as np
+
+    from mcu_planner.check import CheckMismatch, HostTarget
+
+    graph = read_model(_pointwise_depthwise_pointwise())
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    plan = run_planner(lifetimes.problem, "greedy")
+    assert plan.offsets == {0: 0, 3: 256, 6: 0, 9: 256}
+    files = generate(graph, lifetimes, plan, name="net")
+    source = files["net.c"].decode()
+    table = re.search(r"net_buffer_offset\[NET_NUM_BUFFERS\] = \{\n(.*?)\n\};", source, re.S)
+    rows = table.group(1).split("\n")
+    moved = {6: 220, 9: 204}  # tensor -> offset: each output starts before its input
+    new_rows = []
+    for row in rows:
+        tensor = int(re.search(r"tensor (\d+)", row).group(1))
+        new_rows.append(re.sub(r"^\s*\d+u", f"    {moved[tensor]}u", row) if tensor in moved else row)
+    edited = source.replace(table.group(1), "\n".join(new_rows)).replace(
+        "static const uint32_t net_buffer_offset[", "static uint32_t net_buffer_offset["
+    )
+    generated = write_output(dict(files, **{"net.c": edited.encode()}), tmp_path / "gen")
+    size = graph.tensors[graph.inputs[0]].nbytes
+    with pytest.raises(CheckMismatch, match=r"op 1 \(DEPTHWISE_CONV_2D\) writes tensor 6.* over live tensor 3"):
+        HostTarget().run(
+            generated,
+            "net",
+            [[np.arange(size, dtype=np.uint8).tobytes()]],
+            input_bytes=[size],
+            output_bytes=[graph.tensors[graph.outputs[0]].nbytes],
+            check_build=True,
+            workdir=tmp_path / "work",
+        )
