@@ -24,6 +24,11 @@ from .resources import firmware_dir
 
 QEMU_BINARY = "qemu-system-arm"
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# A firmware that overflows its stack reserve is run once more with this many
+# times the reserve, to measure the reserve it needs; the figure suggested is
+# the use measured, rounded up past it to a multiple of STACK_ROUNDING.
+STACK_PROBE_FACTOR = 8
+STACK_ROUNDING = 64
 
 _REPORT = re.compile(r"mcu-harness: status=(-?\d+) ticks=(\d+) stack=(\d+)/(\d+)")
 # The harness's optional file naming the input set before which it calls NAME_reset().
@@ -175,8 +180,15 @@ class QemuTarget(Target):
 
     tick_unit = "SysTick ticks (-icount shift=0)"
 
-    def __init__(self, board: str, *, ram_bytes: int | None = None, timeout: float = DEFAULT_TIMEOUT_SECONDS):
-        from .firmware_build import load_board
+    def __init__(
+        self,
+        board: str,
+        *,
+        ram_bytes: int | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        stack_bytes: int | None = None,
+    ):
+        from .firmware_build import DEFAULT_STACK_BYTES, load_board
 
         self.name = board
         self.board = load_board(board)
@@ -184,10 +196,11 @@ class QemuTarget(Target):
         # tests the code rather than the budget.
         self.ram_bytes = ram_bytes or max(region.length for region in self.board.ram)
         self.timeout = timeout
+        self.stack_bytes = stack_bytes or DEFAULT_STACK_BYTES
 
     def with_ram(self, ram_bytes: int) -> "QemuTarget":
         """This board with `ram_bytes` as the linker's RAM region."""
-        return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout)
+        return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout, stack_bytes=self.stack_bytes)
 
     def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False):
         from .output_dir import read_interface
@@ -206,6 +219,7 @@ class QemuTarget(Target):
             model=interface,
             board=self.name,
             ram_bytes=self.ram_bytes,
+            stack_bytes=self.stack_bytes,
             extra_cflags=(PLAN_CHECK_CFLAGS if check_build else ()) + (PROFILE_CFLAGS if profile else ()),
         )
 
@@ -246,6 +260,13 @@ class QemuTarget(Target):
         violation = next((line for line in run.console.splitlines() if line.startswith("mcu-plan check:")), None)
         if violation:
             raise CheckMismatch(f"{model_name} on {self.name}: {violation}")
+        if exit_code_names().get(run.exit_status) == "STACK_OVERFLOW":
+            build = "profile build" if profile else "check build" if check_build else "build"
+            raise CheckMismatch(
+                f"{model_name} on {self.name}: the {build}'s firmware overflowed its stack reserve of "
+                f"{self.stack_bytes} B; "
+                + self._stack_needed(Path(generated), model_name, check_build, profile, Path(workdir), samples[:1])
+            )
         run.check()
         expected_sizes = [size * len(samples) for size in output_bytes]
         if [len(data) for data in run.outputs] != expected_sizes:
@@ -258,6 +279,30 @@ class QemuTarget(Target):
         ]
         timings = parse_profile(run.console, "SysTick ticks") if profile else None
         return TargetRun(outputs, run.ticks, self.tick_unit, timings)
+
+    def _stack_needed(self, generated: Path, model_name: str, check_build: bool, profile: bool, workdir: Path, samples):
+        """What stack reserve the overflowing build needs, measured by one
+        more run of it with STACK_PROBE_FACTOR times the reserve."""
+        larger = self.stack_bytes * STACK_PROBE_FACTOR
+        probe = QemuTarget(self.name, ram_bytes=self.ram_bytes, timeout=self.timeout, stack_bytes=larger)
+        try:
+            firmware = probe.build(
+                generated, model_name, check_build=check_build, workdir=workdir / "stack-probe", profile=profile
+            )
+            run = run_firmware(
+                firmware.elf,
+                machine=self.board.qemu_machine,  # type: ignore[arg-type]
+                inputs=[b"".join(sample[i] for sample in samples) for i in range(len(samples[0]))],
+                num_outputs=0,  # only the stack figure is wanted
+                timeout=self.timeout,
+                workdir=workdir / "stack-probe" / "run",
+            )
+        except McuPlanError as exc:
+            return f"a larger reserve could not be measured ({exc})"
+        if run.exit_status != 0 or run.stack_used is None:
+            return f"it needs more than {larger} B (a run with {larger} B ended: {run.describe_exit()})"
+        fits = (run.stack_used // STACK_ROUNDING + 1) * STACK_ROUNDING
+        return f"it uses {run.stack_used} B: a stack reserve of {fits} B fits (--stack {fits})"
 
 
 def register_qemu_targets() -> None:

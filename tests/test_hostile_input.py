@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from conftest import needs_cortex_m
 from mcu_planner.cli import main
 from mcu_planner.codegen import generate
 from mcu_planner.errors import InputError
@@ -423,3 +424,44 @@ def test_class13_a_check_build_catches_an_overlap_the_fast_walk_cannot_take(tmp_
             check_build=True,
             workdir=tmp_path / "work",
         )
+
+
+@needs_cortex_m
+def test_class8_a_stack_overflow_is_exit_5_naming_the_reserve_that_fits(tmp_path):
+    """A firmware built with too small a stack reserve: exit 5 (CheckMismatch),
+    naming the overflow and a reserve measured to fit."""
+    import numpy as np
+
+    from mcu_planner.check import CheckMismatch
+    from mcu_planner.qemu import QemuTarget
+
+    graph = read_model(relu_model())
+    lifetimes = compute_lifetimes(graph, alignment=16)
+    files = generate(graph, lifetimes, run_planner(lifetimes.problem, "greedy"), name="net")
+    generated = write_output(files, tmp_path / "gen")
+    size = graph.tensors[graph.inputs[0]].nbytes
+    target = QemuTarget("mps2-an386", ram_bytes=64 * 1024, stack_bytes=64)
+    with pytest.raises(CheckMismatch, match=r"overflowed its stack reserve of 64 B") as caught:
+        target.run(
+            generated,
+            "net",
+            [[bytes(size)]],
+            input_bytes=[size],
+            output_bytes=[size],
+            check_build=False,
+            workdir=tmp_path / "work",
+        )
+    assert caught.value.exit_code == 5
+    used, fits = map(int, re.search(r"it uses (\d+) B: a stack reserve of (\d+) B fits", str(caught.value)).groups())
+    assert 64 <= used < fits <= used + 64 and fits % 8 == 0
+    # The reserve named does fit.
+    run = QemuTarget("mps2-an386", ram_bytes=64 * 1024, stack_bytes=fits).run(
+        generated,
+        "net",
+        [[np.arange(size, dtype=np.int8).tobytes()]],
+        input_bytes=[size],
+        output_bytes=[size],
+        check_build=False,
+        workdir=tmp_path / "fits",
+    )
+    assert list(np.frombuffer(run.outputs[0][0], np.int8)) == [max(v, 0) for v in range(size)]
