@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .c_literals import PREFIX_RULE
 from .errors import DoesNotFit, InputError, McuPlanError
+from .shown import escape_controls
 from .sizes import format_bytes, parse_size
 
 EXIT_USAGE = 2
@@ -271,7 +272,9 @@ def _main(argv: list[str]) -> int:
                 return _run_check(_check_parser().parse_intermixed_args(argv[1:]))
             return _run_plan(_plan_parser().parse_intermixed_args(argv))
     except McuPlanError as exc:
-        print(f"mcu-plan: error: {exc}", file=sys.stderr)
+        # Stages escape the model's strings they quote (shown.py); this is
+        # the last guard for any that slipped through.
+        print(f"mcu-plan: error: {escape_controls(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except Terminated:
         print("mcu-plan: terminated", file=sys.stderr)
@@ -289,7 +292,8 @@ def _main(argv: list[str]) -> int:
         if os.environ.get("MCU_PLAN_DEBUG"):
             raise
         print(
-            f"mcu-plan: internal error: {type(exc).__name__}: {exc} (MCU_PLAN_DEBUG=1 shows a traceback)",
+            f"mcu-plan: internal error: {type(exc).__name__}: {escape_controls(str(exc))} "
+            "(MCU_PLAN_DEBUG=1 shows a traceback)",
             file=sys.stderr,
         )
         return 1
