@@ -61,6 +61,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _time_limit(text: str) -> float:
+    from .deadline import check_time_limit
+
+    try:
+        return check_time_limit(float(text))
+    except ValueError as exc:
+        message = str(exc) if "seconds" in str(exc) else f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def _plan_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="mcu-plan",
@@ -84,7 +94,13 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
     )
-    p.add_argument("--time-limit", type=float, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument(
+        "--time-limit",
+        type=_time_limit,
+        default=10.0,
+        help="seconds for the whole command's searches (op order, patches, exact planner; default 10): "
+        "past it each keeps its best plan so far, and a note says so",
+    )
     p.add_argument(
         "--order",
         choices=("model", "auto", "memory"),
@@ -416,6 +432,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         print(line, file=out)
 
     planned = plan_analysed(analysed, options)
+    _say_if_stopped(options.deadline)
     graph, lifetimes, plan = planned.graph, planned.lifetimes, planned.plan
     if planned.op_order is not None:
         before = planned.model_order_arena
@@ -442,7 +459,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     without_overlaps = None
     if planned.regions is None:
         # What the overlaps saved: the same lifetimes planned with none.
-        without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
+        without_overlaps = report.arena_without_overlaps(lifetimes, options.search_seconds())
         for line in report.plan_summary(lifetimes, plan, without_overlaps):
             print(line, file=out)
     else:
@@ -508,10 +525,25 @@ def _model_names(paths: list[str]) -> list[str]:
     return list(names)
 
 
+def _say_if_stopped(deadline) -> None:
+    """The report's one line saying which searches the time limit stopped, if
+    any (stdout, with the report: stderr keeps its one line for errors)."""
+    if deadline is None:
+        return
+    deadline.end_progress()
+    line = deadline.stopped_line()
+    if line is not None:
+        print(line)
+
+
 def _plan_options(args: argparse.Namespace, regions: tuple = ()):
+    """The plan options the arguments ask for, with the whole command's
+    deadline (--time-limit) starting now."""
+    from .deadline import Deadline
     from .pipeline import PlanOptions
 
     return PlanOptions(
+        deadline=Deadline.for_terminal(args.time_limit),
         planner=args.planner,
         alignment=args.align,
         alias=args.alias == "on",
@@ -557,6 +589,7 @@ def _run_models(args: argparse.Namespace) -> int:
         if model.lifetimes.variable_bytes:
             print(f"  variables (own state region): {format_bytes(model.lifetimes.variable_bytes)}")
         planned.append(model)
+    _say_if_stopped(options.deadline)
     models = share_arena(names, planned, concurrent=args.concurrent)
     how = "side by side (--concurrent)" if args.concurrent else "one after another: the largest need"
     print(f"shared arena: {format_bytes(models.arena_bytes)} ({how})")
@@ -752,6 +785,9 @@ def _run_intervals(args: argparse.Namespace) -> int:
     from .planning import plan_within
     from .problem import peak_live, problem_from_intervals
 
+    from .deadline import Deadline
+
+    deadline = Deadline(args.time_limit)
     buffers = read_intervals(args.intervals)
     problem = problem_from_intervals(buffers, alignment=1)
     bound = peak_live(problem).bytes
@@ -764,11 +800,14 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = plan_within(problem, name, args.time_limit, args.capacity, args.stop_at_fit)
+        plan = plan_within(problem, name, min(args.time_limit, deadline.remaining()), args.capacity, args.stop_at_fit)
+        if not plan.reproducible and deadline.expired():
+            deadline.cut(f"the {name} planner")
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = plan
+    _say_if_stopped(deadline)
     if args.capacity is not None:
         margin = args.capacity - best.arena_bytes
         print(f"capacity: {format_bytes(args.capacity)}, margin {margin:+,} B")
