@@ -195,3 +195,22 @@ def test_the_model_is_read_once_for_graph_and_digest(tmp_path):
     import hashlib
 
     assert planned.model_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.slow
+def test_a_batch_matmul_of_millions_of_batches_is_described_in_constant_size(tmp_path):
+    # A few hundred bytes of model: the kernel's description was one table
+    # entry per batch (1 GB while planning, 50 MB of C).
+    from mcu_planner_testing.builder import FloatNet
+
+    net = FloatNet(seed=6)
+    lhs = net.input((4_000_000, 1, 2))
+    path = tmp_path / "batches.tflite"
+    path.write_bytes(net.build(net.batch_matmul(lhs, net.const((2, 3)))))
+    assert path.stat().st_size < 1024
+    result = run_capped(path, "-o", tmp_path / "out", timeout=300)
+    assert result.returncode == 0, result.stderr
+    model_c = tmp_path / "out" / "batches.c"
+    assert model_c.is_file()
+    assert model_c.stat().st_size < 64 * 1024
+    assert ".batch_2 = 4000000," in model_c.read_text()
