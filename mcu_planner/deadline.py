@@ -51,10 +51,10 @@ class Deadline:
         self._progress_shown = False
 
     @classmethod
-    def for_terminal(cls, seconds: float | None) -> "Deadline":
+    def for_terminal(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> "Deadline":
         """A deadline whose progress goes to stderr when stderr is a terminal."""
         stream = sys.stderr
-        return cls(seconds, progress_to=stream if _is_terminal(stream) else None)
+        return cls(seconds, clock=clock, progress_to=stream if _is_terminal(stream) else None)
 
     def remaining(self) -> float:
         """Seconds left (0 when none; inf without a limit)."""
@@ -85,8 +85,9 @@ class Deadline:
             "kept the best plan found so far"
         )
 
-    def progress(self, stage: str, done: int, total: int) -> None:
-        """Show `stage` at `done` of `total` (a terminal only, after 2 s, a few times a second)."""
+    def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        """Show `stage` (at `done` of `total`) on a terminal, once the command
+        is 2 s old, a few times a second at most."""
         if self._progress_to is None:
             return
         now = self._clock()
@@ -94,7 +95,8 @@ class Deadline:
             return
         self._last_progress = now
         self._progress_shown = True
-        self._progress_to.write(f"\rmcu-plan: {stage}: {done}/{total} ({now - self.started:.0f} s)\x1b[K")
+        count = f" {done}/{total}" if done is not None and total is not None else ""
+        self._progress_to.write(f"\rmcu-plan: {stage}{count} ({now - self.started:.0f} s)\x1b[K")
         self._progress_to.flush()
 
     def end_progress(self) -> None:

@@ -171,7 +171,9 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
         model = read_model_file(model, label)
     graph = load_model(model, label=label)
     digest = model_sha256(model)
+    _progress(options, "folding constants")
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
+    _progress(options, "lifetimes")
     analysed = AnalysedModel(
         graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias), model_sha256=digest
     )
@@ -195,6 +197,11 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
     if peak_live(lifetimes.problem).bytes >= peak_live(analysed.lifetimes.problem).bytes:
         return analysed  # aliasing already took what the new order saves
     return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order, model_sha256=digest)
+
+
+def _progress(options: PlanOptions, stage: str) -> None:
+    if options.deadline is not None:
+        options.deadline.progress(stage)
 
 
 def model_sha256(model: str | os.PathLike | bytes) -> str:
@@ -243,6 +250,7 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
+    _progress(options, "arena planning")
     seconds = options.search_seconds()
     if options.planner == "all":
         compared, plan = compare_planners(model.lifetimes.problem, seconds, capacity, options.stop_at_fit)

@@ -214,3 +214,31 @@ def test_a_batch_matmul_of_millions_of_batches_is_described_in_constant_size(tmp
     assert model_c.is_file()
     assert model_c.stat().st_size < 64 * 1024
     assert ".batch_2 = 4000000," in model_c.read_text()
+
+
+def test_progress_shows_on_a_terminal_after_two_seconds_and_is_cleared():
+    import io
+
+    now = [0.0]
+    terminal = io.StringIO()
+    deadline = Deadline(10.0, clock=lambda: now[0], progress_to=terminal)
+    deadline.progress("op order search", 5, 100)
+    assert terminal.getvalue() == ""  # a quick command shows nothing
+    now[0] = 2.5
+    deadline.progress("op order search", 50, 100)
+    assert "op order search 50/100 (2 s)" in terminal.getvalue()
+    deadline.progress("op order search", 51, 100)  # too soon after the last update
+    assert "51/100" not in terminal.getvalue()
+    deadline.end_progress()
+    assert terminal.getvalue().endswith("\r\x1b[K")
+    now[0] = 11.0
+    assert deadline.expired() and deadline.remaining() == 0.0
+
+
+def test_progress_never_goes_to_a_stderr_that_is_no_terminal(capsys):
+    now = [100.0]
+    deadline = Deadline.for_terminal(10.0, clock=lambda: now[0])  # stderr is captured here: a pipe
+    now[0] += 50.0
+    deadline.progress("op order search", 1, 2)
+    deadline.end_progress()
+    assert capsys.readouterr().err == ""
