@@ -479,11 +479,10 @@ def _float_error(expected: np.ndarray, got: bytes) -> float:
 def _load(model) -> tuple[bytes, str]:
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model), "model"
+    from .model_file import read_model_file
+
     path = Path(model)
-    try:
-        return path.read_bytes(), path.stem
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return read_model_file(path), path.stem
 
 
 def run_generated(

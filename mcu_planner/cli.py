@@ -54,17 +54,6 @@ def _region(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _time_limit(text: str) -> float:
-    """--time-limit: a finite number of seconds, zero or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, zero or more, not {text}")
-    return value
-
-
 # The largest --align: beyond any MPU region or cache line a core needs, and
 # far below what GCC's aligned attribute accepts (2**28 on ELF targets).
 MAX_ALIGN = 2**16
@@ -86,6 +75,16 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
     return value
+
+
+def _time_limit(text: str) -> float:
+    from .deadline import check_time_limit
+
+    try:
+        return check_time_limit(float(text))
+    except ValueError as exc:
+        message = str(exc) if "seconds" in str(exc) else f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _plan_parser() -> argparse.ArgumentParser:
@@ -111,7 +110,13 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--alias", choices=("on", "off"), default="on", help="reshape/concatenation aliasing and in-place ops"
     )
-    p.add_argument("--time-limit", type=_time_limit, default=10.0, help="seconds for the exact planner (default 10)")
+    p.add_argument(
+        "--time-limit",
+        type=_time_limit,
+        default=10.0,
+        help="seconds for the whole command's searches (op order, patches, exact planner; default 10): "
+        "past it each keeps its best plan so far, and a note says so",
+    )
     p.add_argument(
         "--order",
         choices=("model", "auto", "memory"),
@@ -498,6 +503,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
         print(line, file=out)
 
     planned = plan_analysed(analysed, options)
+    _say_if_stopped(options.deadline)
     graph, lifetimes, plan = planned.graph, planned.lifetimes, planned.plan
     if planned.op_order is not None:
         before = planned.model_order_arena
@@ -524,7 +530,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     without_overlaps = None
     if planned.regions is None:
         # What the overlaps saved: the same lifetimes planned with none.
-        without_overlaps = report.arena_without_overlaps(lifetimes, options.time_limit)
+        without_overlaps = report.arena_without_overlaps(lifetimes, options.search_seconds())
         for line in report.plan_summary(lifetimes, plan, without_overlaps):
             print(line, file=out)
     else:
@@ -590,10 +596,25 @@ def _model_names(paths: list[str]) -> list[str]:
     return list(names)
 
 
+def _say_if_stopped(deadline) -> None:
+    """The report's one line saying which searches the time limit stopped, if
+    any (stdout, with the report: stderr keeps its one line for errors)."""
+    if deadline is None:
+        return
+    deadline.end_progress()
+    line = deadline.stopped_line()
+    if line is not None:
+        print(line)
+
+
 def _plan_options(args: argparse.Namespace, regions: tuple = ()):
+    """The plan options the arguments ask for, with the whole command's
+    deadline (--time-limit) starting now."""
+    from .deadline import Deadline
     from .pipeline import PlanOptions
 
     return PlanOptions(
+        deadline=Deadline.for_terminal(args.time_limit),
         planner=args.planner,
         alignment=args.align,
         alias=args.alias == "on",
@@ -639,6 +660,7 @@ def _run_models(args: argparse.Namespace) -> int:
         if model.lifetimes.variable_bytes:
             print(f"  variables (own state region): {format_bytes(model.lifetimes.variable_bytes)}")
         planned.append(model)
+    _say_if_stopped(options.deadline)
     models = share_arena(names, planned, concurrent=args.concurrent)
     how = "side by side (--concurrent)" if args.concurrent else "one after another: the largest need"
     print(f"shared arena: {format_bytes(models.arena_bytes)} ({how})")
@@ -834,6 +856,9 @@ def _run_intervals(args: argparse.Namespace) -> int:
     from .planning import plan_within
     from .problem import peak_live, problem_from_intervals
 
+    from .deadline import Deadline
+
+    deadline = Deadline(args.time_limit)
     buffers = read_intervals(args.intervals)
     problem = problem_from_intervals(buffers, alignment=1)
     bound = peak_live(problem).bytes
@@ -846,11 +871,14 @@ def _run_intervals(args: argparse.Namespace) -> int:
     best = None
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
-        plan = plan_within(problem, name, args.time_limit, args.capacity, args.stop_at_fit)
+        plan = plan_within(problem, name, min(args.time_limit, deadline.remaining()), args.capacity, args.stop_at_fit)
+        if not plan.reproducible and deadline.expired():
+            deadline.cut(f"the {name} planner")
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
         if best is None or plan.arena_bytes < best.arena_bytes:
             best = plan
+    _say_if_stopped(deadline)
     if args.capacity is not None:
         margin = args.capacity - best.arena_bytes
         print(f"capacity: {format_bytes(args.capacity)}, margin {margin:+,} B")

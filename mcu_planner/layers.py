@@ -37,7 +37,7 @@ class Layer:
 def layer_rows(
     graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, op_order: tuple[int, ...] | None = None
 ) -> list[Layer]:
-    buffers = lifetimes.problem.buffers
+    uses = arena_uses(lifetimes.problem.buffers, plan.offsets, len(graph.operators))
     seen: set[int] = set()
     rows = []
     for step, op in enumerate(graph.operators):
@@ -57,7 +57,7 @@ def layer_rows(
             if t >= 0 and graph.tensors[t].is_constant and t not in seen:
                 seen.add(t)
                 weights += graph.tensors[t].nbytes
-        live, top = arena_use(buffers, plan.offsets, step)
+        live, top = uses[step]
         output = op.outputs[0] if op.outputs and op.outputs[0] >= 0 else None
         rows.append(
             Layer(
@@ -78,10 +78,26 @@ def layer_rows(
 def arena_use(buffers: tuple[Buffer, ...], offsets: dict[int, int], step: int) -> tuple[int, int]:
     """(live bytes, one past the highest byte in use) at `step`: the union of
     the byte ranges of the buffers alive then, at `offsets`."""
-    alive = sorted((offsets[b.id], offsets[b.id] + b.size) for b in buffers if b.start <= step < b.end and b.size)
-    live, covered_to, top = 0, 0, 0
-    for start, end in alive:
-        live += max(0, end - max(start, covered_to))
-        covered_to = max(covered_to, end)
-        top = max(top, end)
-    return live, top
+    return arena_uses(buffers, offsets, step + 1)[step]
+
+
+def arena_uses(buffers: tuple[Buffer, ...], offsets: dict[int, int], steps: int) -> list[tuple[int, int]]:
+    """arena_use at each step 0 .. steps-1, in one sweep over the buffers
+    (each step looks at the buffers alive then, not at all of them: a
+    10,000-op chain's report took 37 s)."""
+    starting: list[list[Buffer]] = [[] for _ in range(steps)]
+    for b in buffers:
+        if b.size and b.start < steps and b.end > b.start:
+            starting[max(0, b.start)].append(b)
+    uses = []
+    active: list[Buffer] = []
+    for step in range(steps):
+        active = [b for b in active if b.end > step] + starting[step]
+        alive = sorted((offsets[b.id], offsets[b.id] + b.size) for b in active)
+        live, covered_to, top = 0, 0, 0
+        for start, end in alive:
+            live += max(0, end - max(start, covered_to))
+            covered_to = max(covered_to, end)
+            top = max(top, end)
+        uses.append((live, top))
+    return uses

@@ -336,6 +336,8 @@ def _steps(
     # Inside a patched stage nothing runs in place or overlaps: its tensors
     # hold patches, which the kernels' whole-tensor walks do not describe.
     staged = set(graph.patch_stage.ops) if graph.patch_stage is not None else set()
+    # Buffers holding a graph output (kept to the end): one set, not a scan per op.
+    output_buffers = frozenset(placements[t].buffer for t in graph.outputs if t in placements)
     for op in graph.operators:
         ins = _unique(placements[t].buffer for t in op.inputs if t in placements)
         outs = _unique(placements[t].buffer for t in op.outputs + op.scratch if t in placements)
@@ -349,18 +351,29 @@ def _steps(
         ):
             out = op.outputs[0]
             for t in op.inputs:
-                if t in placements and out in placements and _may_overwrite(graph, op, t, out, placements, buffers):
+                if (
+                    t in placements
+                    and out in placements
+                    and _may_overwrite(graph, op, t, out, placements, buffers, output_buffers)
+                ):
                     pair = (placements[out].buffer, placements[t].buffer)
                     if pair not in pairs:
                         pairs.append(pair)
         runs_whole = op.index not in elided and op.index not in staged
-        overlaps = _overlaps(graph, op, placements, buffers, alignment) if in_place and runs_whole else ()
+        overlaps = (
+            _overlaps(graph, op, placements, buffers, alignment, output_buffers) if in_place and runs_whole else ()
+        )
         steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
 
 
 def _overlaps(
-    graph: Graph, op: Operator, placements: dict[int, TensorPlacement], buffers: dict[int, Buffer], alignment: int
+    graph: Graph,
+    op: Operator,
+    placements: dict[int, TensorPlacement],
+    buffers: dict[int, Buffer],
+    alignment: int,
+    output_buffers: frozenset[int],
 ) -> tuple[Overlap, ...]:
     """The output of a kernel with a raster walk over the data input that
     dies at this op: how far into it the output may start.  Buffers start at
@@ -378,7 +391,7 @@ def _overlaps(
         or src_buf.end != op.index + 1  # the input's bytes die at this op
         or dst_buf.start != op.index
         or any(placements[t].buffer == src_buf.id for t in others)
-        or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
+        or src_buf.id in output_buffers
     ):
         return ()
     walk = kernel_walk(op, graph)
@@ -399,15 +412,15 @@ def _may_overwrite(
     dst: int,
     placements: dict[int, TensorPlacement],
     buffers: dict[int, Buffer],
+    output_buffers: frozenset[int],
 ) -> bool:
     s, d = graph.tensors[src], graph.tensors[dst]
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
     # Graph outputs stay alive to the end however early their last reader
     # runs; graph inputs may be overwritten (the application writes them
     # before every invoke, as the header says).
-    src_members = [t for t, p in placements.items() if p.buffer == src_buf.id]
     return (
-        not any(t in graph.outputs for t in src_members)
+        src_buf.id not in output_buffers
         and placements[src].offset == 0
         and placements[dst].offset == 0
         and src_buf.id != dst_buf.id

@@ -201,35 +201,71 @@ def max_output_offset(access: WindowAccess, whole_pixels: bool = False) -> int:
     before it) while the kernel's walk never writes a byte it reads later.
     At most the input's size: beyond that the two do not meet anyway.
     `whole_pixels`: every shift the plan can take is a whole number of
-    pixels (see the module docstring: a channel-wise walk allows more)."""
+    pixels (see the module docstring: a channel-wise walk allows more).
+
+    Bounded: the output's pixels are visited from the last to the first in
+    chunks of at most PIXELS_PER_CHUNK (memory independent of the output's
+    size: a 736-byte model declaring a huge output took 1.8 GB), and an
+    output of more than MOST_PIXELS pixels is kept wholly apart from its
+    input (no overlap; a bound every walk allows) rather than walked."""
     a = access
     input_bytes = a.batches * a.input_h * a.input_w * a.input_pixel_bytes
-    reads = _lowest_reads(a)
-    if reads.size == 0:
+    pixels = a.batches * a.output_h * a.output_w
+    if pixels == 0:
         return input_bytes
-    lowest_ahead = np.minimum.accumulate(reads[::-1])[::-1]  # lowest byte read from each pixel on
-    starts = np.arange(0, reads.size, max(1, a.group))
-    ends = np.minimum(starts + max(1, a.group), reads.size) * a.output_pixel_bytes
-    lowest = lowest_ahead[starts]
-    read_any = lowest != _NONE
-    if not read_any.any():
+    if pixels > MOST_PIXELS:
+        return -pixels * a.output_pixel_bytes
+    group = max(1, a.group)
+    chunk = max(group, PIXELS_PER_CHUNK // group * group)
+    first_y, rows_ok = _first_tap(a.output_h, a.stride_h, a.pad_h, a.dilation_h, a.filter_h, a.input_h)
+    first_x, cols_ok = _first_tap(a.output_w, a.stride_w, a.pad_w, a.dilation_w, a.filter_w, a.input_w)
+    bound: int | None = None
+    pixels_on: int | None = None  # channel-wise: min over reading pixels of (input pixel read - own index)
+    lowest_after = _NONE  # the lowest byte read by the pixels after the current chunk
+    # Chunks start at multiples of `chunk` (a multiple of the group), so groups never straddle two.
+    for begin in range((pixels - 1) // chunk * chunk, -1, -chunk):
+        index = np.arange(begin, min(begin + chunk, pixels), dtype=np.int64)
+        reads = _lowest_reads(a, index, first_y, rows_ok, first_x, cols_ok)
+        ahead = np.minimum(np.minimum.accumulate(reads[::-1])[::-1], lowest_after)
+        lowest_after = int(ahead[0])
+        starts = np.arange(0, index.size, group)
+        ends = np.minimum(index[starts] + group, pixels) * a.output_pixel_bytes
+        lowest = ahead[starts]
+        read_any = lowest != _NONE
+        if read_any.any():
+            here = int((lowest[read_any] - ends[read_any]).min())
+            bound = here if bound is None else min(bound, here)
+        reading = reads != _NONE
+        if reading.any():
+            here = int((reads[reading] // a.input_pixel_bytes - index[reading]).min())
+            pixels_on = here if pixels_on is None else min(pixels_on, here)
+    if bound is None:
         return input_bytes
-    bound = int(min(input_bytes, int((lowest[read_any] - ends[read_any]).min())))
+    bound = min(input_bytes, bound)
     if not (a.channel_wise and whole_pixels and a.input_pixel_bytes == a.output_pixel_bytes):
         return bound
-    reading = reads != _NONE
-    pixels_on = reads[reading] // a.input_pixel_bytes - np.flatnonzero(reading)
-    return max(bound, a.input_pixel_bytes * min(-1, int(pixels_on.min())))
+    assert pixels_on is not None
+    return max(bound, a.input_pixel_bytes * min(-1, pixels_on))
 
 
 _NONE = np.iinfo(np.int64).max
+# Output pixels walked at a time (about 50 B each while walked).
+PIXELS_PER_CHUNK = 1 << 16
+# Outputs of more pixels are not walked (a 1024 x 1024 image: far above any microcontroller's).
+MOST_PIXELS = 1 << 20
 
 
-def _lowest_reads(a: WindowAccess) -> np.ndarray:
-    """Per output pixel in raster order: the lowest input byte its window
-    reads (_NONE when the window lies wholly in the padding)."""
-    first_y, rows_ok = _first_tap(a.output_h, a.stride_h, a.pad_h, a.dilation_h, a.filter_h, a.input_h)
-    first_x, cols_ok = _first_tap(a.output_w, a.stride_w, a.pad_w, a.dilation_w, a.filter_w, a.input_w)
-    image = np.arange(a.batches, dtype=np.int64)[:, None, None] * a.input_h
-    pixel = ((image + first_y[None, :, None]) * a.input_w + first_x[None, None, :]) * a.input_pixel_bytes
-    return np.where(rows_ok[None, :, None] & cols_ok[None, None, :], pixel, _NONE).ravel()
+def _lowest_reads(
+    a: WindowAccess,
+    index: np.ndarray,
+    first_y: np.ndarray,
+    rows_ok: np.ndarray,
+    first_x: np.ndarray,
+    cols_ok: np.ndarray,
+) -> np.ndarray:
+    """Per output pixel `index` (raster order): the lowest input byte its
+    window reads (_NONE when the window lies wholly in the padding)."""
+    image, rest = np.divmod(index, a.output_h * a.output_w)
+    y, x = np.divmod(rest, a.output_w)
+    pixel = ((image * a.input_h + first_y[y]) * a.input_w + first_x[x]) * a.input_pixel_bytes
+    return np.where(rows_ok[y] & cols_ok[x], pixel, _NONE)

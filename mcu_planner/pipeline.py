@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
+from .deadline import Deadline
 from .folding import fold_constants
 from .in_place_depthwise import candidates as in_place_candidates, with_in_place_depthwise
 from .graph import Graph
 from .lifetimes import Lifetimes, compute_lifetimes
+from .model_file import read_model_file
 from .order import best_order, reorder
 from .errors import InputError
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
@@ -28,6 +30,10 @@ def ram_needed(arena_bytes: int, variable_bytes: int, stack_bytes: int = 0) -> i
     (state kept outside the arena) and, in a firmware, the stack reserve.  A
     model fits a budget when this is at most the budget."""
     return arena_bytes + variable_bytes + stack_bytes
+
+
+# The share of the time left before the deadline one exact search may take.
+DEADLINE_SHARE_PER_SEARCH = 0.5
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,25 @@ class PlanOptions:
     # needed to fit `ram`; "auto" whenever it lowers the arena; "off"; or a
     # number of strips to force.
     patches: str = "default"
+    # The whole command's deadline (`mcu-plan --time-limit`): every search
+    # stops by it and keeps its best so far.  None: each search has only its
+    # own bound (`time_limit` for the exact planner, work counts elsewhere).
+    deadline: Deadline | None = field(default=None, compare=False)
+
+    def search_seconds(self) -> float:
+        """The exact planner's time limit: `time_limit`, or half of what remains
+        before the deadline when that is less (the other half is left for
+        what follows: the patch search, the overlap-free comparison)."""
+        if self.deadline is None:
+            return self.time_limit
+        return min(self.time_limit, self.deadline.remaining() * DEADLINE_SHARE_PER_SEARCH)
+
+    def past_deadline(self, stage: str) -> bool:
+        """Whether the deadline has passed; if so, `stage` is recorded as cut short there."""
+        if self.deadline is None or not self.deadline.expired():
+            return False
+        self.deadline.cut(stage)
+        return True
 
 
 @dataclass
@@ -140,9 +165,15 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
 
 
 def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
+    if not isinstance(model, (bytes, bytearray, memoryview)):
+        # Read once, bounded (model_file.py): the graph and the digest come from the same bytes.
+        label = label or str(model)
+        model = read_model_file(model, label)
     graph = load_model(model, label=label)
     digest = model_sha256(model)
+    _progress(options, "folding constants")
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
+    _progress(options, "lifetimes")
     analysed = AnalysedModel(
         graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias), model_sha256=digest
     )
@@ -156,7 +187,7 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
         return AnalysedModel(reordered, lifetimes, op_order=options.order, model_sha256=digest)
     if options.order not in ORDERS:
         raise ValueError(f"unknown op order {options.order!r}")
-    found = best_order(graph, alignment=options.alignment)
+    found = best_order(graph, alignment=options.alignment, deadline=options.deadline)
     if found.order == tuple(range(len(graph.operators))):
         return analysed
     reordered = reorder(graph, found.order)
@@ -168,14 +199,18 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
     return AnalysedModel(reordered, lifetimes, model_order=analysed, op_order=found.order, model_sha256=digest)
 
 
+def _progress(options: PlanOptions, stage: str) -> None:
+    if options.deadline is not None:
+        options.deadline.progress(stage)
+
+
 def model_sha256(model: str | os.PathLike | bytes) -> str:
-    """SHA-256 (hex) of the model's bytes (read again from a path the reader already read)."""
+    """SHA-256 (hex) of the model's bytes (a path: read as the reader reads it)."""
     import hashlib
 
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        return hashlib.sha256(model).hexdigest()
-    with open(model, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    if not isinstance(model, (bytes, bytearray, memoryview)):
+        model = read_model_file(model)
+    return hashlib.sha256(model).hexdigest()
 
 
 def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -201,7 +236,7 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
             model.lifetimes,
             options.regions,
             planner="auto" if options.planner == "all" else options.planner,
-            time_limit=options.time_limit,
+            time_limit=options.search_seconds(),
             stop_at_fit=options.stop_at_fit,
         )
         planned = PlannedModel(
@@ -215,10 +250,14 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     capacity = model.arena_capacity(options.ram)
     compared: list[PlanRow] = []
+    _progress(options, "arena planning")
+    seconds = options.search_seconds()
     if options.planner == "all":
-        compared, plan = compare_planners(model.lifetimes.problem, options.time_limit, capacity, options.stop_at_fit)
+        compared, plan = compare_planners(model.lifetimes.problem, seconds, capacity, options.stop_at_fit)
     else:
-        plan = plan_within(model.lifetimes.problem, options.planner, options.time_limit, capacity, options.stop_at_fit)
+        plan = plan_within(model.lifetimes.problem, options.planner, seconds, capacity, options.stop_at_fit)
+    if not plan.reproducible and options.deadline is not None:  # the exact search ran out of its time
+        options.deadline.cut("the exact arena search")
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared, model_sha256=model.model_sha256)
 
 
@@ -298,7 +337,11 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     else:
         candidates = sorted(candidates, key=lambda c: (c[0], c[1].extra_macs))[:PATCH_PLANS_TRIED]
     best: tuple[int, int, PlannedModel] | None = None  # (arena, extra MACs, plan)
-    for _, stage, patched, lifetimes in candidates:
+    for tried, (_, stage, patched, lifetimes) in enumerate(candidates):
+        if options.deadline is not None:
+            options.deadline.progress("patch search", tried, len(candidates))
+        if best is not None and options.past_deadline("the patch search"):
+            break
         analysed = AnalysedModel(patched, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
         planned = _plan_one(analysed, replace(options, stop_at_fit=options.stop_at_fit or fitting))
         planned.op_order = model.op_order

@@ -14,7 +14,6 @@ import re
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import flatbuffers
@@ -197,16 +196,10 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         data = bytes(source)
         label = label or "model"
     else:
-        path = Path(source)
+        from .model_file import read_model_file
+
         label = label or str(source)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{label}: no such file") from None
-        except IsADirectoryError:
-            raise InputError(f"{label}: is a directory, not a .tflite file") from None
-        except OSError as exc:
-            raise InputError(f"{label}: cannot read ({exc.strerror or exc})") from None
+        data = read_model_file(source, label)
     if not data:
         raise InputError(f"{label}: empty file")
     if len(data) < 8 or data[4:8] != TFLITE_IDENTIFIER:

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
-from .layers import arena_use, layer_rows
+from .layers import arena_uses, layer_rows
 from .lowering.traits import IN_PLACE_DEPTHWISE
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
@@ -388,6 +388,9 @@ def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dic
     # Per layer, the regions count back to back, each as large as its arena.
     bases = [sum(regions.arena_bytes(k) for k in range(index)) for index in range(len(regions.regions))]
     addresses = {b.id: bases[regions.region_of[b.id]] + regions.offset_of(b.id) for b in lifetimes.problem.buffers}
-    for layer in record.get("layers", ()):
-        layer["live_bytes"], layer["arena_top"] = arena_use(lifetimes.problem.buffers, addresses, layer["step"])
+    layers = record.get("layers", ())
+    steps = max((layer["step"] + 1 for layer in layers), default=0)
+    uses = arena_uses(lifetimes.problem.buffers, addresses, steps)
+    for layer in layers:
+        layer["live_bytes"], layer["arena_top"] = uses[layer["step"]]
     return record

@@ -106,9 +106,10 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
             planner=options.planner if options.planner != "all" else "auto",
             alignment=alignment,
             alias=alias,
-            time_limit=options.time_limit,
+            time_limit=options.search_seconds(),
             order="model",
             patches="off",  # TFLM runs every op whole
+            deadline=options.deadline,
         )
         planned = plan_analysed(analyse_model(model, ours), ours)
         lifetimes = planned.lifetimes
@@ -122,7 +123,7 @@ def choose_tflm_plan(model: str, options: PlanOptions) -> TflmPlan:
         if not verify(subset, offsets):
             what = "--alias on" if alias else "--alias off: no bytes shared"
             candidates.append((_offline_extent(problem, offsets), f"{planned.plan.planner}, {what}", offsets))
-    own = plan_within(problem, "auto", options.time_limit, None)
+    own = plan_within(problem, "auto", options.search_seconds(), None)
     candidates.append((own.arena_bytes, f"{own.planner} on TFLM's lifetimes", dict(own.offsets)))
     arena, source, offsets = min(candidates, key=lambda c: c[0])  # ties: the earlier candidate
     # Scratch tensors are no tensors of the flatbuffer: only their holes remain.
@@ -303,10 +304,9 @@ def tflm_plan_model(model: str, options: PlanOptions) -> tuple[bytes, TflmPlan]:
     `model` is one the reader accepts (the command has planned it already)."""
     import tflite
 
-    try:
-        data = open(model, "rb").read()
-    except OSError as exc:
-        raise InputError(f"cannot read {model}: {exc.strerror or exc}") from None
+    from .model_file import read_model_file
+
+    data = read_model_file(model)
     read_model(data, label=model)  # one line for a file that is not a model, before it is parsed here
     parsed = tflite.Model.GetRootAsModel(data, 0)
     for k in range(parsed.BuffersLength()):

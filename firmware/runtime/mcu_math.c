@@ -201,41 +201,70 @@ void mcu_l2_normalization_s8(const mcu_l2_normalization_s8_params *p, const int8
     }
 }
 
+/* One batch of the float product: rows x cols outputs from l and r. */
+static float *batch_matmul_f32_one(const mcu_batch_matmul_f32_params *p, const float *l, const float *r, float *output)
+{
+    int32_t i, j, k;
+    for (i = 0; i < p->rows; ++i) {
+        for (j = 0; j < p->cols; ++j) {
+            float total = 0.0f;
+            for (k = 0; k < p->depth; ++k) {
+                total += l[i * p->lhs_row_stride + k * p->lhs_depth_stride] *
+                         r[k * p->rhs_depth_stride + j * p->rhs_col_stride];
+            }
+            *output++ = total;
+        }
+    }
+    return output;
+}
+
 void mcu_batch_matmul_f32(const mcu_batch_matmul_f32_params *p, const float *lhs, const float *rhs, float *output)
 {
-    int32_t b, i, j, k;
-    for (b = 0; b < p->batches; ++b) {
-        const float *l = lhs + p->lhs_offsets[b];
-        const float *r = rhs + p->rhs_offsets[b];
-        for (i = 0; i < p->rows; ++i) {
-            for (j = 0; j < p->cols; ++j) {
-                float total = 0.0f;
-                for (k = 0; k < p->depth; ++k) {
-                    total += l[i * p->lhs_row_stride + k * p->lhs_depth_stride] *
-                             r[k * p->rhs_depth_stride + j * p->rhs_col_stride];
-                }
-                *output++ = total;
+    int32_t b0, b1, b2;
+    for (b0 = 0; b0 < p->batch_0; ++b0) {
+        for (b1 = 0; b1 < p->batch_1; ++b1) {
+            for (b2 = 0; b2 < p->batch_2; ++b2) {
+                const float *l =
+                    lhs + b0 * p->lhs_batch_stride_0 + b1 * p->lhs_batch_stride_1 + b2 * p->lhs_batch_stride_2;
+                const float *r =
+                    rhs + b0 * p->rhs_batch_stride_0 + b1 * p->rhs_batch_stride_1 + b2 * p->rhs_batch_stride_2;
+                output = batch_matmul_f32_one(p, l, r, output);
             }
         }
     }
 }
 
+/* One batch of the int8 product: rows x cols outputs from l and r. */
+static int8_t *batch_matmul_s8_one(const mcu_batch_matmul_s8_params *p, const int8_t *l, const int8_t *r,
+                                   int8_t *output)
+{
+    int32_t i, j, k;
+    for (i = 0; i < p->rows; ++i) {
+        for (j = 0; j < p->cols; ++j) {
+            int32_t total = 0;
+            int32_t scaled;
+            for (k = 0; k < p->depth; ++k) {
+                total += ((int32_t)l[i * p->lhs_row_stride + k * p->lhs_depth_stride] + p->lhs_zero_offset) *
+                         ((int32_t)r[k * p->rhs_depth_stride + j * p->rhs_col_stride] + p->rhs_zero_offset);
+            }
+            scaled = mcu_mul_by_quantized_mul(total, p->output_multiplier, (int)p->output_shift) + p->output_offset;
+            *output++ = (int8_t)mcu_clamp_s32(scaled, INT8_MIN, INT8_MAX);
+        }
+    }
+    return output;
+}
+
 void mcu_batch_matmul_s8(const mcu_batch_matmul_s8_params *p, const int8_t *lhs, const int8_t *rhs, int8_t *output)
 {
-    int32_t b, i, j, k;
-    for (b = 0; b < p->batches; ++b) {
-        const int8_t *l = lhs + p->lhs_offsets[b];
-        const int8_t *r = rhs + p->rhs_offsets[b];
-        for (i = 0; i < p->rows; ++i) {
-            for (j = 0; j < p->cols; ++j) {
-                int32_t total = 0;
-                int32_t scaled;
-                for (k = 0; k < p->depth; ++k) {
-                    total += ((int32_t)l[i * p->lhs_row_stride + k * p->lhs_depth_stride] + p->lhs_zero_offset) *
-                             ((int32_t)r[k * p->rhs_depth_stride + j * p->rhs_col_stride] + p->rhs_zero_offset);
-                }
-                scaled = mcu_mul_by_quantized_mul(total, p->output_multiplier, (int)p->output_shift) + p->output_offset;
-                *output++ = (int8_t)mcu_clamp_s32(scaled, INT8_MIN, INT8_MAX);
+    int32_t b0, b1, b2;
+    for (b0 = 0; b0 < p->batch_0; ++b0) {
+        for (b1 = 0; b1 < p->batch_1; ++b1) {
+            for (b2 = 0; b2 < p->batch_2; ++b2) {
+                const int8_t *l =
+                    lhs + b0 * p->lhs_batch_stride_0 + b1 * p->lhs_batch_stride_1 + b2 * p->lhs_batch_stride_2;
+                const int8_t *r =
+                    rhs + b0 * p->rhs_batch_stride_0 + b1 * p->rhs_batch_stride_1 + b2 * p->rhs_batch_stride_2;
+                output = batch_matmul_s8_one(p, l, r, output);
             }
         }
     }

@@ -131,15 +131,24 @@ void mcu_l2_normalization_s8(const mcu_l2_normalization_s8_params *p, const int8
 
 /* BATCH_MATMUL: output[b][i][j] = sum over k of lhs(i, k) * rhs(k, j), the
  * sum in k order from 0 as the reference; each operand addressed through its
- * own strides (adj_x / adj_y swap them) and a per-batch offset (broadcast
- * batch dimensions repeat an offset). */
+ * own strides (adj_x / adj_y swap them).  The output's batch dimensions,
+ * padded to three (leading 1s), are walked in row-major order; each operand
+ * moves by its own stride per batch dimension, 0 where it is broadcast (a
+ * description of constant size, however many batches). */
 typedef struct {
     int32_t batches;
     int32_t rows;
     int32_t cols;
     int32_t depth;
-    const int32_t *lhs_offsets; /* per output batch, in elements */
-    const int32_t *rhs_offsets;
+    int32_t batch_0; /* the output's batch dimensions, outermost first */
+    int32_t batch_1;
+    int32_t batch_2;
+    int32_t lhs_batch_stride_0; /* in elements */
+    int32_t lhs_batch_stride_1;
+    int32_t lhs_batch_stride_2;
+    int32_t rhs_batch_stride_0;
+    int32_t rhs_batch_stride_1;
+    int32_t rhs_batch_stride_2;
     int32_t lhs_row_stride;
     int32_t lhs_depth_stride;
     int32_t rhs_depth_stride;
@@ -155,8 +164,15 @@ typedef struct {
     int32_t rows;
     int32_t cols;
     int32_t depth;
-    const int32_t *lhs_offsets;
-    const int32_t *rhs_offsets;
+    int32_t batch_0;
+    int32_t batch_1;
+    int32_t batch_2;
+    int32_t lhs_batch_stride_0;
+    int32_t lhs_batch_stride_1;
+    int32_t lhs_batch_stride_2;
+    int32_t rhs_batch_stride_0;
+    int32_t rhs_batch_stride_1;
+    int32_t rhs_batch_stride_2;
     int32_t lhs_row_stride;
     int32_t lhs_depth_stride;
     int32_t rhs_depth_stride;

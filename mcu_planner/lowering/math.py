@@ -21,7 +21,6 @@ from . import KernelCall, NotLowerable, lowers
 from .common import (
     activation_params,
     elementwise_operands,
-    int32_array,
     kernel_call,
     require_dtype,
     scale,
@@ -195,12 +194,20 @@ def lower_l2_normalization(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, "mcu_l2_normalization_s8", "mcu_l2_normalization_s8_params", params, SOURCES)
 
 
-def _batch_offsets(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], matrix_elements: int) -> list[int]:
-    """Element offset of the operand's matrix for each output batch (row-major
-    over out_batch), repeating along the dimensions it is broadcast over."""
+# Batch dimensions the kernel walks (TFLite's BATCH_MATMUL takes ranks up to 5).
+BATCH_MATMUL_DIMS = 3
+
+
+def _batch_strides(batch_shape: tuple[int, ...], out_batch: tuple[int, ...], matrix_elements: int) -> list[int]:
+    """Per output batch dimension (padded to BATCH_MATMUL_DIMS): how many
+    elements the operand's matrix moves per step along it, 0 where the
+    operand is broadcast (size 1 or absent)."""
     shape = (1,) * (len(out_batch) - len(batch_shape)) + tuple(batch_shape)
-    index = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    return [int(v) * matrix_elements for v in np.broadcast_to(index, out_batch).reshape(-1)]
+    strides, step = [], matrix_elements
+    for size in reversed(shape):
+        strides.append(step if size > 1 else 0)
+        step *= size
+    return [0] * (BATCH_MATMUL_DIMS - len(shape)) + strides[::-1]
 
 
 @lowers("BATCH_MATMUL")
@@ -222,13 +229,19 @@ def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"BATCH_MATMUL cannot broadcast batches {lhs.shape[:-2]} and {rhs.shape[:-2]}") from None
     if tuple(out.shape) != out_batch + (rows, cols):
         raise NotLowerable(f"BATCH_MATMUL output {out.shape}, expected {out_batch + (rows, cols)}")
+    if len(out_batch) > BATCH_MATMUL_DIMS:
+        raise NotLowerable(f"BATCH_MATMUL with {len(out_batch)} batch dimensions (at most {BATCH_MATMUL_DIMS})")
+    padded = (1,) * (BATCH_MATMUL_DIMS - len(out_batch)) + out_batch
+    lhs_strides = _batch_strides(lhs.shape[:-2], out_batch, lhs_rows * lhs_cols)
+    rhs_strides = _batch_strides(rhs.shape[:-2], out_batch, rhs_rows * rhs_cols)
     params = {
         "batches": int(np.prod(out_batch, dtype=np.int64)),
         "rows": rows,
         "cols": cols,
         "depth": depth,
-        "lhs_offsets": int32_array(_batch_offsets(lhs.shape[:-2], out_batch, lhs_rows * lhs_cols)),
-        "rhs_offsets": int32_array(_batch_offsets(rhs.shape[:-2], out_batch, rhs_rows * rhs_cols)),
+        **{f"batch_{d}": padded[d] for d in range(BATCH_MATMUL_DIMS)},
+        **{f"lhs_batch_stride_{d}": lhs_strides[d] for d in range(BATCH_MATMUL_DIMS)},
+        **{f"rhs_batch_stride_{d}": rhs_strides[d] for d in range(BATCH_MATMUL_DIMS)},
         # Stored (rows, depth), or (depth, rows) with adj_x; rhs (depth, cols), or (cols, depth) with adj_y.
         "lhs_row_stride": 1 if adj_x else depth,
         "lhs_depth_stride": rows if adj_x else 1,

@@ -10,7 +10,9 @@ far below, that input.
 
 from __future__ import annotations
 
-from ..problem import Budget, Buffer, PlannerResult, Problem, forbidden_starts
+import numpy as np
+
+from ..problem import Budget, PlannerResult, Problem, forbidden_starts
 from . import register
 
 
@@ -18,14 +20,19 @@ from . import register
 def plan_greedy(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     order = sorted(problem.buffers, key=lambda b: (-b.size, b.start, b.id))
     limits = problem.overlap_limits()
-    placed: list[tuple[int, Buffer]] = []  # (offset, buffer)
+    # Lifetimes in placing order, so that the buffers placed before b that
+    # are alive with it come from one vector comparison (no Python loop over
+    # every placed buffer: a 10,000-op chain took 25 s).
+    starts = np.fromiter((b.start for b in order), dtype=np.int64, count=len(order))
+    ends = np.fromiter((b.end for b in order), dtype=np.int64, count=len(order))
     offsets: dict[int, int] = {}
-    for b in order:
+    for k, b in enumerate(order):
+        alive_with = np.flatnonzero((starts[:k] < b.end) & (ends[:k] > b.start))
         # Starts b may not take beside each placed buffer alive with it, by their lowest end.
         windows = sorted(
-            forbidden_starts(b, other, off, limits, problem.alignment)
-            for off, other in placed
-            if b.overlaps_in_time(other) and other.size > 0
+            forbidden_starts(b, order[i], offsets[order[i].id], limits, problem.alignment)
+            for i in alive_with.tolist()
+            if order[i].size > 0
         )
         candidate = 0
         for low, high in windows:
@@ -33,5 +40,4 @@ def plan_greedy(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
                 break
             candidate = max(candidate, high)
         offsets[b.id] = candidate
-        placed.append((candidate, b))
     return PlannerResult(offsets)

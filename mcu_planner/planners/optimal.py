@@ -21,9 +21,12 @@ handled in units of the problem's alignment, so every offset is aligned.
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from typing import Any
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import DoesNotFit, McuPlanError
 from ..problem import Budget, PlannerResult, Problem, align_down
@@ -75,7 +78,8 @@ class SearchReport:
 class _Instance:
     """The buffers the search must place, in alignment units."""
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, deadline: float = math.inf):
+        self.deadline = deadline  # time.monotonic() by which the lower bound stops refining
         self.unit = max(1, problem.alignment)
         self.fixed = [b.id for b in problem.buffers if b.size <= 0 or b.end <= b.start]
         active = [b for b in problem.buffers if b.size > 0 and b.end > b.start]
@@ -134,20 +138,32 @@ class _Instance:
         lower bound the per-step count misses where overlaps chain, as when
         a buffer sits over its input at one step and its output sits under it
         at the next.  A window the solver cannot settle in `seconds` counts
-        its per-step bound only."""
+        its per-step bound only; so do the windows left when the search's
+        deadline passes.  Only windows holding an overlap pair are solved,
+        each from the buffers alive in it (linear in the model per window)."""
         solver = _solver_module()
         best = 0
         last = max(self.ends, default=0)
-        for first in range(0, max(1, last - steps + 1)):
+        starts_at = np.asarray(self.starts, dtype=np.int64)
+        ends_at = np.asarray(self.ends, dtype=np.int64)
+        # Window start -> the pairs whose two buffers both meet that window.
+        pairs_in: dict[int, list[tuple[int, int, int]]] = {}
+        for a, b, h in self.pairs:
+            low = max(0, self.starts[a] - steps + 1, self.starts[b] - steps + 1)
+            high = min(max(1, last - steps + 1), self.ends[a], self.ends[b])
+            for first in range(low, high):
+                pairs_in.setdefault(first, []).append((a, b, h))
+        for first in sorted(pairs_in):
+            if time.monotonic() >= self.deadline:
+                self.window_timed_out = True
+                break
             end = first + steps
-            keep = [i for i in range(len(self.sizes)) if self.starts[i] < end and self.ends[i] > first]
+            keep = [int(i) for i in np.flatnonzero((starts_at < end) & (ends_at > first))]
             where = {i: k for k, i in enumerate(keep)}
             sizes = [self.sizes[i] for i in keep]
             starts = [max(self.starts[i], first) for i in keep]
             ends = [min(self.ends[i], end) for i in keep]
-            pairs = [(where[a], where[b], h) for a, b, h in self.pairs if a in where and b in where]
-            if not pairs:
-                continue
+            pairs = [(where[a], where[b], h) for a, b, h in pairs_in[first]]
             low, high = 0, sum(sizes)  # low: proven impossible below; high: a plan fits
             while low < high:
                 middle = (low + high) // 2
@@ -183,7 +199,7 @@ def search(
     solver = _solver_module()
     limit = DEFAULT_TIME_LIMIT if time_limit is None else max(0.0, float(time_limit))
     deadline = time.monotonic() + limit
-    inst = _Instance(problem)
+    inst = _Instance(problem, deadline)
     unit = inst.unit
     questions: list[tuple[int, str, float]] = []
     nodes = 0
