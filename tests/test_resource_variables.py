@@ -1,0 +1,132 @@
+"""Resource variables and CALL_ONCE as the reader resolves them
+(mcu_planner/resource_variables.py): one variable tensor per (container,
+shared_name), initial values from the init subgraph run at generation time,
+reads and writes kept in order; and the models it refuses, in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcu_planner.errors import UnsupportedModel
+from mcu_planner.pipeline import PlanOptions, analyse_model
+from mcu_planner.reader import read_model
+from mcu_planner_testing.builder import ModelBuilder, streaming_int8_model
+
+from conftest import SHARED
+
+MICROWAKEWORD = SHARED / "peer-tests" / "microwakeword"
+needs_microwakeword = pytest.mark.skipif(
+    not (MICROWAKEWORD / "hey_jarvis.tflite").is_file(),
+    reason=f"../shared/peer-tests/microwakeword is absent (looked for {MICROWAKEWORD})",
+)
+
+
+def _variable_ops(graph) -> dict[int, list[str]]:
+    """Variable tensor -> opcodes of the ops on it, in run order."""
+    ops: dict[int, list[str]] = {}
+    for op in graph.operators:
+        for t in op.inputs:
+            if t >= 0 and graph.tensors[t].is_variable:
+                ops.setdefault(t, []).append(op.opcode)
+    return ops
+
+
+def test_builder_streaming_model_reads_as_variable_tensors():
+    """CALL_ONCE and VAR_HANDLE leave the graph; each shared name is one
+    variable tensor holding what the init subgraph assigns; both handles of
+    "stream/ring" name the same one."""
+    model = streaming_int8_model()
+    graph = read_model(model)
+    opcodes = [op.opcode for op in graph.operators]
+    assert "CALL_ONCE" not in opcodes and "VAR_HANDLE" not in opcodes
+    variables = {graph.tensors[t].name: graph.tensors[t] for t in _variable_ops(graph)}
+    assert set(variables) == {"stream/ring", "stream/acc"}
+    ring, acc = variables["stream/ring"], variables["stream/acc"]
+    assert (ring.shape, ring.dtype, acc.shape, acc.dtype) == ((1, 3, 1, 8), "int8", (1, 1, 1, 6), "int8")
+    # The same seeded values the builder assigned in subgraph 1.
+    rng = np.random.default_rng(0)
+    expected_ring = rng.integers(-128, 128, (1, 3, 1, 8)).astype(np.int8).tobytes()
+    assert ring.data == expected_ring
+    assert acc.data is not None and len(acc.data) == 6
+    assert _variable_ops(graph)[ring.index] == ["READ_VARIABLE", "ASSIGN_VARIABLE", "READ_VARIABLE"]
+    assert any("2 resource variables (30 B) kept as state" in note for note in graph.notes)
+
+
+def test_memory_aware_order_keeps_each_variables_reads_and_writes_in_order():
+    """Whatever order the planner picks, the ops on one variable run in the model's order."""
+    model = streaming_int8_model()
+    in_model_order = _variable_ops(read_model(model))
+    analysed = analyse_model(model, PlanOptions(order="memory"))
+    assert _variable_ops(analysed.graph) == in_model_order
+
+
+def test_variable_state_is_counted_outside_the_arena():
+    analysed = analyse_model(streaming_int8_model(), PlanOptions())
+    lifetimes = analysed.lifetimes
+    assert lifetimes.variable_bytes == 32 + 16  # 24 and 6 bytes, each rounded up to 16
+    assert not set(lifetimes.variable_offsets) & set(lifetimes.placements)
+
+
+def _one_variable_model(init_value_is_constant: bool = True, with_init: bool = True, read_shape=(1, 4)) -> bytes:
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", (0.5, 0))
+    if with_init:
+        init = mb.add_subgraph("init")
+        if init_value_is_constant:
+            value = init.add_tensor((1, 4), "int8", (0.5, 0), data=np.arange(4))
+        else:
+            source = init.add_tensor((1, 4), "int8", (0.5, 0), data=np.arange(4))
+            value = init.add_tensor((1, 4), "int8", (0.5, 0))
+            init.add_op("RELU", (source,), (value,))
+        init.assign_variable(init.var_handle("v"), value)
+        mb.call_once(init)
+    handle = mb.var_handle("v")
+    y = mb.read_variable(handle, read_shape, "int8", (0.5, 0))
+    mb.assign_variable(handle, x)
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+def test_the_one_variable_model_reads_its_initial_value():
+    graph = read_model(_one_variable_model())
+    (variable,) = _variable_ops(graph)
+    assert graph.tensors[variable].data == bytes([0, 1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"init_value_is_constant": False}, r"CALL_ONCE init subgraph 1: op 0 \(RELU\) is not supported there"),
+        ({"with_init": False}, r"op 1 \(READ_VARIABLE\) reads variable 'v' before anything assigns it"),
+        ({"read_shape": (1, 2)}, r"uses variable 'v' as int8\[1, 2\], but it holds int8\[1, 4\]"),
+    ],
+    ids=["computed-init", "read-before-assign", "changing-shape"],
+)
+def test_variables_outside_what_is_supported_are_refused_in_one_line(kwargs, message):
+    with pytest.raises(UnsupportedModel, match=message) as caught:
+        read_model(_one_variable_model(**kwargs), label="v.tflite")
+    assert "\n" not in str(caught.value) and str(caught.value).startswith("v.tflite: ")
+
+
+def test_other_control_flow_stays_refused():
+    mb = ModelBuilder()
+    x = mb.add_tensor((1,), "int32")
+    mb.add_op("IF", (x, x), (x,), {"then_subgraph_index": 1, "else_subgraph_index": 1})
+    mb.set_io([x], [x])
+    mb.extra_subgraphs = 1
+    with pytest.raises(UnsupportedModel, match=r"control flow \(IF\) with 2 subgraphs is not supported"):
+        read_model(mb.build())
+
+
+@needs_microwakeword
+@pytest.mark.parametrize(
+    "stem, variables, state_bytes", [("hey_jarvis", 6, 2840), ("vad", 4, 1120)], ids=["hey_jarvis", "vad"]
+)
+def test_microwakeword_models_read_with_their_ring_buffers_as_state(stem, variables, state_bytes):
+    graph = read_model(MICROWAKEWORD / f"{stem}.tflite")
+    ring_buffers = [graph.tensors[t] for t in _variable_ops(graph)]
+    assert len(ring_buffers) == variables
+    assert sum(t.nbytes for t in ring_buffers) == state_bytes
+    assert all(t.data is not None and len(t.data) == t.nbytes for t in ring_buffers)
+    assert all(ops == ["READ_VARIABLE", "ASSIGN_VARIABLE"] for ops in _variable_ops(graph).values())
