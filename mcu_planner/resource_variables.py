@@ -19,7 +19,12 @@ and LSTM state):
   region, so it costs nothing at run time;
 - CALL_ONCE and VAR_HANDLE are dropped; READ_VARIABLE (variable) -> output
   and ASSIGN_VARIABLE (variable, value) stay, with the variable tensor in
-  place of the handle (lowering/variables.py copies the bytes).
+  place of the handle (lowering/variables.py copies the bytes);
+- where nothing else reads the assigned value and no op touches the
+  variable between the value's producer and the ASSIGN_VARIABLE, the
+  producer writes straight into the variable and the ASSIGN_VARIABLE goes
+  (write_values_in_place): microWakeWord's STRIDED_SLICE of the newest
+  slices lands in its ring buffer, with no copy and no arena bytes.
 
 TFLite lets an assignment change a variable's shape or type; a variable
 whose reads and writes do not all share one layout is refused (exit 4).
@@ -141,6 +146,7 @@ def resolve_resource_variables(
             is_variable=True,
         )
         state_bytes += layout.nbytes
+    kept = write_values_in_place(tensors, kept, [variable_of[key] for key in sorted(touched)], main.outputs)
     operators = [replace(op, index=position) for position, op in enumerate(kept)]
     source = f"initialised by CALL_ONCE (subgraph {', '.join(map(str, init_subgraphs))}) at generation time"
     note = f"{len(touched)} resource variable{'s' if len(touched) != 1 else ''} ({state_bytes} B) kept as state" + (
@@ -178,3 +184,49 @@ def _layout(key: VariableKey, value: Tensor | None, ops: list[Operator], main: S
                 "variables that change shape or type are not supported"
             )
     return value
+
+
+def _writes_whole_output(opcode: str) -> bool:
+    """Whether the op's kernel always runs and writes its whole output
+    itself: no aliasing (traits.py) elides it or moves its output, no
+    raster walk overlaps it with its input."""
+    from .lowering.traits import OpTraits, op_traits
+    from .overlap import WINDOWED_OPCODES
+
+    return op_traits(opcode) == OpTraits() and opcode not in WINDOWED_OPCODES and opcode != "CUSTOM"
+
+
+def write_values_in_place(
+    tensors: list[Tensor], operators: list[Operator], variables: list[int], graph_outputs: tuple[int, ...]
+) -> list[Operator]:
+    """`operators` with each variable's one ASSIGN_VARIABLE folded into the
+    op producing its value, where that is safe: the value is that op's only
+    output and nothing but the ASSIGN_VARIABLE reads it, the op does not
+    read the variable, and no op between the two touches it (ops on one
+    variable keep their order, order.py, so none can move between them
+    later).  The variable takes the value's quantization (both hold the
+    same bytes; READ_VARIABLE copies them whatever the quantization)."""
+    result = list(operators)
+    for variable in variables:
+        assigns = [i for i, op in enumerate(result) if op.opcode == "ASSIGN_VARIABLE" and op.inputs[0] == variable]
+        if len(assigns) != 1:
+            continue
+        assign = assigns[0]
+        value = result[assign].inputs[1]
+        producers = [i for i, op in enumerate(result[:assign]) if value in op.outputs]
+        readers = [op for op in result if value in op.inputs]
+        if len(producers) != 1 or len(readers) != 1 or value in graph_outputs:
+            continue
+        producer = result[producers[0]]
+        between = result[producers[0] + 1 : assign]
+        if (
+            producer.outputs != (value,)
+            or variable in producer.inputs
+            or not _writes_whole_output(producer.opcode)
+            or any(variable in op.inputs + op.outputs for op in between)
+        ):
+            continue
+        result[producers[0]] = replace(producer, outputs=(variable,))
+        tensors[variable] = replace(tensors[variable], quantization=tensors[value].quantization)
+        del result[assign]
+    return result

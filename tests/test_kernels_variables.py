@@ -71,6 +71,15 @@ def test_builder_streaming_model_bit_exact_over_invocations_on_the_host():
     assert_exact_over_invocations(streaming_int8_model())
 
 
+@pytest.mark.parametrize("read_between", [False, True], ids=["sliced-into-variable", "read-between"])
+def test_a_variable_read_around_its_slice_bit_exact_on_the_host(read_between):
+    """The ASSIGN_VARIABLE folded into the STRIDED_SLICE, and kept because a
+    read sits between them: both give LiteRT's values before and after."""
+    from test_resource_variables import sliced_into_variable_model
+
+    assert_exact_over_invocations(sliced_into_variable_model(read_between))
+
+
 @needs_microwakeword
 def test_microwakeword_outputs_checked_change_from_invocation_to_invocation():
     """The checks below compare outputs that depend on the state: the

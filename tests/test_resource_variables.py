@@ -23,10 +23,10 @@ needs_microwakeword = pytest.mark.skipif(
 
 
 def _variable_ops(graph) -> dict[int, list[str]]:
-    """Variable tensor -> opcodes of the ops on it, in run order."""
+    """Variable tensor -> opcodes of the ops reading or writing it, in run order."""
     ops: dict[int, list[str]] = {}
     for op in graph.operators:
-        for t in op.inputs:
+        for t in dict.fromkeys(op.inputs + op.outputs):
             if t >= 0 and graph.tensors[t].is_variable:
                 ops.setdefault(t, []).append(op.opcode)
     return ops
@@ -49,7 +49,10 @@ def test_builder_streaming_model_reads_as_variable_tensors():
     expected_ring = rng.integers(-128, 128, (1, 3, 1, 8)).astype(np.int8).tobytes()
     assert ring.data == expected_ring
     assert acc.data is not None and len(acc.data) == 6
-    assert _variable_ops(graph)[ring.index] == ["READ_VARIABLE", "ASSIGN_VARIABLE", "READ_VARIABLE"]
+    # The ring buffer's STRIDED_SLICE writes straight into it; the accumulator's
+    # ADD may run in place over its input, so its value is copied in.
+    assert _variable_ops(graph)[ring.index] == ["READ_VARIABLE", "STRIDED_SLICE", "READ_VARIABLE"]
+    assert _variable_ops(graph)[acc.index] == ["READ_VARIABLE", "ASSIGN_VARIABLE"]
     assert any("2 resource variables (30 B) kept as state" in note for note in graph.notes)
 
 
@@ -109,6 +112,41 @@ def test_variables_outside_what_is_supported_are_refused_in_one_line(kwargs, mes
     assert "\n" not in str(caught.value) and str(caught.value).startswith("v.tflite: ")
 
 
+def sliced_into_variable_model(read_between: bool) -> bytes:
+    """v = x[:, 1:3], written by STRIDED_SLICE + ASSIGN_VARIABLE; with
+    `read_between` the variable is read after the slice and before the assign."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", (0.5, 0))
+    init = mb.add_subgraph("init")
+    init.assign_variable(init.var_handle("v"), init.add_tensor((1, 2), "int8", (0.5, 0), data=np.array([[5, 6]])))
+    mb.call_once(init)
+    handle = mb.var_handle("v")
+    before = mb.read_variable(handle, (1, 2), "int8", (0.5, 0))
+    bounds = [mb.add_tensor((2,), "int32", data=np.array(v)) for v in ((0, 1), (1, 3), (1, 1))]
+    value = mb.add_tensor((1, 2), "int8", (0.5, 0))
+    mb.add_op("STRIDED_SLICE", (x, *bounds), (value,), {})
+    outputs = [before]
+    if read_between:
+        outputs.append(mb.read_variable(handle, (1, 2), "int8", (0.5, 0)))
+    mb.assign_variable(handle, value)
+    mb.set_io([x], outputs)
+    return mb.build()
+
+
+def test_a_slice_writes_straight_into_its_variable_unless_the_variable_is_read_in_between():
+    direct = read_model(sliced_into_variable_model(read_between=False))
+    assert [op.opcode for op in direct.operators] == ["READ_VARIABLE", "STRIDED_SLICE"]
+    (variable,) = _variable_ops(direct)
+    assert direct.operators[1].outputs == (variable,)
+    copied = read_model(sliced_into_variable_model(read_between=True))
+    assert [op.opcode for op in copied.operators] == [
+        "READ_VARIABLE",
+        "STRIDED_SLICE",
+        "READ_VARIABLE",
+        "ASSIGN_VARIABLE",
+    ]
+
+
 def test_other_control_flow_stays_refused():
     mb = ModelBuilder()
     x = mb.add_tensor((1,), "int32")
@@ -129,4 +167,6 @@ def test_microwakeword_models_read_with_their_ring_buffers_as_state(stem, variab
     assert len(ring_buffers) == variables
     assert sum(t.nbytes for t in ring_buffers) == state_bytes
     assert all(t.data is not None and len(t.data) == t.nbytes for t in ring_buffers)
-    assert all(ops == ["READ_VARIABLE", "ASSIGN_VARIABLE"] for ops in _variable_ops(graph).values())
+    # Each ring buffer's newest slices are sliced straight into it.
+    assert all(ops == ["READ_VARIABLE", "STRIDED_SLICE"] for ops in _variable_ops(graph).values())
+    assert "ASSIGN_VARIABLE" not in [op.opcode for op in graph.operators]
