@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .errors import UnsupportedModel
+from .errors import InputError, UnsupportedModel
 from .graph import Operator, Tensor, operator_name
 
 RESOURCE_OPCODES = frozenset({"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
@@ -103,6 +103,8 @@ def resolve_resource_variables(
     kept: list[Operator] = []
     for op in main.operators:
         what = f"{label}: op {op.index} ({op.opcode})"
+        if op.opcode == "VAR_HANDLE" and len(op.outputs) != 1:
+            raise InputError(f"{what}: has {len(op.outputs)} outputs; a VAR_HANDLE makes one resource handle")
         if op.opcode == "CALL_ONCE":
             index = op.options.get("init_subgraph_index", 0)
             values = run_init_subgraph(read_init(index), label)

@@ -147,6 +147,18 @@ def test_a_slice_writes_straight_into_its_variable_unless_the_variable_is_read_i
     ]
 
 
+def test_a_var_handle_without_its_output_is_a_bad_model():
+    from mcu_planner.errors import InputError
+
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4), "int8", (0.5, 0))
+    mb.add_op("VAR_HANDLE", (), (), {"shared_name": "v"})
+    mb.add_op("RELU", (x,), (mb.add_tensor((1, 4), "int8", (0.5, 0)),))
+    mb.set_io([x], [1])
+    with pytest.raises(InputError, match=r"v.tflite: op 0 \(VAR_HANDLE\): has 0 outputs"):
+        read_model(mb.build(), label="v.tflite")
+
+
 def test_other_control_flow_stays_refused():
     mb = ModelBuilder()
     x = mb.add_tensor((1,), "int32")
