@@ -14,8 +14,8 @@ and LSTM state):
   first VAR_HANDLE output naming it in subgraph 0; its shape, dtype and
   quantization are those of the value the init subgraph assigns (else of
   the first ASSIGN_VARIABLE in subgraph 0);
-- the init subgraph runs now: the constants it assigns become the
-  variables' stored values, which NAME_reset() copies into the state
+- the init subgraph runs now (ops on constants evaluated as folding.py
+  does): the values it assigns become the variables' stored values, which NAME_reset() copies into the state
   region, so it costs nothing at run time;
 - CALL_ONCE and VAR_HANDLE are dropped; READ_VARIABLE (variable) -> output
   and ASSIGN_VARIABLE (variable, value) stay, with the variable tensor in
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .errors import InputError, UnsupportedModel
-from .graph import Operator, Tensor, operator_name
+from .graph import Graph, Operator, Tensor, operator_name
 
 RESOURCE_OPCODES = frozenset({"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
@@ -67,25 +67,29 @@ def _describe(key: VariableKey) -> str:
 
 def run_init_subgraph(subgraph: SubgraphRead, label: str) -> dict[VariableKey, Tensor]:
     """Run a CALL_ONCE's init subgraph now: the constant each variable it
-    assigns is given (the last one, if several)."""
+    assigns is given (the last one, if several).  Ops computing the values
+    from constants (a FILL, a RESHAPE ...) are evaluated by folding.py, as
+    ops on constants in subgraph 0 are; anything else is refused."""
+    from .folding import fold_constants
+
     where = f"{label}: CALL_ONCE init subgraph {subgraph.index}"
+    # The ASSIGN_VARIABLEs stay in the graph folded, so that the values they read are kept.
+    graph = Graph(tensors=tuple(subgraph.tensors), operators=tuple(subgraph.operators), inputs=(), outputs=())
+    folded = fold_constants(graph)
     handles: dict[int, VariableKey] = {}
     values: dict[VariableKey, Tensor] = {}
-    for op in subgraph.operators:
+    for op in folded.operators:
         if op.opcode == "VAR_HANDLE" and len(op.outputs) == 1:
             handles[op.outputs[0]] = _key(op)
         elif op.opcode == "ASSIGN_VARIABLE" and len(op.inputs) == 2 and op.inputs[0] in handles:
-            value = subgraph.tensors[op.inputs[1]] if op.inputs[1] >= 0 else None
+            value = folded.tensors[op.inputs[1]] if op.inputs[1] >= 0 else None
             if value is None or not value.is_constant:
-                raise UnsupportedModel(
-                    f"{where}: op {op.index} (ASSIGN_VARIABLE) assigns a computed value; "
-                    "only constants are assigned at generation time"
-                )
+                raise UnsupportedModel(f"{where}: ASSIGN_VARIABLE assigns a value that is not known at generation time")
             values[handles[op.inputs[0]]] = value
         else:
             raise UnsupportedModel(
-                f"{where}: op {op.index} ({operator_name(op)}) is not supported there; "
-                "an init subgraph may hold only VAR_HANDLE and ASSIGN_VARIABLE of constants"
+                f"{where}: {operator_name(op)} is not supported there; an init subgraph may hold only "
+                "VAR_HANDLE, ASSIGN_VARIABLE and ops on constants computed at generation time"
             )
     return values
 

@@ -71,6 +71,13 @@ def test_builder_streaming_model_bit_exact_over_invocations_on_the_host():
     assert_exact_over_invocations(streaming_int8_model())
 
 
+def test_an_init_value_computed_from_a_constant_bit_exact_on_the_host():
+    """The init subgraph's RESHAPE runs at generation time; the first read gives its value."""
+    from test_resource_variables import one_variable_model
+
+    assert_exact_over_invocations(one_variable_model("folded"))
+
+
 @pytest.mark.parametrize("read_between", [False, True], ids=["sliced-into-variable", "read-between"])
 def test_a_variable_read_around_its_slice_bit_exact_on_the_host(read_between):
     """The ASSIGN_VARIABLE folded into the STRIDED_SLICE, and kept because a

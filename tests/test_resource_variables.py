@@ -71,19 +71,25 @@ def test_variable_state_is_counted_outside_the_arena():
     assert not set(lifetimes.variable_offsets) & set(lifetimes.placements)
 
 
-def _one_variable_model(init_value_is_constant: bool = True, with_init: bool = True, read_shape=(1, 4)) -> bytes:
+def one_variable_model(init: str = "constant", with_init: bool = True, read_shape=(1, 4)) -> bytes:
+    """v: int8 [1, 4] whose initial value is a constant, or computed from
+    one (init "folded": a RESHAPE; "computed": a RELU, which is not folded)."""
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4), "int8", (0.5, 0))
     if with_init:
-        init = mb.add_subgraph("init")
-        if init_value_is_constant:
-            value = init.add_tensor((1, 4), "int8", (0.5, 0), data=np.arange(4))
+        sub = mb.add_subgraph("init")
+        if init == "constant":
+            value = sub.add_tensor((1, 4), "int8", (0.5, 0), data=np.arange(4))
         else:
-            source = init.add_tensor((1, 4), "int8", (0.5, 0), data=np.arange(4))
-            value = init.add_tensor((1, 4), "int8", (0.5, 0))
-            init.add_op("RELU", (source,), (value,))
-        init.assign_variable(init.var_handle("v"), value)
-        mb.call_once(init)
+            source = sub.add_tensor((4,), "int8", (0.5, 0), data=np.arange(4))
+            value = sub.add_tensor((1, 4), "int8", (0.5, 0))
+            if init == "folded":
+                shape = sub.add_tensor((2,), "int32", data=np.array([1, 4]))
+                sub.add_op("RESHAPE", (source, shape), (value,))
+            else:
+                sub.add_op("RELU", (source,), (value,))
+        sub.assign_variable(sub.var_handle("v"), value)
+        mb.call_once(sub)
     handle = mb.var_handle("v")
     y = mb.read_variable(handle, read_shape, "int8", (0.5, 0))
     mb.assign_variable(handle, x)
@@ -91,8 +97,9 @@ def _one_variable_model(init_value_is_constant: bool = True, with_init: bool = T
     return mb.build()
 
 
-def test_the_one_variable_model_reads_its_initial_value():
-    graph = read_model(_one_variable_model())
+@pytest.mark.parametrize("init", ["constant", "folded"])
+def test_theone_variable_model_reads_its_initial_value(init):
+    graph = read_model(one_variable_model(init))
     (variable,) = _variable_ops(graph)
     assert graph.tensors[variable].data == bytes([0, 1, 2, 3])
 
@@ -100,7 +107,7 @@ def test_the_one_variable_model_reads_its_initial_value():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"init_value_is_constant": False}, r"CALL_ONCE init subgraph 1: op 0 \(RELU\) is not supported there"),
+        ({"init": "computed"}, r"CALL_ONCE init subgraph 1: RELU is not supported there"),
         ({"with_init": False}, r"op 1 \(READ_VARIABLE\) reads variable 'v' before anything assigns it"),
         ({"read_shape": (1, 2)}, r"uses variable 'v' as int8\[1, 2\], but it holds int8\[1, 4\]"),
     ],
@@ -108,7 +115,7 @@ def test_the_one_variable_model_reads_its_initial_value():
 )
 def test_variables_outside_what_is_supported_are_refused_in_one_line(kwargs, message):
     with pytest.raises(UnsupportedModel, match=message) as caught:
-        read_model(_one_variable_model(**kwargs), label="v.tflite")
+        read_model(one_variable_model(**kwargs), label="v.tflite")
     assert "\n" not in str(caught.value) and str(caught.value).startswith("v.tflite: ")
 
 
