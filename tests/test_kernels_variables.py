@@ -119,3 +119,14 @@ def _microwakeword_model(name: str):
 @pytest.mark.parametrize("name", ["hey_jarvis", "hey_jarvis_score", "vad"])
 def test_microwakeword_bit_exact_over_invocations_under_qemu(name, target):
     assert_exact_over_invocations(_microwakeword_model(name), target=target)
+
+
+def test_check_command_replays_every_set_after_reset(tmp_path, capsys):
+    """`mcu-plan check --inputs 4 --after-reset 4` runs the four sets, resets,
+    runs all four again and says so."""
+    from mcu_planner.cli import main
+
+    model = tmp_path / "stream.tflite"
+    model.write_bytes(streaming_int8_model())
+    assert main(["check", str(model), "--inputs", "4", "--after-reset", "4"]) == 0
+    assert "bit-exact 4/4 (one sequence, state carried over); after reset 4/4" in capsys.readouterr().out
