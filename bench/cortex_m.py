@@ -10,6 +10,12 @@ runner firmware of ../shared/anchors/tflm-cortex-m (TFLM + CMSIS-NN, and TFLM
 with its reference kernels) runs the same model under the same QEMU command,
 so every ratio compares figures measured side by side.  Writes bench/results/cortex-m.md.
 
+ESPHome's streaming microWakeWord models (../shared/peer-tests/microwakeword:
+state in resource variables) are measured beside the shared models.  Their
+first invoke also initialises the state (ours: NAME_reset() copies it in;
+TFLM: CALL_ONCE runs the init subgraph), so for them the second invoke on
+the same input is given as well, under the table.
+
     python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE]
 """
 
@@ -28,7 +34,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import ANCHORS_DIR, MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
+from mcu_planner_testing.shared import (  # noqa: E402
+    ANCHORS_DIR,
+    MODELS_DIR,
+    SHARED,
+    provenance_lines,
+    shared_model_paths,
+)
 from mcu_planner.check import random_inputs  # noqa: E402
 from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
 from mcu_planner.c_literals import c_identifier  # noqa: E402
@@ -42,6 +54,15 @@ SEED = 2024
 TFLM_RUNNERS = ANCHORS_DIR / "tflm-cortex-m"
 # The runner ELFs' kernel sets, in table order: TFLM with CMSIS-NN, TFLM with its reference kernels.
 TFLM_KERNEL_SETS = ("cmsis-nn", "reference")
+# Streaming models whose state lives in resource variables (CALL_ONCE), measured with the shared models.
+STREAMING_MODELS_DIR = SHARED / "peer-tests" / "microwakeword"
+
+
+def model_paths(stems: str | None) -> list[Path]:
+    """The shared models and the streaming ones (only those whose stem is in `stems`, if given)."""
+    wanted = set(stems.split(",")) if stems else None
+    streaming = [p for p in sorted(STREAMING_MODELS_DIR.glob("*.tflite")) if wanted is None or p.stem in wanted]
+    return shared_model_paths(stems) + streaming
 
 
 def tflm_runner_module():
@@ -78,10 +99,15 @@ class Row:
     # kernel set -> (ticks, arena_used, exact vs the reference) of the TFLM runner on the same input
     tflm: dict = None  # type: ignore[assignment]
     note: str = ""
+    # Models with state: ticks of the second invoke on the same input, ours and (kernel set ->) TFLM's.
+    second_ticks: int | None = None
+    tflm_second: dict = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.tflm is None:
             self.tflm = {}
+        if self.tflm_second is None:
+            self.tflm_second = {}
 
 
 def outputs_match(got: list[bytes], expected: list[np.ndarray]) -> bool:
@@ -98,8 +124,11 @@ def outputs_match(got: list[bytes], expected: list[np.ndarray]) -> bool:
     return True
 
 
-def measure_tflm(runner, path: Path, board_name: str, inputs: list[np.ndarray], expected, workdir: Path) -> dict:
-    """Ticks, arena and exactness of each TFLM runner ELF on `inputs`."""
+def measure_tflm(
+    runner, path: Path, board_name: str, inputs: list[np.ndarray], expected, workdir: Path, second: dict | None = None
+) -> dict:
+    """Ticks, arena and exactness of each TFLM runner ELF on `inputs`
+    (and into `second`, when given: each one's ticks of its second invoke)."""
     results = {}
     for kernels in TFLM_KERNEL_SETS:
         elf = TFLM_RUNNERS / f"{board_name}-{kernels}.elf"
@@ -110,6 +139,8 @@ def measure_tflm(runner, path: Path, board_name: str, inputs: list[np.ndarray], 
             results[kernels] = (None, None, None, f"status {r.get('status')} {r.get('error', '')}".strip())
             continue
         results[kernels] = (r["ticks"], r["arena_used"], outputs_match(r["outputs"], expected), elf_code_bytes(elf))
+        if second is not None:
+            second[kernels] = r.get("ticks2")
     return results
 
 
@@ -162,8 +193,20 @@ def measure(
     row.instructions = run.ticks * board.instructions_per_tick()
     expected = ReferenceModel(model_bytes).run(inputs)
     row.exact = outputs_match(run.outputs, expected)
+    stateful = files.interface.variable_bytes > 0
+    if stateful:
+        # The harness reports the mean of the invokes it runs: two on the same input give the second's.
+        twice = run_firmware(
+            firmware.elf,
+            machine=board.qemu_machine,
+            inputs=[np.ascontiguousarray(a).tobytes() * 2 for a in inputs],
+            num_outputs=len(graph.outputs),
+            workdir=workdir / "run-twice",
+        ).check()
+        row.second_ticks = 2 * twice.ticks - run.ticks
     if runner is not None:
-        row.tflm = measure_tflm(runner, path, board_name, inputs, expected, workdir)
+        second = row.tflm_second if stateful else None
+        row.tflm = measure_tflm(runner, path, board_name, inputs, expected, workdir, second)
     return row
 
 
@@ -225,6 +268,15 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str, inp
             f"{_n(runner_bytes)} | {_n(r.arena)} | {_n(r.ram)} | {_n(r.stack_reserve)} / {_n(r.stack_used)} | "
             f"{_n(cmsis[1])} |"
         )
+    stateful = [r for r in rows if r.second_ticks is not None]
+    if stateful:
+        lines += ["", "Models with state, second invoke on the same input (the first also initialises the state):", ""]
+        for r in stateful:
+            cmsis = r.tflm_second.get("cmsis-nn")
+            lines.append(
+                f"- {r.model} on {r.board}: ours {_n(r.second_ticks)} ticks, TFLM+CMSIS-NN {_n(cmsis)}, "
+                f"TFLM ref {_n(r.tflm_second.get('reference'))} (ours / CMSIS-NN {_ratio(r.second_ticks, cmsis)})"
+            )
     return "\n".join(lines + [""] + provenance_lines(inputs))
 
 
@@ -236,7 +288,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "cortex-m.md"))
     args = parser.parse_args()
     boards = args.boards.split(",")
-    paths = shared_model_paths(args.models)
+    paths = model_paths(args.models)
     if not paths:
         print(f"no shared models found under {MODELS_DIR}", file=sys.stderr)
         return 2

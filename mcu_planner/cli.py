@@ -214,7 +214,19 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("model", nargs="+", help=".tflite model (several: generated together around one shared arena)")
     p.add_argument("--concurrent", action="store_true", help="with several models: disjoint parts of the arena")
     p.add_argument("--target", default="host", help="host, or a board (mps2-an386, mps3-an547)")
-    p.add_argument("--inputs", type=_positive_int, default=3, help="number of random inputs (default 3)")
+    p.add_argument(
+        "--inputs",
+        type=_positive_int,
+        default=3,
+        help="number of random inputs, run as one sequence of invocations (default 3)",
+    )
+    p.add_argument(
+        "--after-reset",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="a model with state: how many of the input sets run again after NAME_reset() (default 2)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
@@ -922,6 +934,7 @@ def _run_check(args: argparse.Namespace) -> int:
         extremes=args.sanitize,
         profile=args.profile,
         patches=args.patches,
+        after_reset=args.after_reset,
     )
     for line in report.format():
         print(line)

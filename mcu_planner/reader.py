@@ -1,6 +1,8 @@
 """Read a .tflite file into the Graph classes (mcu_planner/graph.py).
 
-Only subgraph 0 is read.  Every field the later stages use is read and checked
+Subgraph 0 is read, and the init subgraph a CALL_ONCE names, which
+resource_variables.py runs now to give the resource variables their initial
+values (other control flow is refused).  Every field the later stages use is read and checked
 here, once, so that no later stage ever touches a flatbuffer; any problem with
 the bytes ends as one InputError line naming the file and what was being read.
 """
@@ -22,6 +24,7 @@ import tflite
 
 from .errors import InputError, McuPlanError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
+from .resource_variables import RESOURCE_OPCODES, SubgraphRead, resolve_resource_variables
 from .scratch import with_scratch_tensors
 
 TFLITE_IDENTIFIER = b"TFL3"
@@ -296,25 +299,58 @@ class _ModelParser:
         self.where = "operator codes"
         op_codes = self.read_op_codes(model)
 
-        self.where = "subgraph 0"
-        subgraph = model.Subgraphs(0)
+        main = self.read_subgraph(0, op_codes)
+        tensors, operators = main.tensors, main.operators
+        if any(op.opcode in RESOURCE_OPCODES for op in operators):
+            tensors, operators, note = resolve_resource_variables(
+                main, lambda index: self.read_init_subgraph(index, op_codes), self.label
+            )
+            self.notes.append(note)
+        used = set(main.inputs) | set(main.outputs)
+        for op in operators:
+            used.update(op.inputs + op.outputs + op.intermediates)
+        unsized = {t: name for t, name in main.unsized_types.items() if t in used and tensors[t].dtype == name}
+        if unsized:
+            self.refuse_unsized_types(tensors, operators, unsized)
+
+        self.where = "metadata"
+        offline = self.read_offline_offsets(model, len(main.tensors))
+        self.where = "model description"
+        description = self.text(model.Description())
+        return Graph(
+            tensors=tuple(tensors),
+            operators=tuple(operators),
+            inputs=main.inputs,
+            outputs=main.outputs,
+            offline_offsets=offline,
+            notes=tuple(self.notes),
+            description=description,
+        )
+
+    def read_subgraph(self, index: int, op_codes: list[tuple[str, int, str | None]]) -> SubgraphRead:
+        """Subgraph `index`'s tensors and operators, every field checked."""
+        name = f"subgraph {index}"
+        self.where = name
+        subgraph = self.model.Subgraphs(index)
         self.check_table(subgraph)
         num_tensors = self.check_vector(subgraph, 4, 4)
         self.num_tensors = num_tensors
         self.check_vector(subgraph, 6, 4)
         self.check_vector(subgraph, 8, 4)
         num_ops = self.check_vector(subgraph, 10, 4)
+        self.unsized_types = {}
 
-        self.where = "subgraph 0 inputs"
+        self.where = f"{name} inputs"
         inputs = self.tensor_refs(subgraph.InputsAsNumpy(), "graph input")
-        self.where = "subgraph 0 outputs"
+        self.where = f"{name} outputs"
         outputs = self.tensor_refs(subgraph.OutputsAsNumpy(), "graph output")
-        if not outputs:
+        if index == 0 and not outputs:
             self.fail("the model has no outputs: nothing to compute")
 
         operators = []
+        prefix = "" if index == 0 else f"{name} "
         for i in range(num_ops):
-            self.where = f"operator {i}"
+            self.where = f"{prefix}operator {i}"
             operators.append(self.read_operator(i, subgraph.Operators(i), op_codes))
 
         used = set(inputs) | set(outputs)
@@ -323,36 +359,28 @@ class _ModelParser:
 
         tensors = []
         for i in range(num_tensors):
-            self.where = f"tensor {i}"
+            self.where = f"{prefix}tensor {i}"
             tensors.append(self.read_tensor(i, subgraph.Tensors(i), i in used))
+        return SubgraphRead(index, tensors, operators, inputs, outputs, dict(self.unsized_types))
 
-        if self.unsized_types:
-            self.refuse_unsized_types(tensors, operators)
+    def read_init_subgraph(self, index: int, op_codes: list[tuple[str, int, str | None]]) -> SubgraphRead:
+        """The subgraph a CALL_ONCE runs (resource_variables.py executes it now)."""
+        if not 0 < index < self.num_subgraphs:
+            raise InputError(
+                f"{self.label}: CALL_ONCE init subgraph {index} out of range (model has {self.num_subgraphs} subgraphs)"
+            )
+        return self.read_subgraph(index, op_codes)
 
-        self.where = "metadata"
-        offline = self.read_offline_offsets(model, num_tensors)
-        self.where = "model description"
-        description = self.text(model.Description())
-        return Graph(
-            tensors=tuple(tensors),
-            operators=tuple(operators),
-            inputs=inputs,
-            outputs=outputs,
-            offline_offsets=offline,
-            notes=tuple(self.notes),
-            description=description,
-        )
-
-    def refuse_unsized_types(self, tensors: list[Tensor], operators: list[Operator]) -> None:
+    def refuse_unsized_types(
+        self, tensors: list[Tensor], operators: list[Operator], unsized_types: dict[int, str]
+    ) -> None:
         """Exit 4 naming the ops that touch tensors of a type without an
         element size, and the types."""
         combinations: Counter[str] = Counter()
         for op in operators:
-            if any(t in self.unsized_types for t in op.inputs + op.outputs):
+            if any(t in unsized_types for t in op.inputs + op.outputs):
                 combinations[operator_dtype_key(op, tensors)] += 1
-        raise unsupported_model_error(
-            dict(combinations), {}, dict(Counter(self.unsized_types.values())), label=self.label
-        )
+        raise unsupported_model_error(dict(combinations), {}, dict(Counter(unsized_types.values())), label=self.label)
 
     def read_op_codes(self, model: Any) -> list[tuple[str, int, str | None]]:
         codes = []
@@ -393,7 +421,8 @@ class _ModelParser:
         outputs = self.tensor_refs(op.OutputsAsNumpy(), "output")
         intermediates = self.tensor_refs(op.IntermediatesAsNumpy(), "intermediate", allow_absent=True)
         options, tables = self.read_options(index, opcode, op)
-        if opcode in ("WHILE", "IF", "CALL", "CALL_ONCE") or any("subgraph" in k for k in options):
+        calls_subgraph = opcode in ("WHILE", "IF", "CALL") or any("subgraph" in k for k in options)
+        if calls_subgraph and opcode != "CALL_ONCE":
             raise UnsupportedModel(
                 f"{self.label}: control flow ({opcode}) with {self.num_subgraphs} subgraphs is not supported"
             )

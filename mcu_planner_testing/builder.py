@@ -119,8 +119,11 @@ class ModelBuilder:
         self.inputs: list[int] = []
         self.outputs: list[int] = []
         self.metadata: list[tuple[str, bytes]] = []
-        # Empty subgraphs after the main one, for control-flow tests.
+        # Subgraphs 1, 2, ... with tensors and ops of their own (add_subgraph),
+        # then `extra_subgraphs` empty ones, for control-flow tests.
+        self.subgraphs: list[ModelBuilder] = []
         self.extra_subgraphs = 0
+        self.name = "main"
 
     def add_tensor(
         self,
@@ -207,6 +210,46 @@ class ModelBuilder:
     def set_io(self, inputs: Iterable[int], outputs: Iterable[int]) -> None:
         self.inputs, self.outputs = list(inputs), list(outputs)
 
+    def add_subgraph(self, name: str = "") -> "ModelBuilder":
+        """A further subgraph (index 1, 2, ... in the order added), filled
+        tensor by tensor and op by op as this one; build() writes it after
+        subgraph 0, sharing the model's buffers and operator codes."""
+        sub = ModelBuilder()
+        sub.name = name or f"subgraph_{len(self.subgraphs) + 1}"
+        self.subgraphs.append(sub)
+        return sub
+
+    def subgraph_index(self, sub: "ModelBuilder") -> int:
+        return 1 + next(i for i, s in enumerate(self.subgraphs) if s is sub)
+
+    # -- resource variables (TFLite's VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE)
+
+    def var_handle(self, shared_name: str, container: str = "") -> int:
+        """A VAR_HANDLE op naming the variable; returns its resource tensor."""
+        handle = self.add_tensor((), "resource", name=shared_name)
+        self.add_op("VAR_HANDLE", (), (handle,), {"container": container, "shared_name": shared_name})
+        return handle
+
+    def read_variable(
+        self,
+        handle: int,
+        shape: Sequence[int],
+        dtype: str,
+        quant: Quantization | tuple[float, int] | dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> int:
+        """READ_VARIABLE of `handle` into a new tensor of the given shape, type and quantization."""
+        out = self.add_tensor(shape, dtype, quant, name=name)
+        self.add_op("READ_VARIABLE", (handle,), (out,))
+        return out
+
+    def assign_variable(self, handle: int, value: int) -> None:
+        self.add_op("ASSIGN_VARIABLE", (handle, value), ())
+
+    def call_once(self, init: "ModelBuilder") -> None:
+        """A CALL_ONCE running subgraph `init` (added with add_subgraph)."""
+        self.add_op("CALL_ONCE", (), (), {"init_subgraph_index": self.subgraph_index(init)})
+
     def add_metadata(self, name: str, data: bytes) -> None:
         self.metadata.append((name, bytes(data)))
 
@@ -241,7 +284,9 @@ class ModelBuilder:
         return bytes(out)
 
     def _buffer_blobs(self) -> list[bytes]:
-        return [t.data for t in self.tensors if t.data is not None] + [data for _, data in self.metadata]
+        graphs = [self, *self.subgraphs]
+        constants = [t.data for g in graphs for t in g.tensors if t.data is not None]
+        return constants + [data for _, data in self.metadata]
 
     def _serialise(self, external: list[tuple[int, int]] | None) -> bytes:
         fb = flatbuffers.Builder(1024)
@@ -256,21 +301,28 @@ class ModelBuilder:
                 buffer_offsets.append(_table(fb, tflite.Buffer, {"Offset": offset, "Size": size}))
         constant_buffers = iter(range(1, len(blobs) + 1))
 
-        tensor_offsets = []
-        for spec in self.tensors:
-            buffer_index = next(constant_buffers) if spec.data is not None else 0
-            tensor_offsets.append(self._tensor(fb, spec, buffer_index))
+        graphs = [self, *self.subgraphs]
+        tensor_offsets: list[list[int]] = []
+        for graph in graphs:
+            offsets = []
+            for spec in graph.tensors:
+                buffer_index = next(constant_buffers) if spec.data is not None else 0
+                offsets.append(self._tensor(fb, spec, buffer_index))
+            tensor_offsets.append(offsets)
         metadata_offsets = [
             _table(fb, tflite.Metadata, {"Name": fb.CreateString(name), "Buffer": next(constant_buffers)})
             for name, _ in self.metadata
         ]
 
         codes: dict[tuple[str, int, str | None], int] = {}
-        op_offsets = []
-        for op in self.ops:
-            key = (op.opcode, op.version, op.custom_code)
-            code_index = codes.setdefault(key, len(codes))
-            op_offsets.append(self._operator(fb, op, code_index))
+        op_offsets: list[list[int]] = []
+        for graph in graphs:
+            offsets = []
+            for op in graph.ops:
+                key = (op.opcode, op.version, op.custom_code)
+                code_index = codes.setdefault(key, len(codes))
+                offsets.append(self._operator(fb, op, code_index))
+            op_offsets.append(offsets)
         code_offsets = []
         for opcode, version, custom in codes:
             number = BUILTIN_CODES[opcode]
@@ -283,22 +335,25 @@ class ModelBuilder:
                 fields["CustomCode"] = fb.CreateString(custom)
             code_offsets.append(_table(fb, tflite.OperatorCode, fields))
 
-        subgraph = _table(
-            fb,
-            tflite.SubGraph,
-            {
-                "Tensors": _offset_vector(fb, tensor_offsets),
-                "Inputs": fb.CreateNumpyVector(np.array(self.inputs, dtype=np.int32)),
-                "Outputs": fb.CreateNumpyVector(np.array(self.outputs, dtype=np.int32)),
-                "Operators": _offset_vector(fb, op_offsets),
-                "Name": fb.CreateString("main"),
-            },
-        )
+        subgraphs = [
+            _table(
+                fb,
+                tflite.SubGraph,
+                {
+                    "Tensors": _offset_vector(fb, tensors),
+                    "Inputs": fb.CreateNumpyVector(np.array(graph.inputs, dtype=np.int32)),
+                    "Outputs": fb.CreateNumpyVector(np.array(graph.outputs, dtype=np.int32)),
+                    "Operators": _offset_vector(fb, ops),
+                    "Name": fb.CreateString(graph.name),
+                },
+            )
+            for graph, tensors, ops in zip(graphs, tensor_offsets, op_offsets)
+        ]
         model_fields = {
             "Version": 3,
             "OperatorCodes": _offset_vector(fb, code_offsets),
             "Subgraphs": _offset_vector(
-                fb, [subgraph] + [_table(fb, tflite.SubGraph, {}) for _ in range(self.extra_subgraphs)]
+                fb, subgraphs + [_table(fb, tflite.SubGraph, {}) for _ in range(self.extra_subgraphs)]
             ),
             "Description": fb.CreateString(self.description),
             "Buffers": _offset_vector(fb, buffer_offsets),
@@ -1383,6 +1438,39 @@ def tiny_kws_int8(seed: int = 0) -> bytes:
     x = net.reshape(x, (1, 160))
     x = net.fully_connected(x, 12)
     return net.build(net.softmax(x))
+
+
+def streaming_int8_model(seed: int = 0) -> bytes:
+    """A small streaming model in microWakeWord's pattern: CALL_ONCE runs
+    subgraph 1, which gives two resource variables random initial values;
+    each invocation reads the ring buffer, appends the new input slice,
+    convolves the window, writes the newest slices back, adds the result
+    into an accumulator variable, and reads the ring buffer again (through
+    a second VAR_HANDLE of the same name) after writing it.  Outputs: the
+    dense layer's result, the ring buffer as read after the write, and the
+    accumulator."""
+    net = Int8Net(seed, description="streaming int8 model built by mcu_planner.builder")
+    mb = net.mb
+    x = net.input((1, 1, 1, 8), name="slice")
+    ring_shape, ring_quant = (1, 3, 1, 8), net.quant(x)
+    init = mb.add_subgraph("init")
+    ring_init = init.add_tensor(ring_shape, "int8", ring_quant, data=net.rng.integers(-128, 128, ring_shape))
+    init.assign_variable(init.var_handle("stream/ring"), ring_init)
+
+    mb.call_once(init)
+    ring = mb.var_handle("stream/ring")
+    acc = mb.var_handle("stream/acc")
+    window = net.concatenation(mb.read_variable(ring, ring_shape, "int8", ring_quant, name="ring_read"), x, axis=1)
+    mb.assign_variable(ring, net.strided_slice(window, (0, 1, 0, 0), (1, 4, 1, 8), (1, 1, 1, 1)))
+    y = net.conv2d(window, 6, kernel=(4, 1), padding="VALID")  # 1x1x1x6
+    acc_quant = net.quant(y)
+    acc_init = init.add_tensor((1, 1, 1, 6), "int8", acc_quant, data=net.rng.integers(-20, 20, (1, 1, 1, 6)))
+    init.assign_variable(init.var_handle("stream/acc"), acc_init)
+    total = net.add(mb.read_variable(acc, (1, 1, 1, 6), "int8", acc_quant, name="acc_read"), y)
+    mb.assign_variable(acc, total)
+    ring_again = mb.read_variable(mb.var_handle("stream/ring"), ring_shape, "int8", ring_quant, name="ring_after")
+    dense = net.fully_connected(net.reshape(window, (1, 32)), 4)
+    return net.build(dense, ring_again, total)
 
 
 # -- the reference interpreter -------------------------------------------------------

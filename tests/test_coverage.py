@@ -76,8 +76,10 @@ def test_a_refused_variant_is_refused_with_exit_4_naming_the_op(measured):
 
 
 def test_every_lowered_opcode_has_a_recipe():
-    """An op we lower or fold but no recipe builds would be missing from the table."""
-    assert sorted(coverage.ours_opcodes() - set(coverage.RECIPES)) == []
+    """An op we lower or fold but no recipe builds would be missing from the
+    table; only those a one-op model cannot show (NOT_MEASURED: resource
+    variables, checked against LiteRT in tests/test_kernels_variables.py) have none."""
+    assert sorted(coverage.ours_opcodes() - set(coverage.RECIPES) - set(coverage.NOT_MEASURED)) == []
 
 
 def test_readme_rewrite_replaces_only_the_marked_block(tmp_path):

@@ -414,6 +414,13 @@ def _lstm_models() -> dict[str, bytes]:
     return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}
 
 
+def _resource_variable_models() -> dict[str, bytes]:
+    """READ_VARIABLE and ASSIGN_VARIABLE (mcu_copy to and from the state region)."""
+    from mcu_planner_testing.builder import streaming_int8_model
+
+    return {"resource_variables": streaming_int8_model()}
+
+
 BUILT_MODELS = {
     **_int8_models(),
     **_float_models(),
@@ -423,6 +430,7 @@ BUILT_MODELS = {
     **_uint8_models(),
     **_int16x8_models(),
     **_math_models(),
+    **_resource_variable_models(),
 }
 
 
