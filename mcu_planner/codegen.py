@@ -882,6 +882,8 @@ def generate(
         extern_arena=extern_arena,
         variable_bytes=lifetimes.variable_bytes,
         region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
+        num_buffers=len(slots),
+        kernel_functions=sorted({call.function for call in calls.values()}),
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
 
