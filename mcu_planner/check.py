@@ -658,7 +658,12 @@ def check_models(
     names = [c_identifier(stem) for _, stem in loaded]
     if len(set(names)) < len(names):
         raise InputError("two models would get the same C prefix: give them different file names")
-    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram)
+    firmware = None
+    if target != "host":
+        from .ram_budget import firmware_target
+
+        firmware = firmware_target(target, DEFAULT_STACK_BYTES)  # --ram is the firmware's RAM
+    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram, target=firmware)
     planned = [plan_model(data, options, label=stem) for data, stem in loaded]
     shared = share_arena(names, planned, concurrent=concurrent)
     if ram is not None and shared.ram_needed > ram:

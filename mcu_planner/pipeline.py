@@ -464,7 +464,8 @@ class ModelsInOneArena:
         functions = frozenset().union(
             *(kernel_functions(model.graph, model.lifetimes.elided_ops) for model in self.planned)
         )
-        counted = ram_budget(self.arena_bytes, self.variable_bytes, 0, functions)
+        target = self.planned[0].options.target if self.planned else None
+        counted = ram_budget(self.arena_bytes, self.variable_bytes, 0, functions, target=target)
         counters = sum(budget_of(m.graph, m.lifetimes, 0, m.options, functions).counters for m in self.planned)
         return counted.total - counted.counters + counters
 

@@ -18,8 +18,12 @@ RAM to within the few bytes a 4-aligned array of 16-bit counters may leave
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .problem import align_up
+
+if TYPE_CHECKING:
+    from .graph import Graph
 
 # The runtime's static (non-const) buffers: firmware/runtime/*.c as linked
 # with --gc-sections, per kind of core, and the kernel entry points that pull
@@ -189,7 +193,7 @@ class RamBudget:
             lines.append(f"  {'margin':<{width}} {margin:>+11,} B: {verdict}")
         return lines
 
-    def as_json(self, budget: int | None = None) -> dict:
+    def as_json(self, budget: int | None = None) -> dict[str, int | str | None]:
         record = {
             "arena_bytes": self.arena,
             "state_bytes": self.state,
@@ -232,7 +236,7 @@ def ram_budget(
     )
 
 
-def kernel_functions(graph, elided_ops: frozenset[int] = frozenset()) -> frozenset[str]:
+def kernel_functions(graph: Graph, elided_ops: frozenset[int] = frozenset()) -> frozenset[str]:
     """The C kernels the generated model calls (ops without a kernel are
     left out: such a model cannot be generated anyway)."""
     from .lowering import NotLowerable, lower
