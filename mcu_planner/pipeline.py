@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from .folding import fold_constants
 from .in_place_depthwise import candidates as in_place_candidates, with_in_place_depthwise
@@ -89,7 +90,12 @@ class AnalysedModel:
         """The arena's share of the RAM budget: what the planner must fit."""
         if options.ram is None:
             return None
-        return options.ram - budget_of(self.graph, self.lifetimes, 0, options).other
+        return options.ram - budget_of(self.graph, self.lifetimes, 0, options, self.kernel_functions).other
+
+    @cached_property
+    def kernel_functions(self) -> frozenset[str]:
+        """The C kernels the model calls (lowered once: they decide its static buffers)."""
+        return kernel_functions(self.graph, self.lifetimes.elided_ops)
 
 
 @dataclass
@@ -109,7 +115,7 @@ class PlannedModel:
     regions: RegionPlans | None = None
     model_sha256: str = ""  # of the model file, for the generated header
 
-    @property
+    @cached_property
     def ram_budget(self) -> RamBudget:
         """Every term of this plan's RAM (ram_budget.py)."""
         return budget_of(self.graph, self.lifetimes, self.plan.arena_bytes, self.options)
