@@ -89,9 +89,11 @@ def libc_state_functions(helium: bool) -> frozenset[str]:
 
 # firmware/harness/systick_timer.c: `static volatile uint32_t wraps`.
 HARNESS_STATIC_BYTES = 4
-# The generated model's counters: `NAME_refcount[NAME_NUM_BUFFERS]`, uint16_t
-# (a 4-aligned array, counted rounded up to a word).
+# The generated model's counters: `NAME_refcount`, one uint16_t per planned
+# buffer, padded to a multiple of 4 (codegen.counter_slots): 8-byte multiples,
+# whatever alignment (4 on M4, 8 on M55) the compiler gives the array.
 COUNTER_BYTES = 2
+COUNTERS_PER_GROUP = 4
 STACK_ALIGNMENT = 8
 WORD = 4
 
@@ -227,7 +229,7 @@ def ram_budget(
     return RamBudget(
         arena=arena_bytes,
         state=state_bytes,
-        counters=align_up(COUNTER_BYTES * max(num_buffers, 1), WORD),
+        counters=COUNTER_BYTES * align_up(max(num_buffers, 1), COUNTERS_PER_GROUP),
         kernel_static=sum(buffer.bytes_for(functions, helium) for buffer in KERNEL_STATIC_BUFFERS),
         arena_alignment=arena_alignment,
         target=target,

@@ -136,9 +136,9 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     peak = peak_live(compute_lifetimes(graph, alignment=16).problem)
 
     def beside_the_arena(alias: bool) -> int:
-        # A uint16 counter per buffer (word-rounded) and mcu_conv.c's 2 x 640 B conv_columns.
+        # A uint16 counter per buffer (in fours) and mcu_conv.c's 2 x 640 B conv_columns.
         buffers = len(compute_lifetimes(graph, alignment=16, alias=alias).problem.buffers)
-        return -(-2 * buffers // 4) * 4 + 1280
+        return 2 * (-(-buffers // 4) * 4) + 1280
 
     # Without aliasing (and without strips, patches.py) no output overlaps its
     # input: the arena is the live peak.
