@@ -300,7 +300,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         raise InputError("--stack sets a firmware's stack reserve: it needs --board with a board")
     if args.stack is not None and (args.stack <= 0 or args.stack % 8):
         raise InputError(f"--stack must be a positive multiple of 8 bytes, not {args.stack}")
-    if args.board and not core_only and args.ram is None and not args.region:
+    if args.board and not core_only and args.output and args.ram is None and not args.region:
         raise InputError("--board needs --ram (or --region): the RAM budget its linker script enforces")
     if core_only and not args.output:
         raise InputError(f"--board {args.board} builds the library alone: it needs -o OUTDIR")
