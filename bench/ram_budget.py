@@ -7,8 +7,9 @@ without a budget, and R0 - 16 (one alignment unit less), each planned as
 `mcu-plan MODEL --ram R --board BOARD` plans it:
 
 - when the plan fits, the firmware `-o OUTDIR --board BOARD` builds is linked
-  against R: it must link, and its RAM (arm-none-eabi-size data + bss) must
-  be the total the plan command printed;
+  against R: it must link, and the RAM it takes (from the region's start to
+  the end of .bss, the gap before .bss included) must be the total the plan
+  command printed;
 - either way, the plan's sources are linked against one byte less than their
   counted total, bypassing the check before make: the linker must refuse,
   so that "fits" is exactly "links" (no byte counted that the link lacks).
@@ -33,7 +34,7 @@ from mcu_planner.errors import DoesNotFit, McuPlanError, one_line  # noqa: E402
 from mcu_planner.firmware_build import (  # noqa: E402
     DEFAULT_STACK_BYTES,
     build_firmware,
-    elf_size,
+    linked_ram_bytes,
     load_board,
     make_firmware,
     write_firmware_files,
@@ -53,9 +54,8 @@ def _link_total(files, board: str, budget: int, workdir: Path) -> tuple[bool, in
         report = build_firmware(out, model=files.interface, board=board, ram_bytes=budget)
     except DoesNotFit:
         return False, None, -1
-    _, data, bss = elf_size(report.elf)
     assert report.budget is not None
-    return True, data + bss, report.budget.total
+    return True, linked_ram_bytes(report.elf, load_board(board)), report.budget.total
 
 
 def _overflows_one_byte_below(files, board: str, total: int, workdir: Path) -> bool:
@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         "Written by `python bench/ram_budget.py` (see its docstring). R0 is the RAM of the plan without a",
         "budget (stack reserve 1,024 B); each model is planned at R0 - 16 and R0 with `--board`. *counted*: the",
         "total the plan command prints; *-o at R*: the firmware linked against R when the plan fits; *ELF RAM*:",
-        "its data + bss; *at counted - 1 B*: the same sources linked one byte short (no check before make).",
+        "RAM start to the end of .bss; *at counted - 1 B*: the same sources linked one byte short (no check",
+        "before make).",
         f"Exact planner time limit {args.time_limit:g} s.",
         "",
         "| model | board | --ram R | counted | plan command | -o at R | ELF RAM | at counted - 1 B | agree | s |",

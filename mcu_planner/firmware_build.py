@@ -300,6 +300,7 @@ class FirmwareReport:
     bss: int | None = None
     variable_bytes: int = 0  # variable tensors' state region (.bss), outside the arena
     budget: RamBudget | None = None  # the RAM as ram_budget.py counts it (what the plan command printed)
+    linked_ram: int | None = None  # linked_ram_bytes: the end of .bss, gaps included
 
     @property
     def built(self) -> bool:
@@ -334,7 +335,7 @@ class FirmwareReport:
         variables = [f"  variables      {self.variable_bytes:>9} B"] if self.variable_bytes else []
         counted = []
         if self.budget is not None:
-            counted = [f"  (counted before the link: {self.budget.total} B, {self.budget.total - self.ram_bytes:+} B)"]
+            counted = [f"  counted {self.budget.total} B before the link; the link ends .bss at {self.linked_ram} B"]
         return [
             # OUTDIR-relative: the CLI builds in a staging directory it then renames.
             f"firmware: firmware.elf (board {self.board})",
@@ -520,6 +521,20 @@ def elf_size(elf: Path, total: bool = False) -> tuple[int, int, int]:
     return int(figures[0]), int(figures[1]), int(figures[2])
 
 
+def linked_ram_bytes(elf: Path, board: Board) -> int:
+    """RAM the link takes: the end of .bss (the linker script's __bss_end)
+    less the start of the RAM region, gaps between sections included (which
+    arm-none-eabi-size's data + bss leaves out)."""
+    nm = _tool(TOOLCHAIN_PREFIX + "nm")
+    result = subprocess.run([nm, str(elf)], capture_output=True, text=True)
+    end = re.search(r"^([0-9a-fA-F]+) \w __bss_end$", result.stdout, re.M)
+    if result.returncode != 0 or end is None:
+        raise FirmwareBuildError(f"{TOOLCHAIN_PREFIX}nm {elf}: no __bss_end")
+    address = int(end.group(1), 16)
+    region = next(r for r in board.ram if r.origin <= address <= r.origin + r.length)
+    return address - region.origin
+
+
 def build_firmware(
     outdir,
     *,
@@ -564,7 +579,7 @@ def build_firmware(
         return report
     make_firmware(outdir, spec, ram_bytes, jobs)
     text, data, bss = elf_size(report.elf)
-    return replace(report, text=text, data=data, bss=bss)
+    return replace(report, text=text, data=data, bss=bss, linked_ram=linked_ram_bytes(report.elf, spec))
 
 
 def firmware_budget(model: ModelInterface, board: Board, stack_bytes: int) -> RamBudget:
