@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_cortex_m
+
 from mcu_planner import cli
 from mcu_planner.errors import DoesNotFit
 from mcu_planner.firmware_build import (
@@ -160,3 +162,23 @@ def test_static_kernel_buffers_are_what_the_linker_keeps(board, tmp_path):
         assert (libc > 0) == (function in libc_state_functions(helium)), function
         # newlib-nano's errno state: 100 B, or 101 B with __fdlib_version, counted as 104 B.
         assert libc == 0 or LIBC_STATE_BYTES - 4 <= libc <= LIBC_STATE_BYTES, function
+
+
+@needs_cortex_m
+def test_check_counts_its_stack_in_the_budget():
+    """`check --target BOARD --ram R --stack S` plans as `mcu-plan --ram R
+    --board BOARD --stack S` does: at that plan's RAM it links and runs
+    bit-exact (the profile build with its own headroom), below it the check
+    refuses before building."""
+    from mcu_planner.check import check_model
+    from mcu_planner.pipeline import plan_model
+
+    stack = 2048
+    options = PlanOptions(target=firmware_target("mps2-an386", stack), patches="off", alias=False)
+    total = plan_model(EXAMPLE, options).ram_needed
+    report = check_model(
+        EXAMPLE, target="mps2-an386", ram=total, stack=stack, inputs=1, check_build=False, profile=True, alias=False
+    )
+    assert report.passed and report.profile is not None
+    with pytest.raises(DoesNotFit, match="stack reserve"):
+        check_model(EXAMPLE, target="mps2-an386", ram=total - 16, stack=stack, inputs=1, patches="off", alias=False)
