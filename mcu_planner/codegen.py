@@ -891,6 +891,7 @@ def generate(
         variable_bytes=lifetimes.variable_bytes,
         region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
         num_buffers=len(slots),
+        arena_alignment=max(arena_alignment, 16),
         kernel_functions=sorted({call.function for call in calls.values()}),
     )
     return GeneratedSources(dict(sorted(files.items())), interface)

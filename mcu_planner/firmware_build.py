@@ -591,6 +591,7 @@ def firmware_budget(model: ModelInterface, board: Board, stack_bytes: int) -> Ra
         model.num_buffers,
         frozenset(model.kernel_functions),
         target=target,
+        arena_alignment=model.arena_alignment,
     )
 
 

@@ -35,6 +35,7 @@ class ModelInterface:
     # buffers (one counter each) and the C kernels the model calls.
     num_buffers: int = 0
     kernel_functions: list[str] = field(default_factory=list)
+    arena_alignment: int = 16  # --align above 16 aligns the arena array(s) to it
 
 
 # mcu-plan replaces an existing OUTDIR only when everything in it is its own:
@@ -98,6 +99,7 @@ def read_interface(directory: Path) -> ModelInterface | None:
         and isinstance(interface.region_sections, list)
         and all(isinstance(section, str) for section in interface.region_sections)
         and isinstance(interface.num_buffers, int)
+        and isinstance(interface.arena_alignment, int)
         and isinstance(interface.kernel_functions, list)
         and all(isinstance(function, str) for function in interface.kernel_functions)
     )

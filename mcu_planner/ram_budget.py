@@ -156,7 +156,9 @@ class RamBudget:
         if self.target is None:
             return arena + self.state + self.counters + self.kernel_static
         # As the board's linker script places them (see the module docstring).
-        widest = max(self.arena_alignment, 16)
+        # The arena array's alignment: --align when a power of two above 16 (codegen's rule), else 16.
+        power_of_two = self.arena_alignment & (self.arena_alignment - 1) == 0
+        widest = self.arena_alignment if power_of_two and self.arena_alignment > 16 else 16
         end = align_up(self.stack, STACK_ALIGNMENT)
         end = align_up(end, WORD) + align_up(self.libc_state, WORD)  # .data
         end = align_up(end, widest)  # .bss starts at its widest member's alignment
