@@ -94,6 +94,8 @@ HARNESS_STATIC_BYTES = 4
 # whatever alignment (4 on M4, 8 on M55) the compiler gives the array.
 COUNTER_BYTES = 2
 COUNTERS_PER_GROUP = 4
+# With state: `static int NAME_state_ready`, set by the first NAME_reset().
+STATE_FLAG_BYTES = 4
 STACK_ALIGNMENT = 8
 WORD = 4
 
@@ -132,7 +134,7 @@ class RamBudget:
 
     arena: int  # every region's arena
     state: int  # variable tensors, outside the arena
-    counters: int  # the model's per-buffer counters
+    counters: int  # the model's per-buffer counters (and its state's ready flag)
     kernel_static: int  # the runtime kernels' static buffers (conv_columns)
     arena_alignment: int = 16
     target: FirmwareTarget | None = None
@@ -231,7 +233,8 @@ def ram_budget(
     return RamBudget(
         arena=arena_bytes,
         state=state_bytes,
-        counters=COUNTER_BYTES * align_up(max(num_buffers, 1), COUNTERS_PER_GROUP),
+        counters=COUNTER_BYTES * align_up(max(num_buffers, 1), COUNTERS_PER_GROUP)
+        + (STATE_FLAG_BYTES if state_bytes else 0),
         kernel_static=sum(buffer.bytes_for(functions, helium) for buffer in KERNEL_STATIC_BUFFERS),
         arena_alignment=arena_alignment,
         target=target,
