@@ -37,10 +37,10 @@ from .output_dir import read_interface, write_output
 
 from .codegen import render
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
-from .firmware_build import PROFILE_CFLAGS, first_error_line, run_tool
+from .firmware_build import DEFAULT_STACK_BYTES, PROFILE_CFLAGS, first_error_line, run_tool
 from .graph import Graph
 from .profiling import Profile, parse_profile
-from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model, ram_needed
+from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model
 from .registry import Registry
 
 # Modules that add targets when imported.
@@ -117,8 +117,8 @@ class Target:
         build or the run fails for another reason."""
         raise NotImplementedError
 
-    def with_ram(self, ram_bytes: int) -> "Target":
-        """This target with a RAM budget (boards link against it); the host has none."""
+    def with_ram(self, ram_bytes: int | None, stack_bytes: int = DEFAULT_STACK_BYTES) -> "Target":
+        """This target with a RAM budget and stack reserve (boards link against them); the host has none."""
         return self
 
 
@@ -494,6 +494,7 @@ def run_generated(
     *,
     target: str = "host",
     ram: int | None = None,
+    stack: int = DEFAULT_STACK_BYTES,
     check_build: bool = True,
     keep_dir: str | os.PathLike | None = None,
     reset_at: int | None = None,
@@ -518,7 +519,7 @@ def run_generated(
         generated = write_output(files, work / "generated")
         # (plan check, profile) of each build.
         builds = [(False, False)] + ([(True, False)] if check_build else []) + ([(False, True)] if profile else [])
-        runner = resolved if ram is None else resolved.with_ram(ram)
+        runner = resolved.with_ram(ram, stack) if ram is not None or stack != DEFAULT_STACK_BYTES else resolved
         if sanitize:
             if not isinstance(runner, HostTarget):
                 raise InputError("--sanitize builds with the host compiler's sanitizers: use --target host")
@@ -575,6 +576,7 @@ def check_model(
     profile: bool = False,
     patches: str = "default",
     after_reset: int | None = None,
+    stack: int = DEFAULT_STACK_BYTES,
 ) -> CheckReport:
     """Generate, build and run `model` (a path or the .tflite bytes) on
     `inputs` seeded random input sets and compare with the reference.
@@ -585,11 +587,11 @@ def check_model(
     `profile` adds a -DMCU_PROFILE build (its outputs are compared too) whose
     per-op timings come back in the report.
 
-    The model is planned as `mcu-plan --ram RAM -o OUTDIR` plans it, so the
-    check runs the C that command writes.  Raises CheckMismatch on the first
-    difference (unless raise_on_mismatch is False), DoesNotFit when the arena
-    plus the variable tensors exceed `ram`, UnsupportedModel / InputError
-    from the stages before."""
+    The model is planned as `mcu-plan --ram RAM -o OUTDIR [--board TARGET
+    --stack STACK]` plans it, so the check runs the C that command writes.
+    Raises CheckMismatch on the first difference (unless raise_on_mismatch is
+    False), DoesNotFit when the model's RAM (ram_budget.py) exceeds `ram`,
+    UnsupportedModel / InputError from the stages before."""
     resolve_target(target)
     if input_sets is not None:
         inputs = len(input_sets)
@@ -598,60 +600,51 @@ def check_model(
     model_bytes, stem = _load(model)
     name = c_prefix(stem)
     label = str(model) if isinstance(model, (str, os.PathLike)) else stem  # never the bytes
-    from .firmware_build import DEFAULT_STACK_BYTES
+    on_board = target != "host"
+    firmware = None
+    if on_board and not regions:
+        from .ram_budget import firmware_target
 
-    plan_ram = ram
-    if ram is not None and target != "host" and not regions:
-        plan_ram = ram - DEFAULT_STACK_BYTES  # a firmware's RAM also holds its stack: plan the rest
-    while True:
-        graph, plan, files = generate_for_model(
-            model_bytes,
-            name=name,
-            planner=planner,
-            time_limit=time_limit,
-            ram=plan_ram,
-            alias=alias,
-            label=label,
-            order=order,
-            regions=regions,
-            patches=patches,
-        )
+        # --ram is the firmware's RAM: the plan leaves room for all else it holds (ram_budget.py).
+        firmware = firmware_target(target, stack)
+    graph, plan, files = generate_for_model(
+        model_bytes,
+        name=name,
+        planner=planner,
+        time_limit=time_limit,
+        ram=ram,
+        alias=alias,
+        label=label,
+        order=order,
+        regions=regions,
+        patches=patches,
+        target=firmware,
+    )
+    link_ram = ram
+    if regions and on_board:
+        from .firmware_build import region_firmware_ram
 
-        needed = ram_needed(plan.arena_bytes, files.interface.variable_bytes)
-        if ram is not None and needed > ram:
-            variables = files.interface.variable_bytes
-            detail = f" (arena {plan.arena_bytes:,} B + variables {variables:,} B)" if variables else ""
-            raise DoesNotFit(f"{stem}: the model needs {needed:,} B{detail}, more than the {ram:,} B RAM budget")
-        link_ram = ram
-        if regions and target != "host":
-            link_ram = sum(region.size for region in regions) + DEFAULT_STACK_BYTES  # the linker's RAM region
-        try:
-            return _check_generated(
-                model_bytes,
-                stem,
-                graph,
-                plan,
-                files,
-                target=target,
-                inputs=inputs,
-                seed=seed,
-                check_build=check_build,
-                raise_on_mismatch=raise_on_mismatch,
-                ram=link_ram,
-                keep_dir=keep_dir,
-                input_sets=input_sets,
-                sanitize=sanitize,
-                extremes=extremes,
-                profile=profile,
-                after_reset=after_reset,
-            )
-        except DoesNotFit as exc:
-            # The firmware's own RAM (counters, harness) is known only once
-            # linked: plan once more for what the link says is left, when
-            # that budget still takes a smaller arena.
-            if exc.short_bytes is None or plan_ram is None or regions or plan_ram < ram_needed(plan.arena_bytes, 0):
-                raise
-            plan_ram = ram_needed(plan.arena_bytes, files.interface.variable_bytes) - exc.short_bytes - 1
+        link_ram = region_firmware_ram(files.interface, target, sum(region.size for region in regions), stack)
+    return _check_generated(
+        model_bytes,
+        stem,
+        graph,
+        plan,
+        files,
+        target=target,
+        inputs=inputs,
+        seed=seed,
+        check_build=check_build,
+        raise_on_mismatch=raise_on_mismatch,
+        ram=link_ram,
+        stack=stack,
+        keep_dir=keep_dir,
+        input_sets=input_sets,
+        sanitize=sanitize,
+        extremes=extremes,
+        profile=profile,
+        after_reset=after_reset,
+    )
 
 
 def check_models(
@@ -675,7 +668,12 @@ def check_models(
     names = [c_prefix(stem) for _, stem in loaded]
     if len(set(names)) < len(names):
         raise InputError("two models would get the same C prefix: give them different file names")
-    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram)
+    firmware = None
+    if target != "host":
+        from .ram_budget import firmware_target
+
+        firmware = firmware_target(target, DEFAULT_STACK_BYTES)  # --ram is the firmware's RAM
+    options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram, target=firmware)
     planned = [plan_model(data, options, label=stem) for data, stem in loaded]
     shared = share_arena(names, planned, concurrent=concurrent)
     if ram is not None and shared.ram_needed > ram:
@@ -704,6 +702,7 @@ def _check_generated(
     check_build: bool = True,
     raise_on_mismatch: bool = True,
     ram: int | None = None,
+    stack: int = DEFAULT_STACK_BYTES,
     keep_dir: str | os.PathLike | None = None,
     input_sets: list[list[np.ndarray]] | None = None,
     sanitize: bool = False,
@@ -739,6 +738,7 @@ def _check_generated(
         input_sets,
         target=target,
         ram=ram,
+        stack=stack,
         check_build=check_build,
         keep_dir=keep_dir,
         reset_at=reset_at,

@@ -100,7 +100,12 @@ def _plan_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with several models: disjoint parts of the arena (sized together), so that they may interleave",
     )
-    p.add_argument("--ram", type=_size, help="RAM budget for the arena and variables, e.g. 256K")
+    p.add_argument(
+        "--ram",
+        type=_size,
+        help="RAM budget, e.g. 256K: arena, variables, counters and static kernel buffers "
+        "(with --board: the whole firmware's RAM, stack included)",
+    )
     _add_region_argument(p)
     p.add_argument(
         "--align", type=_alignment, default=16, help="alignment of the arena and its buffers in bytes (default 16)"
@@ -142,8 +147,9 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--extern-arena", action="store_true", help="the application defines NAME_arena")
     p.add_argument(
         "--board",
-        help="also build: a firmware for a bundled board (mps2-an386, mps3-an547) or PATH/board.json; "
-        "or, for a core (cortex-m0plus, cortex-m4, cortex-m7, cortex-m33, cortex-m55), the library alone",
+        help="a bundled board (mps2-an386, mps3-an547) or PATH/board.json: --ram is its firmware's RAM, "
+        "and with -o the firmware is built; or, for a core (cortex-m0plus, cortex-m4, cortex-m7, cortex-m33, "
+        "cortex-m55), the library alone (with -o)",
     )
     p.add_argument(
         "--stack", type=_size, help="with --board: the firmware's stack reserve (default 1K; a multiple of 8)"
@@ -230,6 +236,12 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--ram", type=_size, help="RAM budget for the arena and variables (boards: also the linker's RAM region)"
+    )
+    p.add_argument(
+        "--stack",
+        type=_size,
+        help="with a board target: the firmware's stack reserve (default 1K; a multiple of 8), "
+        "counted in --ram; a --profile build adds its own headroom",
     )
     _add_region_argument(p)
     _add_patches_argument(p)
@@ -332,10 +344,12 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     core_only = args.board in CORES
     if args.stack is not None and (not args.board or core_only):
         raise InputError("--stack sets a firmware's stack reserve: it needs --board with a board")
-    if args.board and not core_only and args.ram is None and not args.region:
+    if args.stack is not None and (args.stack <= 0 or args.stack % 8):
+        raise InputError(f"--stack must be a positive multiple of 8 bytes, not {args.stack}")
+    if args.board and not core_only and args.output and args.ram is None and not args.region:
         raise InputError("--board needs --ram (or --region): the RAM budget its linker script enforces")
-    if args.board and not args.output:
-        raise InputError("--board needs -o OUTDIR: where the firmware is built")
+    if core_only and not args.output:
+        raise InputError(f"--board {args.board} builds the library alone: it needs -o OUTDIR")
     for flag in ("name", "arena_section", "extern_arena"):
         if getattr(args, flag) and not args.output:
             raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
@@ -550,15 +564,15 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     if args.map:
         for line in report.memory_map(graph, lifetimes, plan, planned.regions):
             print(line, file=out)
-    if args.ram is not None:
-        for line in report.budget_lines(lifetimes, plan, args.ram):
+    if args.ram is not None or options.target is not None:
+        for line in planned.ram_budget.lines(args.ram):
             print(line, file=out)
     out.flush()
 
     if not planned.fits:
         if planned.regions is not None:
             raise DoesNotFit(report.regions_shortfall(planned.regions))
-        raise DoesNotFit(report.shortfall_message(graph, lifetimes, plan, args.ram))
+        raise DoesNotFit(report.shortfall_message(graph, lifetimes, planned.ram_budget, args.ram))
 
     staged: list[_StagedFile] = []
     files = None
@@ -574,6 +588,8 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
             )
             if planned.regions is not None:
                 report.add_regions(record, planned.regions, lifetimes)
+            else:
+                record["ram"] = planned.ram_budget.as_json(args.ram)
             staged.append(_StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n"))
         if args.tflm_plan:
             staged.append(_stage_tflm_plan(args, options))
@@ -626,6 +642,7 @@ def _plan_options(args: argparse.Namespace, regions: tuple = ()):
 
     return PlanOptions(
         deadline=Deadline.for_terminal(args.time_limit),
+        target=_firmware_target(args, regions),
         planner=args.planner,
         alignment=args.align,
         alias=args.alias == "on",
@@ -774,6 +791,8 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     )
     if planned.regions is not None:
         report.add_regions(plan, planned.regions, planned.lifetimes)
+    else:
+        plan["ram"] = planned.ram_budget.as_json(args.ram)
     line = flash.line().removeprefix("flash: ")
     page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)
@@ -819,7 +838,7 @@ def _generate(args, planned, files=None) -> None:
                     staging / "out",
                     model=files.interface,
                     board=args.board,
-                    ram_bytes=_firmware_ram(args),
+                    ram_bytes=_firmware_ram(args, files.interface),
                     stack_bytes=_stack(args),
                 )
             replace_output_dir(staging / "out", Path(args.output))
@@ -838,17 +857,30 @@ def _generate(args, planned, files=None) -> None:
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
 
 
+def _firmware_target(args: argparse.Namespace, regions: tuple):
+    """--board's firmware, whose RAM --ram budgets (None: no board, a core, or --region's own sizes)."""
+    from .firmware_build import CORES
+    from .ram_budget import firmware_target
+
+    if not getattr(args, "board", None) or args.board in CORES or regions:
+        return None
+    return firmware_target(args.board, _stack(args))
+
+
 def _stack(args: argparse.Namespace) -> int:
     from .firmware_build import DEFAULT_STACK_BYTES
 
     return DEFAULT_STACK_BYTES if args.stack is None else int(args.stack)
 
 
-def _firmware_ram(args: argparse.Namespace) -> int:
-    """The RAM a firmware links against: --ram, or the regions together plus the stack reserve."""
+def _firmware_ram(args: argparse.Namespace, interface) -> int:
+    """The RAM a firmware links against: --ram, or with --region the firmware's
+    RAM (ram_budget.py) with the regions whole as its arena."""
     if args.ram is not None:
         return int(args.ram)
-    return sum(region.size for region in args.region) + _stack(args)
+    from .firmware_build import region_firmware_ram
+
+    return region_firmware_ram(interface, args.board, sum(region.size for region in args.region), _stack(args))
 
 
 def _warn_if_not_generatable(graph, lifetimes) -> None:
@@ -935,10 +967,22 @@ def _run_check(args: argparse.Namespace) -> int:
         profile=args.profile,
         patches=args.patches,
         after_reset=args.after_reset,
+        stack=_check_stack(args),
     )
     for line in report.format():
         print(line)
     return 0
+
+
+def _check_stack(args: argparse.Namespace) -> int:
+    """`check --stack`: only for a board target, a positive multiple of 8."""
+    if args.stack is None:
+        return _stack(args)
+    if args.target == "host":
+        raise InputError("--stack sets a firmware's stack reserve: it needs --target with a board")
+    if args.stack <= 0 or args.stack % 8:
+        raise InputError(f"--stack must be a positive multiple of 8 bytes, not {args.stack}")
+    return int(args.stack)
 
 
 def _remove_tree(path: Path) -> None:

@@ -250,6 +250,13 @@ def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, K
     return calls
 
 
+def counter_slots(num_buffers: int) -> int:
+    """Length of the generated NAME_refcount array: a multiple of 4 counters
+    (8 bytes of uint16_t), so that its size is a multiple of any alignment
+    the compiler gives it (ram_budget.COUNTER_BYTES)."""
+    return -(-max(num_buffers, 1) // 4) * 4
+
+
 class _Builder:
     def __init__(self, graph: Graph, lifetimes, plan, name: str, regions: RegionPlans | None = None):
         self.graph = graph
@@ -880,6 +887,7 @@ def generate(
         op_names=[c_string(op.opcode) for op in graph.operators],
         op_macs=[op_macs(graph, op) for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
+        refcount_length=counter_slots(len(slots)),
         offset_type="uint32_t",
         in_place=_in_place_table(lifetimes, builder.slot_of),
         overlaps=_overlap_table(lifetimes, builder.slot_of, builder.raster_steps),
@@ -909,6 +917,9 @@ def generate(
         extern_arena=extern_arena,
         variable_bytes=lifetimes.variable_bytes,
         region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
+        num_buffers=len(slots),
+        arena_alignment=max(arena_alignment, 16),
+        kernel_functions=sorted({call.function for call in calls.values()}),
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
 

@@ -10,8 +10,8 @@ Cortex-M board, inside a RAM budget the linker enforces.
 
 and, unless told not to, runs make and measures the ELF with
 `arm-none-eabi-size`.  A model that does not fit fails here (DoesNotFit)
-before make when the arena, the variable tensors and the stack alone exceed
-the budget, and at link time otherwise.
+before make when its RAM as ram_budget.py counts it (the rule the plan
+command uses) exceeds the budget, and at link time otherwise.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import jinja2
 from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
-from .pipeline import ram_needed
+from .ram_budget import FirmwareTarget, RamBudget, cpu_has_helium, ram_budget
 from .resources import firmware_dir, templates_dir
 from .shown import shown
 
@@ -335,6 +335,8 @@ class FirmwareReport:
     data: int | None = None
     bss: int | None = None
     variable_bytes: int = 0  # variable tensors' state region (.bss), outside the arena
+    budget: RamBudget | None = None  # the RAM as ram_budget.py counts it (what the plan command printed)
+    linked_ram: int | None = None  # linked_ram_bytes: the end of .bss, gaps included
 
     @property
     def built(self) -> bool:
@@ -367,6 +369,9 @@ class FirmwareReport:
             ]
         other = self.ram_bytes - self.arena_bytes - self.variable_bytes - self.stack_bytes
         variables = [f"  variables      {self.variable_bytes:>9} B"] if self.variable_bytes else []
+        counted = []
+        if self.budget is not None:
+            counted = [f"  counted {self.budget.total} B before the link; the link ends .bss at {self.linked_ram} B"]
         return [
             # OUTDIR-relative: the CLI builds in a staging directory it then renames.
             f"firmware: firmware.elf (board {self.board})",
@@ -376,6 +381,7 @@ class FirmwareReport:
             *variables,
             f"  stack reserve  {self.stack_bytes:>9} B",
             f"  other          {other:>9} B",
+            *counted,
             f"margin {self.margin_bytes:>9} B",
         ]
 
@@ -561,6 +567,20 @@ def elf_size(elf: Path, total: bool = False) -> tuple[int, int, int]:
     return int(figures[0]), int(figures[1]), int(figures[2])
 
 
+def linked_ram_bytes(elf: Path, board: Board) -> int:
+    """RAM the link takes: the end of .bss (the linker script's __bss_end)
+    less the start of the RAM region, gaps between sections included (which
+    arm-none-eabi-size's data + bss leaves out)."""
+    nm = _tool(TOOLCHAIN_PREFIX + "nm")
+    result = subprocess.run([nm, str(elf)], capture_output=True, text=True)
+    end = re.search(r"^([0-9a-fA-F]+) \w __bss_end$", result.stdout, re.M)
+    if result.returncode != 0 or end is None:
+        raise FirmwareBuildError(f"{TOOLCHAIN_PREFIX}nm {elf}: no __bss_end")
+    address = int(end.group(1), 16)
+    region = next(r for r in board.ram if r.origin <= address <= r.origin + r.length)
+    return address - region.origin
+
+
 def build_firmware(
     outdir,
     *,
@@ -588,24 +608,43 @@ def build_firmware(
     if stack_bytes <= 0 or stack_bytes % 8:
         raise InputError(f"stack reserve must be a positive multiple of 8 bytes, not {stack_bytes}")
     spec.ram_region_for(ram_bytes)
-    needed = ram_needed(model.arena_bytes, model.variable_bytes, stack_bytes)
-    if needed > ram_bytes:
-        variables = f" + variables {model.variable_bytes} B" if model.variable_bytes else ""
+    budget = firmware_budget(model, spec, stack_bytes)
+    if budget.total > ram_bytes:
+        terms = " + ".join(f"{name} {size} B" for name, size in budget.terms() if size)
         raise DoesNotFit(
-            f"arena {model.arena_bytes} B{variables} + stack reserve {stack_bytes} B = {needed} B "
-            f"exceeds the RAM budget of {ram_bytes} B"
+            f"{terms} = {budget.total} B exceeds the RAM budget of {ram_bytes} B by {budget.total - ram_bytes} B",
+            short_bytes=budget.total - ram_bytes,
         )
     write_firmware_files(
         outdir, model=model, board=spec, ram_bytes=ram_bytes, stack_bytes=stack_bytes, extra_cflags=tuple(extra_cflags)
     )
     report = FirmwareReport(
-        outdir, spec.name, ram_bytes, model.arena_bytes, stack_bytes, variable_bytes=model.variable_bytes
+        outdir, spec.name, ram_bytes, model.arena_bytes, stack_bytes, variable_bytes=model.variable_bytes, budget=budget
     )
     if not run_make:
         return report
     make_firmware(outdir, spec, ram_bytes, jobs)
     text, data, bss = elf_size(report.elf)
-    return replace(report, text=text, data=data, bss=bss)
+    return replace(report, text=text, data=data, bss=bss, linked_ram=linked_ram_bytes(report.elf, spec))
+
+
+def firmware_budget(model: ModelInterface, board: Board, stack_bytes: int) -> RamBudget:
+    """The RAM of `model`'s firmware on `board` (ram_budget.py, as the plan command counts it)."""
+    target = FirmwareTarget(board.name, cpu_has_helium(board.cpu_flags), stack_bytes)
+    return ram_budget(
+        model.arena_bytes,
+        model.variable_bytes,
+        model.num_buffers,
+        frozenset(model.kernel_functions),
+        target=target,
+        arena_alignment=model.arena_alignment,
+    )
+
+
+def region_firmware_ram(model: ModelInterface, board: str, regions_bytes: int, stack_bytes: int) -> int:
+    """The RAM a firmware of a model planned into --region regions links
+    against: its RAM (ram_budget.py) with the regions, whole, as its arena."""
+    return firmware_budget(replace(model, arena_bytes=regions_bytes), load_board(board), stack_bytes).total
 
 
 @dataclass(frozen=True)

@@ -185,6 +185,7 @@ class PatchStage:
     copy_bytes: tuple[int, int] = (0, 0)  # cols > 1: bytes of the largest gathered window and scattered patch
     gather: int = -1  # cols > 1: scratch tensor of the first op holding a patch's input window (with_stage)
     scatter: int = -1  # cols > 1: scratch tensor of the last op holding a patch's output
+    op_extra_macs: tuple[int, ...] = ()  # per op of `ops`: its share of extra_macs
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,13 @@ def _map(plan: dict[str, Any], num_steps: int, scratch_of: dict[int, int]) -> di
         y_ticks=[Tick(f"{a:,}", y=y(a)) for a in _ticks(plan["arena_bytes"], 8)],
         rects=rects,
         regions=[
-            dict(name=region["name"], y=y(bases[region["name"]]), label_y=_round(y(bases[region["name"]]) + 12))
+            dict(
+                name=region["name"],
+                y=y(bases[region["name"]]),
+                label_y=_round(y(bases[region["name"]]) + 12),
+                label=f"region {region['name']}: arena {region['arena_bytes']:,} B of {region['size']:,} B"
+                + (f" in {region['section']}" if region.get("section") else ""),
+            )
             for region in plan.get("regions", ())
         ],
     )
@@ -147,10 +153,31 @@ def _live(plan: dict[str, Any], layers: list[dict[str, Any]]) -> dict[str, Any]:
         width=MAP_WIDTH,
         height=LIVE_HEIGHT,
         left=LEFT,
+        top=TOP,
         plot_width=plot_w,
+        plot_height=plot_h,
+        y_ticks=[Tick(f"{b:,}", y=_round(TOP + plot_h - b * plot_h / top)) for b in _ticks(top, 4)],
         arena_y=_round(TOP + plot_h - plan["arena_bytes"] * plot_h / top),
         bars=bars,
     )
+
+
+def _ram_terms(ram: dict[str, Any] | None) -> str:
+    """The RAM's terms as the printed report lists them (ram_budget.py), for the summary."""
+    if ram is None:
+        return ""
+    names = (
+        ("arena_bytes", "arena"),
+        ("state_bytes", "state"),
+        ("counter_bytes", "counters"),
+        ("kernel_static_bytes", "static kernel buffers"),
+        ("libc_state_bytes", "C library state"),
+        ("harness_bytes", "harness"),
+        ("stack_bytes", "stack reserve"),
+    )
+    terms = [f"{name} {ram[key]:,} B" for key, name in names if ram.get(key)]
+    padding = ram["total_bytes"] - sum(ram.get(key, 0) for key, _ in names)
+    return " + ".join(terms + ([f"alignment {padding:,} B"] if padding else []))
 
 
 # Characters a string in the embedded JSON must not carry raw: "<" and ">"
@@ -184,6 +211,7 @@ def render_report(plan: dict[str, Any], model_name: str, flash_line: str, scratc
             layers=layers,
             reordered=reordered,
             total_macs=sum(layer["macs"] for layer in layers),
+            ram_terms=_ram_terms(plan.get("ram")),
             flash_line=flash_line,
             map=_map(plan, len(layers), scratch_of),
             live=_live(plan, layers),

@@ -40,6 +40,9 @@ def layer_rows(
     uses = arena_uses(lifetimes.problem.buffers, plan.offsets, len(graph.operators))
     seen: set[int] = set()
     rows = []
+    # Ops run patch by patch recompute their halos: their MACs count them.
+    stage = graph.patch_stage
+    extra_macs = dict(zip(stage.ops, stage.op_extra_macs)) if stage is not None else {}
     for step, op in enumerate(graph.operators):
         tables: int | None
         if op.index in lifetimes.elided_ops:
@@ -65,7 +68,7 @@ def layer_rows(
                 op=op_order[step] if op_order is not None else op.index,
                 opcode=op.opcode,
                 output_shape=graph.tensors[output].shape if output is not None else (),
-                macs=op_macs(graph, op),
+                macs=op_macs(graph, op) + extra_macs.get(op.index, 0),
                 weight_bytes=weights,
                 table_bytes=tables,
                 live_bytes=live,

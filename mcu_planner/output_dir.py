@@ -31,6 +31,11 @@ class ModelInterface:
     variable_bytes: int = 0  # variable tensors' state region (NAME_reset), outside the arena
     # Linker sections of the memory regions (--region NAME=SIZE@SECTION), zero-initialised RAM.
     region_sections: list[str] = field(default_factory=list)
+    # What ram_budget.py counts besides the arena and the state: the planned
+    # buffers (one counter each) and the C kernels the model calls.
+    num_buffers: int = 0
+    kernel_functions: list[str] = field(default_factory=list)
+    arena_alignment: int = 16  # --align above 16 aligns the arena array(s) to it
 
 
 # mcu-plan replaces an existing OUTDIR only when everything in it is its own:
@@ -109,6 +114,10 @@ def read_interface(directory: Path) -> ModelInterface | None:
         and (interface.arena_section is None or isinstance(interface.arena_section, str))
         and isinstance(interface.region_sections, list)
         and all(isinstance(section, str) for section in interface.region_sections)
+        and isinstance(interface.num_buffers, int)
+        and isinstance(interface.arena_alignment, int)
+        and isinstance(interface.kernel_functions, list)
+        and all(isinstance(function, str) for function in interface.kernel_functions)
     )
     return interface if well_formed else None
 

@@ -372,11 +372,12 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
         gather = max(input_pixels(w[0], windows_of[0]) for w in windows)
         scatter = max(output_pixels(w[-1], windows_of[-1]) for w in windows)
         copy_bytes = (gather * pixel_bytes(graph, first_op.inputs[0]), scatter * pixel_bytes(graph, last_op.outputs[0]))
-    extra = 0
+    op_extra = []
     for position, index in enumerate(ops):
         whole = windows_of[position].output_h * windows_of[position].output_w
         computed = sum(output_pixels(w[position], windows_of[position]) for w in windows)
-        extra += op_macs(graph, graph.operators[index]) * (computed - whole) // max(1, whole)
+        op_extra.append(op_macs(graph, graph.operators[index]) * (computed - whole) // max(1, whole))
+    extra = sum(op_extra)
     return PatchStage(
         ops=tuple(ops),
         input=first_op.inputs[0],
@@ -391,6 +392,7 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
         cols=len(windows) // len(row_windows),
         patch_cols=patch_cols,
         copy_bytes=copy_bytes,
+        op_extra_macs=tuple(op_extra),
     )
 
 

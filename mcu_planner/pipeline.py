@@ -1,12 +1,13 @@
 """The one pipeline every front end runs: read -> validate -> fold -> op order ->
 lifetimes -> plan within the budget -> (generate).  The command line, `mcu-plan check` and bench/ all go
-through here, and `ram_needed` is the one rule for whether a model fits.
+through here, and ram_budget.py is the one rule for whether a model fits.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from .deadline import Deadline
 from .folding import fold_constants
@@ -18,6 +19,7 @@ from .order import best_order, reorder
 from .errors import InputError
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
 from .problem import peak_live, sharing_lower_bound
+from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, ram_budget
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .regions import Region, RegionPlans, plan_regions
 from .validate import load_model
@@ -25,11 +27,24 @@ from .validate import load_model
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
 
 
-def ram_needed(arena_bytes: int, variable_bytes: int, stack_bytes: int = 0) -> int:
-    """Bytes of RAM a generated model needs: its arena, its variable tensors
-    (state kept outside the arena) and, in a firmware, the stack reserve.  A
-    model fits a budget when this is at most the budget."""
-    return arena_bytes + variable_bytes + stack_bytes
+def budget_of(
+    graph: Graph,
+    lifetimes: Lifetimes,
+    arena_bytes: int,
+    options: "PlanOptions",
+    functions: frozenset[str] | None = None,
+) -> RamBudget:
+    """The RAM (ram_budget.py) of `graph` generated with an arena of `arena_bytes`."""
+    if functions is None:
+        functions = kernel_functions(graph, lifetimes.elided_ops)
+    return ram_budget(
+        arena_bytes,
+        lifetimes.variable_bytes,
+        len(lifetimes.problem.buffers),
+        functions,
+        target=options.target,
+        arena_alignment=options.alignment,
+    )
 
 
 # The share of the time left before the deadline one exact search may take.
@@ -42,7 +57,8 @@ class PlanOptions:
     alignment: int = 16
     alias: bool = True
     time_limit: float = DEFAULT_TIME_LIMIT
-    ram: int | None = None  # the budget for the arena and the variable tensors
+    ram: int | None = None  # the RAM budget, counted by ram_budget.py (the whole firmware's with `target`)
+    target: FirmwareTarget | None = None  # --board: the firmware whose RAM `ram` is
     stop_at_fit: bool = False  # with ram: the first plan within it is kept (no tightening)
     # "model": the model's op order; "auto": the memory-aware order when it lowers the arena;
     # "memory": the memory-aware order whenever it differs (to test or measure it);
@@ -95,9 +111,16 @@ class AnalysedModel:
     # SHA-256 (hex) of the model file's bytes, written into the generated header.
     model_sha256: str = ""
 
-    def arena_capacity(self, ram: int | None) -> int | None:
-        """The arena's share of a RAM budget: what the exact planner must fit."""
-        return None if ram is None else ram - self.lifetimes.variable_bytes
+    def arena_capacity(self, options: PlanOptions) -> int | None:
+        """The arena's share of the RAM budget: what the planner must fit."""
+        if options.ram is None:
+            return None
+        return options.ram - budget_of(self.graph, self.lifetimes, 0, options, self.kernel_functions).other
+
+    @cached_property
+    def kernel_functions(self) -> frozenset[str]:
+        """The C kernels the model calls (lowered once: they decide its static buffers)."""
+        return kernel_functions(self.graph, self.lifetimes.elided_ops)
 
 
 @dataclass
@@ -117,9 +140,14 @@ class PlannedModel:
     regions: RegionPlans | None = None
     model_sha256: str = ""  # of the model file, for the generated header
 
+    @cached_property
+    def ram_budget(self) -> RamBudget:
+        """Every term of this plan's RAM (ram_budget.py)."""
+        return budget_of(self.graph, self.lifetimes, self.plan.arena_bytes, self.options)
+
     @property
     def ram_needed(self) -> int:
-        return ram_needed(self.plan.arena_bytes, self.lifetimes.variable_bytes)
+        return self.ram_budget.total
 
     @property
     def fits(self) -> bool:
@@ -248,7 +276,7 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 
 
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
-    capacity = model.arena_capacity(options.ram)
+    capacity = model.arena_capacity(options)
     compared: list[PlanRow] = []
     _progress(options, "arena planning")
     seconds = options.search_seconds()
@@ -323,7 +351,7 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     if not candidates:
         return whole
     fitting = options.patches == "default"
-    capacity = model.arena_capacity(options.ram)
+    capacity = model.arena_capacity(options)
     if fitting:
         assert capacity is not None
         within = [c for c in candidates if c[0] <= capacity]
@@ -453,10 +481,11 @@ def generate_for_model(
     order: str | tuple[int, ...] = "auto",
     regions: tuple[Region, ...] = (),
     patches: str = "default",
+    target: FirmwareTarget | None = None,
 ):
-    """Read, plan (as `mcu-plan --ram RAM` or `--region ...` does) and
-    generate: (graph, plan, files); `files.interface` describes the generated
-    model."""
+    """Read, plan (as `mcu-plan --ram RAM [--board B]` or `--region ...`
+    does) and generate: (graph, plan, files); `files.interface` describes the
+    generated model.  DoesNotFit when the plan does not fit."""
     options = PlanOptions(
         planner=planner,
         alignment=alignment,
@@ -466,13 +495,19 @@ def generate_for_model(
         order=order,
         regions=regions,
         patches=patches,
+        target=target,
     )
     planned = plan_model(model_bytes, options, label=label or name)
-    if planned.regions is not None and not planned.fits:
+    if not planned.fits:
         from .errors import DoesNotFit
-        from .report import regions_shortfall
+        from .report import regions_shortfall, shortfall_message
 
-        raise DoesNotFit(regions_shortfall(planned.regions))
+        if planned.regions is not None:
+            raise DoesNotFit(regions_shortfall(planned.regions))
+        assert ram is not None
+        raise DoesNotFit(
+            f"{label or name}: " + shortfall_message(planned.graph, planned.lifetimes, planned.ram_budget, ram)
+        )
     return planned.graph, planned.plan, planned.generate(name)
 
 
@@ -495,7 +530,15 @@ class ModelsInOneArena:
 
     @property
     def ram_needed(self) -> int:
-        return ram_needed(self.arena_bytes, self.variable_bytes)
+        """The RAM (ram_budget.py) of the models together: one arena, each
+        model's state and counters, the kernels' static buffers once."""
+        functions = frozenset().union(
+            *(kernel_functions(model.graph, model.lifetimes.elided_ops) for model in self.planned)
+        )
+        target = self.planned[0].options.target if self.planned else None
+        counted = ram_budget(self.arena_bytes, self.variable_bytes, 0, functions, target=target)
+        counters = sum(budget_of(m.graph, m.lifetimes, 0, m.options, functions).counters for m in self.planned)
+        return counted.total - counted.counters + counters
 
 
 def share_arena(names: list[str], planned: list[PlannedModel], *, concurrent: bool) -> ModelsInOneArena:

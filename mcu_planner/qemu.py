@@ -30,6 +30,11 @@ DEFAULT_TIMEOUT_SECONDS = 300.0
 STACK_PROBE_FACTOR = 8
 STACK_ROUNDING = 64
 
+# A profile build's stack reserve above the normal build's (`check --profile`).
+PROFILE_STACK_HEADROOM = 256
+# The RAM a plan-check or profile build may use above the budget: their tables.
+DIAGNOSTIC_RAM_HEADROOM = 4096
+
 _REPORT = re.compile(r"mcu-harness: status=(-?\d+) ticks=(\d+) stack=(\d+)/(\d+)")
 # The harness's optional file naming the input set before which it calls NAME_reset().
 RESET_FILE = "reset_at.bin"
@@ -185,8 +190,8 @@ class QemuTarget(Target):
         board: str,
         *,
         ram_bytes: int | None = None,
-        timeout: float = DEFAULT_TIMEOUT_SECONDS,
         stack_bytes: int | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
     ):
         from .firmware_build import DEFAULT_STACK_BYTES, load_board
 
@@ -195,12 +200,12 @@ class QemuTarget(Target):
         # Default budget: the board's largest RAM region, so that the check
         # tests the code rather than the budget.
         self.ram_bytes = ram_bytes or max(region.length for region in self.board.ram)
-        self.timeout = timeout
         self.stack_bytes = stack_bytes or DEFAULT_STACK_BYTES
+        self.timeout = timeout
 
-    def with_ram(self, ram_bytes: int) -> "QemuTarget":
-        """This board with `ram_bytes` as the linker's RAM region."""
-        return QemuTarget(self.name, ram_bytes=ram_bytes, timeout=self.timeout, stack_bytes=self.stack_bytes)
+    def with_ram(self, ram_bytes: int | None, stack_bytes: int | None = None) -> "QemuTarget":
+        """This board with `ram_bytes` as the linker's RAM region and `stack_bytes` of stack reserve."""
+        return QemuTarget(self.name, ram_bytes=ram_bytes, stack_bytes=stack_bytes, timeout=self.timeout)
 
     def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False):
         from .output_dir import read_interface
@@ -214,12 +219,21 @@ class QemuTarget(Target):
         if outdir.exists():
             shutil.rmtree(outdir)
         shutil.copytree(generated, outdir)
+        ram_bytes, stack_bytes = self.ram_bytes, self.stack_bytes
+        if profile:
+            # The per-op hooks run inside invoke, on top of its deepest frame.
+            stack_bytes += PROFILE_STACK_HEADROOM
+        if check_build or profile:
+            # The instrumented builds carry tables the shipped one has not
+            # (live flags, per-op ticks): RAM above the budget, which the
+            # normal build alone is linked against.
+            ram_bytes += stack_bytes - self.stack_bytes + DIAGNOSTIC_RAM_HEADROOM
         return build_firmware(
             outdir,
             model=interface,
             board=self.name,
-            ram_bytes=self.ram_bytes,
-            stack_bytes=self.stack_bytes,
+            ram_bytes=ram_bytes,
+            stack_bytes=stack_bytes,
             extra_cflags=(PLAN_CHECK_CFLAGS if check_build else ()) + (PROFILE_CFLAGS if profile else ()),
         )
 

@@ -12,6 +12,7 @@ from .lowering.traits import IN_PLACE_DEPTHWISE
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
+from .ram_budget import RamBudget
 from .regions import RegionPlans
 from .scratch import scratch_op
 from .shown import shown
@@ -182,28 +183,20 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan, without_overlaps: ArenaP
     return lines
 
 
-def ram_needed(lifetimes: Lifetimes, plan: ArenaPlan) -> int:
-    from .pipeline import ram_needed as needed
+def ram_needed(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> int:
+    """The RAM the plan needs as a library (no board): ram_budget.py's total."""
+    from .pipeline import PlanOptions, budget_of
 
-    return needed(plan.arena_bytes, lifetimes.variable_bytes)
-
-
-def budget_lines(lifetimes: Lifetimes, plan: ArenaPlan, budget: int) -> list[str]:
-    needed = ram_needed(lifetimes, plan)
-    margin = budget - needed
-    verdict = "fits" if margin >= 0 else "DOES NOT FIT"
-    return [f"budget: {format_bytes(budget)}, needed {format_bytes(needed)}, margin {margin:+,} B: {verdict}"]
+    return budget_of(graph, lifetimes, plan.arena_bytes, PlanOptions(alignment=lifetimes.problem.alignment)).total
 
 
-def shortfall_message(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, budget: int) -> str:
-    """One line: by how much, at which op the peak falls, which tensors are live there."""
-    needed = ram_needed(lifetimes, plan)
+def shortfall_message(graph: Graph, lifetimes: Lifetimes, budget: RamBudget, ram: int) -> str:
+    """One line: by how much, at which op the arena's peak falls, which tensors are live there."""
     peak = peak_live(lifetimes.problem)
-    parts = f" (arena {format_bytes(plan.arena_bytes)} + variables {format_bytes(lifetimes.variable_bytes)})"
+    terms = " + ".join(f"{name} {format_bytes(size)}" for name, size in budget.terms() if size)
     return (
-        f"does not fit: needs {format_bytes(needed)}{parts if lifetimes.variable_bytes else ''} "
-        f"but --ram is {format_bytes(budget)}, {format_bytes(needed - budget)} short; "
-        f"the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
+        f"does not fit: needs {format_bytes(budget.total)} ({terms}) but --ram is {format_bytes(ram)}, "
+        f"{format_bytes(budget.total - ram)} short; the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
     )
 
 
@@ -238,6 +231,7 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, regions: Reg
     lines.append(f"{'tensor':>8} {'':{columns}} {'offset':>10} {'bytes':>10}  name")
     scratch_of = scratch_op(graph)
     rows = sorted(lifetimes.placements, key=lambda t: (lifetimes.tensor_offset(plan.offsets, t), t))
+    sizes = {b.id: b.size for b in lifetimes.problem.buffers}
     for t in rows:
         first, last = lifetimes.first_op[t], lifetimes.last_op[t]
         bar = "".join("#" if first // scale <= c <= last // scale else "." for c in range(columns))
@@ -246,7 +240,7 @@ def memory_map(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, regions: Reg
             alias += f" (scratch of op {scratch_of[t]})"
         lines.append(
             f"{'#' + str(t):>8} {bar} {where(t):>10} "
-            f"{graph.tensors[t].nbytes:>10}  {_tensor_name(graph.tensors[t])}{alias}"
+            f"{planned_bytes(graph, lifetimes, t, sizes):>10}  {_tensor_name(graph.tensors[t])}{alias}"
         )
     return lines
 
@@ -289,17 +283,20 @@ def plan_json(
     that order; `without_overlaps` (arena_without_overlaps) says what the
     overlaps saved."""
     tensors = []
+    sizes = {b.id: b.size for b in lifetimes.problem.buffers}
     for t in sorted(lifetimes.placements):
         entry = {
             "index": t,
             "name": graph.tensors[t].name,
-            "bytes": graph.tensors[t].nbytes,
+            "bytes": planned_bytes(graph, lifetimes, t, sizes),
             "first_op": lifetimes.first_op[t],
             "last_op": lifetimes.last_op[t],
             "offset": lifetimes.tensor_offset(plan.offsets, t),
         }
         if graph.tensors[t].is_scratch:
             entry["scratch"] = True
+        if entry["bytes"] != graph.tensors[t].nbytes:
+            entry["tensor_bytes"] = graph.tensors[t].nbytes  # held one patch at a time in `bytes`
         if t in lifetimes.aliases:
             root = lifetimes.aliases[t]
             entry["alias_of"] = root
@@ -335,6 +332,13 @@ def plan_json(
         "tensors": tensors,
         "layers": [layer.as_json() for layer in layer_rows(graph, lifetimes, plan, op_order)],
     }
+
+
+def planned_bytes(graph: Graph, lifetimes: Lifetimes, tensor: int, sizes: dict[int, int]) -> int:
+    """The arena bytes the generated C keeps for `tensor` (`sizes`: buffer id
+    -> size): all of it, or, in a stage run patch by patch, one patch."""
+    placement = lifetimes.placements[tensor]
+    return min(graph.tensors[tensor].nbytes, max(0, sizes[placement.buffer] - placement.offset))
 
 
 def region_lines(regions: RegionPlans) -> list[str]:

@@ -98,8 +98,8 @@ def test_ram_budget_counts_variable_tensors_as_the_planner_does():
     lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
     plan = run_planner(lifetimes.problem, "greedy")
     assert lifetimes.variable_bytes > 0
-    needed = report.ram_needed(lifetimes, plan)
-    with pytest.raises(DoesNotFit, match="variables"):
+    needed = report.ram_needed(graph, lifetimes, plan)
+    with pytest.raises(DoesNotFit, match="variable tensors"):
         check_model(model, planner="greedy", ram=needed - 1, inputs=1)
     assert check_model(model, planner="greedy", ram=needed, inputs=1).passed
 
@@ -110,8 +110,10 @@ def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
     import mcu_planner.planning as planning
 
     model = variable_state_model()
-    lifetimes = compute_lifetimes(read_model(model), alignment=16, alias=True)
-    ram = report.ram_needed(lifetimes, run_planner(lifetimes.problem, "greedy"))
+    graph = read_model(model)
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
+    plan = run_planner(lifetimes.problem, "greedy")
+    ram = report.ram_needed(graph, lifetimes, plan)
     calls = []
     real_run_planner = planning.run_planner
 
@@ -121,7 +123,8 @@ def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
 
     monkeypatch.setattr(planning, "run_planner", recording_run_planner)
     assert check_model(model, planner="optimal", ram=ram, inputs=1).passed
-    assert calls == [("optimal", 10.0, ram - lifetimes.variable_bytes)]
+    # The arena's share: all but what the model keeps beside it (variables, counters).
+    assert calls == [("optimal", 10.0, plan.arena_bytes)]  # ram is exactly the greedy plan's need
 
 
 def test_check_runs_the_c_mcu_plan_writes(tmp_path):
@@ -130,8 +133,9 @@ def test_check_runs_the_c_mcu_plan_writes(tmp_path):
 
     path = tmp_path / "state.tflite"
     path.write_bytes(variable_state_model())
-    lifetimes = compute_lifetimes(read_model(path), alignment=16, alias=True)
-    ram = report.ram_needed(lifetimes, run_planner(lifetimes.problem, "greedy"))
+    graph = read_model(path)
+    lifetimes = compute_lifetimes(graph, alignment=16, alias=True)
+    ram = report.ram_needed(graph, lifetimes, run_planner(lifetimes.problem, "greedy"))
     check_model(path, ram=ram, inputs=1, keep_dir=tmp_path / "checked")
     done = subprocess.run(
         [sys.executable, "-m", "mcu_planner.cli", str(path), "--ram", str(ram), "-o", str(tmp_path / "written")],

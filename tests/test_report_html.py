@@ -269,4 +269,29 @@ def test_report_of_a_plan_in_two_memory_regions(tmp_path):
         == plan["arena_bytes"]
         == sum(r["arena_bytes"] for r in plan["regions"])
     )
-    assert "region sram" in page.read_text()
+    # The whole label, drawn over the tensors: name, arena and size.
+    sram = next(r for r in plan["regions"] if r["name"] == "sram")
+    assert f"region sram: arena {sram['arena_bytes']:,} B of {sram['size']:,} B" in page.read_text()
+
+
+def test_page_shows_the_budget_margin_and_a_live_bytes_axis(tmp_path):
+    """The RAM terms, budget and margin are the plan JSON's (ram_budget.py),
+    and the live-bytes chart has a y-axis whose top tick is at least the
+    largest live figure."""
+    page, plan, printed = _write_report(EXAMPLE, tmp_path, "--ram", "64K", "--board", "mps2-an386")
+    ram = plan["ram"]
+    assert ram["budget_bytes"] == 64 * 1024 and ram["margin_bytes"] == 64 * 1024 - ram["total_bytes"]
+    assert ram["board"] == "mps2-an386" and ram["stack_bytes"] == 1024
+    dom = _Elements()
+    dom.feed(page.read_text())
+    by_id = {attributes["id"]: attributes for _, attributes in dom.elements if attributes.get("id")}
+    assert int(by_id["ram-total"]["data-bytes"]) == ram["total_bytes"]
+    assert int(by_id["ram-budget"]["data-bytes"]) == 64 * 1024
+    assert int(by_id["ram-margin"]["data-bytes"]) == ram["margin_bytes"]
+    assert f"{ram['margin_bytes']:+,} B: fits" in dom.text["ram-margin"]
+    assert f"stack reserve {1024:,} B" in dom.text["ram-total"]
+    assert re.search(rf"^  total\s+{ram['total_bytes']:,} B", printed, re.M)
+    ticks = re.findall(r'<text class="y-tick"[^>]*>([\d,]+)</text>', page.read_text())
+    values = [int(t.replace(",", "")) for t in ticks]
+    assert len(values) >= 3 and values[0] == 0 and values == sorted(values)
+    assert values[-1] >= max(layer["live_bytes"] for layer in plan["layers"])

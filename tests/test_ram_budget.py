@@ -1,0 +1,185 @@
+"""One RAM budget (ram_budget.py): the plan command with --board says "fits"
+exactly when the firmware links, and the runtime's static buffers it counts
+are the ones the linker keeps."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_cortex_m
+
+from mcu_planner import cli
+from mcu_planner.errors import DoesNotFit
+from mcu_planner.firmware_build import (
+    DEFAULT_STACK_BYTES,
+    linked_ram_bytes,
+    load_board,
+    make_firmware,
+    write_firmware_files,
+)
+from mcu_planner.output_dir import read_interface
+from mcu_planner.pipeline import PlanOptions, smallest_ram
+from mcu_planner.ram_budget import (
+    HARNESS_STATIC_BYTES,
+    KERNEL_STATIC_BUFFERS,
+    LIBC_STATE_BYTES,
+    libc_state_functions,
+    cpu_has_helium,
+    firmware_target,
+    ram_budget,
+)
+from mcu_planner.resources import firmware_dir
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
+BOARDS = ("mps2-an386", "mps3-an547")
+needs_toolchain = pytest.mark.skipif(
+    not shutil.which("arm-none-eabi-gcc"), reason="the Cortex-M toolchain (arm-none-eabi-gcc) is absent"
+)
+
+
+def test_a_board_adds_its_stack_harness_and_core_sized_buffers():
+    functions = frozenset({"mcu_conv_2d_s8", "mcu_softmax_f32"})
+    library = ram_budget(6000, 32, 12, functions)
+    # 12 uint16 counters and the state's ready flag; no stack, no C library: the application's.
+    assert library.total == 6000 + 32 + 24 + 4 + 1280
+    m4 = ram_budget(6000, 32, 12, functions, target=firmware_target("mps2-an386", 1024))
+    m55 = ram_budget(6000, 32, 12, functions, target=firmware_target("mps3-an547", 2048))
+    assert m4.total == 1024 + 104 + 8 + 6000 + 32 + 24 + 4 + 1280 + HARNESS_STATIC_BYTES  # .data, .bss from 16
+    assert m55.total - m4.total == (2048 - 1024) + (2560 - 1280)
+    assert sum(size for _, size in m4.terms()) == m4.total
+    assert not cpu_has_helium(load_board("mps2-an386").cpu_flags) and cpu_has_helium(load_board("mps3-an547").cpu_flags)
+
+
+def test_board_without_output_prints_each_term_and_says_by_how_much(capsys):
+    assert cli.main([str(EXAMPLE), "--ram", "64K", "--board", "mps2-an386", "--patches", "off"]) == 0
+    printed = capsys.readouterr().out
+    figures = {
+        name.strip(): int(value.replace(",", ""))
+        for name, value in re.findall(r"^  ([a-z][a-z ()0-9-]+?)\s+([+-]?[0-9,]+) B", printed, re.M)
+    }
+    assert figures["static kernel buffers"] == 1280 and figures["stack reserve (mps2-an386)"] == DEFAULT_STACK_BYTES
+    total = figures["total"]
+    assert figures["margin"] == 64 * 1024 - total
+    assert total == sum(v for k, v in figures.items() if k not in ("total", "budget", "margin"))
+    assert cli.main([str(EXAMPLE), "--ram", str(total - 1), "--board", "mps2-an386", "--patches", "off"]) == 3
+    assert "1 B short" in capsys.readouterr().err
+
+
+def test_stack_is_checked_for_check_and_plan(capsys):
+    assert cli.main(["check", str(EXAMPLE), "--stack", "2K"]) == 2
+    assert "--target with a board" in capsys.readouterr().err
+    assert cli.main([str(EXAMPLE), "--ram", "64K", "--board", "mps2-an386", "--stack", "1001"]) == 2
+    assert "multiple of 8" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("board", BOARDS)
+def test_fits_exactly_when_the_firmware_links(board, tmp_path, capsys):
+    """At the smallest budget (in alignment units) the plan command accepts
+    with --board, -o links the firmware with the RAM it printed; one unit
+    below, both refuse, and the same firmware linked against one byte less
+    overflows: the rule is the link's, to the byte."""
+    options = PlanOptions(target=firmware_target(board, DEFAULT_STACK_BYTES), patches="off")
+    ram = smallest_ram(EXAMPLE, options).options.ram
+    assert ram is not None
+    for budget, fits in ((ram - 16, False), (ram, True)):
+        args = [str(EXAMPLE), "--ram", str(budget), "--board", board, "--patches", "off"]
+        assert (cli.main(args) == 0) is fits
+        printed = capsys.readouterr().out
+        out = tmp_path / f"out{budget}"
+        assert (cli.main([*args, "-o", str(out)]) == 0) is fits
+        capsys.readouterr()
+        if not fits:
+            continue
+        total = int(re.search(r"^  total\s+([0-9,]+) B", printed, re.M).group(1).replace(",", ""))
+        assert linked_ram_bytes(out / "firmware.elf", load_board(board)) == total <= budget
+        # The same sources linked against one byte less: the linker refuses.
+        interface = read_interface(out)
+        assert interface is not None
+        spec = load_board(board)
+        write_firmware_files(out, model=interface, board=spec, ram_bytes=total - 1, stack_bytes=DEFAULT_STACK_BYTES)
+        with pytest.raises(DoesNotFit, match="overflowed RAM by 1 B"):
+            make_firmware(out, spec, total - 1)
+
+
+def _compile_runtime(flags: list[str], out: Path) -> list[str]:
+    runtime = firmware_dir() / "runtime"
+    objects = []
+    for source in sorted(runtime.glob("*.c")):
+        obj = out / f"{source.stem}.o"
+        command = ["arm-none-eabi-gcc", *flags, "-std=c99", "-O2", "-ffunction-sections", "-fdata-sections"]
+        subprocess.run([*command, "-DNDEBUG", "-I", str(runtime), "-c", str(source), "-o", str(obj)], check=True)
+        objects.append(str(obj))
+    return objects
+
+
+def _static_symbols(elf_or_objects: list[str]) -> dict[str, int]:
+    listed = subprocess.run(
+        ["arm-none-eabi-nm", "-S", "-t", "d", *elf_or_objects], capture_output=True, text=True, check=True
+    ).stdout
+    return {
+        fields[3]: int(fields[1])
+        for fields in (line.split() for line in listed.splitlines())
+        if len(fields) == 4 and fields[2] in "bBdD"
+    }
+
+
+@pytest.mark.slow
+@needs_toolchain
+@pytest.mark.parametrize("board", BOARDS)
+def test_static_kernel_buffers_are_what_the_linker_keeps(board, tmp_path):
+    """Every kernel entry point of the runtime, linked alone with
+    --gc-sections for the board's core: the runtime's static RAM it pulls in
+    is what the table says, the C library's state only for the listed float
+    kernels."""
+    flags = list(load_board(board).cpu_flags)
+    helium = cpu_has_helium(tuple(flags))
+    objects = _compile_runtime(flags, tmp_path)
+    declared = {buffer.symbol for buffer in KERNEL_STATIC_BUFFERS}
+    assert set(_static_symbols(objects)) == declared  # no static buffer the table misses
+    listed = subprocess.run(["arm-none-eabi-nm", *objects], capture_output=True, text=True, check=True).stdout
+    entry_points = sorted(set(re.findall(r" T (mcu_\w+)$", listed, re.M)))
+    stub = tmp_path / "stub.c"
+    for function in entry_points:
+        stub.write_text(f"void {function}(void);\nint main(void);\nint main(void) {{ {function}(); return 0; }}\n")
+        elf = tmp_path / "stub.elf"
+        link = ["arm-none-eabi-gcc", *flags, "-nostartfiles", "--specs=nano.specs", "-Wl,--gc-sections"]
+        subprocess.run([*link, "-Wl,-e,main", str(stub), *objects, "-lm", "-o", str(elf)], check=True)
+        kept = _static_symbols([str(elf)])
+        ours = {symbol: size for symbol, size in kept.items() if symbol in declared}
+        expected = {
+            buffer.symbol: buffer.bytes_for(frozenset({function}), helium)
+            for buffer in KERNEL_STATIC_BUFFERS
+            if buffer.bytes_for(frozenset({function}), helium)
+        }
+        assert ours == expected, function
+        libc = sum(size for symbol, size in kept.items() if symbol not in declared)
+        assert (libc > 0) == (function in libc_state_functions(helium)), function
+        # newlib-nano's errno state: 100 B, or 101 B with __fdlib_version, counted as 104 B.
+        assert libc == 0 or LIBC_STATE_BYTES - 4 <= libc <= LIBC_STATE_BYTES, function
+
+
+@needs_cortex_m
+def test_check_counts_its_stack_in_the_budget():
+    """`check --target BOARD --ram R --stack S` plans as `mcu-plan --ram R
+    --board BOARD --stack S` does: at that plan's RAM it links and runs
+    bit-exact (the profile build with its own headroom), below it the check
+    refuses before building."""
+    from mcu_planner.check import check_model
+    from mcu_planner.pipeline import plan_model
+
+    stack = 2048
+    options = PlanOptions(target=firmware_target("mps2-an386", stack), patches="off", alias=False)
+    total = plan_model(EXAMPLE, options).ram_needed
+    report = check_model(
+        EXAMPLE, target="mps2-an386", ram=total, stack=stack, inputs=1, check_build=False, profile=True, alias=False
+    )
+    assert report.passed and report.profile is not None
+    with pytest.raises(DoesNotFit, match="stack reserve"):
+        check_model(EXAMPLE, target="mps2-an386", ram=total - 16, stack=stack, inputs=1, patches="off", alias=False)
