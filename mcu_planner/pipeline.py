@@ -320,6 +320,11 @@ def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 # Patched plans the search completes in each order it tries (under --ram: the cheapest, then the
 # roomiest; else the smallest bounds): each takes up to the time limit.
 PATCH_PLANS_TRIED = 6
+# Candidates' lifetimes the patch search derives, counted in ops (each
+# holds a copy of the graph's lifetimes): time and memory linear in the
+# model.  The shared models need at most 230 x 84 (mobilenet_v2); a run of
+# thousands of spatial ops would otherwise give candidates by the thousand.
+PATCH_SEARCH_OPS = 25_000
 
 
 def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedModel) -> PlannedModel:
@@ -332,7 +337,10 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     graph = model.graph
     candidates = []
     stage_sizes = []
+    most = max(PATCH_PLANS_TRIED, PATCH_SEARCH_OPS // max(1, len(graph.operators)))
     for ops in candidate_stages(graph):
+        if len(candidates) >= most:
+            break
         height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
         stage_sizes.append((ops, height, width))
         if forced is None:
@@ -341,7 +349,7 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
             continue  # patches are equal but the last: 7 asked of 16 rows would make 6
         else:
             cuts = [(-(-height // forced[0]), -(-width // forced[1]) if forced[1] > 1 else 0)]
-        for rows, cols in cuts:
+        for rows, cols in cuts[: most - len(candidates)]:
             stage = make_stage(graph, ops, rows, cols)
             patched = with_stage(graph, stage)
             lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)

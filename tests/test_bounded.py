@@ -242,3 +242,29 @@ def test_progress_never_goes_to_a_stderr_that_is_no_terminal(capsys):
     deadline.progress("op order search", 1, 2)
     deadline.end_progress()
     assert capsys.readouterr().err == ""
+
+
+def test_the_patch_search_derives_a_bounded_number_of_candidates(monkeypatch):
+    # A run of 40 spatial ops gives 39 stages, each with a dozen cuts; each
+    # candidate's lifetimes cost time and memory in the model's size.
+    from mcu_planner import pipeline
+
+    net = Int8Net(seed=8)
+    x = net.input((1, 8, 8, 4))
+    for _ in range(40):
+        x = net.depthwise_conv2d(x)
+    model = net.build(x)
+    ops = 40
+    monkeypatch.setattr(pipeline, "PATCH_SEARCH_OPS", 10 * ops)
+    derived = []
+    real = pipeline.compute_lifetimes
+
+    def counting(graph, *args, **kwargs):
+        if graph.patch_stage is not None:
+            derived.append(graph.patch_stage.ops)
+        return real(graph, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "compute_lifetimes", counting)
+    planned = plan_model(model, PlanOptions(ram=160, time_limit=1.0))  # below the whole tensors
+    assert 0 < len(derived) <= 10
+    assert verify(planned.lifetimes.problem, planned.plan.offsets) == []
