@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .check import Target, TargetRun, register_target
+from .check import BOARD_FILE_TARGETS, Target, TargetRun, register_target
 from .errors import CheckMismatch, McuPlanError
 from .profiling import parse_profile
 from .resources import firmware_dir
@@ -265,6 +265,7 @@ def register_qemu_targets() -> None:
 
     for board in board_names():
         register_target(QemuTarget(board))
+    BOARD_FILE_TARGETS["qemu"] = QemuTarget
 
 
 register_qemu_targets()
