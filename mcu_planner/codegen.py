@@ -42,7 +42,7 @@ from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .patches import patch_call, pixel_bytes, window_copy_calls
-from .program import Program, as_program
+from .program import Program, as_program, in_raster_order
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -361,17 +361,14 @@ class _Builder:
                 produced.add(self.tensor_slot(t)[0])
         self.live_at_start = set(produced)
 
-        overlapping = self._overlapping_steps()
         stage = self.program.patch_stage
         staged = set(stage.ops) if stage is not None else set()
         loop: StageLoop | None = None
         result = []
-        for position, op in enumerate(graph.operators):
+        for op in graph.operators:
             call = calls.get(op.index)
             if call is not None and self.program.facts(op.index).reinterprets_input and self._output_shares_input(op):
                 call = None
-            if call is not None and position in overlapping and "raster_walk" in call.params:
-                call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if stage is not None and op.index == stage.ops[0]:
                 loop = self._stage_loop(stage, produced)
@@ -487,7 +484,7 @@ class _Builder:
             code.arrays += rendered.arrays
             code.args, code.returns_status = rendered.args, rendered.returns_status
 
-    def _overlapping_steps(self) -> set[int]:
+    def overlapping_steps(self) -> set[int]:
         """Op steps whose output the plan starts inside the input they read
         for the last time (a partial overlap): their kernels must walk in the
         raster order their facts declare, not their faster orders."""
@@ -804,8 +801,9 @@ def generate(
         )
     if shared_arena is not None:
         arena_section, extern_arena = None, False  # both belong to the shared arena
-    calls = lower_all(lifetimes.program, lifetimes.elided_ops)
     builder = _Builder(graph, lifetimes, plan, name, regions)
+    builder.program = in_raster_order(builder.program, builder.overlapping_steps())
+    calls = lower_all(builder.program, lifetimes.elided_ops)
     ops = builder.ops(calls)
     slots = builder.slots(ops)
     inputs = builder.io(graph.inputs)

@@ -117,9 +117,13 @@ class KernelFacts:
     # The kernel's raster walk over input 0 and output 0 (overlap.py derives
     # how far the output may start inside the input from it); None: no walk.
     access: WindowAccess | None = None
-    # The walk costs the kernel its faster one (codegen then sets its
-    # raster_walk field): planning takes such overlaps only when the budget needs them.
+    # The walk costs the kernel its faster one: planning takes such overlaps
+    # only when the budget needs them.
     raster_walk_is_slower: bool = False
+    # The call walking in the order `access` declares, for a kernel that
+    # otherwise takes a faster walk (program.in_raster_order, where the plan
+    # overlaps its output with its input); None: it always walks so.
+    in_raster_order: Callable[[], "KernelCall"] | None = field(default=None, compare=False)
     # The op's window along height and width, when the kernel reads its input
     # only through it (so one patch of rows and columns is an ordinary call,
     # patches.py); `for_window` is that call for one patch.

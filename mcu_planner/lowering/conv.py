@@ -104,7 +104,7 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
-        # Set by codegen when the plan overlaps the output with the input.
+        # 1 where the plan overlaps the output with the input (in_raster_order below).
         "raster_walk": 0,
     }
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
@@ -198,8 +198,8 @@ def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
     return _lower(op, graph, "mcu_depthwise_conv_2d", depthwise=True)
 
 
-# The walk of each kernel as the plan may assume it (with raster_walk set
-# where the plan overlaps): mcu_conv.c's int8 convolution takes four output
+# The walk of each kernel as the plan may assume it (the int8 kernels with
+# raster_walk set where the plan overlaps): mcu_conv.c's int8 convolution takes four output
 # pixels at a time on Helium, two on the C and DSP paths, one in the
 # per-tap-offset loop; its int8 depthwise convolution up to four pixels of
 # an aligned group of four, four channels at a time, per channel the pixels
@@ -224,7 +224,7 @@ WALKS: dict[str, RasterOrder] = {
 
 def _raster_walk_is_slower(call: KernelCall) -> bool:
     """Whether the kernel must leave its faster walk for the raster one
-    (mcu_conv_s8_params.raster_walk, set by codegen where the plan overlaps):
+    (mcu_conv_s8_params.raster_walk, set where the plan overlaps):
     the int8 depthwise convolution (channel-group runs), and the int8
     stride-1 pointwise convolution (channel pairs outermost without Helium).
     Measured on vww_96_int8 they cost +3.8% ticks on the M4, +3.0% on the M55."""
@@ -265,6 +265,14 @@ def depthwise_conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> Ker
 
 def _image_facts(op: Operator, graph: Graph, call: KernelCall, macs: int) -> KernelFacts:
     walk = WALKS.get(call.function)
-    return image_window_facts(
+    facts = image_window_facts(
         op, graph, call, walk, patchable=walk is not None, macs=macs, slower=_raster_walk_is_slower(call)
     )
+    if facts.access is None or "raster_walk" not in call.params:
+        return facts
+
+    def in_raster_order() -> KernelCall:
+        """mcu_conv.c's int8 kernels leave their faster walks for the one WALKS declares."""
+        return replace(call, params={**call.params, "raster_walk": 1})
+
+    return replace(facts, in_raster_order=in_raster_order)
