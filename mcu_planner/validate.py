@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError, InvalidModel  # noqa: F401  (InvalidModel: its home was here)
+from .errors import InvalidModel
 from .graph import Graph, Operator, Tensor
 from .quant import INT_RANGES
 from .reader import options_table_for
