@@ -542,14 +542,14 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     if planned.compared and planned.regions is None:
         for line in report.planner_table(lifetimes, planned.compared):
             print(line, file=out)
-    in_place_depthwise = report.in_place_depthwise_ops(graph)
+    in_place_depthwise = report.in_place_depthwise_ops(lifetimes.program)
     if in_place_depthwise:
         print(
             f"in-place depthwise (for --ram): ops {', '.join(map(str, in_place_depthwise))} run channel by channel "
             "over their own input through a scratch buffer",
             file=out,
         )
-    patches = report.patches_line(graph)
+    patches = report.patches_line(lifetimes.program)
     if patches:
         print(patches, file=out)
     without_overlaps = None
@@ -571,7 +571,9 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
 
     if not planned.fits:
         if planned.regions is not None:
-            raise DoesNotFit(report.regions_shortfall(planned.regions))
+            from .regions import regions_shortfall
+
+            raise DoesNotFit(regions_shortfall(planned.regions))
         raise DoesNotFit(report.shortfall_message(graph, lifetimes, planned.ram_budget, args.ram))
 
     staged: list[_StagedFile] = []
@@ -777,7 +779,7 @@ def _generate_and_measure(args: argparse.Namespace, planned):
         weights = sum(row.weight_bytes for row in rows)
         tables = sum(row.table_bytes or 0 for row in rows)
         return None, FlashReport(weights, tables, None, "code not measured: some ops have no kernel, see the note")
-    counted = counted_flash(planned.graph, lower_all(planned.graph, planned.lifetimes.elided_ops))
+    counted = counted_flash(planned.graph, lower_all(planned.lifetimes.program, planned.lifetimes.elided_ops))
     return files, measure_flash(files, name, counted, args.board)
 
 
@@ -889,7 +891,7 @@ def _warn_if_not_generatable(graph, lifetimes) -> None:
     from .errors import UnsupportedModel
 
     try:
-        lower_all(graph, lifetimes.elided_ops)
+        lower_all(lifetimes.program, lifetimes.elided_ops)
     except UnsupportedModel as exc:
         print(f"note: -o would stop with exit 4: {exc}")
 

@@ -42,11 +42,10 @@ from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, operator_name
 from .shown import shown
 from .lifetimes import activation_tensors
-from .lowering import CArray, KernelCall, NotLowerable, lower
-from .lowering.traits import op_traits
-from .macs import op_macs
+from .lowering import CArray, KernelCall, NotLowerable
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .patches import patch_call, pixel_bytes, window_copy_calls
+from .program import Program, as_program, in_raster_order
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
@@ -220,18 +219,25 @@ def _tensor_c_type(tensor: Tensor) -> str:
         )
 
 
-def lower_all(graph: Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
-    """A KernelCall for every op that runs, or one UnsupportedModel naming
-    every operator and dtype combination and every tensor type the runtime
-    lacks, each once with its count."""
+def lower_all(model: Program | Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
+    """A KernelCall for every op that runs (the Program's; a Graph is lowered
+    first), or one UnsupportedModel naming every operator and dtype
+    combination and every tensor type the runtime lacks, each once with its
+    count."""
+    program = as_program(model)
+    graph = program.graph
     calls: dict[int, KernelCall] = {}
     unsupported: Counter[str] = Counter()
     reasons: dict[str, str] = {}
     for op in graph.operators:
         if op.index in elided:
             continue
+        lowered = program.ops[op.index]
         try:
-            calls[op.index] = lower(op, graph)
+            if lowered.error is not None:
+                raise lowered.error
+            assert lowered.call is not None
+            calls[op.index] = lowered.call
         except NotLowerable as exc:
             key = operator_dtype_key(op, graph.tensors)
             unsupported[key] += 1
@@ -261,6 +267,7 @@ class _Builder:
     def __init__(self, graph: Graph, lifetimes, plan, name: str, regions: RegionPlans | None = None):
         self.graph = graph
         self.lifetimes = lifetimes
+        self.program: Program = lifetimes.program
         self.plan = plan  # with regions: offsets in one address space, regions side by side
         self.regions = regions
         self.name = name
@@ -369,18 +376,15 @@ class _Builder:
                 produced.add(self.tensor_slot(t)[0])
         self.live_at_start = set(produced)
 
-        overlapping = self._overlapping_steps()
-        stage = graph.patch_stage
+        stage = self.program.patch_stage
         staged = set(stage.ops) if stage is not None else set()
-        self.raster_steps = overlapping | staged
+        self.raster_steps = self.overlapping_steps() | staged
         loop: StageLoop | None = None
         result = []
-        for position, op in enumerate(graph.operators):
+        for op in graph.operators:
             call = calls.get(op.index)
-            if call is not None and op_traits(op.opcode).reinterprets_input and self._output_shares_input(op):
+            if call is not None and self.program.facts(op.index).reinterprets_input and self._output_shares_input(op):
                 call = None
-            if call is not None and position in overlapping and "raster_walk" in call.params:
-                call = dataclasses.replace(call, params={**call.params, "raster_walk": 1})
             code = OpCode(op.index, op.opcode, c_comment(f"op {op.index}: {op.opcode}"), call)
             if stage is not None and op.index == stage.ops[0]:
                 loop = self._stage_loop(stage, produced)
@@ -441,14 +445,13 @@ class _Builder:
         into the scatter buffer, around window copies of their own."""
         position = stage.ops.index(op.index)
         first, last = position == 0, position == len(stage.ops) - 1
-        height, width = self.graph.tensors[op.outputs[0]].shape[1:3]
         grid = stage.cols > 1
         swap = {stage.input: stage.gather} if first else {}
         if last:
             swap[stage.output] = stage.scatter
         calls = []
         for windows in stage.windows:
-            patched = patch_call(call, windows[position], height, width)
+            patched = patch_call(self.program, op.index, windows[position])
             if grid:
                 patched = dataclasses.replace(patched, args=tuple(swap.get(t, t) for t in patched.args))
             calls.append(patched)
@@ -497,14 +500,15 @@ class _Builder:
             code.arrays += rendered.arrays
             code.args, code.returns_status = rendered.args, rendered.returns_status
 
-    def _overlapping_steps(self) -> set[int]:
+    def overlapping_steps(self) -> set[int]:
         """Op steps whose output the plan starts inside the input they read
         for the last time (a partial overlap): their kernels must walk in the
-        raster order KERNEL_ORDERS declares, not their faster orders."""
+        raster order their facts declare, not their faster orders."""
         sizes = {b.id: b.size for b in self.buffers}
         offsets = self.plan.offsets
         steps = set()
-        staged = set(self.graph.patch_stage.ops) if self.graph.patch_stage is not None else set()
+        stage = self.program.patch_stage
+        staged = set(stage.ops) if stage is not None else set()
         for index, step in enumerate(self.lifetimes.problem.steps):
             if index in staged:
                 continue  # the stage's own overlap: strips in order, whatever each kernel's walk
@@ -825,8 +829,9 @@ def generate(
         )
     if shared_arena is not None:
         arena_section, extern_arena = None, False  # both belong to the shared arena
-    calls = lower_all(graph, lifetimes.elided_ops)
     builder = _Builder(graph, lifetimes, plan, name, regions)
+    builder.program = in_raster_order(builder.program, builder.overlapping_steps())
+    calls = lower_all(builder.program, lifetimes.elided_ops)
     ops = builder.ops(calls)
     slots = builder.slots(ops)
     inputs = builder.io(graph.inputs)
@@ -885,7 +890,7 @@ def generate(
         slot_names=[c_string(f"{s.buffer}:{shown(graph.tensors[s.buffer].name)}") for s in slots],
         buffer_enum=[buffer_enum_name(name, graph.tensors[s.buffer]) for s in slots],
         op_names=[c_string(op.opcode) for op in graph.operators],
-        op_macs=[op_macs(graph, op) for op in graph.operators],
+        op_macs=[lifetimes.program.facts(op.index).macs for op in graph.operators],
         count_type="uint16_t" if max((s.consumers for s in slots), default=0) < 65536 else "uint32_t",
         refcount_length=counter_slots(len(slots)),
         offset_type="uint32_t",

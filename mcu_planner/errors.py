@@ -86,3 +86,7 @@ class CheckMismatch(McuPlanError):
     """Generated C disagrees with the TFLite reference interpreter."""
 
     exit_code = 5
+
+
+class InvalidModel(InputError):
+    """A model that parses but breaks one of the semantic rules (validate.py)."""

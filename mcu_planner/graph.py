@@ -159,6 +159,73 @@ class PatchWindow:
 
 
 @dataclass(frozen=True)
+class RowGeometry:
+    """An op's geometry along the rows, as its kernel call states it."""
+
+    input_h: int
+    output_h: int
+    filter_h: int
+    stride_h: int
+    dilation_h: int
+    pad_h: int
+
+    def input_rows(self, first: int, end: int) -> tuple[int, int]:
+        """The rows from the first to the last input row that output rows
+        [first, end) read (taps in the padding read nothing; a dilated
+        window may skip rows at the border); empty when all are padding."""
+        low, high = self.input_h, 0
+        for row in range(first, end):
+            start = row * self.stride_h - self.pad_h
+            lead = -(start // self.dilation_h) if start < 0 else 0  # taps above row 0
+            last = min(self.filter_h - 1, (self.input_h - 1 - start) // self.dilation_h)
+            if lead <= last:
+                low = min(low, start + lead * self.dilation_h)
+                high = max(high, start + last * self.dilation_h + 1)
+        if low >= high:
+            return 0, 0
+        return low, high
+
+    def window(self, first: int, end: int) -> PatchWindow:
+        """Output rows [first, end) as a patch: the input rows they read and
+        the padding above them (row y of the input is row y - in_first of
+        the window, so the pad is the op's pad plus in_first, less the
+        strip's first row times the stride)."""
+        in_first, in_end = self.input_rows(first, end)
+        if in_first == in_end:  # all padding (below a PAD's input, say): no tap lands, any pad will do
+            return PatchWindow(0, 0, first, end, 0)
+        return PatchWindow(in_first, in_end, first, end, self.pad_h + in_first - first * self.stride_h)
+
+
+@dataclass(frozen=True)
+class Window:
+    """An op's window along both axes, as its kernel call states it (a PAD
+    of height and width is a 1 x 1 window whose padding is the PAD's top
+    rows and left columns)."""
+
+    input_h: int
+    output_h: int
+    filter_h: int
+    filter_w: int
+    stride_h: int
+    stride_w: int
+    dilation_h: int
+    dilation_w: int
+    pad_h: int
+    pad_w: int
+    input_w: int
+    output_w: int
+
+    @property
+    def rows(self) -> RowGeometry:
+        return RowGeometry(self.input_h, self.output_h, self.filter_h, self.stride_h, self.dilation_h, self.pad_h)
+
+    @property
+    def columns(self) -> RowGeometry:
+        """The geometry along the width: the same arithmetic as along the rows."""
+        return RowGeometry(self.input_w, self.output_w, self.filter_w, self.stride_w, self.dilation_w, self.pad_w)
+
+
+@dataclass(frozen=True)
 class PatchStage:
     """A run of spatially local ops (patches.py) computed patch by patch:
     each patch runs every op of the stage on the rows (and columns) it
@@ -200,8 +267,6 @@ class Graph:
     # (e.g. a -1 batch planned as 1).
     notes: tuple[str, ...] = ()
     description: str = ""
-    # The first stage run patch by patch (patches.py), or None.
-    patch_stage: PatchStage | None = None
 
     def consumers(self) -> dict[int, list[int]]:
         """Tensor index -> indices of the operators that read it, in execution order."""

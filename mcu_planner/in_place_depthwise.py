@@ -13,27 +13,26 @@ candidate only where its scratch is smaller than that overlap distance, and
 the pipeline keeps the candidates only when the arena gets smaller (the
 channel-by-channel kernel is slower than the ordinary one).
 
-The rewrite marks the op (traits.IN_PLACE_DEPTHWISE) and gives it a scratch
-tensor, planned like any other (scratch.py); lifetimes puts the output in the
-input's bytes, the lowering calls the in-place kernel.
+The rewrite is one of the Program (program.py): the op gets a scratch tensor,
+planned like any other (scratch.py), and the call its facts offer for running
+over its input (`over_input`, mcu_depthwise_conv_2d_s8_in_place), whose facts
+say so (`writes_over_input`): lifetimes puts the output in the input's bytes.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .graph import Graph, Tensor
+from .graph import Tensor
 from .lifetimes import Lifetimes
-from .lowering import NotLowerable, lower
-from .lowering.traits import IN_PLACE_DEPTHWISE
-from .errors import McuPlanError
+from .lowering import KernelFacts
 from .problem import align_up
+from .program import LoweredOp, Program
 
-ORDINARY_KERNEL = "mcu_depthwise_conv_2d_s8"
 
-
-def candidates(graph: Graph, lifetimes: Lifetimes) -> list[int]:
+def candidates(program: Program, lifetimes: Lifetimes) -> list[int]:
     """Ops (indices) whose in-place run needs less than their overlap does."""
+    graph = program.graph
     consumers = graph.consumers()
     chosen = []
     for op in graph.operators:
@@ -47,11 +46,8 @@ def candidates(graph: Graph, lifetimes: Lifetimes) -> list[int]:
             continue  # depth multiplier 1, and the output fits in the input
         if consumers.get(src, []) != [op.index] or src in graph.outputs or dst in graph.inputs:
             continue  # the input must die here
-        try:
-            if lower(op, graph).function != ORDINARY_KERNEL:
-                continue  # int8 only
-        except (NotLowerable, McuPlanError):
-            continue
+        if program.facts(op.index).over_input is None:
+            continue  # int8 only
         scratch = align_up(out.shape[0] * out.shape[1] * out.shape[2], lifetimes.problem.alignment)
         step = lifetimes.problem.steps[op.index]
         dst_buffer = lifetimes.placements[dst].buffer
@@ -61,16 +57,23 @@ def candidates(graph: Graph, lifetimes: Lifetimes) -> list[int]:
     return chosen
 
 
-def with_in_place_depthwise(graph: Graph, ops: list[int]) -> Graph:
-    """`graph` with each of `ops` marked to run in place, with its scratch tensor."""
+def with_in_place_depthwise(program: Program, ops: list[int]) -> Program:
+    """`program` with each of `ops` run over its own input, with its scratch tensor."""
+    graph = program.graph
     tensors = list(graph.tensors)
     operators = list(graph.operators)
-    position = {op.index: k for k, op in enumerate(operators)}
+    lowered = list(program.ops)
     for index in ops:
-        op = operators[position[index]]
+        op = operators[index]
+        over_input = program.facts(index).over_input
+        assert over_input is not None, f"op {index} cannot run over its input"
         batches, height, width, _ = graph.tensors[op.outputs[0]].shape
         scratch = len(tensors)
         name = f"op{op.index}_depthwise_conv_2d_scratch_channel"
         tensors.append(Tensor(scratch, name, (batches * height * width,), "int8", is_scratch=True))
-        operators[position[index]] = replace(op, options={**op.options, IN_PLACE_DEPTHWISE: True}, scratch=(scratch,))
-    return replace(graph, tensors=tuple(tensors), operators=tuple(operators))
+        operators[index] = replace(op, scratch=(scratch,))
+        # The facts of the channel-by-channel kernel: no raster walk, no window.
+        facts = KernelFacts(macs=program.facts(index).macs, writes_over_input=True)
+        lowered[index] = LoweredOp(over_input(scratch), facts)
+    graph = replace(graph, tensors=tuple(tensors), operators=tuple(operators))
+    return replace(program, graph=graph, ops=tuple(lowered))

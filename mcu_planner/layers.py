@@ -10,8 +10,7 @@ from dataclasses import asdict, dataclass
 from .flash import table_bytes
 from .graph import Graph
 from .lifetimes import Lifetimes
-from .lowering import NotLowerable, lower
-from .macs import op_macs
+from .lowering import NotLowerable
 from .planning import ArenaPlan
 from .problem import Buffer
 
@@ -38,10 +37,11 @@ def layer_rows(
     graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, op_order: tuple[int, ...] | None = None
 ) -> list[Layer]:
     uses = arena_uses(lifetimes.problem.buffers, plan.offsets, len(graph.operators))
+    program = lifetimes.program
     seen: set[int] = set()
     rows = []
     # Ops run patch by patch recompute their halos: their MACs count them.
-    stage = graph.patch_stage
+    stage = program.patch_stage
     extra_macs = dict(zip(stage.ops, stage.op_extra_macs)) if stage is not None else {}
     for step, op in enumerate(graph.operators):
         tables: int | None
@@ -49,9 +49,11 @@ def layer_rows(
             read: tuple[int, ...] = ()  # the plan made it a no-op (its output shares its input's bytes)
             tables = 0
         else:
-            try:
-                call = lower(op, graph)
-            except NotLowerable:
+            lowered = program.ops[op.index]
+            call = lowered.call
+            if lowered.error is not None and not isinstance(lowered.error, NotLowerable):
+                raise lowered.error  # a model the rules reject, not a kernel the runtime lacks
+            if call is None:
                 read, tables = op.inputs, None
             else:
                 read, tables = call.args, table_bytes(call)
@@ -68,7 +70,7 @@ def layer_rows(
                 op=op_order[step] if op_order is not None else op.index,
                 opcode=op.opcode,
                 output_shape=graph.tensors[output].shape if output is not None else (),
-                macs=op_macs(graph, op) + extra_macs.get(op.index, 0),
+                macs=program.facts(op.index).macs + extra_macs.get(op.index, 0),
                 weight_bytes=weights,
                 table_bytes=tables,
                 live_bytes=live,

@@ -8,26 +8,26 @@ in the arena of activations.
 With aliasing on, two graph rewrites shrink the problem before any planner
 sees it (seed 001's in-place reuse):
 - an op that only reinterprets its input (RESHAPE, SQUEEZE, EXPAND_DIMS;
-  the op traits in lowering/traits.py say which) gives its output the input's bytes when the input dies there;
+  their KernelFacts say which, `reinterprets_input`) gives its output the input's bytes when the input dies there;
 - a CONCATENATION (or PACK, a concatenation along a new axis) whose inputs
   are contiguous slices of its output (every dimension before the axis is 1),
   with identical quantization and no fused activation, has its producers
   write straight into those slices;
-- a SPLIT, SPLIT_V, UNPACK or SLICE (traits `cuts_input_into_pieces`) whose
+- a SPLIT, SPLIT_V, UNPACK or SLICE (facts `cuts_input_into_pieces`) whose
   every output is a contiguous run of its input's bytes
   (slicing.contiguous_pieces) gives each output those bytes when the input
   dies there.
 Ops whose whole work is done by such aliasing are listed in `elided_ops`:
 the generated code runs nothing for them.
 
-Elementwise ops (traits `may_run_in_place`) may also write their output over
+Elementwise ops (facts `elementwise`) may also write their output over
 an input that dies there (`Step.in_place`); whether that happens is the planner's choice.
 Convolutions, pooling and FULLY_CONNECTED, whose kernels declare a raster
-walk (traits `KERNEL_ORDERS`), may start their output inside (or just
+walk (facts `access`), may start their output inside (or just
 before) the input that dies there, as far as overlap.py derives from the
 walk (`Step.overlaps`).
 
-A patched stage (patches.py, `Graph.patch_stage`) keeps its input alive to
+A patched stage (patches.py, `Program.patch_stage`) keeps its input alive to
 its last op and its output from its first; the tensors in between are one
 patch in size, and the output may overlap the input across the stage.  A
 grid's gather and scatter buffers are scratch tensors of the stage's first
@@ -44,9 +44,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from .graph import DTYPE_BITS, Graph, Operator, PatchStage
-from .lowering.traits import IN_PLACE_DEPTHWISE, op_traits
-from .overlap import WINDOWED_OPCODES, kernel_walk, max_output_offset
+from .overlap import kernel_walk, max_output_offset
 from .patches import stage_access
+from .program import Program, as_program
 from .problem import Buffer, Overlap, Problem, Step, align_up
 from .slicing import contiguous_pieces
 
@@ -70,6 +70,14 @@ class Lifetimes:
     # Variable tensor -> byte offset in the persistent state region (each
     # aligned like the arena's buffers); variable_bytes is the region's size.
     variable_offsets: dict[int, int] = field(default_factory=dict)
+    # The Program these lifetimes are of: its calls and facts, for every
+    # stage after planning (layers, report, codegen).
+    lowered: Program | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def program(self) -> Program:
+        assert self.lowered is not None, "lifetimes come from compute_lifetimes"
+        return self.lowered
 
     def tensor_offset(self, offsets: dict[int, int], tensor: int) -> int:
         placement = self.placements[tensor]
@@ -112,7 +120,9 @@ def _live_ranges(graph: Graph, activations: list[int]) -> tuple[dict[int, int], 
 class _AliasBuilder:
     """Union of tensors into shared buffers, tracking each tensor's root."""
 
-    def __init__(self, graph: Graph, activations: list[int], first: dict[int, int], last: dict[int, int]):
+    def __init__(self, program: Program, activations: list[int], first: dict[int, int], last: dict[int, int]):
+        graph = program.graph
+        self.program = program
         self.graph = graph
         self.activation_set = set(activations)
         self.first, self.last = first, last
@@ -229,22 +239,25 @@ class _AliasBuilder:
 
     def run(self) -> None:
         for op in self.graph.operators:
-            traits = op_traits(op.opcode)
-            if op.options.get(IN_PLACE_DEPTHWISE):
+            facts = self.program.facts(op.index)
+            if facts.writes_over_input:
                 self.try_write_over_input(op)
-            elif traits.reinterprets_input:
+            elif facts.reinterprets_input:
                 self.try_reinterpret(op)
-            elif traits.concatenates_inputs:
+            elif facts.concatenates_inputs:
                 self.try_concatenate_in_place(op)
-            elif traits.cuts_input_into_pieces:
+            elif facts.cuts_input_into_pieces:
                 self.try_share_pieces(op)
 
 
-def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:
+def compute_lifetimes(model: Program | Graph, alignment: int = 16, alias: bool = True) -> Lifetimes:
+    """The lifetimes of `model`'s activations (a Graph is lowered first, lower_program)."""
+    program = as_program(model)
+    graph = program.graph
     activations = activation_tensors(graph)
     first, last = _live_ranges(graph, activations)
     nbytes = {t: graph.tensors[t].nbytes for t in activations}
-    stage = graph.patch_stage
+    stage = program.patch_stage
     if stage is not None:
         # Patch by patch: the stage input is read and the output written by
         # every patch, from the stage's first op to its last; the tensors in
@@ -253,7 +266,7 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         last[stage.input] = max(last[stage.input], stage.ops[-1])
         first[stage.output] = stage.ops[0]
         nbytes.update(zip(stage.intermediates, stage.patch_bytes))
-    builder = _AliasBuilder(graph, activations, first, last)
+    builder = _AliasBuilder(program, activations, first, last)
     if alias:
         builder.run()
 
@@ -266,9 +279,9 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         buffers[root] = Buffer(root, align_up(extent, alignment), start, end)
 
     placements = {t: TensorPlacement(builder.root[t], builder.offset[t]) for t in activations}
-    steps = _steps(graph, placements, buffers, builder.elided, alias, alignment)
+    steps = _steps(program, placements, buffers, builder.elided, alias, alignment)
     if stage is not None and alias:
-        steps = _with_stage_overlap(graph, stage, steps, placements, buffers)
+        steps = _with_stage_overlap(program, stage, steps, placements, buffers)
     problem = Problem(tuple(buffers[r] for r in sorted(buffers)), alignment, steps)
 
     variables = tuple(t.index for t in graph.tensors if t.is_variable)
@@ -287,11 +300,12 @@ def compute_lifetimes(graph: Graph, alignment: int = 16, alias: bool = True) -> 
         variable_tensors=variables,
         variable_bytes=variable_bytes,
         variable_offsets=variable_offsets,
+        lowered=program,
     )
 
 
 def _with_stage_overlap(
-    graph: Graph,
+    program: Program,
     stage: PatchStage,
     steps: tuple[Step, ...],
     placements: dict[int, TensorPlacement],
@@ -303,6 +317,7 @@ def _with_stage_overlap(
     group of the walk per row of patches, so a grid's patches of a row,
     reading and writing in turn, stay within the walk the bound and the
     verifier both derive)."""
+    graph = program.graph
     src, dst = stage.input, stage.output
     src_buf, dst_buf = buffers[placements[src].buffer], buffers[placements[dst].buffer]
     first_step, last_step = stage.ops[0], stage.ops[-1]
@@ -313,7 +328,7 @@ def _with_stage_overlap(
         or any(t in graph.outputs for t, p in placements.items() if p.buffer == src_buf.id)
     ):
         return steps
-    access = stage_access(graph, stage)
+    access = stage_access(program, stage)
     input_at, output_at = placements[src].offset, placements[dst].offset
     limit = input_at + max_output_offset(access) - output_at
     overlap = Overlap(
@@ -325,17 +340,18 @@ def _with_stage_overlap(
 
 
 def _steps(
-    graph: Graph,
+    program: Program,
     placements: dict[int, TensorPlacement],
     buffers: dict[int, Buffer],
     elided: set[int],
     in_place: bool,
     alignment: int,
 ) -> tuple[Step, ...]:
+    graph = program.graph
     steps = []
     # Inside a patched stage nothing runs in place or overlaps: its tensors
     # hold patches, which the kernels' whole-tensor walks do not describe.
-    staged = set(graph.patch_stage.ops) if graph.patch_stage is not None else set()
+    staged = set(program.patch_stage.ops) if program.patch_stage is not None else set()
     # Buffers holding a graph output (kept to the end): one set, not a scan per op.
     output_buffers = frozenset(placements[t].buffer for t in graph.outputs if t in placements)
     for op in graph.operators:
@@ -344,7 +360,7 @@ def _steps(
         pairs: list[tuple[int, int]] = []
         if (
             in_place
-            and op_traits(op.opcode).may_run_in_place
+            and program.facts(op.index).elementwise
             and op.index not in elided
             and op.index not in staged
             and len(op.outputs) == 1
@@ -361,14 +377,14 @@ def _steps(
                         pairs.append(pair)
         runs_whole = op.index not in elided and op.index not in staged
         overlaps = (
-            _overlaps(graph, op, placements, buffers, alignment, output_buffers) if in_place and runs_whole else ()
+            _overlaps(program, op, placements, buffers, alignment, output_buffers) if in_place and runs_whole else ()
         )
         steps.append(Step(ins, outs, tuple(pairs), overlaps))
     return tuple(steps)
 
 
 def _overlaps(
-    graph: Graph,
+    program: Program,
     op: Operator,
     placements: dict[int, TensorPlacement],
     buffers: dict[int, Buffer],
@@ -379,7 +395,7 @@ def _overlaps(
     dies at this op: how far into it the output may start.  Buffers start at
     multiples of `alignment`, so the shifts a plan can give the output from
     the input differ by multiples of it from output_at - input_at."""
-    if op.opcode not in WINDOWED_OPCODES or len(op.outputs) != 1 or not op.inputs:
+    if len(op.outputs) != 1 or not op.inputs:
         return ()
     src, dst = op.inputs[0], op.outputs[0]
     if src not in placements or dst not in placements:
@@ -394,7 +410,7 @@ def _overlaps(
         or src_buf.id in output_buffers
     ):
         return ()
-    walk = kernel_walk(op, graph)
+    walk = kernel_walk(program, op.index)
     if walk is None:
         return ()
     access, slower = walk

@@ -2,8 +2,8 @@
 output may start (a generalisation of running in place).
 
 A convolution, pooling or FULLY_CONNECTED kernel walks its output pixels in
-raster order (lowering/traits.py, `KERNEL_ORDERS`, says so for each kernel
-that does, beside the C).  Once a group of pixels is written, the input
+raster order (its KernelFacts' `access`, which the lowering module declares
+beside the kernel names, says so for each kernel that does).  Once a group of pixels is written, the input
 bytes below the lowest one any later group reads are dead.  So the output
 may start before the input's start, or inside it, by as much as keeps every
 group's writes below the lowest input byte that this and every later group
@@ -50,141 +50,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import DTYPE_BITS, Graph, Operator, Tensor
-from .lowering import KernelCall, NotLowerable, lower
-from .lowering.traits import kernel_order, raster_walk_is_slower
-from .errors import McuPlanError
 from .problem import WindowAccess
-
-# Ops whose kernels may declare a raster walk (the rest are never lowered here).
-WINDOWED_OPCODES = frozenset(
-    {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED", "PAD", "PADV2"}
-)
+from .program import Program
 
 
-def kernel_access(op: Operator, graph: Graph) -> WindowAccess | None:
-    """The walk of the kernel `op` lowers to over its input 0 and output 0,
-    or None when the kernel declares none (or the op does not lower)."""
-    walk = kernel_walk(op, graph)
-    return walk[0] if walk else None
-
-
-def kernel_walk(op: Operator, graph: Graph) -> tuple[WindowAccess, bool] | None:
-    """kernel_access, and whether the walk costs the kernel its faster one
-    (traits.raster_walk_is_slower)."""
-    call = _lowered(op, graph)
-    access = _access(op, graph, call)
-    if access is None or call is None:
+def kernel_walk(program: Program, index: int) -> tuple[WindowAccess, bool] | None:
+    """The walk of op `index`'s kernel over its input 0 and output 0 (its
+    facts), and whether the walk costs the kernel its faster one; None when
+    the kernel declares none (or the op does not lower)."""
+    facts = program.facts(index)
+    if facts.access is None:
         return None
-    return access, raster_walk_is_slower(call.function, dict(call.params))
-
-
-# The patch search (pipeline._plan_patched) derives lifetimes for dozens of
-# stages of one graph, each asking for every op's walk: lowering a
-# convolution (its per-channel multipliers) again each time dominated it.
-# Keyed by the op object and its tensors' identities, which every candidate
-# graph shares; the entry holds them, so an id is never reused while cached.
-_LOWERED: dict[int, tuple[Operator, tuple[Tensor, ...], KernelCall | None]] = {}
-_LOWERED_MOST = 4096
-
-
-def _lowered(op: Operator, graph: Graph) -> KernelCall | None:
-    """lower(op, graph), or None when the op does not lower."""
-    if op.opcode not in WINDOWED_OPCODES or not op.inputs or len(op.outputs) != 1:
-        return None
-    tensors = tuple(graph.tensors[t] for t in op.inputs + op.outputs if t >= 0)
-    hit = _LOWERED.get(id(op))
-    if hit is not None and hit[0] is op and len(hit[1]) == len(tensors):
-        if all(a is b for a, b in zip(hit[1], tensors)):
-            return hit[2]
-    try:
-        call: KernelCall | None = lower(op, graph)
-    except (NotLowerable, McuPlanError):
-        call = None
-    if len(_LOWERED) >= _LOWERED_MOST:
-        _LOWERED.clear()
-    _LOWERED[id(op)] = (op, tensors, call)
-    return call
-
-
-def _access(op: Operator, graph: Graph, call: KernelCall | None) -> WindowAccess | None:
-    if call is None:
-        return None
-    order = kernel_order(call.function)
-    if order is None:
-        return None
-    inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_bytes, out_bytes = DTYPE_BITS[inp.dtype] // 8, DTYPE_BITS[out.dtype] // 8
-    if in_bytes == 0 or out_bytes == 0:
-        return None
-    p = call.params
-
-    def number(name: str) -> int:
-        value = p[name]
-        assert isinstance(value, int), f"{call.function}.{name} is not an int"
-        return value
-
-    if order.window == "rows":
-        return WindowAccess(
-            batches=number("batches"),
-            input_h=1,
-            input_w=1,
-            input_pixel_bytes=number("accum_depth") * in_bytes,
-            output_h=1,
-            output_w=1,
-            output_pixel_bytes=number("output_depth") * out_bytes,
-            group=order.pixels_per_group,
-        )
-    if order.window == "pad":
-        return _pad_access(inp.shape, out.shape, number("output_origin"), in_bytes)
-    channels_in = number("channels") if order.window == "pool" else number("input_c")
-    channels_out = number("channels") if order.window == "pool" else number("output_c")
-    dilated = order.window == "conv"
-    return WindowAccess(
-        batches=number("batches"),
-        input_h=number("input_h"),
-        input_w=number("input_w"),
-        input_pixel_bytes=channels_in * in_bytes,
-        output_h=number("output_h"),
-        output_w=number("output_w"),
-        output_pixel_bytes=channels_out * out_bytes,
-        filter_h=number("filter_h"),
-        filter_w=number("filter_w"),
-        stride_h=number("stride_h"),
-        stride_w=number("stride_w"),
-        pad_h=number("pad_h"),
-        pad_w=number("pad_w"),
-        dilation_h=number("dilation_h") if dilated else 1,
-        dilation_w=number("dilation_w") if dilated else 1,
-        group=order.pixels_per_group,
-        channel_wise=order.channel_wise and channels_in * in_bytes == channels_out * out_bytes,
-    )
-
-
-def _pad_access(
-    in_shape: tuple[int, ...], out_shape: tuple[int, ...], origin: int, element_bytes: int
-) -> WindowAccess | None:
-    """A PAD of NHWC along height and width only, as a 1 x 1 window whose
-    leading padding is the PAD's (`origin`: the output element where input
-    element 0 lands); None for other PADs."""
-    if len(in_shape) != 4 or len(out_shape) != 4 or in_shape[0] != out_shape[0] or in_shape[3] != out_shape[3]:
-        return None
-    batches, _, _, channels = in_shape
-    _, out_h, out_w, _ = out_shape
-    row = out_w * channels
-    if row == 0 or channels == 0:
-        return None
-    return WindowAccess(
-        batches=batches,
-        input_h=in_shape[1],
-        input_w=in_shape[2],
-        input_pixel_bytes=channels * element_bytes,
-        output_h=out_h,
-        output_w=out_w,
-        output_pixel_bytes=channels * element_bytes,
-        pad_h=origin // row,
-        pad_w=origin % row // channels,
-    )
+    return facts.access, facts.raster_walk_is_slower
 
 
 def _first_tap(out_n: int, stride: int, pad: int, dilation: int, taps: int, in_n: int) -> tuple[np.ndarray, np.ndarray]:

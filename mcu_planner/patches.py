@@ -46,218 +46,59 @@ the patches of a row, in any order, are within the same walk).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from .errors import McuPlanError
-from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow, Tensor
-from .lowering import CArray, KernelCall, NotLowerable, ParamValue, lower
-from .lowering.traits import IN_PLACE_DEPTHWISE
-from .macs import op_macs
+from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow, RowGeometry, Tensor, Window
+from .lowering import KernelCall, ParamValue
 from .problem import WindowAccess
+from .program import Program
 
-# Unary elementwise ops whose kernels walk `size` elements one by one (mcu_activations.c, mcu_math.c).
-ELEMENTWISE_OPCODES = frozenset(
-    {
-        "LOGISTIC",
-        "TANH",
-        "EXP",
-        "GELU",
-        "ABS",
-        "LOG",
-        "SQRT",
-        "RSQRT",
-        "NEG",
-        "RELU",
-        "RELU6",
-        "RELU_N1_TO_1",
-        "LEAKY_RELU",
-        "HARD_SWISH",
-    }
-)
-ELEMENTWISE_SOURCES = frozenset({"mcu_activations", "mcu_math"})
-PATCHABLE_OPCODES = (
-    frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "PAD", "PADV2"}) | ELEMENTWISE_OPCODES
-)
-# The kernels whose every read goes through their geometry fields (so that a
-# window of rows is an ordinary call).  The hybrid kernels are not among
-# them: they quantize their whole input with one scale from its largest value.
-PATCHABLE_KERNELS = frozenset(
-    {
-        "mcu_conv_2d_s8",
-        "mcu_conv_2d_f32",
-        "mcu_conv_2d_u8",
-        "mcu_conv_2d_s16",
-        "mcu_depthwise_conv_2d_s8",
-        "mcu_depthwise_conv_2d_f32",
-        "mcu_depthwise_conv_2d_u8",
-        "mcu_depthwise_conv_2d_s16",
-        "mcu_average_pool_2d_s8",
-        "mcu_average_pool_2d_u8",
-        "mcu_average_pool_2d_f32",
-        "mcu_average_pool_2d_s16",
-        "mcu_max_pool_2d_s8",
-        "mcu_max_pool_2d_u8",
-        "mcu_max_pool_2d_f32",
-        "mcu_max_pool_2d_s16",
-        "mcu_pad",
-    }
-)
-# mcu_pad's input_dims and output_strides: NHWC padded to its rank of six.
-PAD_ROW_DIM = 3
+__all__ = ["RowGeometry", "Window"]  # patch geometry, kept in graph.py beside PatchWindow
+
 # Most strips a stage is cut into when the planner searches (a forced grid may ask for more).
 MAX_SEARCHED_STRIPS = 16
 # Most patches per side of the n x n grids the planner searches.
 MAX_SEARCHED_GRID = 6
 
 
-@dataclass(frozen=True)
-class RowGeometry:
-    """An op's geometry along the rows, as its kernel call states it."""
-
-    input_h: int
-    output_h: int
-    filter_h: int
-    stride_h: int
-    dilation_h: int
-    pad_h: int
-
-    def input_rows(self, first: int, end: int) -> tuple[int, int]:
-        """The rows from the first to the last input row that output rows
-        [first, end) read (taps in the padding read nothing; a dilated
-        window may skip rows at the border); empty when all are padding."""
-        low, high = self.input_h, 0
-        for row in range(first, end):
-            start = row * self.stride_h - self.pad_h
-            lead = -(start // self.dilation_h) if start < 0 else 0  # taps above row 0
-            last = min(self.filter_h - 1, (self.input_h - 1 - start) // self.dilation_h)
-            if lead <= last:
-                low = min(low, start + lead * self.dilation_h)
-                high = max(high, start + last * self.dilation_h + 1)
-        if low >= high:
-            return 0, 0
-        return low, high
-
-    def window(self, first: int, end: int) -> PatchWindow:
-        """Output rows [first, end) as a patch: the input rows they read and
-        the padding above them (row y of the input is row y - in_first of
-        the window, so the pad is the op's pad plus in_first, less the
-        strip's first row times the stride)."""
-        in_first, in_end = self.input_rows(first, end)
-        if in_first == in_end:  # all padding (below a PAD's input, say): no tap lands, any pad will do
-            return PatchWindow(0, 0, first, end, 0)
-        return PatchWindow(in_first, in_end, first, end, self.pad_h + in_first - first * self.stride_h)
-
-
-@dataclass(frozen=True)
-class Window:
-    """An op's window along both axes, as its kernel call states it (a PAD
-    of height and width is a 1 x 1 window whose padding is the PAD's top
-    rows and left columns)."""
-
-    input_h: int
-    output_h: int
-    filter_h: int
-    filter_w: int
-    stride_h: int
-    stride_w: int
-    dilation_h: int
-    dilation_w: int
-    pad_h: int
-    pad_w: int
-    input_w: int
-    output_w: int
-
-    @property
-    def rows(self) -> RowGeometry:
-        return RowGeometry(self.input_h, self.output_h, self.filter_h, self.stride_h, self.dilation_h, self.pad_h)
-
-    @property
-    def columns(self) -> RowGeometry:
-        """The geometry along the width: the same arithmetic as along the rows."""
-        return RowGeometry(self.input_w, self.output_w, self.filter_w, self.stride_w, self.dilation_w, self.pad_w)
-
-
-def _ints(call: KernelCall) -> dict[str, int]:
-    return {k: v for k, v in call.params.items() if isinstance(v, int)}
-
-
-def _pad_row_and_column(call: KernelCall) -> tuple[int, int]:
-    """A PAD's output row in elements (W x C), and the elements before its first input element in a row."""
-    strides = call.params["output_strides"]
-    assert isinstance(strides, CArray)
-    row = int(strides.values[PAD_ROW_DIM])
-    return row, _ints(call)["output_origin"] % row
-
-
-def call_window(call: KernelCall, height: int, width: int) -> Window:
-    """The window of `call`, whose output has `height` rows of `width` pixels."""
-    p = _ints(call)
-    if is_elementwise(call):
-        return Window(height, height, 1, 1, 1, 1, 1, 1, 0, 0, width, width)
-    if call.function == "mcu_pad":
-        dims = call.params["input_dims"]
-        assert isinstance(dims, CArray)
-        row, before = _pad_row_and_column(call)
-        channels = int(dims.values[-1])
-        input_h, input_w = int(dims.values[PAD_ROW_DIM]), int(dims.values[PAD_ROW_DIM + 1])
-        output_h = p["output_elements"] // (row * int(dims.values[PAD_ROW_DIM - 1]))
-        return Window(
-            input_h, output_h, 1, 1, 1, 1, 1, 1, p["output_origin"] // row, before // channels, input_w, row // channels
-        )
-    return Window(
-        p["input_h"],
-        p["output_h"],
-        p["filter_h"],
-        p["filter_w"],
-        p["stride_h"],
-        p["stride_w"],
-        p.get("dilation_h", 1),
-        p.get("dilation_w", 1),
-        p["pad_h"],
-        p["pad_w"],
-        p["input_w"],
-        p["output_w"],
-    )
-
-
-def is_elementwise(call: KernelCall) -> bool:
-    return bool(ELEMENTWISE_SOURCES & set(call.sources)) and "size" in call.params
-
-
-def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
-    """The op's kernel call when the op may be part of a stage, else None."""
+def patchable_call(op_index: int, program: Program) -> KernelCall | None:
+    """The op's kernel call when the op may be part of a stage (its facts
+    give it a window), else None."""
+    graph = program.graph
     op = graph.operators[op_index]
-    stage = graph.patch_stage
+    lowered = program.ops[op_index]
+    stage = program.patch_stage
     patch_buffers = {stage.gather, stage.scatter} if stage is not None else set()
-    if op.opcode not in PATCHABLE_OPCODES or set(op.scratch) - patch_buffers or op.options.get(IN_PLACE_DEPTHWISE):
+    if lowered.call is None or lowered.facts.window is None or set(op.scratch) - patch_buffers:
         return None
     if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None
     inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if len(inp.shape) != 4 or len(out.shape) != 4 or inp.shape[0] != 1 or inp.is_constant or inp.is_variable:
         return None
-    if out.shape[0] != 1 or (op.opcode in ("PAD", "PADV2") and inp.shape[3] != out.shape[3]):
-        return None  # a PAD of height and width only
-    try:
-        call = lower(op, graph)
-    except (NotLowerable, McuPlanError):
+    if out.shape[0] != 1:
         return None
-    if op.opcode in ELEMENTWISE_OPCODES:
-        elementwise = is_elementwise(call) and call.params["size"] == inp.num_elements and inp.shape == out.shape
-        return call if elementwise else None
-    return call if call.function in PATCHABLE_KERNELS else None
+    return lowered.call
 
 
-def stage_runs(graph: Graph) -> list[tuple[int, ...]]:
+def op_window(program: Program, op_index: int) -> Window:
+    """The window of a patchable op (its facts)."""
+    window = program.facts(op_index).window
+    assert window is not None, f"op {op_index} has no window"
+    return window
+
+
+def stage_runs(program: Program) -> list[tuple[int, ...]]:
     """Every maximal run of consecutive patchable ops in which each op reads
     only its predecessor's output (which nothing else reads and is no graph
     output); runs of one op are left out (nothing to keep small)."""
+    graph = program.graph
     consumers = graph.consumers()
     outputs = set(graph.outputs)
     runs: list[tuple[int, ...]] = []
     current: list[int] = []
     for op in graph.operators:
-        call = patchable_call(op.index, graph)
+        call = patchable_call(op.index, program)
         if call is not None and current:
             prev = graph.operators[current[-1]]
             link = prev.outputs[0]
@@ -284,11 +125,11 @@ def stage_runs(graph: Graph) -> list[tuple[int, ...]]:
 SEARCHED_RUNS = 3
 
 
-def candidate_stages(graph: Graph) -> list[tuple[int, ...]]:
+def candidate_stages(program: Program) -> list[tuple[int, ...]]:
     """The stages worth trying: every prefix (of two ops or more) of each of
     the first SEARCHED_RUNS runs (a stage starts where a run does: its input
     is then whole anyway)."""
-    return [run[:n] for run in stage_runs(graph)[:SEARCHED_RUNS] for n in range(2, len(run) + 1)]
+    return [run[:n] for run in stage_runs(program)[:SEARCHED_RUNS] for n in range(2, len(run) + 1)]
 
 
 def strip_options(graph: Graph, ops: tuple[int, ...], most: int = MAX_SEARCHED_STRIPS) -> list[int]:
@@ -334,14 +175,14 @@ def _backward(geometry: list[RowGeometry], first: int, end: int) -> list[PatchWi
     return per_op[::-1]
 
 
-def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: int = 0) -> PatchStage:
+def make_stage(program: Program, ops: tuple[int, ...], strip_rows: int, patch_cols: int = 0) -> PatchStage:
     """The stage `ops` cut into rows of patches of `strip_rows` output rows,
     each row cut into patches of `patch_cols` output columns (0: full-width
     strips, as when that gives one patch per row)."""
-    calls = [patchable_call(index, graph) for index in ops]
-    windows_of = [call_window(call, *_shape(graph, index)) for call, index in zip(calls, ops) if call is not None]
-    if len(windows_of) != len(ops):
+    graph = program.graph
+    if any(patchable_call(index, program) is None for index in ops):
         raise ValueError(f"ops {ops} cannot run patch by patch")
+    windows_of = [op_window(program, index) for index in ops]
     first_op, last_op = graph.operators[ops[0]], graph.operators[ops[-1]]
     height, width = windows_of[-1].output_h, windows_of[-1].output_w
     if patch_cols >= width:
@@ -376,7 +217,7 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
     for position, index in enumerate(ops):
         whole = windows_of[position].output_h * windows_of[position].output_w
         computed = sum(output_pixels(w[position], windows_of[position]) for w in windows)
-        op_extra.append(op_macs(graph, graph.operators[index]) * (computed - whole) // max(1, whole))
+        op_extra.append(program.facts(index).macs * (computed - whole) // max(1, whole))
     extra = sum(op_extra)
     return PatchStage(
         ops=tuple(ops),
@@ -388,7 +229,7 @@ def make_stage(graph: Graph, ops: tuple[int, ...], strip_rows: int, patch_cols: 
         windows=tuple(windows),
         patch_bytes=patch_bytes,
         extra_macs=extra,
-        model_macs=sum(op_macs(graph, op) for op in graph.operators),
+        model_macs=program.model_macs,
         cols=len(windows) // len(row_windows),
         patch_cols=patch_cols,
         copy_bytes=copy_bytes,
@@ -408,11 +249,14 @@ def input_pixels(window: PatchWindow, whole: Window) -> int:
     return (window.in_end - window.in_first) * columns
 
 
-def with_stage(graph: Graph, stage: PatchStage) -> Graph:
-    """`graph` running `stage` patch by patch; a grid's two patch buffers
-    become scratch tensors of the stage's first and last op (scratch.py)."""
+def with_stage(program: Program, stage: PatchStage) -> Program:
+    """`program` running `stage` patch by patch; a grid's two patch buffers
+    become scratch tensors of the stage's first and last op (scratch.py).
+    The ops' calls stay as lowered: codegen runs each on every patch's
+    window (its facts' `for_window`)."""
     if stage.cols == 1:
-        return replace(graph, patch_stage=stage)
+        return replace(program, patch_stage=stage)
+    graph = program.graph
     first, last = stage.ops[0], stage.ops[-1]
     tensors = list(graph.tensors)
     indices = []
@@ -429,10 +273,11 @@ def with_stage(graph: Graph, stage: PatchStage) -> Graph:
     operators[first] = replace(operators[first], scratch=operators[first].scratch + (indices[0],))
     operators[last] = replace(operators[last], scratch=operators[last].scratch + (indices[1],))
     stage = replace(stage, gather=indices[0], scatter=indices[1])
-    return replace(graph, tensors=tuple(tensors), operators=tuple(operators), patch_stage=stage)
+    patched = replace(graph, tensors=tuple(tensors), operators=tuple(operators))
+    return replace(program, graph=patched, patch_stage=stage)
 
 
-def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
+def stage_access(program: Program, stage: PatchStage) -> WindowAccess:
     """The stage as one windowed kernel over its input and output: its
     receptive field (the composition of every op's window, unclipped: a
     superset of the pixels a patch reads) and one group of pixels per row of
@@ -442,10 +287,9 @@ def stage_access(graph: Graph, stage: PatchStage) -> WindowAccess:
     filter_h = filter_w = 1
     pad_h = pad_w = 0
     stride_h = stride_w = 1
+    graph = program.graph
     for index in stage.ops:
-        call = patchable_call(index, graph)
-        assert call is not None
-        w = call_window(call, *_shape(graph, index))
+        w = op_window(program, index)
         filter_h += (w.filter_h - 1) * w.dilation_h * stride_h
         filter_w += (w.filter_w - 1) * w.dilation_w * stride_w
         pad_h += w.pad_h * stride_h
@@ -477,42 +321,11 @@ def _shape(graph: Graph, op_index: int) -> tuple[int, int]:
     return shape[1], shape[2]
 
 
-def patch_call(call: KernelCall, window: PatchWindow, height: int, width: int) -> KernelCall:
-    """The op's kernel call (its output `height` rows of `width` pixels) for one patch: its window only."""
-    rows_in, rows_out = window.in_end - window.in_first, window.out_end - window.out_first
-    columns = window.columns
-    if is_elementwise(call):
-        size = call.params["size"]
-        assert isinstance(size, int)
-        cols_out = width if columns is None else columns.out_end - columns.out_first
-        return replace(call, params={**call.params, "size": size // (height * width) * rows_out * cols_out})
-    if call.function == "mcu_pad":
-        dims, strides = call.params["input_dims"], call.params["output_strides"]
-        assert isinstance(dims, CArray) and isinstance(strides, CArray)
-        row, before = _pad_row_and_column(call)
-        values = list(dims.values)
-        values[PAD_ROW_DIM] = rows_in
-        params: dict[str, ParamValue] = {**call.params, "input_dims": CArray(dims.c_type, tuple(values))}
-        if columns is not None:
-            channels = int(values[-1])
-            values[PAD_ROW_DIM + 1] = columns.in_end - columns.in_first
-            row = (columns.out_end - columns.out_first) * channels
-            before = columns.pad_h * channels
-            row_strides = list(strides.values)
-            row_strides[PAD_ROW_DIM] = row
-            params["input_dims"] = CArray(dims.c_type, tuple(values))
-            params["output_strides"] = CArray(strides.c_type, tuple(row_strides))
-        params["output_elements"] = rows_out * row
-        params["output_origin"] = window.pad_h * row + before
-        return replace(call, params=params)
-    params = {**call.params, "input_h": rows_in, "output_h": rows_out, "pad_h": window.pad_h}
-    if columns is not None:
-        params.update(
-            input_w=columns.in_end - columns.in_first,
-            output_w=columns.out_end - columns.out_first,
-            pad_w=columns.pad_h,
-        )
-    return replace(call, params=params)
+def patch_call(program: Program, op_index: int, window: PatchWindow) -> KernelCall:
+    """The op's kernel call for one patch: its window only (its facts' `for_window`)."""
+    for_window = program.facts(op_index).for_window
+    assert for_window is not None, f"op {op_index} has no window"
+    return for_window(window)
 
 
 def window_copy_calls(graph: Graph, stage: PatchStage, gather: bool) -> list[KernelCall]:

@@ -18,10 +18,11 @@ from .model_file import read_model_file
 from .order import best_order, reorder
 from .errors import InputError
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
+from .program import Program, lower_program, reorder_program
 from .problem import peak_live, sharing_lower_bound
 from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, ram_budget
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
-from .regions import Region, RegionPlans, plan_regions
+from .regions import Region, RegionPlans, plan_regions, regions_shortfall
 from .validate import load_model
 
 from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
@@ -150,6 +151,11 @@ class PlannedModel:
         return self.ram_budget.total
 
     @property
+    def program(self) -> Program:
+        """The planned Program: its calls, facts and the planner's rewrites (patches, in-place depthwise)."""
+        return self.lifetimes.program
+
+    @property
     def fits(self) -> bool:
         if self.regions is not None:
             return self.regions.fits()
@@ -184,12 +190,12 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     analysed = _analyse_order(model, options, label)
     if not options.alias:
         return analysed
-    chosen = in_place_candidates(analysed.graph, analysed.lifetimes)
+    chosen = in_place_candidates(analysed.lifetimes.program, analysed.lifetimes)
     if not chosen:
         return analysed
-    graph = with_in_place_depthwise(analysed.graph, chosen)
-    lifetimes = compute_lifetimes(graph, alignment=options.alignment, alias=options.alias)
-    return AnalysedModel(graph, lifetimes, op_order=analysed.op_order, without_in_place=analysed)
+    program = with_in_place_depthwise(analysed.lifetimes.program, chosen)
+    lifetimes = compute_lifetimes(program, alignment=options.alignment, alias=options.alias)
+    return AnalysedModel(program.graph, lifetimes, op_order=analysed.op_order, without_in_place=analysed)
 
 
 def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
@@ -201,9 +207,10 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
     digest = model_sha256(model)
     _progress(options, "folding constants")
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
+    program = lower_program(graph)  # and every op is lowered now, once
     _progress(options, "lifetimes")
     analysed = AnalysedModel(
-        graph, compute_lifetimes(graph, alignment=options.alignment, alias=options.alias), model_sha256=digest
+        graph, compute_lifetimes(program, alignment=options.alignment, alias=options.alias), model_sha256=digest
     )
     if options.order == "model":
         return analysed
@@ -211,7 +218,8 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
         reordered = reorder(graph, options.order)
         if reordered is graph:
             return analysed
-        lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
+        reordered_program = reorder_program(program, reordered, options.order)
+        lifetimes = compute_lifetimes(reordered_program, alignment=options.alignment, alias=options.alias)
         return AnalysedModel(reordered, lifetimes, op_order=options.order, model_sha256=digest)
     if options.order not in ORDERS:
         raise ValueError(f"unknown op order {options.order!r}")
@@ -219,7 +227,8 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
     if found.order == tuple(range(len(graph.operators))):
         return analysed
     reordered = reorder(graph, found.order)
-    lifetimes = compute_lifetimes(reordered, alignment=options.alignment, alias=options.alias)
+    reordered_program = reorder_program(program, reordered, found.order)
+    lifetimes = compute_lifetimes(reordered_program, alignment=options.alignment, alias=options.alias)
     if options.order == "memory":
         return AnalysedModel(reordered, lifetimes, op_order=found.order, model_sha256=digest)
     if peak_live(lifetimes.problem).bytes >= peak_live(analysed.lifetimes.problem).bytes:
@@ -245,7 +254,7 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     quick = model.lifetimes.problem.without_slower_overlaps()
     if quick is model.lifetimes.problem:
         return _plan_placed(model, options)
-    # Overlaps that slow their kernel (traits.raster_walk_is_slower) only
+    # Overlaps that slow their kernel (KernelFacts.raster_walk_is_slower) only
     # when the budget (--ram or --region) needs them.
     fast = _plan_placed(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
     if (options.ram is None and not options.regions) or fast.fits:
@@ -334,11 +343,12 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     try strips and n x n grids.  A grid "RxC" (or "N", N x N) is forced: the
     stage with the smallest arena."""
     forced = forced_grid(options.patches)
-    graph = model.graph
+    program = model.lifetimes.program
+    graph = program.graph
     candidates = []
     stage_sizes = []
     most = max(PATCH_PLANS_TRIED, PATCH_SEARCH_OPS // max(1, len(graph.operators)))
-    for ops in candidate_stages(graph):
+    for ops in candidate_stages(program):
         if len(candidates) >= most:
             break
         height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
@@ -350,8 +360,8 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
         else:
             cuts = [(-(-height // forced[0]), -(-width // forced[1]) if forced[1] > 1 else 0)]
         for rows, cols in cuts[: most - len(candidates)]:
-            stage = make_stage(graph, ops, rows, cols)
-            patched = with_stage(graph, stage)
+            stage = make_stage(program, ops, rows, cols)
+            patched = with_stage(program, stage)
             lifetimes = compute_lifetimes(patched, alignment=options.alignment, alias=options.alias)
             candidates.append((sharing_lower_bound(lifetimes.problem), stage, patched, lifetimes))
     if not candidates and forced is not None:
@@ -378,7 +388,7 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
             options.deadline.progress("patch search", tried, len(candidates))
         if best is not None and options.past_deadline("the patch search"):
             break
-        analysed = AnalysedModel(patched, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
+        analysed = AnalysedModel(patched.graph, lifetimes, op_order=model.op_order, model_sha256=model.model_sha256)
         planned = _plan_one(analysed, replace(options, stop_at_fit=options.stop_at_fit or fitting))
         planned.op_order = model.op_order
         if fitting and planned.fits:
@@ -508,7 +518,7 @@ def generate_for_model(
     planned = plan_model(model_bytes, options, label=label or name)
     if not planned.fits:
         from .errors import DoesNotFit
-        from .report import regions_shortfall, shortfall_message
+        from .report import shortfall_message
 
         if planned.regions is not None:
             raise DoesNotFit(regions_shortfall(planned.regions))

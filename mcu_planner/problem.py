@@ -94,7 +94,7 @@ class Overlap:
     access: WindowAccess
     output_at: int = 0
     input_at: int = 0
-    # The kernel allows it only through a slower walk (traits.raster_walk_is_slower):
+    # The kernel allows it only through a slower walk (KernelFacts.raster_walk_is_slower):
     # planning takes such overlaps only when the budget needs them.
     slower: bool = False
     # Steps from the output's first write to the input's last read, both

@@ -4,7 +4,7 @@ A profile build of the generated model calls the harness's hooks right before
 and after every op that runs code; the harness times each op (the SysTick on
 a Cortex-M board, CLOCK_MONOTONIC in nanoseconds on the host) and prints one
 line per op and a total, with the op's multiply-accumulates from the model's
-table (mcu_planner/macs.py, at generation time):
+table (each op's KernelFacts.macs, at generation time):
 
     mcu-profile: op 3 CONV_2D ticks=5120 macs=73728 macs/tick=14.40
     mcu-profile: total ticks=6012 macs=81920 macs/tick=13.62 invoke=6290

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from .check import Target, TargetRun, register_target
-from .errors import CheckMismatch, McuPlanError
+from .check import BOARD_FILE_TARGETS, Target, TargetRun, register_target
+from .errors import CheckMismatch, InputError, McuPlanError
 from .profiling import parse_profile
 from .resources import firmware_dir
 
@@ -324,6 +324,18 @@ def register_qemu_targets() -> None:
 
     for board in board_names():
         register_target(QemuTarget(board))
+    BOARD_FILE_TARGETS["qemu"] = board_file_target
+
+
+def board_file_target(path: str) -> QemuTarget:
+    """`check --target PATH/board.json`: that board under QEMU, when it names a machine QEMU emulates."""
+    target = QemuTarget(path)
+    if target.board.qemu_machine is None:
+        raise InputError(
+            f"board {path} names no qemu_machine: its firmware builds (mcu-plan -o OUTDIR --board) "
+            "but check cannot run it"
+        )
+    return target
 
 
 register_qemu_targets()

@@ -22,10 +22,9 @@ from .c_literals import c_identifier, validate_section_name
 from .errors import InputError
 from .graph import Graph
 from .lifetimes import Lifetimes
-from .macs import op_macs
 from .planning import ArenaPlan, plan_within, run_planner
 from .problem import Problem, Step, peak_live
-from .sizes import parse_size
+from .sizes import format_bytes, parse_size
 from .verify import check_plan
 
 _REGION = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=([^@]+)(?:@(.+))?$")
@@ -115,7 +114,7 @@ def buffer_macs(graph: Graph, lifetimes: Lifetimes) -> dict[int, int]:
     """Per planned buffer: the multiply-accumulates of the ops that read it."""
     weight = {b.id: 0 for b in lifetimes.problem.buffers}
     for op in graph.operators:
-        macs = op_macs(graph, op)
+        macs = lifetimes.program.facts(op.index).macs
         read = {lifetimes.placements[t].buffer for t in op.inputs if t in lifetimes.placements}
         for buffer in read:
             weight[buffer] += macs
@@ -201,3 +200,14 @@ def _checked(result: RegionPlans, problem: Problem) -> RegionPlans:
         assert set(plan.offsets) == ids, f"region {result.regions[index].name}: plan and assignment differ"
         check_plan(subproblem(problem, ids), plan.offsets, plan.arena_bytes)
     return result
+
+
+def regions_shortfall(regions: RegionPlans) -> str:
+    """One line: which region overflows, by how much, after the faster ones took what fits."""
+    index = next(r for r in range(len(regions.regions)) if regions.used_bytes(r) > regions.regions[r].size)
+    region = regions.regions[index]
+    used = regions.used_bytes(index)
+    return (
+        f"does not fit: region {region.name} needs {format_bytes(used)} but holds {format_bytes(region.size)}, "
+        f"{format_bytes(used - region.size)} short (the regions before it took every buffer that fits them)"
+    )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
 from .layers import arena_uses, layer_rows
-from .lowering.traits import IN_PLACE_DEPTHWISE
+from .program import Program
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
@@ -104,14 +104,14 @@ def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
     return Sharing(in_place, overlaps)
 
 
-def in_place_depthwise_ops(graph: Graph) -> list[int]:
+def in_place_depthwise_ops(program: Program) -> list[int]:
     """The depthwise convolutions that run channel by channel over their own input."""
-    return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
+    return list(program.in_place_depthwise)
 
 
-def patches_json(graph: Graph) -> dict | None:
+def patches_json(program: Program) -> dict | None:
     """The stage run patch by patch (patches.py), or None."""
-    stage = graph.patch_stage
+    stage = program.patch_stage
     if stage is None:
         return None
     return {
@@ -124,9 +124,9 @@ def patches_json(graph: Graph) -> dict | None:
     }
 
 
-def patches_line(graph: Graph) -> str | None:
+def patches_line(program: Program) -> str | None:
     """What running the stage patch by patch costs, for the report."""
-    stage = graph.patch_stage
+    stage = program.patch_stage
     if stage is None:
         return None
     share = 100.0 * stage.extra_macs / stage.model_macs if stage.model_macs else 0.0
@@ -325,8 +325,8 @@ def plan_json(
             "overlap_shared_bytes": sharing.shared_bytes,
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
             "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
-            "in_place_depthwise_ops": len(in_place_depthwise_ops(graph)),
-            "patches": patches_json(graph),
+            "in_place_depthwise_ops": len(in_place_depthwise_ops(lifetimes.program)),
+            "patches": patches_json(lifetimes.program),
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
         "tensors": tensors,
@@ -357,17 +357,6 @@ def region_lines(regions: RegionPlans) -> list[str]:
             + ("" if margin >= 0 else ": DOES NOT FIT")
         )
     return lines
-
-
-def regions_shortfall(regions: RegionPlans) -> str:
-    """One line: which region overflows, by how much, after the faster ones took what fits."""
-    index = next(r for r in range(len(regions.regions)) if regions.used_bytes(r) > regions.regions[r].size)
-    region = regions.regions[index]
-    used = regions.used_bytes(index)
-    return (
-        f"does not fit: region {region.name} needs {format_bytes(used)} but holds {format_bytes(region.size)}, "
-        f"{format_bytes(used - region.size)} short (the regions before it took every buffer that fits them)"
-    )
 
 
 def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dict:

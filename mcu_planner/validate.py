@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InvalidModel
 from .graph import Graph, Operator, Tensor
 from .quant import INT_RANGES
 from .reader import options_table_for
@@ -41,10 +41,6 @@ FLOAT_DTYPES = ("float32", "float16")
 # TFLite stores strides, dilations and pool sizes in int32 fields but its
 # kernels keep them in int16 (ConvParams, PoolParams).
 INT16_MAX = 2**15 - 1
-
-
-class InvalidModel(InputError):
-    """A model that parses but breaks one of the semantic rules."""
 
 
 def printable(text: str, limit: int = 60) -> str:

@@ -154,11 +154,11 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     # largest tensor (the 114 x 114 x 96 PAD output) and the first group of
     # pixels (96 B each) of the stride-2 depthwise output after it must start
     # below that tensor: as many pixels as the kernel's walk writes at a time.
-    from mcu_planner.lowering.traits import kernel_order
+    from mcu_planner.lowering.conv import WALKS
 
     largest = max(t.nbytes for t in graph.tensors if not t.is_constant)
     assert largest == 114 * 114 * 96
-    group = kernel_order("mcu_depthwise_conv_2d_s8").pixels_per_group
+    group = WALKS["mcu_depthwise_conv_2d_s8"].pixels_per_group
     whole_tensors = largest + group * 96
     result = run_cli(MOBILENET, "--ram", "256K", "--patches", "off")
     assert_one_line_error(result, 3, f"{whole_tensors + beside_the_arena(True) - 262144:,} B short", "live:")

@@ -9,7 +9,6 @@ import pytest
 from conftest import MODELS_DIR, needs_shared
 from mcu_planner.check import check_model
 from mcu_planner.in_place_depthwise import candidates
-from mcu_planner.lowering.traits import IN_PLACE_DEPTHWISE
 from mcu_planner.pipeline import PlanOptions, analyse_model, generate_for_model, plan_model
 from mcu_planner_testing.builder import Int8Net
 
@@ -29,31 +28,31 @@ def _overlapped_ram(model: bytes) -> int:
     return plan_model(model, PlanOptions(ram=roomy - 16)).ram_needed
 
 
-def _in_place_ops(graph) -> list[int]:
-    return [op.index for op in graph.operators if op.options.get(IN_PLACE_DEPTHWISE)]
+def _in_place_ops(planned) -> list[int]:
+    return list(planned.lifetimes.program.in_place_depthwise)
 
 
 def test_only_depthwise_ops_whose_scratch_beats_their_overlap_are_candidates():
     deep = analyse_model(_deep_depthwise(), PlanOptions(order="model"))
-    assert candidates(deep.without_in_place.graph, deep.without_in_place.lifetimes) == [0]
+    assert candidates(deep.without_in_place.lifetimes.program, deep.without_in_place.lifetimes) == [0]
     net = Int8Net(seed=6)
     x = net.input((1, 24, 24, 8))  # 576 B of scratch against a 208 B overlap
     x = net.depthwise_conv2d(x)
     shallow = net.build(net.conv2d(x, 8, kernel=(1, 1)))
     analysed = analyse_model(shallow, PlanOptions(order="model"))
     assert analysed.without_in_place is None
-    assert candidates(analysed.graph, analysed.lifetimes) == []
+    assert candidates(analysed.lifetimes.program, analysed.lifetimes) == []
 
 
 def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
     model = _deep_depthwise()
     # Without a budget: no overlap that slows a kernel, no in-place kernel.
     roomy = plan_model(model, PlanOptions())
-    assert _in_place_ops(roomy.graph) == [] and roomy.plan.arena_bytes == 2 * 7 * 6 * 64
+    assert _in_place_ops(roomy) == [] and roomy.plan.arena_bytes == 2 * 7 * 6 * 64
     # --ram counts what the model keeps beside the arena too (ram_budget.py).
     beside = roomy.ram_budget.other
     free = plan_model(model, PlanOptions(ram=roomy.plan.arena_bytes + beside - 16))
-    assert _in_place_ops(free.graph) == []
+    assert _in_place_ops(free) == []
     # 7 x 6 x 64 in and out: the depthwise overlap keeps the output some
     # pixels below the input (its walk's bound), the pointwise output fits
     # above it; the in-place run needs the input's bytes and 42 B of scratch
@@ -63,7 +62,7 @@ def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
     assert depthwise_limit <= -8 * 64
     assert free.plan.arena_bytes == 7 * 6 * 64 - depthwise_limit
     tight = plan_model(model, PlanOptions(ram=free.plan.arena_bytes + beside - 16))
-    assert _in_place_ops(tight.graph) == [0] and tight.fits
+    assert _in_place_ops(tight) == [0] and tight.fits
     assert tight.plan.arena_bytes == 7 * 6 * 64 + 7 * 6 * 16 < free.plan.arena_bytes
 
 
@@ -76,7 +75,8 @@ def test_in_place_depthwise_is_bit_exact(strides, padding, batches, pointwise):
     model = _deep_depthwise(strides, padding, batches, pointwise)
     ram = _overlapped_ram(model) - 16
     graph, plan, files = generate_for_model(model, name="dw", ram=ram)
-    assert _in_place_ops(graph) == [0]
+    (scratch,) = graph.operators[0].scratch  # the channel buffer of op 0, run in place
+    assert graph.tensors[scratch].name.endswith("_scratch_channel")
     assert "mcu_depthwise_conv_2d_s8_in_place(" in files["dw.c"].decode()
     report = check_model(model, inputs=3, ram=ram)  # the normal and the -DMCU_PLAN_CHECK build
     assert report.passed and report.arena_bytes == plan.arena_bytes <= ram

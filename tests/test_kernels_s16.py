@@ -442,3 +442,34 @@ def test_16x8_kernels_on_cortex_m4():
         net.average_pool2d(x),
     ]
     assert_matches_reference(net.build(*outputs), inputs=2, target="mps2-an386")
+
+
+def _conv_chain_16x8(bias_dtype: str) -> bytes:
+    net = Int16x8Net(seed=4)
+    net.bias_dtype = bias_dtype
+    x = net.input((1, 12, 9, 3), -2.0, 2.0)
+    x = net.conv2d(x, 6, kernel=(3, 3), strides=(1, 1), padding="SAME", dilation=(1, 1), activation="RELU")
+    return net.build(net.conv2d(x, 4, kernel=(3, 3), strides=(2, 1), padding="SAME", dilation=(1, 1)))
+
+
+def test_16x8_conv_chain_with_int32_bias_runs_patch_by_patch_bit_exact():
+    """mcu_conv_2d_s16_bias32 reads its input only through its geometry
+    fields, as mcu_conv_2d_s16 does: its facts give it a window, so a chain
+    of them may run in strips (patches.py), bit-exact."""
+    from mcu_planner.pipeline import PlanOptions, plan_model
+
+    model = _conv_chain_16x8("int32")
+    planned = plan_model(model, PlanOptions(patches="3x1"))
+    stage = planned.program.patch_stage
+    assert stage is not None and stage.ops == (0, 1) and stage.rows == 3
+    assert {planned.program.call(i).function for i in stage.ops} == {"mcu_conv_2d_s16_bias32"}
+    graph, _plan, files = generate_for_model(model, name="model", patches="3x1")
+    rng = np.random.default_rng(0)
+    input_sets = [random_inputs(graph, rng) for _ in range(2)]
+    runs = run_generated(graph, files, "model", input_sets)
+    reference = ReferenceModel(_conv_chain_16x8("int64"))  # LiteRT misreads an int32 bias (above)
+    for s, arrays in enumerate(input_sets):
+        (want,) = reference.run(arrays)
+        for run in runs:
+            got = np.frombuffer(run.outputs[s][0], dtype=want.dtype).reshape(want.shape)
+            assert np.array_equal(got, want), f"input set {s}: {np.count_nonzero(got != want)} values differ"

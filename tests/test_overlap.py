@@ -8,7 +8,7 @@
   states a looser bound than the walk allows (it re-derives it);
 - greedy and the exact planner give verified plans below the live peak on
   builder-made chains, and the exact planner proves vww-like chains optimal;
-- every kernel in KERNEL_ORDERS that the builders reach runs bit-exact with
+- every kernel with a raster walk (its KernelFacts' access) that the builders reach runs bit-exact with
   the reference when each output sits as far into its input as the bound
   allows, to the byte, in the normal and the -DMCU_PLAN_CHECK build: a kernel
   whose loops no longer follow its declared walk fails here.
@@ -28,8 +28,6 @@ from conftest import needs_cortex_m
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 from mcu_planner.check import random_inputs, run_generated
 from mcu_planner.codegen import generate
-from mcu_planner.lowering import lower
-from mcu_planner.lowering.traits import KERNEL_ORDERS
 from mcu_planner.overlap import max_output_offset
 from mcu_planner.planners.greedy import plan_greedy
 from mcu_planner.pipeline import PlanOptions, analyse_model
@@ -393,8 +391,8 @@ def _run_chain_at_its_bounds(model: bytes, opcodes: set[str], alignment: int, ki
     limits = problem.overlap_limits()
     with_overlap = {graph.operators[problem.by_id()[out].start].opcode for out, _ in limits}
     assert opcodes <= with_overlap, opcodes - with_overlap
-    kernels = {lower(op, graph).function for op in graph.operators}
-    assert kernels & set(KERNEL_ORDERS)
+    program = lifetimes.program
+    assert any(program.facts(op.index).access is not None for op in graph.operators)
     offsets = _tight_chain_offsets(problem)
     check_plan(problem, offsets)
     size = arena_bytes(problem, offsets)

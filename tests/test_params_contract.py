@@ -450,9 +450,12 @@ def _grid_copy_calls() -> list[KernelCall]:
     x = net.input((1, 9, 7, 3))
     x = net.conv2d(x, 4, (3, 3), (1, 1), "SAME", "RELU")
     graph = read_model(net.build(net.depthwise_conv2d(x, (3, 3), (2, 2), "SAME", "NONE")))
-    patched = with_stage(graph, make_stage(graph, candidate_stages(graph)[0], 2, 2))
+    from mcu_planner.program import lower_program
+
+    program = lower_program(graph)
+    patched = with_stage(program, make_stage(program, candidate_stages(program)[0], 2, 2))
     assert patched.patch_stage is not None and patched.patch_stage.cols > 1
-    return [c for gather in (True, False) for c in window_copy_calls(patched, patched.patch_stage, gather)]
+    return [c for gather in (True, False) for c in window_copy_calls(patched.graph, patched.patch_stage, gather)]
 
 
 def test_grid_window_copies_give_params_their_struct_declares():

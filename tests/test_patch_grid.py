@@ -14,7 +14,8 @@ import pytest
 from conftest import needs_cortex_m
 from mcu_planner.check import check_model
 from mcu_planner.errors import InputError
-from mcu_planner.patches import call_window, candidate_stages, make_stage, patchable_call, with_stage
+from mcu_planner.patches import candidate_stages, make_stage, patchable_call, with_stage
+from mcu_planner.program import lower_program
 from mcu_planner.pipeline import PlanOptions, forced_grid, patch_counts, plan_model
 from mcu_planner.reader import read_model
 from mcu_planner.report import in_place_depthwise_ops, patches_json
@@ -31,17 +32,19 @@ def _taps(first: int, end: int, stride: int, pad: int, filter_size: int, dilatio
 @pytest.mark.parametrize("seed", range(12))
 def test_grid_windows_read_exactly_the_pixels_their_taps_touch(seed):
     graph = read_model(_random_chain(seed))
+    program = lower_program(graph)
     rng = np.random.default_rng(seed)
-    ops = candidate_stages(graph)[-1]
+    ops = candidate_stages(program)[-1]
     height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
     rows, cols = int(rng.integers(1, max(2, height // 2) + 1)), int(rng.integers(1, max(2, width // 2) + 1))
-    stage = make_stage(graph, ops, rows, cols)
+    stage = make_stage(program, ops, rows, cols)
     assert stage.cols == -(-width // cols) and stage.rows == -(-height // rows)
     wholes = []
     for index in ops:
-        call = patchable_call(index, graph)
-        assert call is not None
-        wholes.append(call_window(call, *graph.tensors[graph.operators[index].outputs[0]].shape[1:3]))
+        assert patchable_call(index, program) is not None
+        window = program.facts(index).window
+        assert window is not None
+        wholes.append(window)
     covered = np.zeros((height, width), dtype=int)
     for windows in stage.windows:
         last = windows[-1]
@@ -97,11 +100,11 @@ GRID_CHAIN_SEEDS = (0, 1, 4, 6, 10)
 def test_random_chains_run_in_a_grid_bit_exact(seed):
     model = _random_chain(seed)
     graph = read_model(model)
-    ops = candidate_stages(graph)
+    ops = candidate_stages(lower_program(graph))
     shapes = [graph.tensors[graph.operators[s[-1]].outputs[0]].shape[1:3] for s in ops]
     widest = max(w for _, w in shapes)
     grid = f"{2 + seed % 2}x{min(widest, 2 + seed % 3)}"
-    stage = planned_verified_and_bit_exact(model, grid, seed).graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, grid, seed).program.patch_stage
     assert stage is not None and stage.cols >= 2
 
 
@@ -115,7 +118,7 @@ def test_a_grid_through_pads_and_pooling_is_bit_exact():
     x = net.max_pool2d(x, (2, 2), (1, 1), "SAME")
     model = net.build(net.conv2d(x, 4, (1, 1)))
     planned = planned_verified_and_bit_exact(model, "3")
-    stage = planned.graph.patch_stage
+    stage = planned.program.patch_stage
     assert stage is not None and (stage.rows, stage.cols) == (3, 3)
     assert planned.graph.operators[stage.ops[0]].opcode == "PAD"
 
@@ -125,7 +128,7 @@ def _grid_plan_with_a_patch_buffer_over_the_stage_output():
     layout with the scatter buffer moved onto the stage output's bytes."""
     model = _vww_like()
     planned = plan_model(model, PlanOptions(patches="2", time_limit=1.0))
-    stage = planned.graph.patch_stage
+    stage = planned.program.patch_stage
     assert stage is not None and stage.cols == 2
     placements = planned.lifetimes.placements
     good = dict(planned.plan.offsets)
@@ -190,7 +193,7 @@ def test_on_a_wide_image_a_grid_beats_every_strip_cut():
 
     def planned_figures(patches: str) -> tuple[int, int]:
         planned = plan_model(model, PlanOptions(patches=patches, time_limit=1.0))
-        stage = planned.graph.patch_stage
+        stage = planned.program.patch_stage
         assert stage is not None
         assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
         return planned.plan.arena_bytes, stage.extra_macs
@@ -201,10 +204,10 @@ def test_on_a_wide_image_a_grid_beats_every_strip_cut():
     best_strips = min(strips)
     assert any(arena < best_strips[0] and macs <= best_strips[1] for arena, macs in grids), (strips, grids)
     auto = plan_model(model, PlanOptions(patches="auto", time_limit=1.0))
-    assert auto.graph.patch_stage is not None and auto.graph.patch_stage.cols > 1
+    assert auto.program.patch_stage is not None and auto.program.patch_stage.cols > 1
     assert auto.plan.arena_bytes <= min(min(strips), min(grids))[0]
-    json = patches_json(auto.graph)
-    assert json is not None and json["grid"] == [auto.graph.patch_stage.rows, auto.graph.patch_stage.cols]
+    json = patches_json(auto.program)
+    assert json is not None and json["grid"] == [auto.program.patch_stage.rows, auto.program.patch_stage.cols]
 
 
 # -- every technique at once (issue item 7) ----------------------------------
@@ -235,10 +238,10 @@ def _techniques(planned) -> set[str]:
     problem, offsets = planned.lifetimes.problem, planned.plan.offsets
     sizes = {b.id: b.size for b in problem.buffers}
     used = set()
-    stage = planned.graph.patch_stage
+    stage = planned.program.patch_stage
     if stage is not None:
         used.add("grid" if stage.cols > 1 else "strips")
-    if in_place_depthwise_ops(planned.graph):
+    if in_place_depthwise_ops(planned.program):
         used.add("in-place depthwise")
     for step in problem.steps:
         for o in step.overlaps:
@@ -278,7 +281,7 @@ def test_cli_reports_a_grid_in_the_report_and_the_plan_json(tmp_path, capsys):
     patches = json.loads(plan_path.read_text())["techniques"]["patches"]
     assert patches["grid"] == [2, 3]
     graph = read_model(model_path.read_bytes())
-    stage = make_stage(graph, tuple(patches["ops"]), patches["strip_rows"], patches["patch_cols"])
+    stage = make_stage(lower_program(graph), tuple(patches["ops"]), patches["strip_rows"], patches["patch_cols"])
     assert (stage.rows, stage.cols) == (2, 3) and patches["extra_macs"] == stage.extra_macs > 0
     assert f"run in 6 patches of {stage.strip_rows}x{stage.patch_cols} output pixels (grid 2x3)" in out
     assert main([str(model_path), "--patches", "1x1"]) == 2
@@ -295,11 +298,12 @@ def test_the_stage_overlap_bound_holds_for_the_grid_walk_byte_by_byte(grid):
     from mcu_planner.problem import align_down
 
     graph = read_model(_vww_like())
-    ops = candidate_stages(graph)[-1]
+    program = lower_program(graph)
+    ops = candidate_stages(program)[-1]
     height, width = graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1:3]
-    stage = make_stage(graph, ops, -(-height // grid[0]), -(-width // grid[1]))
+    stage = make_stage(program, ops, -(-height // grid[0]), -(-width // grid[1]))
     assert (stage.rows, stage.cols) == grid
-    patched = with_stage(graph, stage)
+    patched = with_stage(program, stage)
     problem = compute_lifetimes(patched).problem
     (overlap,) = [o for step in problem.steps for o in step.overlaps if o.span > 1]
     shift = align_down(overlap.max_offset, problem.alignment) + overlap.output_at - overlap.input_at

@@ -15,6 +15,7 @@ from conftest import needs_cortex_m, needs_shared
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering.common import compute_out_size, compute_padding
+from mcu_planner.program import lower_program
 from mcu_planner.patches import RowGeometry, candidate_stages, make_stage, stage_access, with_stage
 from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.reader import read_model
@@ -91,7 +92,7 @@ def _random_chain(seed: int) -> bytes:
 def planned_verified_and_bit_exact(model: bytes, patches: str, seed: int = 0):
     """`model` planned with `--patches patches`: the plan verified, and the generated C bit-exact on the host."""
     planned = plan_model(model, PlanOptions(patches=patches, time_limit=1.0))
-    assert planned.graph.patch_stage is not None
+    assert planned.program.patch_stage is not None
     assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
     report = check_model(model, inputs=2, seed=seed, time_limit=1.0, patches=patches, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
@@ -102,12 +103,12 @@ def planned_verified_and_bit_exact(model: bytes, patches: str, seed: int = 0):
 def test_random_chains_run_strip_by_strip_bit_exact(seed):
     model = _random_chain(seed)
     graph = read_model(model)
-    stages = candidate_stages(graph)
+    stages = candidate_stages(lower_program(graph))
     assert stages, "the chain has a stage"
     tallest = max(graph.tensors[graph.operators[ops[-1]].outputs[0]].shape[1] for ops in stages)
     strips = min(2 + seed % 3, tallest)
     assert strips >= 2
-    stage = planned_verified_and_bit_exact(model, f"{strips}x1", seed).graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, f"{strips}x1", seed).program.patch_stage
     assert stage is not None and stage.rows >= 2
 
 
@@ -125,7 +126,7 @@ def test_patches_auto_lowers_the_arena_and_overlaps_the_stage_input():
     model = _vww_like()
     whole = plan_model(model, PlanOptions(patches="off", time_limit=1.0))
     patched = plan_model(model, PlanOptions(patches="auto", time_limit=1.0))
-    assert patched.graph.patch_stage is not None
+    assert patched.program.patch_stage is not None
     assert patched.plan.arena_bytes < whole.plan.arena_bytes
     assert not verify(patched.lifetimes.problem, patched.plan.offsets, patched.plan.arena_bytes)
     report = check_model(model, inputs=2, time_limit=1.0, patches="auto", raise_on_mismatch=False)
@@ -136,8 +137,9 @@ def _stage_at_its_bound(graph):
     """A patched stage of _vww_like and a plan laying every buffer one after
     another, the stage input first past room for the output, and the stage
     output starting as far into the stage input as its walk allows."""
-    stage = make_stage(graph, candidate_stages(graph)[2], 3)
-    lifetimes = compute_lifetimes(with_stage(graph, stage))
+    program = lower_program(graph)
+    stage = make_stage(program, candidate_stages(program)[2], 3)
+    lifetimes = compute_lifetimes(with_stage(program, stage))
     problem = lifetimes.problem
     (overlap,) = [o for step in problem.steps for o in step.overlaps if o.span > 1]
     by_id = problem.by_id()
@@ -162,7 +164,7 @@ def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
     offsets[overlap.output] += problem.alignment
     assert verify(problem, offsets)
     # The walk the verifier enumerates is the stage's receptive field, one group per strip.
-    access = stage_access(graph, stage)
+    access = stage_access(lower_program(graph), stage)
     assert access.group == 3 * graph.tensors[stage.output].shape[2]
     assert overlap.access == access
 
@@ -177,7 +179,7 @@ def test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads(tmp_pat
     model = _vww_like()
     graph = read_model(model)
     stage, lifetimes, overlap, offsets, end = _stage_at_its_bound(graph)
-    patched = with_stage(graph, stage)
+    patched = with_stage(lower_program(graph), stage).graph
     samples, expected = seeded_inputs(patched, model, count=1)
 
     def run(name: str, plan_offsets: dict[int, int]):
@@ -208,7 +210,7 @@ def test_arena_bars_bit_exact_on_the_host(stem):
     assert paths, f"{stem} is in the shared models"
     ram = BARS[stem]
     planned = plan_model(paths[0], PlanOptions(ram=ram))
-    assert planned.fits and planned.graph.patch_stage is not None
+    assert planned.fits and planned.program.patch_stage is not None
     assert not verify(planned.lifetimes.problem, planned.plan.offsets, planned.plan.arena_bytes)
     report = check_model(paths[0], ram=ram, inputs=2)
     assert report.passed
@@ -230,9 +232,17 @@ def test_mobilenet_v2_bar_bit_exact_on_the_host():
     assert report.passed
 
 
+def _conv_macs(graph, op) -> int:
+    """A convolution's products from its shapes: per output value, the filter's
+    taps times the input channels it reads (1 for a depthwise one)."""
+    out = graph.tensors[op.outputs[0]]
+    _, filter_h, filter_w, filter_c = graph.tensors[op.inputs[1]].shape
+    per_output = filter_h * filter_w * (1 if op.opcode == "DEPTHWISE_CONV_2D" else filter_c)
+    return out.num_elements * per_output
+
+
 def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
     from mcu_planner.cli import main
-    from mcu_planner.macs import op_macs
 
     model_path = tmp_path / "chain.tflite"
     model_path.write_bytes(_vww_like())
@@ -243,9 +253,9 @@ def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
     assert f"patches: ops {', '.join(map(str, patches['ops']))} run in {patches['grid'][0]} strips" in out
     assert patches["grid"][1] == 1 and patches["grid"][0] >= 2
     graph = read_model(model_path.read_bytes())
-    assert patches["model_macs"] == sum(op_macs(graph, op) for op in graph.operators)
+    assert patches["model_macs"] == sum(_conv_macs(graph, op) for op in graph.operators)
     # Extra MACs counted per output row each strip computes, against the rows of the whole tensor.
-    stage = make_stage(graph, tuple(patches["ops"]), patches["strip_rows"])
+    stage = make_stage(lower_program(graph), tuple(patches["ops"]), patches["strip_rows"])
     extra = 0
     for position, index in enumerate(stage.ops):
         op = graph.operators[index]
@@ -258,7 +268,7 @@ def test_cli_reports_the_stage_and_its_cost_in_the_plan_json(tmp_path, capsys):
                 stage.windows[first // stage.strip_rows][position].out_end,
             )
         ]
-        extra += op_macs(graph, op) // height * (len(rows) - height)
+        extra += _conv_macs(graph, op) // height * (len(rows) - height)
     assert patches["extra_macs"] == extra > 0
     assert main([str(model_path), "--patches", "nine"]) == 2
     assert "--patches" in capsys.readouterr().err
@@ -274,7 +284,7 @@ def test_a_long_stage_through_pad_pooling_and_an_activation_is_bit_exact():
     x = net.average_pool2d(x, (2, 2), (2, 2), "VALID")
     model = net.build(net.conv2d(x, 4, (1, 1)))
     planned = planned_verified_and_bit_exact(model, "auto")
-    stage = planned.graph.patch_stage
+    stage = planned.program.patch_stage
     assert stage is not None
     opcodes = [planned.graph.operators[i].opcode for i in stage.ops]
     assert opcodes[:5] == ["PAD", "CONV_2D", "DEPTHWISE_CONV_2D", "HARD_SWISH", "AVERAGE_POOL_2D"]
@@ -286,7 +296,7 @@ def test_a_strip_wholly_in_a_pads_padding_is_bit_exact():
     x = net.pad(x, [(0, 0), (0, 4), (1, 0), (0, 0)])
     x = net.depthwise_conv2d(x, (1, 1), (1, 1), "VALID", "RELU")
     model = net.build(net.conv2d(x, 3, (1, 1)))
-    stage = planned_verified_and_bit_exact(model, "5x1").graph.patch_stage
+    stage = planned_verified_and_bit_exact(model, "5x1").program.patch_stage
     assert stage is not None and stage.windows[-1][0].in_end == stage.windows[-1][0].in_first  # reads no input row
 
 
@@ -298,8 +308,8 @@ def test_a_budget_a_forced_grid_fits_is_fitted_by_the_default_search(grid):
     the later stages' cuts are cheaper but leave the first stage's peak)."""
     path = shared_model_paths("pretrainedResnet")[0]
     forced = plan_model(path, PlanOptions(patches=grid))
-    assert forced.graph.patch_stage is not None
+    assert forced.program.patch_stage is not None
     searched = plan_model(path, PlanOptions(ram=forced.plan.arena_bytes))
     assert searched.fits, f"forced {grid}: {forced.plan.arena_bytes} B; search needs {searched.plan.arena_bytes} B"
-    assert searched.graph.patch_stage is not None
+    assert searched.program.patch_stage is not None
     assert not verify(searched.lifetimes.problem, searched.plan.offsets, searched.plan.arena_bytes)

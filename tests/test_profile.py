@@ -13,7 +13,7 @@ from conftest import needs_cortex_m
 from mcu_planner_testing.builder import Int8Net, lstm_model
 from mcu_planner.check import check_model, random_inputs
 from mcu_planner.firmware_build import build_firmware
-from mcu_planner.macs import op_macs
+from mcu_planner.program import lower_program
 from mcu_planner.output_dir import write_output
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.profiling import parse_profile
@@ -49,7 +49,7 @@ def small_model() -> bytes:
 
 def test_macs_per_op_match_a_count_from_the_layer_sizes():
     graph = read_model(small_model())
-    assert {op.opcode: op_macs(graph, op) for op in graph.operators} == EXPECTED_MACS
+    assert {op.opcode: lower_program(graph).facts(op.index).macs for op in graph.operators} == EXPECTED_MACS
 
 
 @pytest.mark.parametrize("projection", [False, True])
@@ -61,7 +61,7 @@ def test_lstm_macs_count_every_gate_matrix_per_step(projection):
     )
     (op,) = graph.operators
     per_step = 4 * n_cell * n_input + 4 * n_cell * n_output + (n_output * n_cell if projection else 0)
-    assert op_macs(graph, op) == batch * time * per_step
+    assert lower_program(graph).facts(op.index).macs == batch * time * per_step
 
 
 def test_a_normal_build_preprocesses_without_any_profile_hook(tmp_path):

@@ -23,7 +23,7 @@ from mcu_planner_testing.builder import Int8Net
 from mcu_planner.cli import main
 from mcu_planner.codegen import lower_all
 from mcu_planner.flash import counted_flash, measure_flash
-from mcu_planner.macs import op_macs
+from mcu_planner.program import lower_program
 from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.reader import read_model
 from test_cli import assert_one_line_error, run_cli
@@ -206,7 +206,7 @@ def test_macs_of_the_dot_product_ops():
     d = net.depthwise_conv2d(c, kernel=(3, 3), depth_multiplier=2)  # SAME: 4 x 4 x 16
     f = net.fully_connected(net.reshape(d, (1, 256)), 10)
     graph = read_model(net.build(f))
-    by_code = {op.opcode: op_macs(graph, op) for op in graph.operators}
+    by_code = {op.opcode: lower_program(graph).facts(op.index).macs for op in graph.operators}
     assert by_code["CONV_2D"] == (4 * 4 * 8) * (3 * 5 * 3)
     assert by_code["DEPTHWISE_CONV_2D"] == (4 * 4 * 16) * (3 * 3)
     assert by_code["FULLY_CONNECTED"] == 10 * 256

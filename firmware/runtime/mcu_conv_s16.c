@@ -48,7 +48,7 @@ static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const i
     return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every kernel here writes
+/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): every kernel here writes
  * one output pixel at a time in raster order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte

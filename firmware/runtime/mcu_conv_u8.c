@@ -27,7 +27,7 @@ static int32_t dot_u8(const uint8_t *x, const uint8_t *w, int32_t n, int32_t inp
     return acc;
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): both kernels write one
+/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): both kernels write one
  * output pixel at a time in raster order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte

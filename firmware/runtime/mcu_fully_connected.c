@@ -177,7 +177,7 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): the int8 and float
+/* Memory-plan contract (mcu_planner/lowering/fully_connected.py, WALKS): the int8 and float
  * kernels write output row b only after reading input row b, and read no
  * other row for it (rows in order).
  * The plan may start the output inside, or just before, the input this op

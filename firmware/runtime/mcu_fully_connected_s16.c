@@ -10,7 +10,7 @@
 
 #include "mcu_quant.h"
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): output
+/* Memory-plan contract (mcu_planner/lowering/fully_connected.py, WALKS): output
  * row b is written only after input row b is read, and no other input row is
  * read for it (rows in order).  The plan may start the output inside, or just
  * before, the input this op reads for the last time, as far as that walk

@@ -2,7 +2,7 @@
  * innermost input row, the row, and after the last row the rest of the
  * padding; the same bytes as TFLite's reference PadImpl.
  *
- * Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): for a
+ * Memory-plan contract (mcu_planner/lowering/shape_ops.py, its facts: walks.pad_facts): for a
  * 4-D tensor padded along height and width only, output pixels are written in
  * raster order (batch, row, column), each inside pixel right after its one
  * input pixel is read.  The plan may start the output inside, or just before,

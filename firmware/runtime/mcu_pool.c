@@ -11,7 +11,7 @@
 #include "mcu_quant.h"
 #include "mcu_window.h"
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): every pooling kernel here
+/* Memory-plan contract (mcu_planner/lowering/pool.py, pool_facts): every pooling kernel here
  * writes one output pixel at a time in raster order (batch, row, column),
  * reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op

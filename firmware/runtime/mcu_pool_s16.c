@@ -10,7 +10,7 @@
 #define POOL_DILATION 1
 
 /* Average (or, with `take_max`, maximum) of each window. */
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): both kernels write one
+/* Memory-plan contract (mcu_planner/lowering/pool.py, pool_facts): both kernels write one
  * output pixel at a time in raster order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte

@@ -25,6 +25,18 @@ LSTM, TRANSPOSE_CONV ...) also register, next to their lowering,
     @scratch_for("SVDF")
     def svdf_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]
 
+Beside each lowering, a module declares what the planner may assume about
+the call it made, one `KernelFacts` record per op:
+
+    @facts_for("CONV_2D")
+    def conv_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts
+
+(or `declare_facts(KernelFacts(...), "RESHAPE", ...)` when they do not depend
+on the call).  program.py lowers every op once, right after the op order is
+chosen, and keeps each call with its facts: every later stage (lifetimes,
+overlaps, in-place depthwise, patches, layers, codegen) reads them there.
+Every lowered opcode must declare facts (tests/test_program.py).
+
 scratch.py turns each need into a scratch tensor of the graph, listed in
 `op.scratch` in the same order, which lives in the arena at that op's step
 only; the lowering passes `op.scratch[i]` in `args` like an output.
@@ -45,7 +57,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from ..graph import Graph, Operator, operator_name
+from ..errors import InvalidModel
+from ..graph import Graph, Operator, PatchWindow, Window, operator_name
+from ..problem import WindowAccess
 from ..quant import InvalidRescale, UnsupportedQuantization
 from ..registry import Registry, package_modules
 
@@ -79,6 +93,52 @@ class ScratchNeed:
     elements: int
 
 
+@dataclass(frozen=True)
+class KernelFacts:
+    """What the memory plan may assume about one op's kernel call, declared
+    by the module that lowered it (beside the code that chose the kernel and
+    its parameter fields).  The default assumes nothing."""
+
+    # The output is the input's bytes under another shape (the kernel is a
+    # copy): when the plan gives both the same bytes, no code runs at all.
+    reinterprets_input: bool = False
+    # Elementwise: the kernel reads element i of every input before it
+    # writes element i of the output (and no other element after it), so
+    # the output may take the bytes of a same-size input that dies here.
+    elementwise: bool = False
+    # The output is the inputs laid end to end along an axis: inputs that are
+    # contiguous slices of it may be written there by their producers.
+    concatenates_inputs: bool = False
+    # The outputs are consecutive runs of the input along one axis: when each
+    # is contiguous (slicing.contiguous_pieces) it may be the input's bytes.
+    cuts_input_into_pieces: bool = False
+    # Multiply-accumulates one run performs (the products its dot products sum).
+    macs: int = 0
+    # The kernel's raster walk over input 0 and output 0 (overlap.py derives
+    # how far the output may start inside the input from it); None: no walk.
+    access: WindowAccess | None = None
+    # The walk costs the kernel its faster one: planning takes such overlaps
+    # only when the budget needs them.
+    raster_walk_is_slower: bool = False
+    # The call walking in the order `access` declares, for a kernel that
+    # otherwise takes a faster walk (program.in_raster_order, where the plan
+    # overlaps its output with its input); None: it always walks so.
+    in_raster_order: Callable[[], "KernelCall"] | None = field(default=None, compare=False)
+    # The op's window along height and width, when the kernel reads its input
+    # only through it (so one patch of rows and columns is an ordinary call,
+    # patches.py); `for_window` is that call for one patch.
+    window: Window | None = None
+    for_window: Callable[[PatchWindow], "KernelCall"] | None = field(default=None, compare=False)
+    # This call runs a depthwise convolution channel by channel over its own
+    # input through one scratch buffer (in_place_depthwise.py): the output
+    # takes the input's bytes.
+    writes_over_input: bool = False
+    # The call of the same op run that way, given the scratch tensor; None: it cannot.
+    over_input: Callable[[int], "KernelCall"] | None = field(default=None, compare=False)
+    # Static working buffers of the kernel outside the arena: (name, bytes).
+    static_buffers: tuple[tuple[str, int], ...] = ()
+
+
 class NotLowerable(Exception):
     """This variant of the operator is not implemented by the runtime."""
 
@@ -86,6 +146,9 @@ class NotLowerable(Exception):
 LowerFn = Callable[[Operator, Graph], KernelCall]
 _REGISTRY: Registry[LowerFn] = Registry("lowering", package_modules(__name__, __path__))
 LOWERINGS = _REGISTRY.entries
+FactsFn = Callable[[Operator, Graph, KernelCall], KernelFacts]
+_FACTS: Registry[FactsFn] = Registry("kernel facts", package_modules(__name__, __path__))
+FACTS = _FACTS.entries
 ScratchFn = Callable[[Operator, Graph], tuple[ScratchNeed, ...]]
 _SCRATCH: Registry[ScratchFn] = Registry("scratch need", package_modules(__name__, __path__))
 SCRATCH_NEEDS = _SCRATCH.entries
@@ -111,10 +174,33 @@ def scratch_for(*opcodes: str) -> Callable[[ScratchFn], ScratchFn]:
     return wrap
 
 
+def facts_for(*opcodes: str) -> Callable[[FactsFn], FactsFn]:
+    """Registers the function giving the KernelFacts of `opcodes`' calls."""
+
+    def wrap(fn: FactsFn) -> FactsFn:
+        for opcode in opcodes:
+            _FACTS.add(opcode, fn)
+        return fn
+
+    return wrap
+
+
+def declare_facts(facts: KernelFacts, *opcodes: str) -> None:
+    """Registers `facts` for every call of `opcodes`, whatever its parameters."""
+    for opcode in opcodes:
+        _FACTS.add(opcode, lambda op, graph, call: facts)
+
+
 def load_all() -> dict[str, LowerFn]:
     """Every registered lowering; imports the lowering modules on first use
-    (which also fills SCRATCH_NEEDS)."""
+    (which also fills SCRATCH_NEEDS and FACTS)."""
     return _REGISTRY.load()
+
+
+def kernel_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """The facts the module that lowered `op` declares for `call`."""
+    load_all()
+    return FACTS[op.opcode](op, graph, call)
 
 
 def lower(op: Operator, graph: Graph) -> KernelCall:
@@ -127,6 +213,4 @@ def lower(op: Operator, graph: Graph) -> KernelCall:
     except UnsupportedQuantization as exc:
         raise NotLowerable(str(exc)) from exc
     except InvalidRescale as exc:
-        from ..validate import InvalidModel
-
         raise InvalidModel(f"op {op.index} ({op.opcode}): rule rescale-finite: {exc}") from None

@@ -35,7 +35,8 @@ from ..quant import (
     tflite_round,
     wrap_int32,
 )
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from .walks import unary_elementwise_facts
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 from .math import lower_float_gelu, lower_float_unary
 
@@ -377,3 +378,13 @@ def lower_hard_swish(op: Operator, graph: Graph) -> KernelCall:
         },
         SOURCES,
     )
+
+
+@facts_for(*LUT_TRANSFORMS, *INT8_ELEMENTWISE, "GELU", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "HARD_SWISH")
+def activation_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """Elementwise, one pass over `size` values (mcu_activations.c, a lookup
+    table or arithmetic; the float variants mcu_math.c).  The int16 kernels
+    (mcu_activations_s16.c) are left out of patches: none was measured there."""
+    if call.sources[0] in ("mcu_activations", "mcu_math"):
+        return unary_elementwise_facts(op, graph, call)
+    return KernelFacts(elementwise=True)

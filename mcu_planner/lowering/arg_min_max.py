@@ -7,7 +7,7 @@ resolved here into the outer / axis / inner sizes of TFLite's ArgMinMax.
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import TYPE_SUFFIX, constant_ints, input_tensor, kernel_call, output_tensor
 
 INPUT_TYPES = ("float32", "int8", "uint8", "int32")
@@ -44,3 +44,6 @@ def lower_arg_min_max(op: Operator, graph: Graph) -> KernelCall:
     stem = "mcu_arg_max" if op.opcode == "ARG_MAX" else "mcu_arg_min"
     function = f"{stem}_{TYPE_SUFFIX[inp.dtype]}_{TYPE_SUFFIX[out.dtype]}"
     return kernel_call(op, function, "mcu_arg_min_max_params", params, ("mcu_arg_min_max",))
+
+
+declare_facts(KernelFacts(), "ARG_MAX", "ARG_MIN")

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import CArray, KernelCall, NotLowerable, lowers
-from .traits import IN_PLACE_DEPTHWISE
+from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from .walks import PIXEL_BY_PIXEL, RasterOrder, image_window_facts
 from .common import (
     activation_params,
     hybrid_weighted_operands,
@@ -101,14 +104,9 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "output_shift": int32_array(shifts),
         **activation_params(op, out),
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
-        # Set by codegen when the plan overlaps the output with the input.
+        # 1 where the plan overlaps the output with the input (in_raster_order below).
         "raster_walk": 0,
     }
-    if depthwise and op.options.get(IN_PLACE_DEPTHWISE):
-        if per_filter != 1 or len(op.scratch) != 1:
-            raise NotLowerable("an in-place DEPTHWISE_CONV_2D needs depth multiplier 1 and one scratch buffer")
-        call = kernel_call(op, f"{stem}_s8_in_place", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
-        return KernelCall(call.function, call.params_type, call.params, call.args + (op.scratch[0],), call.sources)
     return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
 
 
@@ -198,3 +196,83 @@ def lower_conv_2d(op: Operator, graph: Graph) -> KernelCall:
 @lowers("DEPTHWISE_CONV_2D")
 def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
     return _lower(op, graph, "mcu_depthwise_conv_2d", depthwise=True)
+
+
+# The walk of each kernel as the plan may assume it (the int8 kernels with
+# raster_walk set where the plan overlaps): mcu_conv.c's int8 convolution takes four output
+# pixels at a time on Helium, two on the C and DSP paths, one in the
+# per-tap-offset loop; its int8 depthwise convolution up to four pixels of
+# an aligned group of four, four channels at a time, per channel the pixels
+# in raster order, each read before it is written (depthwise_windows4_s8 and
+# the reference loop pixel by pixel, Helium's mcu_helium_depthwise_s8 all
+# four pixels' sums before their stores); the float, uint8 (mcu_conv_u8.c)
+# and 16x8 (mcu_conv_s16.c) kernels one pixel at a time.  The hybrid kernels
+# have no walk the plan may use and run whole (they quantize their whole
+# input with one scale from its largest value).
+WALKS: dict[str, RasterOrder] = {
+    "mcu_conv_2d_s8": RasterOrder(4),
+    "mcu_conv_2d_f32": PIXEL_BY_PIXEL,
+    "mcu_depthwise_conv_2d_s8": RasterOrder(4, channel_wise=True),
+    "mcu_depthwise_conv_2d_f32": PIXEL_BY_PIXEL,
+    "mcu_conv_2d_u8": PIXEL_BY_PIXEL,
+    "mcu_depthwise_conv_2d_u8": PIXEL_BY_PIXEL,
+    "mcu_conv_2d_s16": PIXEL_BY_PIXEL,
+    "mcu_conv_2d_s16_bias32": PIXEL_BY_PIXEL,
+    "mcu_depthwise_conv_2d_s16": PIXEL_BY_PIXEL,
+}
+
+
+def _raster_walk_is_slower(call: KernelCall) -> bool:
+    """Whether the kernel must leave its faster walk for the raster one
+    (mcu_conv_s8_params.raster_walk, set where the plan overlaps):
+    the int8 depthwise convolution (channel-group runs), and the int8
+    stride-1 pointwise convolution (channel pairs outermost without Helium).
+    Measured on vww_96_int8 they cost +3.8% ticks on the M4, +3.0% on the M55."""
+    p = call.params
+    if call.function == "mcu_depthwise_conv_2d_s8":
+        return True
+    if call.function == "mcu_conv_2d_s8":
+        return p["filter_h"] == p["filter_w"] == 1 and p["stride_h"] == p["stride_w"] == 1
+    return False
+
+
+@facts_for("CONV_2D")
+def conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    # Every output element sums KH x KW x (input channels per group) products.
+    filter_shape = graph.tensors[op.inputs[1]].shape
+    macs = graph.tensors[op.outputs[0]].num_elements * math.prod(filter_shape[1:])
+    return _image_facts(op, graph, call, macs)
+
+
+@facts_for("DEPTHWISE_CONV_2D")
+def depthwise_conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    filter_shape = graph.tensors[op.inputs[1]].shape
+    macs = graph.tensors[op.outputs[0]].num_elements * math.prod(filter_shape[1:3])
+    facts = _image_facts(op, graph, call, macs)
+    if call.function != "mcu_depthwise_conv_2d_s8" or call.params["filter_in_c_or_multiplier"] != 1:
+        return facts
+
+    def over_input(scratch: int) -> KernelCall:
+        """mcu_depthwise_conv_2d_s8_in_place: channel by channel through
+        `scratch` (output_h x output_w values), each written back over the
+        input's channel (in_place_depthwise.py)."""
+        return KernelCall(
+            "mcu_depthwise_conv_2d_s8_in_place", call.params_type, call.params, call.args + (scratch,), call.sources
+        )
+
+    return replace(facts, over_input=over_input)
+
+
+def _image_facts(op: Operator, graph: Graph, call: KernelCall, macs: int) -> KernelFacts:
+    walk = WALKS.get(call.function)
+    facts = image_window_facts(
+        op, graph, call, walk, patchable=walk is not None, macs=macs, slower=_raster_walk_is_slower(call)
+    )
+    if facts.access is None or "raster_walk" not in call.params:
+        return facts
+
+    def in_raster_order() -> KernelCall:
+        """mcu_conv.c's int8 kernels leave their faster walks for the one WALKS declares."""
+        return replace(call, params={**call.params, "raster_walk": 1})
+
+    return replace(facts, in_raster_order=in_raster_order)

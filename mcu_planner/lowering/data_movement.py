@@ -17,7 +17,7 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, tflite_round
 from ..slicing import SliceAxis, strided_slice_axes
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
 
 CONCAT_MAX_INPUTS = 8  # MCU_CONCAT_MAX_INPUTS in firmware/runtime/mcu_concat.h
@@ -239,3 +239,7 @@ def lower_resize_nearest_neighbor(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_resize",),
     )
+
+
+declare_facts(KernelFacts(concatenates_inputs=True), "CONCATENATION")  # mcu_concat.c
+declare_facts(KernelFacts(), "STRIDED_SLICE", "RESIZE_NEAREST_NEIGHBOR")

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import (
     MAX_RANK,
     TYPE_SUFFIX,
@@ -187,3 +187,8 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
         output_multiplier=output_multiplier,
         output_shift=output_shift,
     )
+
+
+# mcu_elementwise.c: broadcasting binary ops through mcu_for_each_broadcast_row,
+# element i of each input read before element i of the output is written.
+declare_facts(KernelFacts(elementwise=True), "ADD", "SUB", "MUL")

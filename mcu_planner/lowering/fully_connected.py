@@ -8,7 +8,8 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from .walks import PIXEL_BY_PIXEL, RasterOrder, rows_facts
 from .common import (
     activation_params,
     fused_activation,
@@ -160,3 +161,21 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
         "row_offset_terms": _row_offset_terms(filt, input_offset, filter_offset),
     }
     return kernel_call(op, "mcu_fully_connected_s8", "mcu_fully_connected_s8_params", params, SOURCES, inputs=3)
+
+
+# mcu_fully_connected.c, _u8.c, _s16.c: one input row, then its output row.
+# The hybrid kernel quantizes its whole input first: no walk.
+WALKS: dict[str, RasterOrder] = {
+    "mcu_fully_connected_s8": PIXEL_BY_PIXEL,
+    "mcu_fully_connected_f32": PIXEL_BY_PIXEL,
+    "mcu_fully_connected_u8": PIXEL_BY_PIXEL,
+    "mcu_fully_connected_s16": PIXEL_BY_PIXEL,
+}
+
+
+@facts_for("FULLY_CONNECTED")
+def fully_connected_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    filter_shape = graph.tensors[op.inputs[1]].shape
+    macs = graph.tensors[op.outputs[0]].num_elements * (filter_shape[-1] if filter_shape else 0)
+    walk = WALKS.get(call.function)
+    return rows_facts(op, graph, call, walk, macs) if walk is not None else KernelFacts(macs=macs)

@@ -22,7 +22,7 @@ import numpy as np
 from ..gemmlowp16 import ReciprocalTable, reciprocal_table
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
-from . import CArray, KernelCall, NotLowerable, ParamValue, ScratchNeed, lowers, scratch_for
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, ScratchNeed, facts_for, lowers, scratch_for
 from .common import (
     input_tensor,
     int32_array,
@@ -344,3 +344,21 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         **_activation_table("cell_tanh", None if cell_exponent == -12 else reciprocal_table(16 + cell_exponent)),
     }
     return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
+
+
+# UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are weight matrices: the input (1-4)
+# and recurrent (5-8) weights of the four gates, and the projection (16).
+_WEIGHTS = (1, 2, 3, 4, 5, 6, 7, 8, 16)
+
+
+@facts_for("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """Per time step and batch row, every weight matrix times its vector."""
+    input_shape = graph.tensors[op.inputs[0]].shape
+    if not input_shape or input_shape[-1] == 0:
+        return KernelFacts()
+    steps = graph.tensors[op.inputs[0]].num_elements // input_shape[-1]  # time steps x batch rows
+    weights = sum(
+        graph.tensors[op.inputs[k]].num_elements for k in _WEIGHTS if k < len(op.inputs) and op.inputs[k] >= 0
+    )
+    return KernelFacts(macs=steps * weights)

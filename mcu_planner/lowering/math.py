@@ -17,7 +17,7 @@ import numpy as np
 
 from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
 from .common import (
     activation_params,
     elementwise_operands,
@@ -261,3 +261,16 @@ def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
         output_shift=shift,
     )
     return kernel_call(op, "mcu_batch_matmul_s8", "mcu_batch_matmul_s8_params", params, SOURCES, inputs=2)
+
+
+# mcu_math.c: broadcasting binary ops through mcu_for_each_broadcast_row,
+# unary ops in one pass (element i read before element i is written).
+declare_facts(KernelFacts(elementwise=True), "DIV", *BROADCAST_FUNCTIONS, "SQUARED_DIFFERENCE", "PRELU", "SQUARE")
+declare_facts(KernelFacts(), "L2_NORMALIZATION")
+
+
+@facts_for("BATCH_MATMUL")
+def batch_matmul_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    lhs = graph.tensors[op.inputs[0]].shape
+    depth = lhs[-2] if op.options.get("adj_x") else lhs[-1]
+    return KernelFacts(macs=graph.tensors[op.outputs[0]].num_elements * depth)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import mean_multiplier, quantize_multiplier
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import (
     MAX_RANK,
     TYPE_SUFFIX,
@@ -119,3 +119,6 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
         args,
         ("mcu_mean_s16",) if inp.dtype == "int16" else ("mcu_mean",),
     )
+
+
+declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "MEAN")

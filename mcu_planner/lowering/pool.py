@@ -4,7 +4,8 @@ mcu_{average,max}_pool_2d_s16 (mcu_pool_s16.c)."""
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from .walks import PIXEL_BY_PIXEL, image_window_facts
 from .common import (
     TYPE_SUFFIX,
     activation_params,
@@ -70,3 +71,10 @@ def lower_average_pool_2d(op: Operator, graph: Graph) -> KernelCall:
 @lowers("MAX_POOL_2D")
 def lower_max_pool_2d(op: Operator, graph: Graph) -> KernelCall:
     return _lower(op, graph, "mcu_max_pool_2d")
+
+
+@facts_for("AVERAGE_POOL_2D", "MAX_POOL_2D")
+def pool_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """mcu_pool.c, mcu_pool_s16.c: one output pixel at a time, channel by
+    channel, every read through the geometry fields."""
+    return image_window_facts(op, graph, call, PIXEL_BY_PIXEL, pooling=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
 from ..shown import shown
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, scale, zero_point
 
 SOURCES = ("mcu_quantize",)
@@ -94,3 +94,9 @@ def lower_dequantize(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable("DEQUANTIZE of a constant tensor")
     params = {"size": inp.num_elements, "scale": scale(inp), "zero_point": _float_exact_zero_point(op, inp)}
     return kernel_call(op, f"mcu_dequantize_{TYPE_SUFFIX[inp.dtype]}_f32", "mcu_dequantize_params", params, SOURCES)
+
+
+# mcu_quantize.c: element by element (QUANTIZE keeps the element size or
+# narrows it; a DEQUANTIZE widens it, so its output cannot take the input's bytes).
+declare_facts(KernelFacts(elementwise=True), "QUANTIZE")
+declare_facts(KernelFacts(), "DEQUANTIZE")

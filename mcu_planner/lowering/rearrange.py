@@ -11,7 +11,7 @@ axes with negative steps (mcu_strided_slice).
 from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
 from .data_movement import SLICE_RANK, strided_slice_call
 from .shape_ops import _check_same_quantization, padded, strides
@@ -80,3 +80,6 @@ def lower_reverse(op: Operator, graph: Graph) -> KernelCall:
     first = sum((inp.shape[a] - 1) * in_strides[a] for a in axes)
     steps = [-s if a in axes else s for a, s in enumerate(in_strides)]
     return strided_slice_call(op, element_bytes(op, inp), first, list(inp.shape), steps)
+
+
+declare_facts(KernelFacts(), "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "REVERSE_V2")

@@ -1,10 +1,10 @@
 """RESHAPE, SQUEEZE, EXPAND_DIMS -> mcu_copy (nothing at all when aliased:
-traits.py marks them `reinterprets_input`)."""
+their facts below say `reinterprets_input`)."""
 
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import input_tensor, output_tensor
 
 
@@ -23,3 +23,7 @@ def lower_reshape(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_copy",),
     )
+
+
+# mcu_copy: the output is the input's bytes under another shape.
+declare_facts(KernelFacts(reinterprets_input=True), "RESHAPE", "SQUEEZE", "EXPAND_DIMS")

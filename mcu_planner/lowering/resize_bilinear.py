@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..graph import Graph, Operator
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import (
     TYPE_SUFFIX,
     constant_ints,
@@ -128,3 +128,6 @@ def lower_resize_bilinear(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_resize_bilinear",),
     )
+
+
+declare_facts(KernelFacts(), "RESIZE_BILINEAR")

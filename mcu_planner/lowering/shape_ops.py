@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
+from .walks import pad_facts
 from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
 
 
@@ -102,3 +103,11 @@ def lower_pad(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[0], op.outputs[0]),
         sources=("mcu_pad",),
     )
+
+
+declare_facts(KernelFacts(), "TRANSPOSE")  # mcu_transpose.c reads in the output's order: no walk the plan may use
+
+
+@facts_for("PAD", "PADV2")
+def pad_op_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    return pad_facts(op, graph, call)

@@ -7,7 +7,7 @@ import math
 
 from ..graph import Tensor
 from ..quant import calculate_input_radius, f32, lut_int16, preprocess_softmax_scaling, quantize_multiplier
-from . import CArray, KernelCall, NotLowerable, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_softmax",)
@@ -83,3 +83,6 @@ def _lower_softmax_s16(op: Operator, inp: Tensor, out: Tensor, beta: float, oute
         "one_over_one_plus_x_lut": CArray("int16_t", ONE_OVER_ONE_PLUS_X_LUT),
     }
     return kernel_call(op, "mcu_softmax_s16", "mcu_softmax_s16_params", params, SOURCES)
+
+
+declare_facts(KernelFacts(), "SOFTMAX")

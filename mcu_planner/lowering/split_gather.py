@@ -15,7 +15,7 @@ import math
 
 from ..graph import Graph, Operator
 from ..slicing import SliceAxis, SliceRefused, resolve_slice, split_layout
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
 from .data_movement import CONCAT_MAX_INPUTS, SLICE_RANK, concatenated_operands, strided_copy
 
@@ -145,3 +145,9 @@ def lower_gather(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[0], op.inputs[1], op.outputs[0]),
         sources=("mcu_gather",),
     )
+
+
+# mcu_concat.c along a new axis; mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.
+declare_facts(KernelFacts(concatenates_inputs=True), "PACK")
+declare_facts(KernelFacts(cuts_input_into_pieces=True), "SPLIT", "SPLIT_V", "UNPACK", "SLICE")
+declare_facts(KernelFacts(), "GATHER")

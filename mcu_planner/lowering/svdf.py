@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import f32, quantize_multiplier
-from . import KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
+from . import KernelCall, KernelFacts, NotLowerable, ScratchNeed, facts_for, lowers, scratch_for
 from .common import (
     fused_activation,
     input_tensor,
@@ -156,3 +156,13 @@ def lower_svdf(op: Operator, graph: Graph) -> KernelCall:
         ),
     }
     return KernelCall("mcu_svdf_s8", "mcu_svdf_s8_params", params, args, SOURCES)
+
+
+@facts_for("SVDF")
+def svdf_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """Per batch row: the feature weights over the input, the time weights over the memory."""
+    input_shape = graph.tensors[op.inputs[0]].shape
+    batch = input_shape[0] if input_shape else 1
+    return KernelFacts(
+        macs=batch * (graph.tensors[op.inputs[1]].num_elements + graph.tensors[op.inputs[2]].num_elements)
+    )

@@ -10,9 +10,11 @@ and dilation 1; multipliers follow PopulateConvolutionQuantizationParams.
 
 from __future__ import annotations
 
+import math
+
 from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, facts_for, lowers
 from .common import (
     activation_params,
     compute_out_size,
@@ -106,3 +108,11 @@ def lower_transpose_conv(op: Operator, graph: Graph) -> KernelCall:
         **activation_params(op, out),
     }
     return KernelCall(function, "mcu_transpose_conv_params", quantized, args, SOURCES)
+
+
+@facts_for("TRANSPOSE_CONV")
+def transpose_conv_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """Every input element is scattered through the whole filter of each output channel."""
+    filter_shape = graph.tensors[op.inputs[1]].shape
+    macs = graph.tensors[op.inputs[2]].num_elements * math.prod(filter_shape[:3])
+    return KernelFacts(macs=macs)
