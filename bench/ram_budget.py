@@ -41,7 +41,7 @@ from mcu_planner.firmware_build import (  # noqa: E402
 )
 from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.pipeline import PlanOptions, plan_model  # noqa: E402
-from mcu_planner.ram_budget import firmware_target  # noqa: E402
+from mcu_planner.firmware_build import firmware_target  # noqa: E402
 from mcu_planner_testing.shared import shared_model_paths  # noqa: E402
 
 BOARDS = ("mps2-an386", "mps3-an547")

@@ -600,7 +600,7 @@ def check_model(
     on_board = target != "host"
     firmware = None
     if on_board and not regions:
-        from .ram_budget import firmware_target
+        from .firmware_build import firmware_target
 
         # --ram is the firmware's RAM: the plan leaves room for all else it holds (ram_budget.py).
         firmware = firmware_target(target, stack)
@@ -667,7 +667,7 @@ def check_models(
         raise InputError("two models would get the same C prefix: give them different file names")
     firmware = None
     if target != "host":
-        from .ram_budget import firmware_target
+        from .firmware_build import firmware_target
 
         firmware = firmware_target(target, DEFAULT_STACK_BYTES)  # --ram is the firmware's RAM
     options = PlanOptions(planner=planner, time_limit=time_limit, ram=ram, target=firmware)

@@ -862,7 +862,7 @@ def _generate(args, planned, files=None) -> None:
 def _firmware_target(args: argparse.Namespace, regions: tuple):
     """--board's firmware, whose RAM --ram budgets (None: no board, a core, or --region's own sizes)."""
     from .firmware_build import CORES
-    from .ram_budget import firmware_target
+    from .firmware_build import firmware_target
 
     if not getattr(args, "board", None) or args.board in CORES or regions:
         return None

@@ -127,6 +127,11 @@ class Board:
         )
 
 
+def firmware_target(board: str, stack_bytes: int) -> FirmwareTarget:
+    """The target of `--board BOARD --stack N` (a board by name or PATH/board.json)."""
+    return FirmwareTarget(board, cpu_has_helium(load_board(board).cpu_flags), stack_bytes)
+
+
 def _region(entry: dict) -> MemoryRegion:
     return MemoryRegion(entry["name"], _address(entry["origin"]), _address(entry["length"]))
 

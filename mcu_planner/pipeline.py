@@ -20,7 +20,7 @@ from .errors import InputError
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
 from .program import Program, lower_program, reorder_program
 from .problem import peak_live, sharing_lower_bound
-from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, ram_budget
+from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .regions import Region, RegionPlans, plan_regions, regions_shortfall
 from .validate import load_model
@@ -29,22 +29,11 @@ from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s de
 
 
 def budget_of(
-    graph: Graph,
-    lifetimes: Lifetimes,
-    arena_bytes: int,
-    options: "PlanOptions",
-    functions: frozenset[str] | None = None,
+    lifetimes: Lifetimes, arena_bytes: int, options: "PlanOptions", functions: frozenset[str] | None = None
 ) -> RamBudget:
-    """The RAM (ram_budget.py) of `graph` generated with an arena of `arena_bytes`."""
-    if functions is None:
-        functions = kernel_functions(graph, lifetimes.elided_ops)
-    return ram_budget(
-        arena_bytes,
-        lifetimes.variable_bytes,
-        len(lifetimes.problem.buffers),
-        functions,
-        target=options.target,
-        arena_alignment=options.alignment,
+    """The RAM (ram_budget.py) of the model of `lifetimes` generated with an arena of `arena_bytes`."""
+    return lifetimes_budget(
+        lifetimes, arena_bytes, target=options.target, alignment=options.alignment, functions=functions
     )
 
 
@@ -116,12 +105,12 @@ class AnalysedModel:
         """The arena's share of the RAM budget: what the planner must fit."""
         if options.ram is None:
             return None
-        return options.ram - budget_of(self.graph, self.lifetimes, 0, options, self.kernel_functions).other
+        return options.ram - budget_of(self.lifetimes, 0, options, self.kernel_functions).other
 
     @cached_property
     def kernel_functions(self) -> frozenset[str]:
         """The C kernels the model calls (lowered once: they decide its static buffers)."""
-        return kernel_functions(self.graph, self.lifetimes.elided_ops)
+        return kernel_functions(self.lifetimes.program, self.lifetimes.elided_ops)
 
 
 @dataclass
@@ -144,7 +133,7 @@ class PlannedModel:
     @cached_property
     def ram_budget(self) -> RamBudget:
         """Every term of this plan's RAM (ram_budget.py)."""
-        return budget_of(self.graph, self.lifetimes, self.plan.arena_bytes, self.options)
+        return budget_of(self.lifetimes, self.plan.arena_bytes, self.options)
 
     @property
     def ram_needed(self) -> int:
@@ -551,11 +540,11 @@ class ModelsInOneArena:
         """The RAM (ram_budget.py) of the models together: one arena, each
         model's state and counters, the kernels' static buffers once."""
         functions = frozenset().union(
-            *(kernel_functions(model.graph, model.lifetimes.elided_ops) for model in self.planned)
+            *(kernel_functions(model.lifetimes.program, model.lifetimes.elided_ops) for model in self.planned)
         )
         target = self.planned[0].options.target if self.planned else None
         counted = ram_budget(self.arena_bytes, self.variable_bytes, 0, functions, target=target)
-        counters = sum(budget_of(m.graph, m.lifetimes, 0, m.options, functions).counters for m in self.planned)
+        counters = sum(budget_of(m.lifetimes, 0, m.options, functions).counters for m in self.planned)
         return counted.total - counted.counters + counters
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from .problem import align_up
 
 if TYPE_CHECKING:
-    from .graph import Graph
+    from .lifetimes import Lifetimes
+    from .program import Program
 
 # The runtime's static (non-const) buffers: firmware/runtime/*.c as linked
 # with --gc-sections, per kind of core, and the kernel entry points that pull
@@ -107,13 +108,6 @@ class FirmwareTarget:
     board: str
     helium: bool
     stack_bytes: int
-
-
-def firmware_target(board: str, stack_bytes: int) -> FirmwareTarget:
-    """The target of `--board BOARD --stack N` (a board by name or PATH/board.json)."""
-    from .firmware_build import load_board
-
-    return FirmwareTarget(board, cpu_has_helium(load_board(board).cpu_flags), stack_bytes)
 
 
 def cpu_has_helium(cpu_flags: tuple[str, ...]) -> bool:
@@ -243,17 +237,31 @@ def ram_budget(
     )
 
 
-def kernel_functions(graph: Graph, elided_ops: frozenset[int] = frozenset()) -> frozenset[str]:
-    """The C kernels the generated model calls (ops without a kernel are
-    left out: such a model cannot be generated anyway)."""
-    from .lowering import NotLowerable, lower
+def kernel_functions(program: Program, elided_ops: frozenset[int] = frozenset()) -> frozenset[str]:
+    """The C kernels the generated model calls, from the calls the Program
+    lowered once (ops without a kernel are left out: such a model cannot be
+    generated anyway)."""
+    calls = (program.call(op.index) for op in program.graph.operators if op.index not in elided_ops)
+    return frozenset(call.function for call in calls if call is not None)
 
-    functions = set()
-    for op in graph.operators:
-        if op.index in elided_ops:
-            continue
-        try:
-            functions.add(lower(op, graph).function)
-        except NotLowerable:
-            continue
-    return frozenset(functions)
+
+def lifetimes_budget(
+    lifetimes: Lifetimes,
+    arena_bytes: int,
+    *,
+    target: FirmwareTarget | None = None,
+    alignment: int = 16,
+    functions: frozenset[str] | None = None,
+) -> RamBudget:
+    """The RAM of the model whose buffers `lifetimes` holds, generated with an
+    arena of `arena_bytes` (its kernels: `functions`, else the Program's)."""
+    if functions is None:
+        functions = kernel_functions(lifetimes.program, lifetimes.elided_ops)
+    return ram_budget(
+        arena_bytes,
+        lifetimes.variable_bytes,
+        len(lifetimes.problem.buffers),
+        functions,
+        target=target,
+        arena_alignment=alignment,
+    )

@@ -12,7 +12,7 @@ from .program import Program
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
-from .ram_budget import RamBudget
+from .ram_budget import RamBudget, lifetimes_budget
 from .regions import RegionPlans
 from .scratch import scratch_op
 from .shown import shown
@@ -185,9 +185,7 @@ def plan_summary(lifetimes: Lifetimes, plan: ArenaPlan, without_overlaps: ArenaP
 
 def ram_needed(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> int:
     """The RAM the plan needs as a library (no board): ram_budget.py's total."""
-    from .pipeline import PlanOptions, budget_of
-
-    return budget_of(graph, lifetimes, plan.arena_bytes, PlanOptions(alignment=lifetimes.problem.alignment)).total
+    return lifetimes_budget(lifetimes, plan.arena_bytes, alignment=lifetimes.problem.alignment).total
 
 
 def shortfall_message(graph: Graph, lifetimes: Lifetimes, budget: RamBudget, ram: int) -> str:

@@ -194,12 +194,11 @@ def _layout(key: VariableKey, value: Tensor | None, ops: list[Operator], main: S
 
 def _writes_whole_output(opcode: str) -> bool:
     """Whether the op's kernel always runs and writes its whole output
-    itself: no aliasing (traits.py) elides it or moves its output, no
-    raster walk overlaps it with its input."""
-    from .lowering.traits import OpTraits, op_traits
-    from .overlap import WINDOWED_OPCODES
+    itself: its facts, the same for every call, let no plan elide it, run it
+    in place or move its output over its input (no raster walk)."""
+    from .lowering import KernelFacts, declared_facts
 
-    return op_traits(opcode) == OpTraits() and opcode not in WINDOWED_OPCODES and opcode != "CUSTOM"
+    return declared_facts(opcode) == KernelFacts()
 
 
 def write_values_in_place(

@@ -12,7 +12,7 @@ import pytest
 
 from mcu_planner import cli
 from mcu_planner.reader import read_model
-from mcu_planner.macs import op_macs
+from mcu_planner.program import lower_program
 from test_patches import _vww_like
 
 
@@ -31,11 +31,11 @@ def test_plan_json_with_patches_stays_inside_the_arena(tmp_path, capsys, patches
     # The stage's intermediates are held one patch at a time: smaller than the tensor.
     cut = [t for t in plan["tensors"] if "tensor_bytes" in t]
     assert cut and all(t["bytes"] < t["tensor_bytes"] for t in cut)
-    # MACs: the model's own (counted op by op from the graph) plus the halos.
-    graph = read_model(str(model))
+    # MACs: the model's own (each op's facts, lowered from the unpatched graph) plus the halos.
+    whole = lower_program(read_model(str(model)))
     assert (
         sum(layer["macs"] for layer in plan["layers"])
-        == sum(op_macs(graph, op) for op in graph.operators) + stage["extra_macs"]
+        == sum(whole.facts(op.index).macs for op in whole.graph.operators) + stage["extra_macs"]
     )
     # --map prints the same offset and bytes per tensor.
     rows = {int(m[0]): (int(m[1]), int(m[2])) for m in re.findall(r"^\s+#(\d+) [#.]+\s+(\d+)\s+(\d+)  ", printed, re.M)}

@@ -30,9 +30,9 @@ from mcu_planner.ram_budget import (
     LIBC_STATE_BYTES,
     libc_state_functions,
     cpu_has_helium,
-    firmware_target,
     ram_budget,
 )
+from mcu_planner.firmware_build import firmware_target
 from mcu_planner.resources import firmware_dir
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"

@@ -189,6 +189,19 @@ def declare_facts(facts: KernelFacts, *opcodes: str) -> None:
     """Registers `facts` for every call of `opcodes`, whatever its parameters."""
     for opcode in opcodes:
         _FACTS.add(opcode, lambda op, graph, call: facts)
+        _DECLARED_FACTS[opcode] = facts
+
+
+# The facts declared for every call of an opcode (declare_facts), for the one
+# decision made before lowering: resource_variables.py's write-back.
+_DECLARED_FACTS: dict[str, KernelFacts] = {}
+
+
+def declared_facts(opcode: str) -> KernelFacts | None:
+    """The facts every call of `opcode` has, or None when they depend on the
+    call (`facts_for`) or the opcode does not lower."""
+    load_all()
+    return _DECLARED_FACTS.get(opcode)
 
 
 def load_all() -> dict[str, LowerFn]:

@@ -5,7 +5,7 @@ resource variable a variable tensor when the model was read)."""
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from . import KernelCall, NotLowerable, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import input_tensor, output_tensor
 
 
@@ -40,3 +40,8 @@ def lower_assign_variable(op: Operator, graph: Graph) -> KernelCall:
         args=(op.inputs[1], op.inputs[0]),
         sources=("mcu_copy",),
     )
+
+
+# Copies between the state region and the arena: the variable never shares an
+# activation's bytes, so the plan may assume nothing more of either op.
+declare_facts(KernelFacts(), "READ_VARIABLE", "ASSIGN_VARIABLE")
