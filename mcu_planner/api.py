@@ -76,6 +76,7 @@ class Plan:
     sha256: str  # of the model file's bytes
     ram: int | None  # the budget planned for (with ram="min": the smallest found)
     planned: PlannedModel
+    source: str | bytes = field(default="", repr=False)  # what was planned: the path, or the bytes
     _json: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -139,6 +140,19 @@ class Plan:
         from .report import mac_overhead_percent
 
         return mac_overhead_percent(self.to_json())
+
+    def shortfall(self) -> str:
+        """The one line `mcu-plan MODEL --ram RAM` ends with when the plan
+        does not fit ("" when it does): it names the smallest budget that
+        fits, the same whatever budget was asked (one more plan, or a search)."""
+        if self.fits or self.ram is None:
+            return ""
+        from .pipeline import smallest_ram
+        from .report import shortfall_message
+
+        p = self.planned
+        least = smallest_ram(self.source or self.model, p.options, failed=p)
+        return shortfall_message(least.graph, least.lifetimes, least.plan, self.ram, least.options.ram)
 
     def to_json(self) -> dict[str, Any]:
         """The record `mcu-plan MODEL --json PLAN.json` writes."""
@@ -278,7 +292,8 @@ def plan(
     else:
         planned = plan_model(model, options)
     sha = planned.model_sha256 or model_sha256(model)
-    return Plan(model=label, sha256=sha, ram=planned.options.ram, planned=replace(planned))
+    source = model if isinstance(model, bytes) else os.fspath(model)
+    return Plan(model=label, sha256=sha, ram=planned.options.ram, planned=replace(planned), source=source)
 
 
 def check(

@@ -116,7 +116,7 @@ def _plan_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-extra-macs",
         type=_percent,
-        metavar="P%",
+        metavar="PERCENT",
         help="with --ram min: the smallest RAM whose plan recomputes at most P%% more MACs (patches' halos)",
     )
     _add_region_argument(p)
