@@ -442,6 +442,14 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise InputError("--max-extra-macs caps the search of --ram min: give --ram min")
     if ram_min and (args.intervals or len(args.model) > 1 or args.region):
         raise InputError("--ram min searches one model's single arena: give one model, without --region or --intervals")
+    if ram_min and args.board:
+        from .firmware_build import CORES
+
+        if args.board not in CORES:
+            raise InputError(
+                "--ram min finds the arena's smallest budget; a firmware's RAM also holds its stack and data: "
+                "give --board an explicit --ram SIZE (e.g. that budget plus the stack reserve)"
+            )
     if args.intervals:
         if args.model:
             raise InputError("give a model or --intervals, not both")

@@ -63,6 +63,17 @@ def test_ram_min_refuses_what_it_cannot_search(capsys):
     assert_one_line_error(run_main(capsys, EXAMPLE, EXAMPLE, "--ram", "min"), 2, "one model")
     assert_one_line_error(run_main(capsys, EXAMPLE, "--max-extra-macs", "5%"), 2, "--ram min")
     assert_one_line_error(run_main(capsys, EXAMPLE, "--ram", "min", "--max-extra-macs", "x"), 2, "percentage")
+    # A firmware's RAM holds its stack too: the arena's smallest budget is not the firmware's.
+    board = run_main(capsys, EXAMPLE, "--ram", "min", "-o", "unused", "--board", "mps2-an386")
+    assert_one_line_error(board, 2, "--board", "--ram SIZE")
+
+
+@pytest.mark.slow
+def test_ram_min_writes_the_c_of_the_plan_it_found(capsys, tmp_path):
+    budget, out = smallest(capsys, EXAMPLE, "-o", tmp_path / "out")
+    header = (tmp_path / "out" / "tiny_kws_int8.h").read_text()
+    arena = int(re.search(r"#define TINY_KWS_INT8_ARENA_SIZE (\d+)", header).group(1))
+    assert arena <= budget and f"arena: {arena:,} B" in out
 
 
 @needs_shared
