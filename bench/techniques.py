@@ -48,15 +48,11 @@ from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_mode
 from mcu_planner.errors import McuPlanError, one_line  # noqa: E402
 from mcu_planner.pipeline import PlanOptions, PlannedModel, plan_model, smallest_ram  # noqa: E402
 from mcu_planner.problem import Buffer, align_down, peak_live  # noqa: E402
-from mcu_planner.report import plan_json  # noqa: E402
+from mcu_planner.report import mac_overhead_percent, plan_json, technique_names  # noqa: E402
 from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
 
 BOARD = "mps2-an386"
-# techniques keys that are figures about the plan, not techniques it uses
-_FIGURES = {"overlap_shared_bytes", "below_live_peak_bytes", "arena_without_overlaps_bytes"}
-# techniques counts, as the table names them (any other key is shown as it is spelt)
-_NAMES = {"in_place_ops": "in-place", "overlap_ops": "overlaps", "in_place_depthwise_ops": "in-place depthwise"}
 
 
 def plan_record(planned: PlannedModel, model: str) -> dict:
@@ -65,47 +61,8 @@ def plan_record(planned: PlannedModel, model: str) -> dict:
     return plan_json(model, planned.graph, planned.lifetimes, planned.plan, alias, planned.op_order)
 
 
-def techniques_used(record: dict) -> list[str]:
-    """What took the plan where it is, named from its plan JSON: every
-    technique counted in `techniques` (an op count or a non-default op
-    order), and the patch grid when the plan has one."""
-    used = []
-    for key, value in record.get("techniques", {}).items():
-        if key in _FIGURES or not value:
-            continue
-        if key == "op_order":
-            if value != "model":
-                used.append(f"{value} order")
-        elif isinstance(value, bool):
-            used.append(key.replace("_", " "))
-        elif isinstance(value, int):
-            used.append(f"{_NAMES.get(key, key.replace('_', ' '))} {value}")
-        elif key != "patches":
-            used.append(f"{key.replace('_', ' ')} {value}")
-    patches = patch_record(record)
-    if patches:
-        rows, cols = patches.get("grid", ("?", "?"))
-        used.append(f"patches {rows}x{cols} over {len(patches.get('ops', ()))} ops")
-    return used
-
-
-def patch_record(record: dict) -> dict | None:
-    """The plan's patch-based execution record (`patches` at the top level
-    or inside `techniques`), None without one."""
-    for found in (record.get("patches"), record.get("techniques", {}).get("patches")):
-        if isinstance(found, dict) and found:
-            return found
-    return None
-
-
-def mac_overhead(record: dict) -> float:
-    """Extra multiply-accumulates the plan costs, per cent of the model's:
-    the patches' recomputed halos; overlaps, in-place ops and the op order
-    compute exactly what the model does."""
-    patches = patch_record(record)
-    if not patches or not patches.get("model_macs"):
-        return 0.0
-    return 100.0 * patches.get("extra_macs", 0) / patches["model_macs"]
+# One naming of a plan's techniques for the bench and `mcu-plan --ram min` (report.py).
+techniques_used, mac_overhead = technique_names, mac_overhead_percent
 
 
 def _buffer_line(planned: PlannedModel, buffer: Buffer) -> str:

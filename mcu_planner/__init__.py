@@ -4,3 +4,30 @@ Pipeline (data flows one way): reader -> lifetimes -> planners -> verify -> code
 """
 
 __version__ = "0.1.0"
+
+
+# The API (api.py) and the errors it raises, imported on first use so that
+# `import mcu_planner` stays cheap (no numpy, TensorFlow or LiteRT).
+_API = {
+    "plan": "api",
+    "check": "api",
+    "Plan": "api",
+    "Flash": "api",
+    "McuPlanError": "errors",
+    "InputError": "errors",
+    "DoesNotFit": "errors",
+    "UnsupportedModel": "errors",
+    "CheckMismatch": "errors",
+}
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcu_planner' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

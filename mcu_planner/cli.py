@@ -38,6 +38,37 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+RAM_MIN = "min"
+
+
+def _ram(text: str) -> int | str:
+    """--ram: a size, or "min" (the smallest budget the model fits)."""
+    return RAM_MIN if text.strip().lower() == RAM_MIN else _size(text)
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r} (e.g. 5%)") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0%: {text}")
+    return value
+
+
+class _VersionAction(argparse.Action):
+    """--version: computed only when asked (it hashes the runtime and templates)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .identity import version_line
+
+        print(version_line())
+        parser.exit(0)
+
+
 def _section_name(text: str) -> str:
     from .c_literals import validate_section_name
 
@@ -100,11 +131,19 @@ def _plan_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with several models: disjoint parts of the arena (sized together), so that they may interleave",
     )
+    p.add_argument("--version", action=_VersionAction, help="print the version and the runtime+templates digest")
     p.add_argument(
         "--ram",
-        type=_size,
+        type=_ram,
+        metavar="SIZE|min",
         help="RAM budget, e.g. 256K: arena, variables, counters and static kernel buffers "
-        "(with --board: the whole firmware's RAM, stack included)",
+        "(with --board: the whole firmware's RAM, stack included); min: the smallest that fits, then its plan",
+    )
+    p.add_argument(
+        "--max-extra-macs",
+        type=_percent,
+        metavar="PERCENT",
+        help="with --ram min: the smallest RAM whose plan recomputes at most P%% more MACs (patches' halos)",
     )
     _add_region_argument(p)
     p.add_argument(
@@ -298,6 +337,10 @@ def _main(argv: list[str]) -> int:
         with np.errstate(all="ignore"):
             if argv and argv[0] == "check":
                 return _run_check(_check_parser().parse_intermixed_args(argv[1:]))
+            if argv and argv[0] == "survey":
+                from .survey import run_survey_command
+
+                return run_survey_command(argv[1:])
             return _run_plan(_plan_parser().parse_intermixed_args(argv))
     except McuPlanError as exc:
         # Stages escape the model's strings they quote (shown.py); this is
@@ -502,6 +545,19 @@ def _run_plan(args: argparse.Namespace) -> int:
 def _run_plan_checked(args: argparse.Namespace) -> int:
     if args.stop_at_fit and (args.capacity if args.intervals else args.ram or args.region) is None:
         raise InputError("--stop-at-fit needs a budget to fit: --capacity with --intervals, --ram with a model")
+    ram_min = args.ram == RAM_MIN
+    if args.max_extra_macs is not None and not ram_min:
+        raise InputError("--max-extra-macs caps the search of --ram min: give --ram min")
+    if ram_min and (args.intervals or len(args.model) > 1 or args.region):
+        raise InputError("--ram min searches one model's single arena: give one model, without --region or --intervals")
+    if ram_min and args.board:
+        from .firmware_build import CORES
+
+        if args.board not in CORES:
+            raise InputError(
+                "--ram min finds the arena's smallest budget; a firmware's RAM also holds its stack and data: "
+                "give --board an explicit --ram SIZE (e.g. that budget plus the stack reserve)"
+            )
     if args.intervals:
         if args.model:
             raise InputError("give a model or --intervals, not both")
@@ -517,6 +573,11 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     from . import report
     from .pipeline import analyse_model, plan_analysed
 
+    smallest = None
+    if ram_min:
+        args.ram = None
+        smallest = _smallest_ram(args, _plan_options(args))
+        args.ram = smallest.options.ram
     options = _plan_options(args, _regions_of(args))
     analysed = analyse_model(args.model, options)
     # The model as read (its depthwise convolutions on their ordinary kernel).
@@ -527,7 +588,9 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     for line in report.model_summary(graph, lifetimes):
         print(line, file=out)
 
-    planned = plan_analysed(analysed, options)
+    # --ram min: the plan the search found (planning again might, with an
+    # exact search cut by its time limit, find another).
+    planned = smallest or plan_analysed(analysed, options)
     _say_if_stopped(options.deadline)
     graph, lifetimes, plan = planned.graph, planned.lifetimes, planned.plan
     if planned.op_order is not None:
@@ -574,7 +637,14 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
             from .regions import regions_shortfall
 
             raise DoesNotFit(regions_shortfall(planned.regions))
-        raise DoesNotFit(report.shortfall_message(graph, lifetimes, planned.ram_budget, args.ram))
+        from .pipeline import smallest_ram
+
+        # The smallest budget, not this plan's need: the figure must not
+        # depend on the budget asked (a tighter one takes other techniques).
+        least = smallest_ram(args.model, options, failed=planned)
+        raise DoesNotFit(
+            report.shortfall_message(least.graph, least.lifetimes, least.ram_budget, args.ram, least.options.ram)
+        )
 
     staged: list[_StagedFile] = []
     files = None
@@ -608,6 +678,33 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     for file in staged:
         file.commit()
     return 0
+
+
+def _smallest_ram(args: argparse.Namespace, options):
+    """--ram min: the smallest budget (a multiple of --align) the model fits,
+    within --max-extra-macs; its line says what it costs."""
+    from . import report
+    from .pipeline import smallest_ram
+
+    cap = args.max_extra_macs
+
+    def within_cap(planned) -> bool:
+        stage = planned.program.patch_stage
+        return (
+            cap is None or stage is None or not stage.model_macs or 100.0 * stage.extra_macs / stage.model_macs <= cap
+        )
+
+    smallest = smallest_ram(args.model, options, accept=within_cap)
+    record = report.plan_json(
+        args.model, smallest.graph, smallest.lifetimes, smallest.plan, options.alias, smallest.op_order
+    )
+    names = report.technique_names(record)
+    capped = f" (at most {cap:g}% extra MACs)" if cap is not None else ""
+    print(
+        f"smallest --ram{capped}: {format_bytes(smallest.options.ram)}; techniques: {', '.join(names) or 'none'}; "
+        f"extra MACs {report.mac_overhead_percent(record):+.1f}% (ticks: measure with mcu-plan check --profile)"
+    )
+    return smallest
 
 
 def _model_names(paths: list[str]) -> list[str]:

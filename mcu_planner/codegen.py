@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import __version__
+from .identity import sources_sha256
 from .c_literals import (
     PREFIX_RULE,
     VALUES_PER_LINE,
@@ -904,6 +905,7 @@ def generate(
         num_ops=len(graph.operators),
         model_sha256=model_sha256,
         tool_version=__version__,
+        sources_sha256=sources_sha256(),
     )
     files = {
         f"{name}.h": render("model.h.j2", **context),

@@ -6,7 +6,14 @@ escaping to the CLI is a bug in mcu-planner.
 
 
 class McuPlanError(Exception):
+    """`exit_code`: the command line's exit status for it; `message`: the
+    one line it prints after "mcu-plan: error: "."""
+
     exit_code = 1
+
+    @property
+    def message(self) -> str:
+        return one_line(self)
 
 
 class InputError(McuPlanError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Callable
 
 from .deadline import Deadline
 from .folding import fold_constants
@@ -601,7 +602,14 @@ def generate_models(
     return GeneratedSources(dict(sorted(files.items())), interface)
 
 
-def smallest_ram(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
+def smallest_ram(
+    model: str | os.PathLike | bytes,
+    options: PlanOptions,
+    label: str | None = None,
+    *,
+    accept: Callable[[PlannedModel], bool] | None = None,
+    failed: PlannedModel | None = None,
+) -> PlannedModel:
     """The plan at the smallest `--ram` budget (a multiple of the alignment)
     within which `plan_model` fits, found by bisection: the budget of the
     plan without one (its `ram_needed`) fits; a budget one alignment unit
@@ -611,16 +619,32 @@ def smallest_ram(model: str | os.PathLike | bytes, options: PlanOptions, label: 
     Assumes that a budget that fits keeps fitting when it grows (the pipeline
     never trades a fitting plan for one that does not); with the exact
     planner, "does not fit" may be a time limit reached rather than a proof.
+    `accept` (e.g. a cap on recomputed MACs) must also hold for a probe to
+    count as fitting.  `failed`: the plan at a budget that did not fit
+    (`mcu-plan --ram B` failing names this same smallest budget); the search
+    starts at its need, which is the answer when one unit less does not fit
+    (one probe, not a bisection).
     The returned plan's `options.ram` is the budget found."""
     unit = options.alignment
-    unbounded = plan_model(model, replace(options, ram=None), label)
-    fitting = -(-unbounded.ram_needed // unit)  # in units; fits (see the docstring)
-    failing = unbounded.lifetimes.variable_bytes // unit - 1
-    best = plan_model(model, replace(options, ram=fitting * unit), label)
+    if failed is not None and failed.options.ram is not None:
+        failing = failed.options.ram // unit
+        fitting = -(-failed.ram_needed // unit)
+        best = replace(failed, options=replace(failed.options, ram=fitting * unit))
+        if fitting - 1 <= failing:
+            return best
+        below = plan_model(model, replace(options, ram=(fitting - 1) * unit), label)
+        if not (below.fits and (accept is None or accept(below))):
+            return best
+        fitting, best = fitting - 1, below
+    else:
+        unbounded = plan_model(model, replace(options, ram=None), label)
+        fitting = -(-unbounded.ram_needed // unit)  # in units; fits (see the docstring)
+        failing = unbounded.lifetimes.variable_bytes // unit - 1
+        best = plan_model(model, replace(options, ram=fitting * unit), label)
     while fitting - failing > 1:
         middle = (fitting + failing) // 2
         planned = plan_model(model, replace(options, ram=middle * unit), label)
-        if planned.fits:
+        if planned.fits and (accept is None or accept(planned)):
             fitting, best = middle, planned
         else:
             failing = middle

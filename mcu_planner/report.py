@@ -188,13 +188,21 @@ def ram_needed(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> int:
     return lifetimes_budget(lifetimes, plan.arena_bytes, alignment=lifetimes.problem.alignment).total
 
 
-def shortfall_message(graph: Graph, lifetimes: Lifetimes, budget: RamBudget, ram: int) -> str:
-    """One line: by how much, at which op the arena's peak falls, which tensors are live there."""
+def shortfall_message(
+    graph: Graph, lifetimes: Lifetimes, budget: RamBudget, ram: int, smallest: int | None = None
+) -> str:
+    """One line: by how much, at which op the arena's peak falls, which
+    tensors are live there.  `budget`: the RAM of the plan described;
+    `smallest`: the smallest budget that fits (`--ram min`), that plan being
+    the one made there; without, the plan's own need."""
+    needed = budget.total if smallest is None else smallest
     peak = peak_live(lifetimes.problem)
     terms = " + ".join(f"{name} {format_bytes(size)}" for name, size in budget.terms() if size)
     return (
-        f"does not fit: needs {format_bytes(budget.total)} ({terms}) but --ram is {format_bytes(ram)}, "
-        f"{format_bytes(budget.total - ram)} short; the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
+        f"does not fit: needs {format_bytes(needed)} ({terms})"
+        f"{' (the smallest --ram it fits, as --ram min finds)' if smallest is not None else ''} "
+        f"but --ram is {format_bytes(ram)}, {format_bytes(needed - ram)} short; "
+        f"the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
     )
 
 
@@ -385,3 +393,52 @@ def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dic
     for layer in layers:
         layer["live_bytes"], layer["arena_top"] = uses[layer["step"]]
     return record
+
+
+# techniques keys that are figures about the plan, not techniques it uses
+_FIGURES = {"overlap_shared_bytes", "below_live_peak_bytes", "arena_without_overlaps_bytes"}
+# techniques counts, as technique_names names them (any other key is shown as it is spelt)
+_NAMES = {"in_place_ops": "in-place", "overlap_ops": "overlaps", "in_place_depthwise_ops": "in-place depthwise"}
+
+
+def technique_names(record: dict) -> list[str]:
+    """What took the plan where it is, named from its plan JSON: every
+    technique counted in `techniques` (an op count or a non-default op
+    order), and the patch grid when the plan has one."""
+    used = []
+    for key, value in record.get("techniques", {}).items():
+        if key in _FIGURES or not value:
+            continue
+        if key == "op_order":
+            if value != "model":
+                used.append(f"{value} order")
+        elif isinstance(value, bool):
+            used.append(key.replace("_", " "))
+        elif isinstance(value, int):
+            used.append(f"{_NAMES.get(key, key.replace('_', ' '))} {value}")
+        elif key != "patches":
+            used.append(f"{key.replace('_', ' ')} {value}")
+    patches = patch_record(record)
+    if patches:
+        rows, cols = patches.get("grid", ("?", "?"))
+        used.append(f"patches {rows}x{cols} over {len(patches.get('ops', ()))} ops")
+    return used
+
+
+def patch_record(record: dict) -> dict | None:
+    """The plan's patch-based execution record (`patches` at the top level
+    or inside `techniques`), None without one."""
+    for found in (record.get("patches"), record.get("techniques", {}).get("patches")):
+        if isinstance(found, dict) and found:
+            return found
+    return None
+
+
+def mac_overhead_percent(record: dict) -> float:
+    """Extra multiply-accumulates the plan costs, per cent of the model's:
+    the patches' recomputed halos; overlaps, in-place ops and the op order
+    compute exactly what the model does."""
+    patches = patch_record(record)
+    if not patches or not patches.get("model_macs"):
+        return 0.0
+    return 100.0 * patches.get("extra_macs", 0) / patches["model_macs"]

@@ -1,8 +1,8 @@
-"""README's operator table against what the lowering accepts today, so that
-the table cannot go stale: every variant bench/coverage.py builds a model for
-is generated again here (no TFLM needed) and must match its README cell.
+"""docs/operators.md's operator table against what the lowering accepts today,
+so that the table cannot go stale: every variant bench/coverage.py builds a
+model for is generated again here (no TFLM needed) and must match its cell.
 After adding or removing a variant, regenerate with
-`python bench/coverage.py --readme`."""
+`python bench/coverage.py --docs`."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ coverage = _load_coverage()
 
 
 def readme_rows() -> dict[str, dict[str, str]]:
-    """{operator: {dtype variant: "yes" or "folded"}} from README.md's generated table."""
-    text = (REPO / "README.md").read_text()
+    """{operator: {dtype variant: "yes" or "folded"}} from docs/operators.md's generated table."""
+    text = coverage.OPERATORS_PAGE.read_text()
     block = text[text.index(coverage.README_BEGIN) : text.index(coverage.README_END)]
     lines = [line for line in block.splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
@@ -59,7 +59,7 @@ def test_readme_table_is_what_the_lowering_accepts(measured):
         for opcode in sorted(set(rows) | set(accepted))
         if rows.get(opcode, {}) != accepted.get(opcode, {})
     }
-    assert not stale, f"README's operator table is stale (run python bench/coverage.py --readme): {stale}"
+    assert not stale, f"docs/operators.md's operator table is stale (run python bench/coverage.py --docs): {stale}"
 
 
 def test_a_refused_variant_is_refused_with_exit_4_naming_the_op(measured):

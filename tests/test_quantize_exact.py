@@ -247,7 +247,7 @@ def test_quantize_dequantize_sweep_is_bit_exact_on_cortex_m4(int16_activations):
 def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     """The generated source says why it needs -ffp-contract=off near its top;
     the build files of OUTDIR (NAME.mk, CMakeLists.txt), the board Makefile
-    and every compiler command in the README pass it (a fused multiply-add
+    and every compiler command in the README and docs/ pass it (a fused multiply-add
     would change float results)."""
     from mcu_planner.check import generate_for_model
     from mcu_planner.output_dir import write_output
@@ -270,6 +270,8 @@ def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     assert "-ffp-contract=off" in cflags or any(
         "-ffp-contract=off" in named.get(v, "") for v in re.findall(r"\$\((\w+)\)", cflags)
     )
-    readme = (templates_dir().parent / "README.md").read_text()
-    commands = [line for line in readme.splitlines() if line.startswith(("cc ", "gcc ", "arm-none-eabi-gcc "))]
+    root = templates_dir().parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    lines = [line for page in pages for line in page.read_text().splitlines()]
+    commands = [line for line in lines if line.startswith(("cc ", "gcc ", "arm-none-eabi-gcc "))]
     assert commands and all("-ffp-contract=off" in line for line in commands)
