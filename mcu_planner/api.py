@@ -161,9 +161,10 @@ class Plan:
 
             p = self.planned
             without_overlaps = report.arena_without_overlaps(p.lifetimes, p.options.time_limit)
-            self._json = report.plan_json(
+            record = report.plan_json(
                 self.model, p.graph, p.lifetimes, p.plan, p.options.alias, p.op_order, without_overlaps
             )
+            self._json = report.add_ram(record, p.regions, p.lifetimes, p.ram_budget, self.ram)
         return self._json
 
     def generate(

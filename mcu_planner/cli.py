@@ -658,10 +658,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
             record = report.plan_json(
                 args.model, graph, lifetimes, plan, args.alias == "on", planned.op_order, without_overlaps
             )
-            if planned.regions is not None:
-                report.add_regions(record, planned.regions, lifetimes)
-            else:
-                record["ram"] = planned.ram_budget.as_json(args.ram)
+            report.add_ram(record, planned.regions, lifetimes, planned.ram_budget, args.ram)
             staged.append(_StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n"))
         if args.tflm_plan:
             staged.append(_stage_tflm_plan(args, options))
@@ -888,10 +885,7 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
     )
-    if planned.regions is not None:
-        report.add_regions(plan, planned.regions, planned.lifetimes)
-    else:
-        plan["ram"] = planned.ram_budget.as_json(args.ram)
+    report.add_ram(plan, planned.regions, planned.lifetimes, planned.ram_budget, args.ram)
     line = flash.line().removeprefix("flash: ")
     page = render_report(plan, Path(args.model).name, line, scratch_op(planned.graph))
     return _StagedFile(Path(args.report), page)

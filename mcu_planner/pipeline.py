@@ -624,7 +624,20 @@ def smallest_ram(
     (`mcu-plan --ram B` failing names this same smallest budget); the search
     starts at its need, which is the answer when one unit less does not fit
     (one probe, not a bisection).
-    The returned plan's `options.ram` is the budget found."""
+    The returned plan's `options.ram` is its own need (ram_budget.py's
+    total, at most the budget found): the smallest RAM, to the byte, that
+    the plan found fits."""
+    found = _smallest_ram_plan(model, options, label, accept, failed)
+    return replace(found, options=replace(found.options, ram=found.ram_needed))
+
+
+def _smallest_ram_plan(
+    model: str | os.PathLike | bytes,
+    options: PlanOptions,
+    label: str | None,
+    accept: Callable[[PlannedModel], bool] | None,
+    failed: PlannedModel | None,
+) -> PlannedModel:
     unit = options.alignment
     if failed is not None and failed.options.ram is not None:
         failing = failed.options.ram // unit

@@ -365,6 +365,17 @@ def region_lines(regions: RegionPlans) -> list[str]:
     return lines
 
 
+def add_ram(
+    record: dict, regions: RegionPlans | None, lifetimes: Lifetimes, budget: RamBudget, ram: int | None
+) -> dict:
+    """`record` (plan_json) with what holds the RAM: the regions, or the one
+    budget's terms (ram_budget.py) against `ram`."""
+    if regions is not None:
+        return add_regions(record, regions, lifetimes)
+    record["ram"] = budget.as_json(ram)
+    return record
+
+
 def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dict:
     """The plan JSON with memory regions: a "regions" list (fastest first) and,
     per tensor, its "region" (name) with "offset" counted inside that region;

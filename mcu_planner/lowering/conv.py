@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 from dataclasses import replace
 
@@ -252,15 +254,7 @@ def depthwise_conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> Ker
     if call.function != "mcu_depthwise_conv_2d_s8" or call.params["filter_in_c_or_multiplier"] != 1:
         return facts
 
-    def over_input(scratch: int) -> KernelCall:
-        """mcu_depthwise_conv_2d_s8_in_place: channel by channel through
-        `scratch` (output_h x output_w values), each written back over the
-        input's channel (in_place_depthwise.py)."""
-        return KernelCall(
-            "mcu_depthwise_conv_2d_s8_in_place", call.params_type, call.params, call.args + (scratch,), call.sources
-        )
-
-    return replace(facts, over_input=over_input)
+    return replace(facts, over_input=partial(_depthwise_over_input, call))
 
 
 def _image_facts(op: Operator, graph: Graph, call: KernelCall, macs: int) -> KernelFacts:
@@ -271,8 +265,20 @@ def _image_facts(op: Operator, graph: Graph, call: KernelCall, macs: int) -> Ker
     if facts.access is None or "raster_walk" not in call.params:
         return facts
 
-    def in_raster_order() -> KernelCall:
-        """mcu_conv.c's int8 kernels leave their faster walks for the one WALKS declares."""
-        return replace(call, params={**call.params, "raster_walk": 1})
+    return replace(facts, in_raster_order=partial(_in_raster_order, call))
 
-    return replace(facts, in_raster_order=in_raster_order)
+
+# The facts' call rewrites are module-level functions bound with
+# functools.partial, so that a Program (and a Plan) pickles.
+def _depthwise_over_input(call: KernelCall, scratch: int) -> KernelCall:
+    """mcu_depthwise_conv_2d_s8_in_place: channel by channel through
+    `scratch` (output_h x output_w values), each written back over the
+    input's channel (in_place_depthwise.py)."""
+    return KernelCall(
+        "mcu_depthwise_conv_2d_s8_in_place", call.params_type, call.params, call.args + (scratch,), call.sources
+    )
+
+
+def _in_raster_order(call: KernelCall) -> KernelCall:
+    """mcu_conv.c's int8 kernels leave their faster walks for the one WALKS declares."""
+    return replace(call, params={**call.params, "raster_walk": 1})

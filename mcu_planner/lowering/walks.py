@@ -7,6 +7,8 @@ walk and the fields into `KernelFacts`."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from dataclasses import dataclass, replace
 
 from ..graph import DTYPE_BITS, Graph, Operator, PatchWindow, Window
@@ -104,27 +106,12 @@ def image_window_facts(
             channel_wise=order.channel_wise and channels_in * in_bytes == channels_out * out_bytes,
         )
 
-    def for_window(patch: PatchWindow) -> KernelCall:
-        params: dict[str, ParamValue] = {
-            **call.params,
-            "input_h": patch.in_end - patch.in_first,
-            "output_h": patch.out_end - patch.out_first,
-            "pad_h": patch.pad_h,
-        }
-        if patch.columns is not None:
-            params.update(
-                input_w=patch.columns.in_end - patch.columns.in_first,
-                output_w=patch.columns.out_end - patch.columns.out_first,
-                pad_w=patch.columns.pad_h,
-            )
-        return replace(call, params=params)
-
     return KernelFacts(
         macs=macs,
         access=access,
         raster_walk_is_slower=slower and access is not None,
         window=window if patchable else None,
-        for_window=for_window if patchable else None,
+        for_window=partial(_image_call_for_window, call) if patchable else None,
     )
 
 
@@ -182,23 +169,7 @@ def pad_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
     output_h = _ints(call)["output_elements"] // (row * int(dims.values[PAD_ROW_DIM - 1]))
     window = Window(input_h, output_h, 1, 1, 1, 1, 1, 1, origin // row, before // channels, input_w, row // channels)
 
-    def for_window(patch: PatchWindow) -> KernelCall:
-        values = list(dims.values)
-        values[PAD_ROW_DIM] = patch.in_end - patch.in_first
-        params: dict[str, ParamValue] = {**call.params, "input_dims": CArray(dims.c_type, tuple(values))}
-        patch_row, patch_before = row, before
-        if patch.columns is not None:
-            values[PAD_ROW_DIM + 1] = patch.columns.in_end - patch.columns.in_first
-            patch_row = (patch.columns.out_end - patch.columns.out_first) * channels
-            patch_before = patch.columns.pad_h * channels
-            row_strides = list(strides.values)
-            row_strides[PAD_ROW_DIM] = patch_row
-            params["input_dims"] = CArray(dims.c_type, tuple(values))
-            params["output_strides"] = CArray(strides.c_type, tuple(row_strides))
-        params["output_elements"] = (patch.out_end - patch.out_first) * patch_row
-        params["output_origin"] = patch.pad_h * patch_row + patch_before
-        return replace(call, params=params)
-
+    for_window = partial(_pad_call_for_window, call, dims, strides, row, before, channels)
     return KernelFacts(access=access, window=window, for_window=for_window)
 
 
@@ -213,10 +184,54 @@ def unary_elementwise_facts(op: Operator, graph: Graph, call: KernelCall) -> Ker
         return facts
     _, height, width, _ = out.shape
 
-    def for_window(patch: PatchWindow) -> KernelCall:
-        columns = width if patch.columns is None else patch.columns.out_end - patch.columns.out_first
-        pixels = (patch.out_end - patch.out_first) * columns
-        return replace(call, params={**call.params, "size": size // (height * width) * pixels})
-
     window = Window(height, height, 1, 1, 1, 1, 1, 1, 0, 0, width, width)
-    return replace(facts, window=window, for_window=for_window)
+    return replace(facts, window=window, for_window=partial(_elementwise_call_for_window, call, size, height, width))
+
+
+def _image_call_for_window(call: KernelCall, patch: PatchWindow) -> KernelCall:
+    """An image kernel's call over one patch: its rows (and columns) only.
+    Module level (bound with functools.partial), so that facts pickle."""
+    params: dict[str, ParamValue] = {
+        **call.params,
+        "input_h": patch.in_end - patch.in_first,
+        "output_h": patch.out_end - patch.out_first,
+        "pad_h": patch.pad_h,
+    }
+    if patch.columns is not None:
+        params.update(
+            input_w=patch.columns.in_end - patch.columns.in_first,
+            output_w=patch.columns.out_end - patch.columns.out_first,
+            pad_w=patch.columns.pad_h,
+        )
+    return replace(call, params=params)
+
+
+def _pad_call_for_window(
+    call: KernelCall, dims: CArray, strides: CArray, row: int, before: int, channels: int, patch: PatchWindow
+) -> KernelCall:
+    """mcu_pad's call over one patch (`row`: output row elements, `before`:
+    leading padding elements in a row)."""
+    values = list(dims.values)
+    values[PAD_ROW_DIM] = patch.in_end - patch.in_first
+    params: dict[str, ParamValue] = {**call.params, "input_dims": CArray(dims.c_type, tuple(values))}
+    patch_row, patch_before = row, before
+    if patch.columns is not None:
+        values[PAD_ROW_DIM + 1] = patch.columns.in_end - patch.columns.in_first
+        patch_row = (patch.columns.out_end - patch.columns.out_first) * channels
+        patch_before = patch.columns.pad_h * channels
+        row_strides = list(strides.values)
+        row_strides[PAD_ROW_DIM] = patch_row
+        params["input_dims"] = CArray(dims.c_type, tuple(values))
+        params["output_strides"] = CArray(strides.c_type, tuple(row_strides))
+    params["output_elements"] = (patch.out_end - patch.out_first) * patch_row
+    params["output_origin"] = patch.pad_h * patch_row + patch_before
+    return replace(call, params=params)
+
+
+def _elementwise_call_for_window(
+    call: KernelCall, size: int, height: int, width: int, patch: PatchWindow
+) -> KernelCall:
+    """An elementwise kernel's call over the values of one patch."""
+    columns = width if patch.columns is None else patch.columns.out_end - patch.columns.out_first
+    pixels = (patch.out_end - patch.out_first) * columns
+    return replace(call, params={**call.params, "size": size // (height * width) * pixels})
