@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 from .errors import McuPlanError
 from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow, Tensor
 from .lowering import CArray, KernelCall, NotLowerable, ParamValue, lower
+from .lowering.conv import COLUMNS_SCRATCH
 from .lowering.traits import IN_PLACE_DEPTHWISE
 from .macs import op_macs
 from .problem import WindowAccess
@@ -229,7 +230,14 @@ def patchable_call(op_index: int, graph: Graph) -> KernelCall | None:
     op = graph.operators[op_index]
     stage = graph.patch_stage
     patch_buffers = {stage.gather, stage.scatter} if stage is not None else set()
-    if op.opcode not in PATCHABLE_OPCODES or set(op.scratch) - patch_buffers or op.options.get(IN_PLACE_DEPTHWISE):
+    # A kernel's own working scratch (the convolution's columns) does not
+    # depend on the patch geometry; any other scratch keeps the op whole.
+    own_scratch = {t for t in op.scratch if graph.tensors[t].name.endswith(f"_scratch_{COLUMNS_SCRATCH}")}
+    if (
+        op.opcode not in PATCHABLE_OPCODES
+        or set(op.scratch) - patch_buffers - own_scratch
+        or op.options.get(IN_PLACE_DEPTHWISE)
+    ):
         return None
     if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None

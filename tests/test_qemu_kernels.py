@@ -381,3 +381,47 @@ def requantize_model() -> bytes:
 def test_requantize_lanes_on_helium():
     report = check_model(requantize_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+def long_window_model() -> bytes:
+    """int8 windows past the 640 values a column holds: on the Cortex-M55 the
+    Helium passes read them in place (mcu_helium_conv_pass_s8), four pixels
+    that share their inside columns at a time -- down each border column and
+    along the rows between, rows in the padding read as the zero point; runs
+    of 1-15 values after the vectors (5 x 29 = 145, 3 x 73 = 219), window
+    columns partly in the padding (offset times the filter taps read), a
+    dilated row (runs of input_c), stride 2, two images, pixel counts that
+    leave 1-3 after the passes and an output column with every window
+    column in the padding."""
+    net = Int8Net(36)
+    odd = net.input((2, 7, 6, 29), -1.0, 2.0)
+    deep = net.input((1, 5, 3, 73), 0.0, 3.0)
+    wide = net.input((1, 4, 9, 80), -2.0, 0.0)
+    outputs = [
+        net.conv2d(odd, 5, kernel=(5, 5), padding="SAME"),
+        net.conv2d(odd, 3, kernel=(5, 5), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(deep, 7, kernel=(3, 3), padding="SAME", activation="RELU6"),
+        net.conv2d(deep, 2, kernel=(5, 3), padding="VALID"),
+        net.conv2d(wide, 4, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.conv2d(wide, 3, kernel=(2, 5), strides=(1, 3), padding="SAME", dilation=(2, 1)),
+    ]
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_long_convolution_windows_on_odd_sizes(board):
+    assert_matches_reference(long_window_model(), inputs=2, target=board)
+
+
+def test_int8_long_convolution_windows_in_raster_groups_on_helium(tmp_path):
+    """A long-window convolution whose output the plan starts inside its
+    input (raster_walk, taken under a tight --ram): each aligned group of
+    four pixels in passes by their inside columns, exact."""
+    net = Int8Net(37)
+    x = net.input((1, 6, 7, 48), -1.0, 1.0)
+    model = net.build(net.conv2d(x, 40, kernel=(3, 5), padding="SAME"))
+    # Input and output whole (2,016 + 1,680 B) plus the stack reserve do not fit.
+    report = check_model(model, target="mps3-an547", inputs=2, ram=4000, raise_on_mismatch=False, keep_dir=tmp_path)
+    assert report.passed, report.mismatch_message()
+    generated = "".join(p.read_text() for p in tmp_path.rglob("*.c"))
+    assert ".raster_walk = 1," in generated

@@ -367,9 +367,10 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
 }
 
 /* Windows of at most this many values (filter_h * filter_w * input_c) are
- * copied whole into a column, two output pixels at a time, so that every
- * window is one run of taps however short its rows are and wherever it
- * lies: 2 x 640 bytes of static RAM (a ResNet 3 x 3 x 64 window fits). */
+ * copied whole into columns of the kernel's `columns` scratch (planned in the
+ * arena by mcu_planner/lowering/conv.py, p->column_bytes long), several output
+ * pixels at a time, so that every window is one run of taps however short
+ * its rows are and wherever it lies (a ResNet 3 x 3 x 64 window fits). */
 #define MCU_CONV_COLUMN_MAX 640
 #if defined(MCU_MVE)
 /* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
@@ -377,7 +378,6 @@ static void conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, co
 #else
 #define MCU_CONV_COLUMNS 2
 #endif
-static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX];
 
 #if defined(MCU_DSP) && !defined(MCU_MVE)
 /* dot2x2_s8 for runs of whole words against two filters interleaved word by
@@ -511,7 +511,7 @@ MCU_NOINLINE static void conv_1x1_stride1_raster_s8(const mcu_conv_s8_params *p,
  * prepared and its bias and offset terms summed once for all pixels; two
  * pixels by two channels per dot2x2_s8. */
 static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                const int32_t *bias, int8_t *output)
+                                const int32_t *bias, int8_t *output, int8_t *columns)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const int32_t pixels = p->batches * p->output_h * p->output_w;
@@ -532,8 +532,8 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
 #if defined(MCU_DSP)
         /* Runs of whole words: the two filters interleaved word by word into
          * the column buffer, read through one pointer for all pixels. */
-        int8_t *const pairs = &conv_columns[0][0];
-        const int interleave = (in_c & 3) == 0 && 2 * in_c <= (int32_t)sizeof conv_columns;
+        int8_t *const pairs = columns;
+        const int interleave = columns != NULL && (in_c & 3) == 0 && 2 * in_c <= p->column_bytes;
         int32_t k;
         for (k = 0; interleave && k < in_c; k += 4) {
             memcpy(pairs + 2 * k, w0 + k, 4);
@@ -550,6 +550,7 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
                 dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
             }
 #else
+            (void)columns; /* without DSP the filters are read in place */
             dot2x2_s8(x, has_second ? x + in_step : x, w0, w1, in_c, acc);
 #endif
             requantize_2x2_prepared_store(&range, acc, add0, add1, &m0, &m1, has_pair, has_second, out, out_step);
@@ -561,7 +562,7 @@ static void conv_1x1_stride1_s8(const mcu_conv_s8_params *p, const int8_t *input
 /* Pointwise (1x1 filter, no padding, one group): a matrix product of the
  * strided input pixels and the filter, two pixels by two channels at a time. */
 static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                        int8_t *output)
+                        int8_t *output, int8_t *columns)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const int32_t pixels_per_image = p->output_h * p->output_w;
@@ -579,13 +580,14 @@ static void conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const 
         }
         mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
     }
+    (void)columns; /* Helium reads the filters in place */
     return;
 #else
     if (p->stride_h == 1 && p->stride_w == 1) {
         if (p->raster_walk) {
             conv_1x1_stride1_raster_s8(p, input, filter, bias, output);
         } else {
-            conv_1x1_stride1_s8(p, input, filter, bias, output);
+            conv_1x1_stride1_s8(p, input, filter, bias, output, columns);
         }
         return;
     }
@@ -685,7 +687,7 @@ static void conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *inp
 /* Helium: four output pixels per pass, in output order across rows and
  * images, each window copied into a column. */
 static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                      const int32_t *bias, int8_t *output)
+                                      const int32_t *bias, int8_t *output, int8_t *column_space)
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     const int8_t *columns[MCU_CONV_COLUMNS];
@@ -696,8 +698,9 @@ static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t 
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                conv_window_to_column(p, input, b, &wy, out_x, conv_columns[count]);
-                columns[count] = conv_columns[count];
+                int8_t *column = column_space + (size_t)count * (size_t)window;
+                conv_window_to_column(p, input, b, &wy, out_x, column);
+                columns[count] = column;
                 if (++count == MCU_CONV_COLUMNS) {
                     mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
                     first_out += (size_t)p->output_c * (size_t)count;
@@ -717,13 +720,13 @@ static void conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t 
 /* One group, windows up to MCU_CONV_COLUMN_MAX values: each pair of output
  * pixels is two columns against the whole filters. */
 static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                               const int32_t *bias, int8_t *output)
+                               const int32_t *bias, int8_t *output, int8_t *columns)
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     int8_t *out = output;
     int32_t b, out_y, out_x;
 #if defined(MCU_MVE)
-    conv_2d_s8_columns_helium(p, input, filter, bias, output);
+    conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
     return;
 #endif
     for (b = 0; b < p->batches; ++b) {
@@ -732,12 +735,12 @@ static void conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input,
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; out_x += 2) {
                 const int has_second = out_x + 1 < p->output_w;
-                conv_window_to_column(p, input, b, &wy, out_x, conv_columns[0]);
+                int8_t *const second = columns + window;
+                conv_window_to_column(p, input, b, &wy, out_x, columns);
                 if (has_second) {
-                    conv_window_to_column(p, input, b, &wy, out_x + 1, conv_columns[1]);
+                    conv_window_to_column(p, input, b, &wy, out_x + 1, second);
                 }
-                conv_pixel_pair_s8(p, conv_columns[0], has_second ? conv_columns[1] : conv_columns[0], filter, window,
-                                   bias, has_second, out);
+                conv_pixel_pair_s8(p, columns, has_second ? second : columns, filter, window, bias, has_second, out);
                 out += (size_t)p->output_c * (has_second ? 2u : 1u);
             }
         }
@@ -827,7 +830,11 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
                                                mcu_window_input(&wx, wx.first), 0);
                     f_first = ((size_t)wy.first * (size_t)p->filter_w + (size_t)wx.first) * (size_t)in_c;
                 }
-                if (inside && out_x + 1 < p->output_w) {
+                /* Under raster_walk a pair must not straddle two aligned
+                 * groups of four (KERNEL_ORDERS). */
+                const int pair_in_group =
+                    !p->raster_walk || (((b * p->output_h + out_y) * p->output_w + out_x) & 3) != 3;
+                if (inside && pair_in_group && out_x + 1 < p->output_w) {
                     const mcu_window_axis next =
                         mcu_window_axis_at(out_x + 1, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                     if (next.end - next.first == p->filter_w) {
@@ -866,6 +873,144 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
     }
 }
 
+/* The output coordinates [*first, *end) along one axis whose windows lie
+ * wholly inside the input: origin = out * stride - pad at or past 0, and the
+ * last tap, origin + (taps - 1) * dilation, before input_size. */
+static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
+                              int32_t input_size, int32_t *first, int32_t *end)
+{
+    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
+    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
+    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
+}
+
+#if defined(MCU_MVE)
+/* Bytes of one window row's span in the input: what a zero row must hold. */
+static size_t conv_row_span(const mcu_conv_s8_params *p)
+{
+    return ((size_t)(p->filter_w - 1) * (size_t)p->dilation_w + 1u) * (size_t)p->input_c;
+}
+
+/* Starts `t`, a pass over output pixels whose windows have the inside
+ * columns of `wx`; returns the offset of the first inside column in a
+ * filter. */
+static size_t conv_pass_begin(const mcu_conv_s8_params *p, const mcu_window_axis *wx, const int8_t *zero_row,
+                              mcu_helium_conv_pass *t)
+{
+    const int32_t in_c = p->input_c, cols = MCU_MAX(wx->end - wx->first, 0);
+    t->filter_h = p->filter_h;
+    t->dilation_h = p->dilation_h;
+    t->input_h = p->input_h;
+    t->cols = p->dilation_w == 1 ? MCU_MIN(cols, 1) : cols;
+    t->run = p->dilation_w == 1 ? cols * in_c : in_c;
+    t->input_row = (size_t)p->input_w * (size_t)in_c;
+    t->input_col = (size_t)p->dilation_w * (size_t)in_c;
+    t->filter_row = (size_t)p->filter_w * (size_t)in_c;
+    t->filter_col = (size_t)in_c;
+    t->filter_size = (size_t)p->filter_h * t->filter_row;
+    t->offset = p->input_offset;
+    t->inside = cols == p->filter_w;
+    t->zero_row = zero_row;
+    return cols > 0 ? (size_t)wx->first * (size_t)in_c : 0u;
+}
+
+/* Output pixel `index` (raster order) as pixel k of pass t. */
+static void conv_pass_pixel(const mcu_conv_s8_params *p, const int8_t *input, int32_t index, int32_t k,
+                            mcu_helium_conv_pass *t)
+{
+    const int32_t per_image = p->output_h * p->output_w, b = index / per_image;
+    const int32_t y = (index % per_image) / p->output_w, x = index % p->output_w;
+    const mcu_window_axis wx =
+        mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const int32_t column = wx.end > wx.first ? mcu_window_input(&wx, wx.first) : 0;
+    t->column[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, 0, column, 0);
+    t->origin[k] = y * p->stride_h - p->pad_h;
+    t->out[k] = (uint32_t)index * (uint32_t)p->output_c;
+}
+
+static int same_columns(const mcu_window_axis *a, const mcu_window_axis *b)
+{
+    return a->first == b->first && a->end == b->end;
+}
+
+/* Windows longer than a column holds, read in place (mcu_helium_conv_pass_s8):
+ * passes of four pixels whose windows have the same inside columns -- down
+ * each border column, and along the rows between them -- or, under
+ * raster_walk, the pixels of each aligned group of four sorted by their
+ * inside columns.  Window rows in the padding read `zero_row` (`zero_bytes`
+ * long); returns 0 without doing anything when the windows reach into the
+ * padding rows and that is too short. */
+static int conv_2d_s8_long_windows_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                          const int32_t *bias, int8_t *output, int8_t *zero_row, size_t zero_bytes)
+{
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    mcu_helium_conv_pass t;
+    int32_t y_first, y_end, x_first, x_end, first, count, k, j, b, y, x;
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h, &y_first, &y_end);
+    if (y_first > 0 || y_end < p->output_h) {
+        if (zero_row == NULL || zero_bytes < conv_row_span(p)) {
+            return 0;
+        }
+        column_fill(zero_row, -p->input_offset, conv_row_span(p));
+    }
+    if (p->raster_walk) {
+        for (first = 0; first < pixels; first += 4) {
+            const int32_t group = MCU_MIN(pixels - first, 4);
+            mcu_window_axis wx[4];
+            int done[4] = {0, 0, 0, 0};
+            for (k = 0; k < group; ++k) {
+                wx[k] = mcu_window_axis_at((first + k) % p->output_w, p->stride_w, p->pad_w, p->dilation_w,
+                                           p->filter_w, p->input_w);
+            }
+            for (k = 0; k < group; ++k) {
+                size_t filter_first;
+                if (done[k]) {
+                    continue;
+                }
+                filter_first = conv_pass_begin(p, &wx[k], zero_row, &t);
+                for (count = 0, j = k; j < group; ++j) {
+                    if (!done[j] && same_columns(&wx[j], &wx[k])) {
+                        conv_pass_pixel(p, input, first + j, count++, &t);
+                        done[j] = 1;
+                    }
+                }
+                mcu_helium_conv_pass_s8(p, &t, count, filter + filter_first, bias, output);
+            }
+        }
+        return 1;
+    }
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
+    /* x = -1: the columns [x_first, x_end) whose windows lie inside; then
+     * each other column on its own. */
+    for (x = -1; x < p->output_w; ++x) {
+        const int32_t from = x < 0 ? x_first : x, to = x < 0 ? x_end : x + 1;
+        const mcu_window_axis wx =
+            mcu_window_axis_at(from, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+        size_t filter_first;
+        if (from >= to || (x >= x_first && x < x_end)) {
+            continue;
+        }
+        filter_first = conv_pass_begin(p, &wx, zero_row, &t);
+        count = 0;
+        for (b = 0; b < p->batches; ++b) {
+            for (y = 0; y < p->output_h; ++y) {
+                for (k = from; k < to; ++k) {
+                    conv_pass_pixel(p, input, (b * p->output_h + y) * p->output_w + k, count, &t);
+                    if (++count == 4) {
+                        mcu_helium_conv_pass_s8(p, &t, count, filter + filter_first, bias, output);
+                        count = 0;
+                    }
+                }
+            }
+        }
+        if (count > 0) {
+            mcu_helium_conv_pass_s8(p, &t, count, filter + filter_first, bias, output);
+        }
+    }
+    return 1;
+}
+#endif
+
 /* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
  * p->raster_walk set, every path below writes output pixels in raster order
  * (batch, row, column), at most four at a time (two without Helium), each
@@ -877,15 +1022,21 @@ static void conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *inpu
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output)
+                    int8_t *output, int8_t *columns)
 {
+    const int32_t window = p->filter_h * p->filter_w * p->input_c;
     if (p->window_offset_terms == NULL || p->filter_in_c_or_multiplier != p->input_c) {
         conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
-        conv_1x1_s8(p, input, filter, bias, output);
-    } else if (p->filter_h * p->filter_w * p->input_c <= MCU_CONV_COLUMN_MAX) {
-        conv_2d_s8_columns(p, input, filter, bias, output);
+        conv_1x1_s8(p, input, filter, bias, output, columns);
+    } else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
+        conv_2d_s8_columns(p, input, filter, bias, output, columns);
     } else {
+#if defined(MCU_MVE)
+        if (conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+            return;
+        }
+#endif
         conv_2d_s8_one_group(p, input, filter, bias, output);
     }
 }
@@ -1022,16 +1173,6 @@ static void depthwise_conv_2d_s8_per_tap_offset(const mcu_conv_s8_params *p, con
     }
 }
 
-/* The output coordinates [*first, *end) along one axis whose windows lie
- * wholly inside the input: origin = out * stride - pad at or past 0, and the
- * last tap, origin + (taps - 1) * dilation, before input_size. */
-static void conv_inside_range(int32_t output_size, int32_t stride, int32_t pad, int32_t dilation, int32_t taps,
-                              int32_t input_size, int32_t *first, int32_t *end)
-{
-    const int32_t last_origin = input_size - 1 - (taps - 1) * dilation; /* the largest origin inside */
-    *first = MCU_MIN((pad + stride - 1) / stride, output_size);
-    *end = last_origin + pad < 0 ? *first : MCU_MAX(*first, MCU_MIN((last_origin + pad) / stride + 1, output_size));
-}
 
 /* Taps of a depthwise window: `rows` x `cols` values `tap` apart in a row and
  * `row` apart between rows, in the input and in the filter. */
@@ -1458,71 +1599,64 @@ static inline MCU_ALWAYS_INLINE void raster_next(const mcu_conv_s8_params *p, in
 }
 
 #if defined(MCU_MVE)
-/* One aligned group of `count` raster pixels from pixel (b, y, x) on, in one
- * Helium pass: read in place when every window has the same taps inside the
- * input, otherwise each window first copied into a column (the padding as
- * the input zero point), so that the pass's taps are the same for all. */
+static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const mcu_window_axis *y1,
+                     const mcu_window_axis *x1)
+{
+    return y0->first == y1->first && y0->end == y1->end && x0->first == x1->first && x0->end == x1->end;
+}
+
+/* One aligned group of `count` raster pixels from pixel (b, y, x) on: each
+ * run of consecutive pixels whose windows have the same taps inside the
+ * input in one Helium pass, read in place, so that every channel still sees
+ * its pixels in raster order (KERNEL_ORDERS' channel_wise). */
 static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                    const int32_t *bias, int32_t b, int32_t y, int32_t x, int32_t count,
                                    int8_t *out)
 {
-    const mcu_window_axis wy0 = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-    const mcu_window_axis wx0 = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-    const int8_t *xs[4];
-    mcu_helium_taps taps;
-    const int8_t *w = filter;
     const size_t in_place_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
-    int32_t k, at_b = b, at_y = y, at_x = x; /* pixel k's position, stepped again below (no arrays: stack) */
-    int same = wy0.end > wy0.first && wx0.end > wx0.first;
-    for (k = 0; k < count; ++k, raster_next(p, &at_b, &at_y, &at_x)) {
-        const mcu_window_axis wy = mcu_window_axis_at(at_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
-                                                      p->input_h);
-        const mcu_window_axis wx = mcu_window_axis_at(at_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
-                                                      p->input_w);
-        same = same && wy.first == wy0.first && wy.end == wy0.end && wx.first == wx0.first && wx.end == wx0.end;
-    }
-    taps.offset = p->input_offset;
-    taps.out_step = (size_t)p->output_c;
-    if (same) {
-        taps.tap = (size_t)p->dilation_w * (size_t)p->input_c;
-        taps.rows = wy0.end - wy0.first;
-        taps.cols = wx0.end - wx0.first;
-        taps.inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
-        w += ((size_t)wy0.first * (size_t)p->filter_w + (size_t)wx0.first) * (size_t)p->output_c;
-    } else {
-        taps.tap = (size_t)p->input_c;
-        taps.rows = p->filter_h;
-        taps.cols = p->filter_w;
-        taps.inside = 1; /* copied windows: the padding holds the zero point */
-    }
-    for (k = 0; k < count; ++k, raster_next(p, &b, &y, &x)) {
-        if (same) {
-            /* Same taps: each window's first inside tap is its origin moved by wy0.first, wx0.first taps. */
-            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
-                                            y * p->stride_h - p->pad_h + wy0.first * p->dilation_h,
-                                            x * p->stride_w - p->pad_w + wx0.first * p->dilation_w, 0);
-            taps.row[k] = in_place_row;
-            continue;
-        }
-        const mcu_window_axis wy =
+    int32_t done = 0;
+    while (done < count) {
+        const mcu_window_axis wy0 =
             mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-        const mcu_window_axis wx =
+        const mcu_window_axis wx0 =
             mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-        if (p->dilation_w == 1 && wy.first == 0 && wy.end == p->filter_h && wx.first == 0 &&
-            wx.end == p->filter_w) {
-            /* A window wholly inside, its taps in_c apart as in a column: read in place. */
-            xs[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, wy.origin, wx.origin, 0);
-            taps.row[k] = in_place_row;
-        } else {
-            conv_window_to_column(p, input, b, &wy, x, conv_columns[k]);
-            xs[k] = conv_columns[k];
-            taps.row[k] = (size_t)p->filter_w * (size_t)p->input_c;
+        const int empty = wy0.end <= wy0.first || wx0.end <= wx0.first;
+        const int8_t *xs[4];
+        mcu_helium_taps taps;
+        const int8_t *w = filter;
+        int32_t n = 0, k;
+        taps.offset = p->input_offset;
+        taps.out_step = (size_t)p->output_c;
+        taps.tap = (size_t)p->dilation_w * (size_t)p->input_c;
+        taps.rows = empty ? 0 : wy0.end - wy0.first;
+        taps.cols = empty ? 0 : wx0.end - wx0.first;
+        taps.inside = taps.rows == p->filter_h && taps.cols == p->filter_w;
+        if (!empty) {
+            w += ((size_t)wy0.first * (size_t)p->filter_w + (size_t)wx0.first) * (size_t)p->output_c;
         }
+        while (done + n < count) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            const mcu_window_axis wx =
+                mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+            if (!same_taps(&wy0, &wx0, &wy, &wx)) {
+                break;
+            }
+            /* Same taps: each window's first inside tap is its origin moved by wy0.first, wx0.first taps. */
+            xs[n] = empty ? input
+                          : input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                    mcu_window_input(&wy, wy0.first), mcu_window_input(&wx, wx0.first),
+                                                    0);
+            taps.row[n] = in_place_row;
+            ++n;
+            raster_next(p, &b, &y, &x);
+        }
+        for (k = n; k < 4; ++k) {
+            taps.row[k] = in_place_row; /* the pass repeats pixel 0 there */
+        }
+        mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        done += n;
     }
-    for (k = count; k < 4; ++k) {
-        taps.row[k] = taps.row[0]; /* the pass repeats pixel 0 there */
-    }
-    mcu_helium_depthwise_s8(p, xs, count, &taps, w, bias, out);
 }
 
 /* Over a shared buffer with Helium: the aligned groups of four raster pixels
@@ -1608,44 +1742,12 @@ static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8
                                          const int32_t *bias, int8_t *output)
 {
 #if defined(MCU_MVE)
-    if (p->filter_h * p->filter_w * p->input_c <= MCU_CONV_COLUMN_MAX) {
-        depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output);
-        return;
-    }
+    depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output);
+    return;
 #else
     depthwise_conv_2d_s8_raster_groups(p, input, filter, bias, output);
     return;
 #endif
-    const int down = p->output_w == 1;
-    int32_t b, y, x, index = 0, count = 0, run_b = 0, run_y = 0, run_x = 0;
-    mcu_window_axis run_wy = {0, 1, 0, 0}, run_wx = {0, 1, 0, 0};
-    for (b = 0; b < p->batches; ++b) {
-        for (y = 0; y < p->output_h; ++y) {
-            const mcu_window_axis wy = mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h,
-                                                          p->input_h);
-            for (x = 0; x < p->output_w; ++x, ++index) {
-                const mcu_window_axis wx = mcu_window_axis_at(x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w,
-                                                              p->input_w);
-                const int same_taps = wy.first == run_wy.first && wy.end == run_wy.end &&
-                                      wx.first == run_wx.first && wx.end == run_wx.end;
-                if (count > 0 && (index % 4 == 0 || b != run_b || !same_taps || (!down && y != run_y))) {
-                    depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
-                    count = 0;
-                }
-                if (count == 0) {
-                    run_b = b;
-                    run_y = y;
-                    run_x = x;
-                    run_wy = wy;
-                    run_wx = wx;
-                }
-                ++count;
-            }
-        }
-    }
-    if (count > 0) {
-        depthwise_run(p, input, filter, bias, run_b, run_y, run_x, count, down, output);
-    }
 }
 
 /* With window_offset_terms: windows wholly inside the input take the offset

@@ -274,6 +274,147 @@ MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, co
     }
 }
 
+/* A pass of mcu_helium_conv_runs_s8: up to four output pixels of a
+ * convolution of one group whose windows have the same columns inside the
+ * input.  Each window row is `cols` runs of `run` contiguous int8 values
+ * (with dilation_w 1 one run: the row's inside taps, all channels),
+ * `input_col` bytes apart in the input and `filter_col` in the filter; window
+ * rows are dilation_h input rows (`input_row` bytes each) and `filter_row`
+ * filter bytes apart, filters `filter_size` apart.  A window row outside the
+ * input reads `zero_row` (the input zero point, as long as a row's runs
+ * reach) instead, which with the input offset adds nothing.  With every
+ * column inside (`inside`) the sums start at window_offset_terms; otherwise
+ * they add `offset` times the sum of the filter taps they read -- the same
+ * as adding the offset to every value read. */
+typedef struct {
+    int32_t filter_h;
+    int32_t dilation_h;
+    int32_t input_h;
+    int32_t cols;
+    int32_t run;
+    size_t input_row;
+    size_t input_col;
+    size_t filter_row;
+    size_t filter_col;
+    size_t filter_size;
+    int32_t offset;
+    int inside;
+    const int8_t *zero_row;
+    /* Per pixel: its first inside column at input row 0 of its image, the
+     * input row of its window row 0 (negative in the padding), its output
+     * offset. */
+    const int8_t *column[4];
+    int32_t origin[4];
+    uint32_t out[4];
+} mcu_helium_conv_pass;
+
+/* Adds the products of one run of `n` values of four pixels (x0 .. x3) and a
+ * filter (w) to s[0..3], and with `sum_filter` the filter values to *w_sum:
+ * sixteen values per VMLADAVA, the last n % 16 predicated. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_run4_s8(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                        const int8_t *x3, const int8_t *w, int32_t n, int sum_filter,
+                                                        int32_t s[4], int32_t *w_sum)
+{
+    int32_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], f = *w_sum, k;
+    for (k = n >> 4; k > 0; --k) {
+        const int8x16_t wv = vldrbq_s8(w);
+        s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
+        if (sum_filter) {
+            f = vaddvaq_s8(f, wv);
+        }
+        w += 16;
+        x0 += 16;
+        x1 += 16;
+        x2 += 16;
+        x3 += 16;
+    }
+    if (n & 15) {
+        const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
+        const int8x16_t wv = vldrbq_z_s8(w, tail);
+        s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
+        if (sum_filter) {
+            f = vaddvaq_s8(f, wv);
+        }
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+    *w_sum = f;
+}
+
+/* Window row r of pixel k of the pass: its first inside column, or the zero
+ * row when the row lies in the padding. */
+static inline MCU_ALWAYS_INLINE const int8_t *mcu_helium_pass_row(const mcu_helium_conv_pass *t, int32_t k, int32_t r)
+{
+    const int32_t y = t->origin[k] + r * t->dilation_h;
+    return (uint32_t)y < (uint32_t)t->input_h ? t->column[k] + (size_t)y * t->input_row : t->zero_row;
+}
+
+/* One output channel's sums over the pass's windows (w: its filter at the
+ * first inside column), added to s[]. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_pass_channel_s8(const mcu_helium_conv_pass *t, const int8_t *w,
+                                                                int sum_filter, int32_t s[4])
+{
+    int32_t w_sum = 0, r, c;
+    for (r = 0; r < t->filter_h; ++r, w += t->filter_row) {
+        const int8_t *x0 = mcu_helium_pass_row(t, 0, r), *x1 = mcu_helium_pass_row(t, 1, r);
+        const int8_t *x2 = mcu_helium_pass_row(t, 2, r), *x3 = mcu_helium_pass_row(t, 3, r);
+        for (c = 0; c < t->cols; ++c) {
+            const size_t at = (size_t)c * t->input_col;
+            mcu_helium_run4_s8(x0 + at, x1 + at, x2 + at, x3 + at, w + (size_t)c * t->filter_col, t->run, sum_filter,
+                               s, &w_sum);
+        }
+    }
+    if (sum_filter) {
+        const int32_t term = (int32_t)((uint32_t)t->offset * (uint32_t)w_sum);
+        for (c = 0; c < 4; ++c) {
+            s[c] = mcu_add_wrap_s32(s[c], term);
+        }
+    }
+}
+
+/* The `count` (1 to 4) output pixels of `pass`, read in place, so that
+ * windows of any length need no column; filter: the first filter at the
+ * pass's first inside column.  Every output channel, each filter vector
+ * loaded once for the four pixels; pixels past `count` repeat pixel 0 and
+ * are not stored. */
+MCU_NOINLINE static void mcu_helium_conv_pass_s8(const mcu_conv_s8_params *p, const mcu_helium_conv_pass *pass,
+                                                 int32_t count, const int8_t *filter, const int32_t *bias,
+                                                 int8_t *out)
+{
+    mcu_helium_conv_pass t = *pass; /* a copy: the int8 stores could alias it */
+    const int32_t out_c = p->output_c;
+    const int32_t *terms = p->window_offset_terms;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    const mve_pred16_t pixels = vctp32q((uint32_t)count);
+    uint32x4_t offsets;
+    int32_t oc, k;
+    for (k = count; k < 4; ++k) {
+        t.column[k] = t.column[0];
+        t.origin[k] = t.origin[0];
+        t.out[k] = t.out[0];
+    }
+    offsets = vldrwq_u32(t.out);
+    for (oc = 0; oc < out_c; ++oc, filter += t.filter_size) {
+        int32_t s[4];
+        if (t.inside) {
+            s[0] = s[1] = s[2] = s[3] = terms[oc];
+            mcu_helium_pass_channel_s8(&t, filter, 0, s);
+        } else {
+            s[0] = s[1] = s[2] = s[3] = 0;
+            mcu_helium_pass_channel_s8(&t, filter, 1, s);
+        }
+        mcu_helium_store_channel(&q, vldrwq_s32(s), oc, offsets, pixels, out);
+    }
+}
+
 #endif /* MCU_MVE */
 
 #endif /* MCU_CONV_HELIUM_H */

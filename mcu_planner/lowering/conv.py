@@ -7,8 +7,8 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import CArray, KernelCall, NotLowerable, lowers
-from .traits import IN_PLACE_DEPTHWISE
+from . import CArray, KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
+from .traits import CONV_COLUMN_MAX, IN_PLACE_DEPTHWISE
 from .common import (
     activation_params,
     hybrid_weighted_operands,
@@ -26,6 +26,33 @@ from .common import (
 )
 
 SOURCES = ("mcu_conv",)
+
+# mcu_conv.c's working columns, planned in the arena as the scratch of each
+# int8 CONV_2D (they were a static buffer no RAM budget counted).  The
+# generated C is the same for every core and each core's path needs its own
+# amount, so the scratch is the largest of them (conv_columns_bytes).
+HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
+PAIRS_MAX = 2 * CONV_COLUMN_MAX  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
+COLUMNS_SCRATCH = "columns"
+
+
+def conv_columns_bytes(params: dict[str, int]) -> int:
+    """Bytes of mcu_conv_2d_s8's `columns` for a one-group int8 CONV_2D with
+    window offset terms: the most any core's path uses --
+    - pointwise with stride 1 (M4/M7 DSP): two filters interleaved word by
+      word, 2 x input_c, when input_c is a multiple of 4 (up to PAIRS_MAX);
+    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
+    - longer windows (Helium, read in place): one window row's span of the
+      input zero point, read for window rows in the padding.
+    The kernel checks `column_bytes` before taking a path that needs them."""
+    filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
+    if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
+        stride_1 = (params["stride_h"], params["stride_w"]) == (1, 1)
+        return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
+    window = filter_h * filter_w * in_c
+    if window <= CONV_COLUMN_MAX:
+        return HELIUM_COLUMNS * window
+    return ((filter_w - 1) * params["dilation_w"] + 1) * in_c
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
@@ -103,13 +130,40 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
         # Set by codegen when the plan overlaps the output with the input.
         "raster_walk": 0,
+        "column_bytes": 0,
     }
     if depthwise and op.options.get(IN_PLACE_DEPTHWISE):
         if per_filter != 1 or len(op.scratch) != 1:
             raise NotLowerable("an in-place DEPTHWISE_CONV_2D needs depth multiplier 1 and one scratch buffer")
         call = kernel_call(op, f"{stem}_s8_in_place", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
         return KernelCall(call.function, call.params_type, call.params, call.args + (op.scratch[0],), call.sources)
-    return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+    call = kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+    if depthwise:
+        return call
+    columns = _columns_scratch(op, graph)
+    if columns >= 0:
+        s8_params["column_bytes"] = graph.tensors[columns].shape[0]
+    return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
+
+
+def _columns_scratch(op: Operator, graph: Graph) -> int:
+    """The op's columns scratch tensor (scratch.py puts the op's own needs
+    first in op.scratch), -1 when it has none."""
+    if op.scratch and graph.tensors[op.scratch[0]].name.endswith(f"_scratch_{COLUMNS_SCRATCH}"):
+        return op.scratch[0]
+    return -1
+
+
+@scratch_for("CONV_2D")
+def conv_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
+    """The columns of an int8 CONV_2D of one group (conv_columns_bytes)."""
+    inp, filt, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if (inp.dtype, filt.dtype, out.dtype) != ("int8", "int8", "int8") or len(filt.shape) != 4:
+        return ()
+    if len(inp.shape) != 4 or filt.shape[3] != inp.shape[3] or not filt.is_constant:
+        return ()  # grouped, or no window offset terms: the per-tap loop needs no columns
+    nbytes = conv_columns_bytes(_geometry(op, inp, filt, out, filt.shape[3]))
+    return (ScratchNeed(COLUMNS_SCRATCH, "int8", nbytes),) if nbytes else ()
 
 
 def _lower_u8(

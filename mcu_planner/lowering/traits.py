@@ -7,6 +7,7 @@ the last time."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -152,18 +153,31 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 
+# MCU_CONV_COLUMN_MAX of mcu_conv.c: the longest int8 convolution window
+# copied whole into a column.
+CONV_COLUMN_MAX = 640
+
+
 def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
     """Whether `function` must leave its faster walk for the raster one
     (mcu_conv_s8_params.raster_walk, set by codegen where the plan overlaps):
     the int8 depthwise convolution (channel-group runs), and the int8
-    stride-1 pointwise convolution (channel pairs outermost without Helium).
+    stride-1 pointwise convolution (channel pairs outermost without Helium)
+    and the int8 convolution of windows longer than a column (Helium).
     Planning takes such overlaps only when --ram needs them (pipeline.py);
     measured on vww_96_int8 they cost +3.8% ticks on the M4, +3.0% on the M55."""
     if function == "mcu_depthwise_conv_2d_s8":
         return True
     if function == "mcu_conv_2d_s8":
         pointwise = params.get("filter_h") == params.get("filter_w") == 1
-        return pointwise and params.get("stride_h") == params.get("stride_w") == 1
+        if pointwise and params.get("stride_h") == params.get("stride_w") == 1:
+            return True
+        # Windows past the 640 values of a column (mcu_conv.c): the Helium
+        # passes group pixels down border columns and along rows, which
+        # aligned raster groups split into passes of one or two pixels
+        # (3x3x160 on 10x10: 82 against 108 MACs per tick).
+        sizes = [v for v in (params.get(k) for k in ("filter_h", "filter_w", "input_c")) if isinstance(v, int)]
+        return len(sizes) == 3 and math.prod(sizes) > CONV_COLUMN_MAX
     return False
 
 
