@@ -41,7 +41,7 @@ def conv_model() -> bytes:
     odd = net.input((1, 5, 7, 13), 0.0, 3.0)
     wide = net.input((2, 3, 3, 22), -2.0, 0.0)
     # 3 * 3 * 73 = 657 values per window: past the 640 that windows copied
-    # into columns hold (mcu_conv.c), so these take the runs-per-row path.
+    # into columns hold (mcu_conv_internal.h), so these take the long-window paths.
     deep = net.input((1, 6, 5, 73), -1.0, 2.0)
     outputs = [
         net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),

@@ -1,5 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c;
-16x8 in mcu_conv_s16.c)."""
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c,
+which dispatches to one file per variant family; 16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,17 @@ from .common import (
     zero_point,
 )
 
-SOURCES = ("mcu_conv",)
+# mcu_conv.c and its variant families (firmware/runtime; mcu_conv_internal.h is header-only).
+SOURCES = (
+    "mcu_conv",
+    "mcu_conv_reference",
+    "mcu_conv_1x1",
+    "mcu_conv_window",
+    "mcu_conv_helium",
+    "mcu_depthwise",
+    "mcu_depthwise_dsp",
+    "mcu_conv_f32",
+)
 
 # mcu_conv.c's working columns, planned in the arena as the scratch of each
 # int8 CONV_2D (they were a static buffer no RAM budget counted).  The

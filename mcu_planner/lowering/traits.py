@@ -110,7 +110,7 @@ _POOL_PIXEL = RasterOrder(1, "pool")
 _ROWS = RasterOrder(1, "rows")
 
 KERNEL_ORDERS: dict[str, RasterOrder] = {
-    # mcu_conv.c, with raster_walk set (codegen sets it where the plan
+    # mcu_conv.c and its families, with raster_walk set (codegen sets it where the plan
     # overlaps): Helium passes take four output pixels at a time, the C and
     # DSP paths two, the per-tap-offset loop one.
     "mcu_conv_2d_s8": RasterOrder(4, "conv"),
@@ -153,7 +153,7 @@ KERNEL_ORDERS: dict[str, RasterOrder] = {
 IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 
-# MCU_CONV_COLUMN_MAX of mcu_conv.c: the longest int8 convolution window
+# MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
 # copied whole into a column.
 CONV_COLUMN_MAX = 640
 
@@ -172,7 +172,7 @@ def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
         pointwise = params.get("filter_h") == params.get("filter_w") == 1
         if pointwise and params.get("stride_h") == params.get("stride_w") == 1:
             return True
-        # Windows past the 640 values of a column (mcu_conv.c): the Helium
+        # Windows past the 640 values of a column (mcu_conv_helium.c): the Helium
         # passes group pixels down border columns and along rows, which
         # aligned raster groups split into passes of one or two pixels
         # (3x3x160 on 10x10: 82 against 108 MACs per tick).
