@@ -38,7 +38,11 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
         mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
     } else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
+#if defined(MCU_MVE)
+        mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
+#else
         mcu_conv_2d_s8_columns(p, input, filter, bias, output, columns);
+#endif
     } else {
 #if defined(MCU_MVE)
         if (mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
