@@ -131,8 +131,10 @@ static inline void requantize_s8_2x2_store(const mcu_conv_s8_params *p, const in
  * copied whole into columns of the kernel's `columns` scratch (planned in the
  * arena by mcu_planner/lowering/conv.py, p->column_bytes long), several output
  * pixels at a time, so that every window is one run of taps however short
- * its rows are and wherever it lies (a ResNet 3 x 3 x 64 window fits). */
-#define MCU_CONV_COLUMN_MAX 640
+ * its rows are and wherever it lies (5 x 5 x 32 and 3 x 3 x 112 fit).  The
+ * four Helium columns then take at most 4 KiB of the arena; longer windows
+ * are read in place (mcu_conv_helium.c). */
+#define MCU_CONV_COLUMN_MAX 1024
 #if defined(MCU_MVE)
 /* Helium takes four output pixels per pass (mcu_helium_conv_rows_s8). */
 #define MCU_CONV_COLUMNS 4

@@ -42,7 +42,7 @@ SOURCES = (
 # generated C is the same for every core and each core's path needs its own
 # amount, so the scratch is the largest of them (conv_columns_bytes).
 HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
-PAIRS_MAX = 2 * CONV_COLUMN_MAX  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
+PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
 COLUMNS_SCRATCH = "columns"
 
 
@@ -170,7 +170,7 @@ def conv_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
     inp, filt, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
     if (inp.dtype, filt.dtype, out.dtype) != ("int8", "int8", "int8") or len(filt.shape) != 4:
         return ()
-    if len(inp.shape) != 4 or filt.shape[3] != inp.shape[3] or not filt.is_constant:
+    if len(inp.shape) != 4 or len(out.shape) != 4 or filt.shape[3] != inp.shape[3] or not filt.is_constant:
         return ()  # grouped, or no window offset terms: the per-tap loop needs no columns
     nbytes = conv_columns_bytes(_geometry(op, inp, filt, out, filt.shape[3]))
     return (ScratchNeed(COLUMNS_SCRATCH, "int8", nbytes),) if nbytes else ()

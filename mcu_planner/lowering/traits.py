@@ -155,7 +155,7 @@ IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 # MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
 # copied whole into a column.
-CONV_COLUMN_MAX = 640
+CONV_COLUMN_MAX = 1024
 
 
 def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
@@ -172,10 +172,10 @@ def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
         pointwise = params.get("filter_h") == params.get("filter_w") == 1
         if pointwise and params.get("stride_h") == params.get("stride_w") == 1:
             return True
-        # Windows past the 640 values of a column (mcu_conv_helium.c): the Helium
+        # Windows past the CONV_COLUMN_MAX values of a column (mcu_conv_helium.c): the Helium
         # passes group pixels down border columns and along rows, which
         # aligned raster groups split into passes of one or two pixels
-        # (3x3x160 on 10x10: 82 against 108 MACs per tick).
+        # (3x3x160 on 10x10: 82 against 138 MACs per tick).
         sizes = [v for v in (params.get(k) for k in ("filter_h", "filter_w", "input_c")) if isinstance(v, int)]
         return len(sizes) == 3 and math.prod(sizes) > CONV_COLUMN_MAX
     return False
