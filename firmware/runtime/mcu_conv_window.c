@@ -306,6 +306,50 @@ MCU_NOINLINE static void conv_2d_s8_inside_pair(const mcu_conv_s8_params *p, con
     }
 }
 
+/* Every output channel, two at a time, of one output pixel whose window has
+ * `rows` x `cols` taps inside the input from x_first (its first inside tap;
+ * filter: the first filter at that tap); a window wholly `inside` takes the
+ * input offset from window_offset_terms, the others add it per tap. */
+static void one_group_pixel_s8(const mcu_conv_s8_params *p, const int8_t *x_first, int32_t rows, int32_t cols,
+                               int inside, const int8_t *filter, const int32_t *bias, int8_t *out)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const size_t filter_size = (size_t)p->filter_h * (size_t)p->filter_w * (size_t)in_c;
+    const size_t in_row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
+    const size_t in_tap_step = (size_t)p->dilation_w * (size_t)in_c;
+    const size_t filter_row_step = (size_t)p->filter_w * (size_t)in_c;
+    /* Runs per window row and their length. */
+    const int32_t runs = p->dilation_w == 1 ? 1 : cols;
+    const int32_t run = p->dilation_w == 1 ? cols * in_c : in_c;
+    const int32_t *terms = p->window_offset_terms;
+    int32_t oc, r, k;
+    if (rows <= 0 || cols <= 0) {
+        rows = 0; /* every tap in the padding: no products */
+    }
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int has_pair = oc + 1 < out_c;
+        const int8_t *w0 = filter + (size_t)oc * filter_size;
+        const int8_t *w1 = has_pair ? w0 + filter_size : w0;
+        int32_t acc0 = inside ? terms[oc] : 0;
+        int32_t acc1 = inside && has_pair ? terms[oc + 1] : 0;
+        for (r = 0; r < rows; ++r) {
+            for (k = 0; k < runs; ++k) {
+                const int8_t *x = x_first + (size_t)r * in_row_step + (size_t)k * in_tap_step;
+                const size_t f = (size_t)r * filter_row_step + (size_t)k * (size_t)in_c;
+                if (inside) {
+                    dot2_s8(x, w0 + f, w1 + f, run, &acc0, &acc1);
+                } else {
+                    dot2_offset_s8(x, w0 + f, w1 + f, run, p->input_offset, &acc0, &acc1);
+                }
+            }
+        }
+        out[oc] = requantize_s8(p, acc0, bias, oc);
+        if (has_pair) {
+            out[oc + 1] = requantize_s8(p, acc1, bias, oc + 1);
+        }
+    }
+}
+
 /* One group, any window: the taps of a window inside the input are runs of
  * contiguous values (a whole window row when dilation_w is 1), visited for
  * two output channels at a time, and for two output pixels at a time where
@@ -314,14 +358,9 @@ void mcu_conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *input, 
                                  const int32_t *bias, int8_t *output)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
-    const size_t filter_size = (size_t)p->filter_h * (size_t)p->filter_w * (size_t)in_c;
-    const size_t in_row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
-    const size_t in_tap_step = (size_t)p->dilation_w * (size_t)in_c;
-    const size_t filter_row_step = (size_t)p->filter_w * (size_t)in_c;
     const size_t pixel_step = (size_t)p->stride_w * (size_t)in_c;
-    const int32_t *terms = p->window_offset_terms;
     int8_t *out = output;
-    int32_t b, out_y, out_x, oc, r, k;
+    int32_t b, out_y, out_x;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
@@ -331,9 +370,6 @@ void mcu_conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *input, 
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
                 const int32_t rows = wy.end - wy.first, cols = wx.end - wx.first;
                 const int inside = rows == p->filter_h && cols == p->filter_w;
-                /* Runs per window row and their length. */
-                const int32_t runs = p->dilation_w == 1 ? 1 : cols;
-                const int32_t run = p->dilation_w == 1 ? cols * in_c : in_c;
                 const int8_t *x_first = input;
                 size_t f_first = 0;
                 if (rows > 0 && cols > 0) {
@@ -355,30 +391,7 @@ void mcu_conv_2d_s8_one_group(const mcu_conv_s8_params *p, const int8_t *input, 
                         continue;
                     }
                 }
-                for (oc = 0; oc < out_c; oc += 2) {
-                    const int has_pair = oc + 1 < out_c;
-                    const int8_t *w0 = filter + (size_t)oc * filter_size + f_first;
-                    const int8_t *w1 = has_pair ? w0 + filter_size : w0;
-                    int32_t acc0 = inside ? terms[oc] : 0;
-                    int32_t acc1 = inside && has_pair ? terms[oc + 1] : 0;
-                    if (rows > 0 && cols > 0) {
-                        for (r = 0; r < rows; ++r) {
-                            for (k = 0; k < runs; ++k) {
-                                const int8_t *x = x_first + (size_t)r * in_row_step + (size_t)k * in_tap_step;
-                                const size_t f = (size_t)r * filter_row_step + (size_t)k * (size_t)in_c;
-                                if (inside) {
-                                    dot2_s8(x, w0 + f, w1 + f, run, &acc0, &acc1);
-                                } else {
-                                    dot2_offset_s8(x, w0 + f, w1 + f, run, p->input_offset, &acc0, &acc1);
-                                }
-                            }
-                        }
-                    }
-                    out[oc] = requantize_s8(p, acc0, bias, oc);
-                    if (has_pair) {
-                        out[oc + 1] = requantize_s8(p, acc1, bias, oc + 1);
-                    }
-                }
+                one_group_pixel_s8(p, x_first, rows, cols, inside, filter + f_first, bias, out);
             }
         }
     }
