@@ -45,6 +45,9 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
 #endif
     } else {
 #if defined(MCU_MVE)
+        if (mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+            return;
+        }
         if (mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
             return;
         }

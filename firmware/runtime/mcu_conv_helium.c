@@ -265,6 +265,118 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
     }
 }
 
+/* Rows of `n` values of `count` (1 to 4) pixels against one chunk of every
+ * filter (`filter`: the chunk in the first filter, filters `filter_size`
+ * apart).  The sums start at window_offset_terms for the `first` chunk, at
+ * partial[4 oc + k] after it; the `last` chunk requantizes and stores them,
+ * the others keep them in partial.  int32 sums wrap the same in any order,
+ * so the values are those of one run over the whole window. */
+MCU_NOINLINE static void mcu_helium_conv_chunk_s8(const mcu_conv_s8_params *p, const int8_t *const rows[4],
+                                                  int32_t count, const int8_t *filter, size_t filter_size,
+                                                  int32_t n, int32_t *partial, int first, int last,
+                                                  const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c;
+    const int32_t *terms = p->window_offset_terms;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
+    const mve_pred16_t pixels = vctp32q((uint32_t)count);
+    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
+    const int8_t *r0 = rows[0];
+    const int8_t *r1 = count > 1 ? rows[1] : r0;
+    const int8_t *r2 = count > 2 ? rows[2] : r0;
+    const int8_t *r3 = count > 3 ? rows[3] : r0;
+    int32_t oc, k;
+    for (oc = 0; oc < out_c; ++oc, filter += filter_size, partial += 4) {
+        const int8_t *w = filter, *x0 = r0, *x1 = r1, *x2 = r2, *x3 = r3;
+        int32_t s0, s1, s2, s3;
+        if (first) {
+            s0 = s1 = s2 = s3 = terms[oc];
+        } else {
+            s0 = partial[0];
+            s1 = partial[1];
+            s2 = partial[2];
+            s3 = partial[3];
+        }
+        for (k = n >> 4; k > 0; --k) {
+            const int8x16_t wv = vldrbq_s8(w);
+            s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
+            s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
+            s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
+            s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
+            w += 16;
+            x0 += 16;
+            x1 += 16;
+            x2 += 16;
+            x3 += 16;
+        }
+        if (n & 15) {
+            const int8x16_t wv = vldrbq_z_s8(w, tail);
+            s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
+            s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
+            s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
+            s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
+        }
+        if (last) {
+            mcu_helium_store_channel(&q, mcu_helium_lanes(s0, s1, s2, s3), oc, offsets, pixels, out);
+        } else {
+            partial[0] = s0;
+            partial[1] = s1;
+            partial[2] = s2;
+            partial[3] = s3;
+        }
+    }
+}
+
+/* Output pixels first .. first + count - 1 (raster order) in chunks of
+ * `chunk_rows` window rows. */
+static void conv_chunks_group(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output, int32_t *partial, int8_t *column_space,
+                              int32_t chunk_rows, int32_t first, int32_t count)
+{
+    const int32_t per_image = p->output_h * p->output_w;
+    const size_t row_len = (size_t)p->filter_w * (size_t)p->input_c;
+    const size_t filter_size = (size_t)p->filter_h * row_len;
+    const int8_t *rows[4];
+    int32_t r0, k;
+    for (r0 = 0; r0 < p->filter_h; r0 += chunk_rows) {
+        const int32_t r1 = MCU_MIN(r0 + chunk_rows, p->filter_h);
+        const size_t n = (size_t)(r1 - r0) * row_len;
+        for (k = 0; k < count; ++k) {
+            const int32_t index = first + k, b = index / per_image, y = (index % per_image) / p->output_w;
+            const mcu_window_axis wy =
+                mcu_window_axis_at(y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            int8_t *column = column_space + (size_t)k * n;
+            mcu_conv_window_rows_to_column(p, input, b, &wy, index % p->output_w, r0, r1, column);
+            rows[k] = column;
+        }
+        mcu_helium_conv_chunk_s8(p, rows, count, filter + (size_t)r0 * row_len, filter_size, (int32_t)n, partial,
+                                 r0 == 0, r1 == p->filter_h, bias, output + (size_t)first * (size_t)p->output_c);
+    }
+}
+
+int mcu_conv_2d_s8_chunks_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *scratch, size_t scratch_bytes)
+{
+    const size_t row_len = (size_t)p->filter_w * (size_t)p->input_c;
+    /* The int32 sums from the first 4-byte boundary of the scratch on. */
+    const size_t align = scratch != NULL ? (size_t)(-(uintptr_t)scratch & 3u) : 0u;
+    const size_t sums_bytes = align + 16u * (size_t)p->output_c;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    int32_t chunk_rows, first;
+    if (scratch == NULL || scratch_bytes < sums_bytes + 4u * row_len) {
+        return 0;
+    }
+    chunk_rows = (int32_t)MCU_MIN((scratch_bytes - sums_bytes) / (4u * row_len), (size_t)p->filter_h);
+    /* Groups of four consecutive pixels, each reading only its own windows:
+     * the raster walk of KERNEL_ORDERS. */
+    for (first = 0; first < pixels; first += 4) {
+        conv_chunks_group(p, input, filter, bias, output, (int32_t *)(void *)(scratch + align), scratch + sums_bytes,
+                          chunk_rows, first, MCU_MIN(pixels - first, 4));
+    }
+    return 1;
+}
+
 /* Bytes of one window row's span in the input: what a zero row must hold. */
 static size_t conv_row_span(const mcu_conv_s8_params *p)
 {

@@ -114,6 +114,12 @@ void mcu_conv_1x1_helium_s8(const mcu_conv_s8_params *p, const int8_t *input, co
  * (4 x window bytes at `column_space`). */
 void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                    const int32_t *bias, int8_t *output, int8_t *column_space);
+/* Windows of any length in chunks of whole window rows copied into four
+ * columns, the sums carried from chunk to chunk as int32 in front of them
+ * (`scratch`, `scratch_bytes`: 16 x output_c bytes of sums, then the
+ * columns); 0 (nothing done) when not even one row fits. */
+int mcu_conv_2d_s8_chunks_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *scratch, size_t scratch_bytes);
 /* Windows of any length read in place; 0 (nothing done) when they reach into
  * padding rows and `zero_row` is shorter than a window row's span. */
 int mcu_conv_2d_s8_long_windows_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -189,9 +189,15 @@ void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const
  * input_c values; taps in the padding hold the input zero point, which the
  * input offset turns into 0, so the window's sum is the dot product plus
  * window_offset_terms, exactly the reference's sum over the inside taps. */
-
 void mcu_conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
-                                  const mcu_window_axis *wy, int32_t out_x, int8_t *column)
+                               const mcu_window_axis *wy, int32_t out_x, int8_t *column)
+{
+    mcu_conv_window_rows_to_column(p, input, b, wy, out_x, 0, p->filter_h, column);
+}
+
+void mcu_conv_window_rows_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
+                                    const mcu_window_axis *wy, int32_t out_x, int32_t first_row, int32_t end_row,
+                                    int8_t *column)
 {
     const int32_t in_c = p->input_c;
     const int zero_point = -p->input_offset; /* an int8 value */
@@ -199,7 +205,7 @@ void mcu_conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input,
         mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
     const size_t row_bytes = (size_t)p->filter_w * (size_t)in_c;
     int32_t fy, fx;
-    for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
+    for (fy = first_row; fy < end_row; ++fy, column += row_bytes) {
         if (fy < wy->first || fy >= wy->end) {
             column_fill(column, zero_point, row_bytes);
         } else if (p->dilation_w == 1 && wx.end > wx.first) {

@@ -20,6 +20,10 @@ void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const
  * input_c values, the padding as the input zero point. */
 void mcu_conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                const mcu_window_axis *wy, int32_t out_x, int8_t *column);
+/* Window rows [first_row, end_row) of it only. */
+void mcu_conv_window_rows_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
+                                    const mcu_window_axis *wy, int32_t out_x, int32_t first_row, int32_t end_row,
+                                    int8_t *column);
 /* Windows of up to MCU_CONV_COLUMN_MAX values, two columns (2 x window bytes
  * at `columns`) per pair of output pixels. */
 void mcu_conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -8,7 +8,7 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, NotLowerable, ScratchNeed, lowers, scratch_for
-from .traits import CONV_COLUMN_MAX, IN_PLACE_DEPTHWISE
+from .traits import CONV_CHUNK_SUMS_MAX, CONV_COLUMN_MAX, IN_PLACE_DEPTHWISE
 from .common import (
     activation_params,
     hybrid_weighted_operands,
@@ -52,8 +52,12 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     - pointwise with stride 1 (M4/M7 DSP): two filters interleaved word by
       word, 2 x input_c, when input_c is a multiple of 4 (up to PAIRS_MAX);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
-    - longer windows (Helium, read in place): one window row's span of the
-      input zero point, read for window rows in the padding.
+    - longer windows (Helium): chunks of whole window rows in four columns
+      of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
+      carried between chunks (16 x output_c, up to CONV_CHUNK_SUMS_MAX, plus 3
+      bytes to align them); past those limits the windows are read in place
+      and need one window row's span of the input zero point, read for
+      window rows in the padding.
     The kernel checks `column_bytes` before taking a path that needs them."""
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
@@ -62,7 +66,13 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     window = filter_h * filter_w * in_c
     if window <= CONV_COLUMN_MAX:
         return HELIUM_COLUMNS * window
-    return ((filter_w - 1) * params["dilation_w"] + 1) * in_c
+    span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
+    row = filter_w * in_c
+    sums = 16 * params["output_c"]
+    if row <= CONV_COLUMN_MAX and sums <= CONV_CHUNK_SUMS_MAX:
+        rows = min(filter_h, CONV_COLUMN_MAX // row)
+        return max(span, 3 + sums + HELIUM_COLUMNS * rows * row)
+    return span
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:

@@ -7,7 +7,6 @@ the last time."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 
@@ -154,8 +153,12 @@ IN_PLACE_DEPTHWISE = "mcu_plan_in_place_channels"
 
 
 # MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
-# copied whole into a column.
+# copied whole into a column (and the longest chunk of a longer one).
 CONV_COLUMN_MAX = 1024
+# Longer windows go through Helium columns in chunks of whole rows while the
+# int32 sums of four pixels carried between chunks (16 x output_c bytes) take
+# at most this (mcu_conv_helium.c; lowering/conv.py sizes the scratch).
+CONV_CHUNK_SUMS_MAX = 4096
 
 
 def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
@@ -172,12 +175,20 @@ def raster_walk_is_slower(function: str, params: dict[str, object]) -> bool:
         pointwise = params.get("filter_h") == params.get("filter_w") == 1
         if pointwise and params.get("stride_h") == params.get("stride_w") == 1:
             return True
-        # Windows past the CONV_COLUMN_MAX values of a column (mcu_conv_helium.c): the Helium
-        # passes group pixels down border columns and along rows, which
-        # aligned raster groups split into passes of one or two pixels
-        # (3x3x160 on 10x10: 82 against 138 MACs per tick).
-        sizes = [v for v in (params.get(k) for k in ("filter_h", "filter_w", "input_c")) if isinstance(v, int)]
-        return len(sizes) == 3 and math.prod(sizes) > CONV_COLUMN_MAX
+        # Windows whose rows or carried sums are too long for the chunks of
+        # columns (mcu_conv_helium.c) are read in place by Helium passes that
+        # group pixels down border columns and along rows, which aligned
+        # raster groups split into passes of one or two pixels (3x3x160 on
+        # 10x10 that way: 82 against 138 MACs per tick).
+        sizes = [
+            v for v in (params.get(k) for k in ("filter_h", "filter_w", "input_c", "output_c")) if isinstance(v, int)
+        ]
+        if len(sizes) != 4:
+            return False
+        filter_h, filter_w, input_c, output_c = sizes
+        if filter_h * filter_w * input_c <= CONV_COLUMN_MAX:
+            return False
+        return filter_w * input_c > CONV_COLUMN_MAX or 16 * output_c > CONV_CHUNK_SUMS_MAX
     return False
 
 
