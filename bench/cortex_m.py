@@ -16,6 +16,10 @@ first invoke also initialises the state (ours: NAME_reset() copies it in;
 TFLM: CALL_ONCE runs the init subgraph), so for them the second invoke on
 the same input is given as well, under the table.
 
+Beside the shared models it runs builder-made ones (BUILDER_MODELS: the
+convolution windows of issue 23, written to a temporary directory), named by
+their stems like the shared ones.
+
     python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE]
 """
 
@@ -34,6 +38,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mcu_planner_testing.builder import Int8Net  # noqa: E402
 from mcu_planner_testing.shared import (  # noqa: E402
     ANCHORS_DIR,
     MODELS_DIR,
@@ -63,6 +68,36 @@ def model_paths(stems: str | None) -> list[Path]:
     wanted = set(stems.split(",")) if stems else None
     streaming = [p for p in sorted(STREAMING_MODELS_DIR.glob("*.tflite")) if wanted is None or p.stem in wanted]
     return shared_model_paths(stems) + streaming
+
+
+def _single_conv(seed: int, shape: tuple[int, ...], filters: int, kernel: tuple[int, int], strides=(1, 1)) -> bytes:
+    net = Int8Net(seed, description=f"bench: one {kernel[0]}x{kernel[1]}x{shape[-1]} CONV_2D")
+    x = net.input(shape, -1.0, 1.0)
+    return net.build(net.conv2d(x, filters, kernel=kernel, strides=strides, padding="SAME", activation="RELU"))
+
+
+# Stem -> builder for models with the convolution windows the shared models
+# lack (issue 23): windows past the 640 values of a column (5x5x32, 10x4x64,
+# 3x3x160) and first layers on 1 and 3 input channels.
+BUILDER_MODELS = {
+    "conv_5x5x32": lambda: _single_conv(51, (1, 12, 12, 32), 32, (5, 5)),
+    "conv_10x4x64": lambda: _single_conv(52, (1, 13, 5, 64), 64, (10, 4)),
+    "conv_3x3x160": lambda: _single_conv(53, (1, 10, 10, 160), 32, (3, 3)),
+    "first_conv_10x4x1": lambda: _single_conv(54, (1, 49, 10, 1), 64, (10, 4), strides=(2, 2)),
+    "first_conv_3x3x3": lambda: _single_conv(55, (1, 48, 48, 3), 16, (3, 3), strides=(2, 2)),
+}
+
+
+def builder_model_paths(directory: Path, stems: str | None = None) -> list[Path]:
+    """BUILDER_MODELS written as .tflite files under `directory` (those in `stems` if given)."""
+    wanted = set(stems.split(",")) if stems else None
+    paths = []
+    for stem, build in BUILDER_MODELS.items():
+        if wanted is None or stem in wanted:
+            path = directory / f"{stem}.tflite"
+            path.write_bytes(build())
+            paths.append(path)
+    return paths
 
 
 def tflm_runner_module():
@@ -284,11 +319,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", default=",".join(board_names()))
     parser.add_argument("--planner", default="auto")
-    parser.add_argument("--models", help="comma-separated model file stems (default: all shared models)")
+    parser.add_argument(
+        "--models", help="comma-separated model file stems (default: all shared and BUILDER_MODELS models)"
+    )
+    parser.add_argument("--save-models", help="also write the BUILDER_MODELS .tflite files to this directory")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "cortex-m.md"))
     args = parser.parse_args()
     boards = args.boards.split(",")
-    paths = model_paths(args.models)
+    models_dir = Path(args.save_models or tempfile.mkdtemp(prefix="mcu-bench-models-"))
+    models_dir.mkdir(parents=True, exist_ok=True)
+    paths = model_paths(args.models) + builder_model_paths(models_dir, args.models)
     if not paths:
         print(f"no shared models found under {MODELS_DIR}", file=sys.stderr)
         return 2

@@ -569,9 +569,6 @@ class _Builder:
         for code in ops:
             for slot in code.releases + (code.loop_end.releases if code.loop_end is not None else []):
                 consumers[slot] += 1
-        for code in ops:
-            if code.repeats > 1:  # a stage's patch buffers: released in every patch, counted again in the next
-                code.rearms = [(slot, consumers[slot]) for slot in code.claims if consumers[slot]]
         held = {self.tensor_slot(t)[0] for t in self.graph.outputs if t in self.lifetimes.placements}
         # A buffer nobody reads is released right after the op that wrote it.
         for code in ops:
@@ -579,6 +576,11 @@ class _Builder:
                 if consumers[slot] == 0 and slot not in held:
                     code.releases.append(slot)
                     consumers[slot] += 1
+        for code in ops:
+            # A stage's patch buffers and its ops' own scratch: released in
+            # every patch, counted again in the next.
+            if code.repeats > 1:
+                code.rearms = [(slot, consumers[slot]) for slot in code.claims if consumers[slot]]
         # So is a graph input nobody reads (one read only by folded ops, say):
         # the plan lets op 1 onwards reuse its bytes.
         for slot in sorted(self.live_at_start):

@@ -4,7 +4,7 @@ A depthwise convolution with one filter per channel may compute its output
 one channel at a time into a scratch buffer (output_h x output_w values)
 and write the channel back over the input, whose channel is then no longer
 needed: the output takes the input's bytes, and only the scratch is extra
-(mcu_depthwise_conv_2d_s8_in_place, mcu_conv.c).  The partial overlap of the
+(mcu_depthwise_conv_2d_s8_in_place, mcu_conv_reference.c).  The partial overlap of the
 ordinary kernel (overlap.py) keeps the output about one input row and two
 pixels below the input; for deep, small images (7 x 7 x 512: 4,608 B against
 49) the scratch is far smaller, for shallow, large ones (48 x 48 x 8: 400 B

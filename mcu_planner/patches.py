@@ -50,6 +50,7 @@ from dataclasses import replace
 
 from .graph import DTYPE_BITS, Graph, PatchStage, PatchWindow, RowGeometry, Tensor, Window
 from .lowering import KernelCall, ParamValue
+from .lowering.conv import COLUMNS_SCRATCH
 from .problem import WindowAccess
 from .program import Program
 
@@ -69,7 +70,10 @@ def patchable_call(op_index: int, program: Program) -> KernelCall | None:
     lowered = program.ops[op_index]
     stage = program.patch_stage
     patch_buffers = {stage.gather, stage.scatter} if stage is not None else set()
-    if lowered.call is None or lowered.facts.window is None or set(op.scratch) - patch_buffers:
+    # A kernel's own working scratch (the convolution's columns) does not
+    # depend on the patch geometry; any other scratch keeps the op whole.
+    own_scratch = {t for t in op.scratch if graph.tensors[t].name.endswith(f"_scratch_{COLUMNS_SCRATCH}")}
+    if lowered.call is None or lowered.facts.window is None or set(op.scratch) - patch_buffers - own_scratch:
         return None
     if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
         return None

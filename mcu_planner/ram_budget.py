@@ -47,17 +47,10 @@ class StaticBuffer:
         return (self.helium_bytes if helium else self.plain_bytes) if users & functions else 0
 
 
-# mcu_conv.c: `static int8_t conv_columns[MCU_CONV_COLUMNS][MCU_CONV_COLUMN_MAX]`,
-# 2 x 640 B, 4 x 640 B with Helium (four output pixels per pass).
-KERNEL_STATIC_BUFFERS = (
-    StaticBuffer(
-        "conv_columns",
-        2 * 640,
-        4 * 640,
-        frozenset({"mcu_conv_2d_s8"}),
-        frozenset({"mcu_conv_2d_s8", "mcu_depthwise_conv_2d_s8"}),
-    ),
-)
+# None today: the convolution's columns, once `static conv_columns` in
+# mcu_conv.c (2 x 640 B, 4 x 640 B with Helium), are planned scratch of each
+# CONV_2D (lowering/conv.py conv_columns_bytes).
+KERNEL_STATIC_BUFFERS: tuple[StaticBuffer, ...] = ()
 
 # The float kernels that call the C library's math functions link
 # newlib-nano's reentrancy state, for errno (impure_data 96 B, _impure_ptr

@@ -119,7 +119,14 @@ def test_a_budget_below_the_arena_exits_3_and_writes_nothing(tmp_path):
     plan = json.loads(plan_path.read_text())
     assert plan["ram"]["arena_bytes"] == plan["arena_bytes"] < plan["ram"]["total_bytes"]
     plan_path.unlink()
-    result = run_cli(EXAMPLE, "--ram", str(plan["ram"]["total_bytes"] - 1), "--patches", "off", "--json", plan_path)
+    # The default plan may leave bytes for speed (a slower raster walk that
+    # --ram would take): go down to the smallest RAM first.
+    total = plan["ram"]["total_bytes"]
+    result = run_cli(EXAMPLE, "--ram", str(total - 1), "--patches", "off", "--json", plan_path)
+    while result.returncode == 0:
+        total = json.loads(plan_path.read_text())["ram"]["total_bytes"]
+        plan_path.unlink()
+        result = run_cli(EXAMPLE, "--ram", str(total - 1), "--patches", "off", "--json", plan_path)
     assert_one_line_error(result, 3, "1 B short", "peak is at op")
     assert not plan_path.exists()
     assert ok.returncode == 0
@@ -136,9 +143,9 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     peak = peak_live(compute_lifetimes(graph, alignment=16).problem)
 
     def beside_the_arena(alias: bool) -> int:
-        # A uint16 counter per buffer (in fours) and mcu_conv.c's 2 x 640 B conv_columns.
+        # A uint16 counter per buffer (in fours); the conv columns are planned scratch in the arena.
         buffers = len(compute_lifetimes(graph, alignment=16, alias=alias).problem.buffers)
-        return 2 * (-(-buffers // 4) * 4) + 1280
+        return 2 * (-(-buffers // 4) * 4)
 
     # Without aliasing (and without strips, patches.py) no output overlaps its
     # input: the arena is the live peak.

@@ -54,16 +54,19 @@ def test_the_slower_kernel_runs_only_when_the_budget_needs_it():
     free = plan_model(model, PlanOptions(ram=roomy.plan.arena_bytes + beside - 16))
     assert _in_place_ops(free) == []
     # 7 x 6 x 64 in and out: the depthwise overlap keeps the output some
-    # pixels below the input (its walk's bound), the pointwise output fits
-    # above it; the in-place run needs the input's bytes and 42 B of scratch
-    # (48 aligned) that the pointwise output (7 x 6 x 16) beside it reuses.
+    # pixels below the input (its walk's bound); the pointwise output and its
+    # columns scratch (2 x 64 B of filter pairs) go beside it, at most that
+    # scratch above the depthwise bound.  The in-place run needs the input's
+    # bytes and 42 B of scratch (48 aligned) that the pointwise reuses.
     ordinary = analyse_model(model, PlanOptions()).without_in_place
     depthwise_limit = next(limit for (out, _), limit in ordinary.lifetimes.problem.overlap_limits().items() if out == 3)
     assert depthwise_limit <= -8 * 64
-    assert free.plan.arena_bytes == 7 * 6 * 64 - depthwise_limit
+    columns = sum(t.nbytes for t in free.graph.tensors if t.is_scratch)
+    assert columns == 2 * 64
+    assert 7 * 6 * 64 - depthwise_limit <= free.plan.arena_bytes <= 7 * 6 * 64 - depthwise_limit + columns
     tight = plan_model(model, PlanOptions(ram=free.plan.arena_bytes + beside - 16))
     assert _in_place_ops(tight) == [0] and tight.fits
-    assert tight.plan.arena_bytes == 7 * 6 * 64 + 7 * 6 * 16 < free.plan.arena_bytes
+    assert tight.plan.arena_bytes <= 7 * 6 * 64 + 7 * 6 * 16 < free.plan.arena_bytes
 
 
 @pytest.mark.slow

@@ -32,7 +32,17 @@ from mcu_planner.overlap import max_output_offset
 from mcu_planner.planners.greedy import plan_greedy
 from mcu_planner.pipeline import PlanOptions, analyse_model
 from mcu_planner.planning import ArenaPlan, run_planner
-from mcu_planner.problem import Buffer, Overlap, Problem, Step, WindowAccess, align_down, arena_bytes, peak_live
+from mcu_planner.problem import (
+    Buffer,
+    Overlap,
+    Problem,
+    Step,
+    WindowAccess,
+    align_down,
+    align_up,
+    arena_bytes,
+    peak_live,
+)
 from mcu_planner.reference import run_isolated
 from mcu_planner.verify import check_plan, verify
 
@@ -273,18 +283,24 @@ def test_a_plan_one_unit_past_an_overlap_bound_is_rejected():
 # ---------------------------------------------------------------- bit-exact at the tightest overlaps
 
 
-def _tight_chain_offsets(problem: Problem) -> dict[int, int]:
+def _tight_chain_offsets(problem: Problem, scratch: frozenset[int] = frozenset()) -> dict[int, int]:
     """A chain of ops, each output as far into its dying input as the
-    overlap bound allows (below it when the op has no overlap)."""
+    overlap bound allows (below it when the op has no overlap); the kernels'
+    `scratch` buffers (the convolutions' columns) above the chain."""
     limits = problem.overlap_limits()
-    order = sorted(problem.buffers, key=lambda b: (b.start, b.id))
+    order = sorted((b for b in problem.buffers if b.id not in scratch), key=lambda b: (b.start, b.id))
     offsets = {order[0].id: 0}
     for previous, b in zip(order, order[1:]):
         limit = limits.get((b.id, previous.id))
         step = b.size if limit is None else -align_down(limit, problem.alignment)
         offsets[b.id] = offsets[previous.id] - step
     low = min(offsets.values())
-    return {i: o - low for i, o in offsets.items()}
+    offsets = {i: o - low for i, o in offsets.items()}
+    top = align_up(max(offsets[b.id] + b.size for b in order), problem.alignment)
+    for b in problem.buffers:
+        if b.id in scratch:
+            offsets[b.id] = top
+    return offsets
 
 
 def _int_chain(net) -> tuple[bytes, set[str]]:
@@ -393,7 +409,7 @@ def _run_chain_at_its_bounds(model: bytes, opcodes: set[str], alignment: int, ki
     assert opcodes <= with_overlap, opcodes - with_overlap
     program = lifetimes.program
     assert any(program.facts(op.index).access is not None for op in graph.operators)
-    offsets = _tight_chain_offsets(problem)
+    offsets = _tight_chain_offsets(problem, frozenset(t.index for t in graph.tensors if t.is_scratch))
     check_plan(problem, offsets)
     size = arena_bytes(problem, offsets)
     shared = 0

@@ -215,8 +215,10 @@ def test_on_a_wide_image_a_grid_beats_every_strip_cut():
 # Random networks (test_random_networks.py's generator) whose tightest budget
 # takes, between them, every technique: patches (strips or a grid), in-place
 # depthwise, partial overlaps through raster walks, and another op order.
+# (Since the convolutions' columns became planned scratch, net 34 no longer
+# takes in-place depthwise at its tightest budget; net 42 does.)
 EVERY_TECHNIQUE_RECIPES = [
-    (34, "depthwise", False, False, 3),
+    (42, "depthwise", False, False, 2),
     (40, "residual", False, False, 3),
     (37, "inception", False, False, 2),
     (52, "pool", False, False, 3),

@@ -41,7 +41,7 @@ def conv_model() -> bytes:
     odd = net.input((1, 5, 7, 13), 0.0, 3.0)
     wide = net.input((2, 3, 3, 22), -2.0, 0.0)
     # 3 * 3 * 73 = 657 values per window: past the 640 that windows copied
-    # into columns hold (mcu_conv.c), so these take the runs-per-row path.
+    # into columns held before they became planned scratch.
     deep = net.input((1, 6, 5, 73), -1.0, 2.0)
     outputs = [
         net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
@@ -51,7 +51,7 @@ def conv_model() -> bytes:
         net.conv2d(odd, 9, kernel=(1, 1)),
         net.conv2d(odd, 6, kernel=(1, 1), strides=(2, 3)),
         net.conv2d(wide, 5, kernel=(1, 1), activation="RELU"),
-        # Windows of up to 640 values go through columns (a whole window per
+        # Windows of up to 1,024 values go through columns (a whole window per
         # run, padding as the zero point): 3 * 3 * 13 = 117 at every border,
         # odd output widths (a lone last pixel), dilation and stride.
         net.conv2d(odd, 7, kernel=(3, 3), padding="SAME"),
@@ -381,3 +381,61 @@ def requantize_model() -> bytes:
 def test_requantize_lanes_on_helium():
     report = check_model(requantize_model(), target="mps3-an547", inputs=2, extremes=True, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+def long_window_model() -> bytes:
+    """int8 windows past the 1,024 values columns hold.  On the Cortex-M55
+    they go through four columns in chunks of whole window rows, the sums
+    carried between chunks (mcu_helium_conv_chunk_s8): runs of 1-15 values
+    after the vectors (5 x 43 = 215 a row, 3 x 121 = 363), chunks of one to
+    four rows with a shorter last one, rows in the padding, dilation, stride
+    2, two images, pixel counts that leave 1-3 after the groups of four.
+    Rows longer than a chunk (3 x 350 = 1,050) are read in place instead
+    (mcu_helium_conv_pass_s8): four pixels that share their inside columns
+    at a time, rows in the padding read as the zero point, window columns
+    partly in the padding (offset times the filter taps read).  And one
+    window of 725 values, past the old 640-value columns, whole in a column."""
+    net = Int8Net(36)
+    odd = net.input((2, 7, 6, 43), -1.0, 2.0)
+    deep = net.input((1, 5, 3, 121), 0.0, 3.0)
+    wide = net.input((1, 4, 9, 120), -2.0, 0.0)
+    middle = net.input((1, 5, 6, 29), -1.0, 1.0)
+    rows = net.input((1, 4, 5, 350), -1.0, 1.0)
+    outputs = [
+        net.conv2d(odd, 5, kernel=(5, 5), padding="SAME"),
+        net.conv2d(odd, 3, kernel=(5, 5), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(deep, 7, kernel=(3, 3), padding="SAME", activation="RELU6"),
+        net.conv2d(deep, 2, kernel=(5, 3), padding="VALID"),
+        net.conv2d(wide, 4, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.conv2d(wide, 3, kernel=(2, 5), strides=(1, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(middle, 6, kernel=(5, 5), padding="SAME"),
+        net.conv2d(rows, 5, kernel=(3, 3), padding="SAME"),
+        net.conv2d(rows, 3, kernel=(2, 3), strides=(2, 1), padding="SAME", dilation=(2, 1), activation="RELU"),
+    ]
+    return net.build(*outputs)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int8_long_convolution_windows_on_odd_sizes(board):
+    assert_matches_reference(long_window_model(), inputs=2, target=board)
+
+
+# (input shape, filters, kernel, --ram): chunks of columns (3 x 5 x 72 =
+# 1,080 values a window; the plan overlaps them at any budget), and rows
+# too long for a chunk read in place (3 x 350 a row; overlapped only when
+# the budget is too small for input and output whole).
+RASTER_LONG_WINDOWS = [((1, 6, 7, 72), 40, (3, 5), 8100), ((1, 4, 5, 350), 24, (3, 3), 9300)]
+
+
+@pytest.mark.parametrize("shape, filters, kernel, ram", RASTER_LONG_WINDOWS, ids=["chunks", "in_place"])
+def test_int8_long_convolution_windows_in_raster_groups_on_helium(tmp_path, shape, filters, kernel, ram):
+    """A long-window convolution whose output the plan starts inside its
+    input (raster_walk, taken under a tight --ram): aligned groups of four
+    pixels, exact."""
+    net = Int8Net(37)
+    x = net.input(shape, -1.0, 1.0)
+    model = net.build(net.conv2d(x, filters, kernel=kernel, padding="SAME"))
+    report = check_model(model, target="mps3-an547", inputs=2, ram=ram, raise_on_mismatch=False, keep_dir=tmp_path)
+    assert report.passed, report.mismatch_message()
+    generated = "".join(p.read_text() for p in tmp_path.rglob("*.c"))
+    assert ".raster_walk = 1," in generated

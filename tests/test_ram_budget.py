@@ -46,11 +46,11 @@ def test_a_board_adds_its_stack_harness_and_core_sized_buffers():
     functions = frozenset({"mcu_conv_2d_s8", "mcu_softmax_f32"})
     library = ram_budget(6000, 32, 12, functions)
     # 12 uint16 counters and the state's ready flag; no stack, no C library: the application's.
-    assert library.total == 6000 + 32 + 24 + 4 + 1280
+    assert library.total == 6000 + 32 + 24 + 4
     m4 = ram_budget(6000, 32, 12, functions, target=firmware_target("mps2-an386", 1024))
     m55 = ram_budget(6000, 32, 12, functions, target=firmware_target("mps3-an547", 2048))
-    assert m4.total == 1024 + 104 + 8 + 6000 + 32 + 24 + 4 + 1280 + HARNESS_STATIC_BYTES  # .data, .bss from 16
-    assert m55.total - m4.total == (2048 - 1024) + (2560 - 1280)
+    assert m4.total == 1024 + 104 + 8 + 6000 + 32 + 24 + 4 + HARNESS_STATIC_BYTES  # .data, .bss from 16
+    assert m55.total - m4.total == 2048 - 1024
     assert sum(size for _, size in m4.terms()) == m4.total
     assert not cpu_has_helium(load_board("mps2-an386").cpu_flags) and cpu_has_helium(load_board("mps3-an547").cpu_flags)
 
@@ -62,11 +62,15 @@ def test_board_without_output_prints_each_term_and_says_by_how_much(capsys):
         name.strip(): int(value.replace(",", ""))
         for name, value in re.findall(r"^  ([a-z][a-z ()0-9-]+?)\s+([+-]?[0-9,]+) B", printed, re.M)
     }
-    assert figures["static kernel buffers"] == 1280 and figures["stack reserve (mps2-an386)"] == DEFAULT_STACK_BYTES
+    # No static kernel buffer is left (the conv columns are arena scratch).
+    assert figures["static kernel buffers"] == 0 and figures["stack reserve (mps2-an386)"] == DEFAULT_STACK_BYTES
     total = figures["total"]
     assert figures["margin"] == 64 * 1024 - total
     assert total == sum(v for k, v in figures.items() if k not in ("total", "budget", "margin"))
-    assert cli.main([str(EXAMPLE), "--ram", str(total - 1), "--board", "mps2-an386", "--patches", "off"]) == 3
+    # The default plan may keep bytes for speed (a slower raster walk that a
+    # tighter --ram takes): go down to the smallest RAM first.
+    while cli.main([str(EXAMPLE), "--ram", str(total - 1), "--board", "mps2-an386", "--patches", "off"]) == 0:
+        total = int(re.search(r"^  total\s+([0-9,]+) B", capsys.readouterr().out, re.M).group(1).replace(",", ""))
     assert "1 B short" in capsys.readouterr().err
 
 

@@ -18,7 +18,7 @@ from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.check import random_inputs
 from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.problem import peak_live
+from mcu_planner.problem import Problem, peak_live
 from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
 from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
 from mcu_planner.verify import verify
@@ -144,15 +144,26 @@ def test_tflm_runs_shared_models_in_our_arena(name, tmp_path):
     # walks included): below what TFLM's lifetimes allow.
     roomy = plan_model(str(model), PlanOptions(order="model")).plan.arena_bytes
     our_plan = plan_model(str(model), PlanOptions(order="model", ram=roomy - 16))
-    # TFLM's head is our offline buffers' extent unless its own kernels' scratch
-    # (planned online around them) does not fit where ours did; never worse than its own plan.
+    # TFLM's head is at most our offline buffers' extent (which keeps holes for
+    # our kernels' scratch, such as the convolutions' columns: TFLM's own
+    # scratch may take less) unless its own kernels' scratch (planned online
+    # around them) does not fit where ours did; never worse than its own plan.
     assert after[0] <= before[0]
-    assert after[0] == ours or after[0] == before[0]
+    assert after[0] <= ours or after[0] == before[0]
     assert after[1] - after[0] == before[1] - before[0]  # the persistent tail is untouched
     if name.endswith("vww_96_int8"):
         # The case TFLM's greedy planner loses: its head falls to the least its
         # own lifetimes allow (no two live tensors sharing a byte) ...
-        tflm_bound = peak_live(tflm_problem(read_model(model))).bytes
+        # (without our kernels' scratch, which TFLM does not have).
+        graph = read_model(model)
+        problem = tflm_problem(graph)
+        tensors_only = Problem(
+            tuple(b for b in problem.buffers if not graph.tensors[b.id].is_scratch),
+            problem.alignment,
+            problem.steps,
+            problem.step_times,
+        )
+        tflm_bound = peak_live(tensors_only).bytes
         assert after[0] == tflm_bound < before[0]
         # ... above our own arena, whose ops writing over their dying inputs TFLM cannot express.
         assert our_plan.plan.arena_bytes < tflm_bound

@@ -27,6 +27,11 @@ typedef struct {
      * mcu_planner/lowering/traits.py declares, instead of its faster
      * channel-outermost loops.  0: any order. */
     int32_t raster_walk;
+    /* Bytes at the `columns` scratch of mcu_conv_2d_s8 (planned in the arena,
+     * mcu_planner/lowering/conv.py conv_columns_bytes); the kernel takes the
+     * paths that need columns only when they fit.  0 for the depthwise
+     * kernels. */
+    int32_t column_bytes;
 } mcu_conv_s8_params;
 
 typedef struct {
@@ -35,9 +40,9 @@ typedef struct {
     float act_max;
 } mcu_conv_f32_params;
 
-/* bias may be NULL. */
+/* bias and columns may be NULL; columns: p->column_bytes of working memory. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output);
+                    int8_t *output, int8_t *columns);
 void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,
                      float *output);
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -1,5 +1,5 @@
 /* Helium (M-profile vector extension, Cortex-M55) blocks of the int8
- * convolutions in mcu_conv.c: several output pixels per pass, so that each
+ * convolutions (mcu_conv_helium.c, mcu_depthwise.c): several output pixels per pass, so that each
  * filter vector is loaded once for all of them, and requantization on four
  * lanes at a time.
  *
@@ -63,67 +63,6 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_lanes(int32_t s0, int32_t s
     return vsetq_lane_s32(s3, v, 3);
 }
 
-/* `count` (1 to 4) rows of `n` int8 values -- pixels of a pointwise
- * convolution, or windows copied into columns -- against every filter (`n`
- * values each, one after another): channel oc of row r goes to
- * out[r * output_c + oc].  Sixteen values per VMLADAVA, the last n % 16
- * tail-predicated; rows past `count` repeat row 0 and are not stored.  Rows
- * of at most 16 values stay in registers across all the filters. */
-MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const int8_t *const rows[4],
-                                                 int32_t count, const int8_t *filter, int32_t n,
-                                                 const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c;
-    const int32_t *terms = p->window_offset_terms;
-    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
-    const mve_pred16_t pixels = vctp32q((uint32_t)count);
-    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
-    const int32_t blocks = n >> 4;
-    const int8_t *r0 = rows[0];
-    const int8_t *r1 = count > 1 ? rows[1] : r0;
-    const int8_t *r2 = count > 2 ? rows[2] : r0;
-    const int8_t *r3 = count > 3 ? rows[3] : r0;
-    int32_t oc;
-    if (n <= 16) {
-        const mve_pred16_t lanes = vctp8q((uint32_t)n);
-        const int8x16_t a0 = vldrbq_z_s8(r0, lanes), a1 = vldrbq_z_s8(r1, lanes);
-        const int8x16_t a2 = vldrbq_z_s8(r2, lanes), a3 = vldrbq_z_s8(r3, lanes);
-        for (oc = 0; oc < out_c; ++oc, filter += n) {
-            const int8x16_t w = vldrbq_z_s8(filter, lanes);
-            const int32x4_t sums =
-                mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
-            mcu_helium_store_channel(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, pixels, out);
-        }
-        return;
-    }
-    for (oc = 0; oc < out_c; ++oc) {
-        const int8_t *x0 = r0, *x1 = r1, *x2 = r2, *x3 = r3;
-        int32_t s0 = terms[oc], s1 = s0, s2 = s0, s3 = s0, k;
-        for (k = blocks; k > 0; --k) {
-            const int8x16_t w = vldrbq_s8(filter);
-            s0 = vmladavaq_s8(s0, vldrbq_s8(x0), w);
-            s1 = vmladavaq_s8(s1, vldrbq_s8(x1), w);
-            s2 = vmladavaq_s8(s2, vldrbq_s8(x2), w);
-            s3 = vmladavaq_s8(s3, vldrbq_s8(x3), w);
-            filter += 16;
-            x0 += 16;
-            x1 += 16;
-            x2 += 16;
-            x3 += 16;
-        }
-        if (n & 15) {
-            const int8x16_t w = vldrbq_z_s8(filter, tail);
-            s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), w);
-            s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), w);
-            s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), w);
-            s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), w);
-            filter += n & 15;
-        }
-        mcu_helium_store_channel(&q, mcu_helium_lanes(s0, s1, s2, s3), oc, offsets, pixels, out);
-    }
-}
-
 /* Channels oc .. oc + 3 (the lanes `lanes` selects) of one pixel, the bias
  * already in `acc`. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_store_pixel(const mcu_helium_requant *q, int32x4_t acc,
@@ -166,113 +105,25 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_input_s8x4(const int8_
     return with_offset ? vaddq_n_s32(v, offset) : v;
 }
 
-/* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
- * of mcu_helium_depthwise_s8. */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
-                                                                int32_t count, const mcu_helium_taps *taps,
-                                                                const int8_t *filter, const mcu_helium_requant *q,
-                                                                const size_t row[4], int32_t oc, int full,
-                                                                int with_offset, mve_pred16_t lanes, int8_t *out)
-{
-    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
-    const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
-    const size_t input_tap = taps->tap, out_step = taps->out_step;
-    const size_t filter_row = (size_t)p->filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
-    const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
-    /* The bias joins the offset terms up front: one add for the four pixels. */
-    const int32x4_t bias = q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0);
-    const int32x4_t terms = with_offset ? bias : vaddq_s32(vldrwq_z_s32(p->window_offset_terms + oc, lanes), bias);
-    int32x4_t a0 = terms, a1 = terms, a2 = terms, a3 = terms;
-    const int8_t *x0 = x[0] + in_c, *x1 = x[1] + in_c, *x2 = x[2] + in_c, *x3 = x[3] + in_c;
-    const int8_t *w_row = filter + oc;
-    int32_t r, k;
-    for (r = 0; r < filter_h; ++r, w_row += filter_row) {
-        const int8_t *wk = w_row;
-        const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
-        if (multiplier == 1) {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
-                a1 = vaddq_s32(a1, vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
-                a2 = vaddq_s32(a2, vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
-                a3 = vaddq_s32(a3, vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
-                x0k += input_tap;
-                x1k += input_tap;
-                x2k += input_tap;
-                x3k += input_tap;
-            }
-        } else {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vmlaq_n_s32(a0, w, *x0k + offset);
-                a1 = vmlaq_n_s32(a1, w, *x1k + offset);
-                a2 = vmlaq_n_s32(a2, w, *x2k + offset);
-                a3 = vmlaq_n_s32(a3, w, *x3k + offset);
-                x0k += input_tap;
-                x1k += input_tap;
-                x2k += input_tap;
-                x3k += input_tap;
-            }
-        }
-        x0 += row[0];
-        x1 += row[1];
-        x2 += row[2];
-        x3 += row[3];
-    }
-    {
-        const int32x4_t multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
-        const mcu_shift_x4 shifts = mcu_split_shift_x4(vldrwq_z_s32(q->shift + oc, lanes));
-        int8_t *o = out + oc;
-        mcu_helium_store_pixel(q, a0, multipliers, shifts, lanes, o);
-        if (count > 1) {
-            mcu_helium_store_pixel(q, a1, multipliers, shifts, lanes, o + out_step);
-        }
-        if (count > 2) {
-            mcu_helium_store_pixel(q, a2, multipliers, shifts, lanes, o + 2 * out_step);
-        }
-        if (count > 3) {
-            mcu_helium_store_pixel(q, a3, multipliers, shifts, lanes, o + 3 * out_step);
-        }
-    }
-}
 
-/* `count` (1 to 4) output pixels of a depthwise convolution with depth
- * multiplier 1 or a multiple of 4 whose windows have the same taps inside
- * the input (`taps`): x[i] is the first inside tap of pixel i's window,
- * filter the filter at that tap, out pixel 0's first channel.  Every channel,
- * four (the lanes) at a time, each filter vector loaded once for the pixels.
- * Multiplier 1: lane c reads input channel oc + c; a multiple of 4: the four
- * lanes read one input value, channel oc / multiplier.  Pixels past `count`
- * repeat pixel 0 and are not stored. */
-MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
-                                                 const mcu_helium_taps *taps, const int8_t *filter,
-                                                 const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c;
-    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    /* Read once: the int8 stores could alias taps, so the compiler would
-     * otherwise reload the steps for every channel group. */
-    const size_t row[4] = {taps->row[0], taps->row[1], taps->row[2], taps->row[3]};
-    const int8_t *px[4];
-    int32_t oc;
-    px[0] = x[0];
-    px[1] = count > 1 ? x[1] : x[0];
-    px[2] = count > 2 ? x[2] : x[0];
-    px[3] = count > 3 ? x[3] : x[0];
-    if (taps->inside) {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 0, vctp32q(4u), out);
-        }
-    } else {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 1, vctp32q(4u), out);
-        }
-    }
-    if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 0, !taps->inside,
-                                   vctp32q((uint32_t)(out_c - oc)), out);
-    }
-}
+/* The int8 convolutions' Helium drivers (mcu_conv_helium.c). */
+/* Pointwise: four pixels per mcu_helium_conv_rows_s8 pass. */
+void mcu_conv_1x1_helium_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                            const int32_t *bias, int8_t *output);
+/* Windows of up to MCU_CONV_COLUMN_MAX values copied into four columns
+ * (4 x window bytes at `column_space`). */
+void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                   const int32_t *bias, int8_t *output, int8_t *column_space);
+/* Windows of any length in chunks of whole window rows copied into four
+ * columns, the sums carried from chunk to chunk as int32 in front of them
+ * (`scratch`, `scratch_bytes`: 16 x output_c bytes of sums, then the
+ * columns); 0 (nothing done) when not even one row fits. */
+int mcu_conv_2d_s8_chunks_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *scratch, size_t scratch_bytes);
+/* Windows of any length read in place; 0 (nothing done) when they reach into
+ * padding rows and `zero_row` is shorter than a window row's span. */
+int mcu_conv_2d_s8_long_windows_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                       const int32_t *bias, int8_t *output, int8_t *zero_row, size_t zero_bytes);
 
 #endif /* MCU_MVE */
 

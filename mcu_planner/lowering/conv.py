@@ -1,5 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c;
-16x8 in mcu_conv_s16.c)."""
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c,
+which dispatches to one file per variant family; 16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ScratchNeed, facts_for, lowers, scratch_for
 from .walks import PIXEL_BY_PIXEL, RasterOrder, image_window_facts
 from .common import (
     activation_params,
@@ -30,7 +30,54 @@ from .common import (
     zero_point,
 )
 
-SOURCES = ("mcu_conv",)
+# mcu_conv.c and its variant families (firmware/runtime; mcu_conv_internal.h is header-only).
+SOURCES = (
+    "mcu_conv",
+    "mcu_conv_reference",
+    "mcu_conv_1x1",
+    "mcu_conv_window",
+    "mcu_conv_helium",
+    "mcu_depthwise",
+    "mcu_depthwise_dsp",
+    "mcu_conv_f32",
+)
+
+# mcu_conv.c's working columns, planned in the arena as the scratch of each
+# int8 CONV_2D (they were a static buffer no RAM budget counted).  The
+# generated C is the same for every core and each core's path needs its own
+# amount, so the scratch is the largest of them (conv_columns_bytes).
+HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
+PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
+COLUMNS_SCRATCH = "columns"
+
+
+def conv_columns_bytes(params: dict[str, int]) -> int:
+    """Bytes of mcu_conv_2d_s8's `columns` for a one-group int8 CONV_2D with
+    window offset terms: the most any core's path uses --
+    - pointwise with stride 1 (M4/M7 DSP): two filters interleaved word by
+      word, 2 x input_c, when input_c is a multiple of 4 (up to PAIRS_MAX);
+    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
+    - longer windows (Helium): chunks of whole window rows in four columns
+      of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
+      carried between chunks (16 x output_c, up to CONV_CHUNK_SUMS_MAX, plus 3
+      bytes to align them); past those limits the windows are read in place
+      and need one window row's span of the input zero point, read for
+      window rows in the padding.
+    The kernel checks `column_bytes` before taking a path that needs them."""
+    filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
+    if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
+        stride_1 = (params["stride_h"], params["stride_w"]) == (1, 1)
+        return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
+    window = filter_h * filter_w * in_c
+    if window <= CONV_COLUMN_MAX:
+        return HELIUM_COLUMNS * window
+    span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
+    row = filter_w * in_c
+    sums = 16 * params["output_c"]
+    if row <= CONV_COLUMN_MAX and sums <= CONV_CHUNK_SUMS_MAX:
+        rows = min(filter_h, CONV_COLUMN_MAX // row)
+        return max(span, 3 + sums + HELIUM_COLUMNS * rows * row)
+    return span
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
@@ -108,8 +155,35 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "window_offset_terms": _window_offset_terms(filt, input_offset, depthwise),
         # 1 where the plan overlaps the output with the input (in_raster_order below).
         "raster_walk": 0,
+        "column_bytes": 0,
     }
-    return kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+    call = kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+    if depthwise:
+        return call
+    columns = _columns_scratch(op, graph)
+    if columns >= 0:
+        s8_params["column_bytes"] = graph.tensors[columns].shape[0]
+    return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
+
+
+def _columns_scratch(op: Operator, graph: Graph) -> int:
+    """The op's columns scratch tensor (scratch.py puts the op's own needs
+    first in op.scratch), -1 when it has none."""
+    if op.scratch and graph.tensors[op.scratch[0]].name.endswith(f"_scratch_{COLUMNS_SCRATCH}"):
+        return op.scratch[0]
+    return -1
+
+
+@scratch_for("CONV_2D")
+def conv_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
+    """The columns of an int8 CONV_2D of one group (conv_columns_bytes)."""
+    inp, filt, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if (inp.dtype, filt.dtype, out.dtype) != ("int8", "int8", "int8") or len(filt.shape) != 4:
+        return ()
+    if len(inp.shape) != 4 or len(out.shape) != 4 or filt.shape[3] != inp.shape[3] or not filt.is_constant:
+        return ()  # grouped, or no window offset terms: the per-tap loop needs no columns
+    nbytes = conv_columns_bytes(_geometry(op, inp, filt, out, filt.shape[3]))
+    return (ScratchNeed(COLUMNS_SCRATCH, "int8", nbytes),) if nbytes else ()
 
 
 def _lower_u8(
@@ -224,18 +298,38 @@ WALKS: dict[str, RasterOrder] = {
 }
 
 
+# MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
+# copied whole into a column (and the longest chunk of a longer one).
+CONV_COLUMN_MAX = 1024
+# Longer windows go through Helium columns in chunks of whole rows while the
+# int32 sums of four pixels carried between chunks (16 x output_c bytes) take
+# at most this (mcu_conv_helium.c; conv_columns_bytes sizes the scratch).
+CONV_CHUNK_SUMS_MAX = 4096
+
+
 def _raster_walk_is_slower(call: KernelCall) -> bool:
     """Whether the kernel must leave its faster walk for the raster one
     (mcu_conv_s8_params.raster_walk, set where the plan overlaps):
-    the int8 depthwise convolution (channel-group runs), and the int8
-    stride-1 pointwise convolution (channel pairs outermost without Helium).
-    Measured on vww_96_int8 they cost +3.8% ticks on the M4, +3.0% on the M55."""
+    the int8 depthwise convolution (channel-group runs), the int8 stride-1
+    pointwise convolution (channel pairs outermost without Helium), and the
+    int8 convolution of windows longer than a column (Helium).  Measured on
+    vww_96_int8 the first two cost +3.8% ticks on the M4, +3.0% on the M55."""
     p = call.params
     if call.function == "mcu_depthwise_conv_2d_s8":
         return True
-    if call.function == "mcu_conv_2d_s8":
-        return p["filter_h"] == p["filter_w"] == 1 and p["stride_h"] == p["stride_w"] == 1
-    return False
+    if call.function != "mcu_conv_2d_s8":
+        return False
+    if p["filter_h"] == p["filter_w"] == 1 and p["stride_h"] == p["stride_w"] == 1:
+        return True
+    # Windows whose rows or carried sums are too long for the chunks of
+    # columns (mcu_conv_helium.c) are read in place by Helium passes that
+    # group pixels down border columns and along rows, which aligned raster
+    # groups split into passes of one or two pixels (3x3x160 on 10x10 that
+    # way: 82 against 138 MACs per tick).
+    filter_h, filter_w, input_c, output_c = (int(p[k]) for k in ("filter_h", "filter_w", "input_c", "output_c"))
+    if filter_h * filter_w * input_c <= CONV_COLUMN_MAX:
+        return False
+    return filter_w * input_c > CONV_COLUMN_MAX or 16 * output_c > CONV_CHUNK_SUMS_MAX
 
 
 @facts_for("CONV_2D")
