@@ -14,6 +14,7 @@ import signal
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .c_literals import PREFIX_RULE
@@ -338,9 +339,7 @@ def _main(argv: list[str]) -> int:
             if argv and argv[0] == "check":
                 return _run_check(_check_parser().parse_intermixed_args(argv[1:]))
             if argv and argv[0] == "survey":
-                from .survey import run_survey_command
-
-                return run_survey_command(argv[1:])
+                return _run_survey(argv[1:])
             return _run_plan(_plan_parser().parse_intermixed_args(argv))
     except McuPlanError as exc:
         # Stages escape the model's strings they quote (shown.py); this is
@@ -1086,3 +1085,65 @@ def _remove_tree(path: Path) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def survey_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="mcu-plan survey",
+        description="Plan every .tflite model under the paths at one budget, in parallel; one CSV row per model.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".tflite files, or directories searched recursively")
+    p.add_argument("--ram", type=_size, required=True, help="RAM budget for the arena and variables, e.g. 256K")
+    p.add_argument(
+        "--board",
+        help="flash with the code compiled for this board's or core's CPU (slower: one compile per model); "
+        "default: weights and tables only",
+    )
+    p.add_argument(
+        "--jobs", type=_positive_int, default=os.cpu_count() or 1, help="worker processes (default: one per CPU)"
+    )
+    p.add_argument("--csv", metavar="OUT.csv", help="write the rows here (default: standard output)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on this dask.distributed scheduler instead (--jobs unused)")
+    p.add_argument(
+        "--time-limit", type=float, default=None, help="seconds for the exact planner per model (default 10)"
+    )
+    return p
+
+
+def _run_survey(argv: list[str]) -> int:
+    """`mcu-plan survey`: survey.py's rows as CSV, and one summary line."""
+    from .survey import survey, to_csv
+
+    args = survey_parser().parse_intermixed_args(argv)
+    if args.board:
+        from .firmware_build import CORES, load_board
+
+        if args.board not in CORES:
+            load_board(args.board)
+    if args.csv:
+        check_replaceable_file(Path(args.csv))
+    started = time.perf_counter()
+    rows = survey(
+        args.paths,
+        args.ram,
+        board=args.board,
+        jobs=args.jobs,
+        dask=args.dask,
+        time_limit=args.time_limit,
+        progress=sys.stderr.isatty(),
+    )
+    seconds = time.perf_counter() - started
+    text = to_csv(rows)
+    if args.csv:
+        _StagedFile(Path(args.csv), text).commit()
+    else:
+        sys.stdout.write(text)
+    fit = sum(1 for r in rows if r.exit_code == 0)
+    over = sum(1 for r in rows if r.exit_code == 3)
+    print(
+        f"survey: {len(rows)} models at --ram {format_bytes(args.ram)}: {fit} fit, {over} do not, "
+        f"{len(rows) - fit - over} failed; {seconds:.1f} s ({len(rows) / seconds:.2f} models/s)"
+        + (f"; wrote {args.csv}" if args.csv else ""),
+        file=sys.stderr if not args.csv else sys.stdout,
+    )
+    return 0
