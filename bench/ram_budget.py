@@ -34,6 +34,7 @@ from mcu_planner.errors import DoesNotFit, McuPlanError, one_line  # noqa: E402
 from mcu_planner.firmware_build import (  # noqa: E402
     DEFAULT_STACK_BYTES,
     build_firmware,
+    flash_shortfall,
     linked_ram_bytes,
     load_board,
     make_firmware,
@@ -81,18 +82,21 @@ def sweep(path: Path, board: str, time_limit: float) -> list[str]:
         started = time.monotonic()
         planned = plan_model(path, replace(options, ram=budget))
         total = planned.ram_needed
+        # As the plan command decides: the RAM, then the weights against the board's flash.
+        fits = planned.fits and flash_shortfall(board, planned.graph, planned.lifetimes.elided_ops) is None
         with tempfile.TemporaryDirectory(prefix="ram-budget-") as scratch:
             work = Path(scratch)
             files = planned.generate(name)
             links, linked_ram, counted = (False, None, total)
-            if planned.fits:
+            if fits:
                 links, linked_ram, counted = _link_total(files, board, budget, work)
-            refused = _overflows_one_byte_below(files, board, total, work)
-        agree = planned.fits == links and (not links or linked_ram == total == counted) and refused
+            flash_bound = planned.fits and not fits  # RAM aside, the weights overflow: no link to compare
+            refused = flash_bound or _overflows_one_byte_below(files, board, total, work)
+        agree = fits == links and (not links or linked_ram == total == counted) and refused
         rows.append(
-            f"| {path.stem} | {board} | {budget:,} | {total:,} | {'fits' if planned.fits else 'does not fit'} | "
+            f"| {path.stem} | {board} | {budget:,} | {total:,} | {'fits' if fits else 'does not fit' if planned.fits is False else 'flash overflows'} | "
             f"{'links' if links else 'refused'} | {'' if linked_ram is None else f'{linked_ram:,}'} | "
-            f"{'overflows' if refused else 'LINKS'} | {'yes' if agree else 'NO'} | {time.monotonic() - started:.1f} |"
+            f"{'n/a (flash)' if flash_bound else 'overflows' if refused else 'LINKS'} | {'yes' if agree else 'NO'} | {time.monotonic() - started:.1f} |"
         )
         print(rows[-1], flush=True)
     return rows

@@ -644,6 +644,8 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
         raise DoesNotFit(
             report.shortfall_message(least.graph, least.lifetimes, least.ram_budget, args.ram, least.options.ram)
         )
+    if options.target is not None:
+        _check_board_flash(args.board, planned)
 
     staged: list[_StagedFile] = []
     files = None
@@ -947,6 +949,15 @@ def _generate(args, planned, files=None) -> None:
         except OSError as exc:
             raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
+
+
+def _check_board_flash(board_name: str, planned) -> None:
+    """DoesNotFit when no firmware of the model links on the board, whatever the RAM."""
+    from .firmware_build import flash_shortfall
+
+    message = flash_shortfall(board_name, planned.graph, planned.lifetimes.elided_ops)
+    if message is not None:
+        raise DoesNotFit(message)
 
 
 def _firmware_target(args: argparse.Namespace, regions: tuple):

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_cortex_m
+from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 
 from mcu_planner import cli
 from mcu_planner.errors import DoesNotFit
 from mcu_planner.firmware_build import (
     DEFAULT_STACK_BYTES,
+    flash_shortfall,
     linked_ram_bytes,
     load_board,
     make_firmware,
@@ -24,6 +25,7 @@ from mcu_planner.firmware_build import (
 )
 from mcu_planner.output_dir import read_interface
 from mcu_planner.pipeline import PlanOptions, smallest_ram
+from mcu_planner.reader import read_model
 from mcu_planner.ram_budget import (
     HARNESS_STATIC_BYTES,
     KERNEL_STATIC_BUFFERS,
@@ -187,3 +189,17 @@ def test_check_counts_its_stack_in_the_budget():
     assert report.passed and report.profile is not None
     with pytest.raises(DoesNotFit, match="stack reserve"):
         check_model(EXAMPLE, target="mps2-an386", ram=total - 16, stack=stack, inputs=1, patches="off", alias=False)
+
+
+@needs_shared
+def test_weights_past_the_boards_flash_do_not_fit_whatever_the_ram(capsys):
+    """mobilenet_v2's 3.75 MB of weights and tables fit mps2-an386's 4 MiB of
+    code flash but not mps3-an547's 2 MiB SRAM for constants: the plan
+    command with that board refuses (its firmware never links)."""
+    model = MODELS_DIR / "tflite-micro" / "mobilenet_v2_quantized_1x3x224x224.tflite"
+    graph = read_model(str(model))
+    assert flash_shortfall("mps2-an386", graph) is None
+    assert "SRAM (2,097,152 B, holding weights)" in (flash_shortfall("mps3-an547", graph) or "")
+    args = [str(model), "--ram", "4M", "--alias", "off", "--patches", "off", "--order", "model", "--planner", "greedy"]
+    assert cli.main([*args, "--board", "mps3-an547"]) == 3
+    assert "does not fit mps3-an547's flash" in capsys.readouterr().err
