@@ -22,6 +22,7 @@ import numpy as np
 import tflite
 
 from .errors import InputError, McuPlanError, UnsupportedModel, unsupported_model_error
+from .flatbuffer_verifier import CorruptFlatbuffer, verify_model_buffer
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
 from .scratch import with_scratch_tensors
 
@@ -211,6 +212,11 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: empty file")
     if len(data) < 8 or data[4:8] != TFLITE_IDENTIFIER:
         raise InputError(f"{label}: not a TFLite file (no TFL3 identifier)")
+    try:
+        # What LiteRT's loader refuses is refused before anything is read.
+        verify_model_buffer(data)
+    except CorruptFlatbuffer as exc:
+        raise InputError(f"{label}: corrupt flatbuffer ({_one_line(str(exc), 300)})") from None
     parser = _ModelParser(data, label)
     try:
         graph = parser.parse()
