@@ -31,10 +31,10 @@ sys.path.insert(0, str(REPO))
 
 from mcu_planner.c_literals import c_identifier  # noqa: E402
 from mcu_planner.errors import DoesNotFit, McuPlanError, one_line  # noqa: E402
+from mcu_planner.flash import flash_shortfall  # noqa: E402
 from mcu_planner.firmware_build import (  # noqa: E402
     DEFAULT_STACK_BYTES,
     build_firmware,
-    flash_shortfall,
     linked_ram_bytes,
     load_board,
     make_firmware,
@@ -83,7 +83,7 @@ def sweep(path: Path, board: str, time_limit: float) -> list[str]:
         planned = plan_model(path, replace(options, ram=budget))
         total = planned.ram_needed
         # As the plan command decides: the RAM, then the weights against the board's flash.
-        fits = planned.fits and flash_shortfall(board, planned.graph, planned.lifetimes.elided_ops) is None
+        fits = planned.fits and flash_shortfall(board, planned.program, planned.lifetimes.elided_ops) is None
         with tempfile.TemporaryDirectory(prefix="ram-budget-") as scratch:
             work = Path(scratch)
             files = planned.generate(name)

@@ -123,7 +123,7 @@ class Plan:
         from .flash import counted_flash
 
         weights, tables = counted_flash(
-            self.planned.graph, lower_all(self.planned.graph, self.planned.lifetimes.elided_ops)
+            self.planned.graph, lower_all(self.planned.program, self.planned.lifetimes.elided_ops)
         )
         return Flash(int(weights), int(tables))
 
@@ -204,7 +204,7 @@ class Plan:
         p = self.planned
         name = "model"
         files = p.generate(name)
-        counted = counted_flash(p.graph, lower_all(p.graph, p.lifetimes.elided_ops))
+        counted = counted_flash(p.graph, lower_all(p.program, p.lifetimes.elided_ops))
         return measure_flash(files, name, counted, board)
 
 

@@ -953,9 +953,9 @@ def _generate(args, planned, files=None) -> None:
 
 def _check_board_flash(board_name: str, planned) -> None:
     """DoesNotFit when no firmware of the model links on the board, whatever the RAM."""
-    from .firmware_build import flash_shortfall
+    from .flash import flash_shortfall
 
-    message = flash_shortfall(board_name, planned.graph, planned.lifetimes.elided_ops)
+    message = flash_shortfall(board_name, planned.program, planned.lifetimes.elided_ops)
     if message is not None:
         raise DoesNotFit(message)
 

@@ -572,30 +572,6 @@ def elf_size(elf: Path, total: bool = False) -> tuple[int, int, int]:
     return int(figures[0]), int(figures[1]), int(figures[2])
 
 
-def flash_shortfall(board_name: str, graph, elided_ops: frozenset[int] = frozenset()) -> str | None:
-    """Why no firmware of `graph` links on the board whatever its RAM: the
-    weights and tables alone overflow the board's region for them (the code
-    comes on top); None when they fit or the model cannot be generated."""
-    from .codegen import lower_all
-    from .errors import UnsupportedModel
-    from .flash import counted_flash
-
-    try:
-        calls = lower_all(graph, elided_ops)
-    except UnsupportedModel:
-        return None
-    weights, tables = counted_flash(graph, calls)
-    board = load_board(board_name)
-    region = board.const or board.code
-    if weights + tables <= region.length:
-        return None
-    holds = "weights" if board.const is not None else "code and weights"
-    return (
-        f"does not fit {board.name}'s flash: weights and tables alone take {weights + tables:,} B, more than its "
-        f"{region.name} ({region.length:,} B, holding {holds}) by {weights + tables - region.length:,} B"
-    )
-
-
 def linked_ram_bytes(elf: Path, board: Board) -> int:
     """RAM the link takes: the end of .bss (the linker script's __bss_end)
     less the start of the RAM region, gaps between sections included (which

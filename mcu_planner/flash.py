@@ -30,6 +30,7 @@ from .c_literals import element_bytes
 from .errors import InputError, McuPlanError
 from .graph import Graph
 from .lowering import CArray, KernelCall
+from .program import Program
 from .sizes import format_bytes
 
 # Cortex-M4F, the default board's core (firmware/boards/mps2-an386/board.json).
@@ -196,3 +197,27 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             return FlashReport(weights, tables, None, f"code not measured: {exc}")
     return FlashReport(measured_weights, measured_tables, total - measured_weights - measured_tables, how)
+
+
+def flash_shortfall(board_name: str, program: Program, elided_ops: frozenset[int] = frozenset()) -> str | None:
+    """Why no firmware of the model links on the board whatever its RAM: the
+    weights and tables alone overflow the board's region for them (the code
+    comes on top); None when they fit or the model cannot be generated."""
+    from .codegen import lower_all
+    from .errors import UnsupportedModel
+    from .firmware_build import load_board
+
+    try:
+        calls = lower_all(program, elided_ops)
+    except UnsupportedModel:
+        return None
+    weights, tables = counted_flash(program.graph, calls)
+    board = load_board(board_name)
+    region = board.const or board.code
+    if weights + tables <= region.length:
+        return None
+    holds = "weights" if board.const is not None else "code and weights"
+    return (
+        f"does not fit {board.name}'s flash: weights and tables alone take {weights + tables:,} B, more than its "
+        f"{region.name} ({region.length:,} B, holding {holds}) by {weights + tables - region.length:,} B"
+    )

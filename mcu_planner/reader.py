@@ -22,7 +22,8 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from .errors import InputError, McuPlanError, UnsupportedModel, unsupported_model_error
+from .errors import InputError, InvalidModel, McuPlanError, UnsupportedModel, unsupported_model_error
+from .flatbuffer_verifier import CorruptFlatbuffer, verify_model_buffer
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
 from .resource_variables import RESOURCE_OPCODES, SubgraphRead, resolve_resource_variables
 from .scratch import with_scratch_tensors
@@ -207,6 +208,11 @@ def read_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, 
         raise InputError(f"{label}: empty file")
     if len(data) < 8 or data[4:8] != TFLITE_IDENTIFIER:
         raise InputError(f"{label}: not a TFLite file (no TFL3 identifier)")
+    try:
+        # What LiteRT's loader refuses is refused before anything is read.
+        verify_model_buffer(data)
+    except CorruptFlatbuffer as exc:
+        raise InputError(f"{label}: corrupt flatbuffer ({_one_line(str(exc), 300)})") from None
     parser = _ModelParser(data, label)
     try:
         graph = parser.parse()
@@ -301,6 +307,7 @@ class _ModelParser:
 
         main = self.read_subgraph(0, op_codes)
         tensors, operators = main.tensors, main.operators
+        _refuse_stored_variable_values(self.label, tensors, operators)
         if any(op.opcode in RESOURCE_OPCODES for op in operators):
             tensors, operators, note = resolve_resource_variables(
                 main, lambda index: self.read_init_subgraph(index, op_codes), self.label
@@ -620,3 +627,21 @@ class _ModelParser:
                 self.fail(f"metadata {OFFLINE_PLAN_METADATA}: tensor {bad[0]} has offset {offsets[bad[0]]}")
             return offsets
         return None
+
+
+def _refuse_stored_variable_values(label: str, tensors: list[Tensor], operators: list[Operator]) -> None:
+    """No variable tensor of the file carries stored values: TFLite's
+    InterpreterBuilder refuses such a model ("a variable tensor with
+    buffer"), whether or not an op uses the tensor, and TFLM starts every
+    variable from zero.  Checked here, on the file's tensors: the resource
+    variables resolve_resource_variables makes next hold the values their
+    CALL_ONCE assigns."""
+    for tensor in tensors:
+        if tensor.is_variable and tensor.data is not None:
+            user = next((op for op in operators if tensor.index in op.inputs + op.outputs), None)
+            where = [f"op {user.index} ({user.opcode})"] if user is not None else []
+            where.append(f"tensor {tensor.index}" + (f" '{_one_line(tensor.name)[:60]}'" if tensor.name else ""))
+            raise InvalidModel(
+                f"{label}: {', '.join(where)}: rule variable-without-buffer: variable tensor with a "
+                f"{len(tensor.data)}-byte buffer; TFLite refuses stored values for variables"
+            )

@@ -30,8 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InvalidModel
-from .graph import Graph, Operator, Tensor
+from .errors import InvalidModel, unsupported_model_error
+from .graph import Graph, Operator, Tensor, operator_dtype_key
 from .quant import INT_RANGES
 from .reader import options_table_for
 
@@ -334,6 +334,8 @@ def _window_weighted_tensors(v: OpView) -> tuple[Tensor, Tensor, Tensor | None, 
     inp, filt, bias, out = v.input(0), v.input(1), v.input(2), v.output()
     for t in (inp, filt, out):
         v.rank(t, 4)
+    if filt.shape[1] < 1 or filt.shape[2] < 1:
+        v.fail("filter-shape", f"filter {list(filt.shape)} has an empty window", filt.index)
     return inp, filt, bias, out
 
 
@@ -448,6 +450,40 @@ def op_same_elements(v: OpView) -> None:
     v.same_elements(v.input(0), v.output())
 
 
+def op_reshape(v: OpView) -> None:
+    """The new shape TFLite's RESHAPE computes with (the constant 1-D int32
+    shape input, else the new_shape option) holds at most one -1, no other
+    negative size, and as many elements as the input; the output is not a
+    variable (TFLite's RESHAPE leaves such an output without data)."""
+    op_same_elements(v)
+    inp, out, shape_input = v.input(0), v.output(), v.input(1)
+    if out.is_variable:
+        v.fail("reshape-variable-output", "RESHAPE into a variable tensor", out.index)
+    if shape_input is not None and len(shape_input.shape) == 1 and shape_input.dtype == "int32":
+        new_shape = v.constant_ints(shape_input)
+        if new_shape is None:
+            return  # computed at run time: the output tensor's shape is what lowering plans
+        where = shape_input.index
+    elif "new_shape" in v.op.options:
+        new_shape, where = list(v.op.options["new_shape"]), out.index
+        if new_shape == [0]:
+            new_shape = []  # old converters' way of writing a scalar in the option
+    else:
+        return
+    stretched = [d for d in new_shape if d == -1]
+    if len(stretched) > 1 or any(d < -1 for d in new_shape):
+        v.fail("reshape-shape", f"new shape {new_shape} has a negative size other than one -1", where)
+    known = math.prod(d for d in new_shape if d != -1)
+    fits = inp.num_elements % known == 0 if stretched and known else known == inp.num_elements
+    if not fits:
+        v.fail("reshape-shape", f"new shape {new_shape} does not hold the input's {inp.num_elements} elements", where)
+
+
+# Element types whose TFLite CONCATENATION copies bytes: every input must be
+# quantized exactly as the output (uint8 inputs are requantized instead).
+_CONCAT_SAME_QUANTIZATION = ("int8",)
+
+
 def op_concatenation(v: OpView) -> None:
     v.counts((1, 1 << 30))
     inputs = [v.input(i) for i in range(len(v.op.inputs))]
@@ -470,6 +506,16 @@ def op_concatenation(v: OpView) -> None:
         total += t.shape[axis] if rank else 1
     if rank and total != out.shape[axis]:
         v.fail("concat-shape", f"axis {axis} is {out.shape[axis]}, the inputs add up to {total}", out.index)
+    if out.dtype in _CONCAT_SAME_QUANTIZATION and out.quantization is not None:
+        for t in inputs:
+            if t is not None and t.quantization is not None and t.quantization != out.quantization:
+                v.fail(
+                    "concat-quantization",
+                    f"scale {t.quantization.scales[0]!r} / zero point {t.quantization.zero_points[0]} differ from the "
+                    f"output's {out.quantization.scales[0]!r} / {out.quantization.zero_points[0]}; "
+                    f"TFLite's {out.dtype} CONCATENATION copies bytes",
+                    t.index,
+                )
 
 
 def op_pad(v: OpView) -> None:
@@ -521,10 +567,183 @@ def op_strided_slice(v: OpView) -> None:
         v.fail("stride-nonzero", f"strides {strides} contain 0", v.op.inputs[3])
 
 
+# The output quantization TFLite's quantized SOFTMAX insists on, per
+# (input, output) dtype: zero point and scale, within a thousandth of a step
+# (TF_LITE_ENSURE_NEAR in its Prepare).  int8 -> int16 leaves the scale free.
+_SOFTMAX_OUTPUT_QUANTIZATION = {
+    ("int8", "int8"): (-128, 1 / 256, 0.001 / 256),
+    ("uint8", "uint8"): (0, 1 / 256, 0.001 / 256),
+    ("int16", "int16"): (0, 1 / 32768, 0.001 / 65536),
+}
+
+
 def op_softmax(v: OpView) -> None:
     op_unary_same_shape(v)
     if not len(v.input(0).shape) >= 1:
         v.fail("rank", "softmax of a scalar", v.op.inputs[0])
+    out = v.output()
+    fixed = _SOFTMAX_OUTPUT_QUANTIZATION.get((v.input(0).dtype, out.dtype))
+    if fixed is None or out.quantization is None:
+        return
+    zero_point, scale, tolerance = fixed
+    q = out.quantization
+    if q.zero_points[0] != zero_point or not abs(q.scales[0] - scale) <= tolerance:
+        v.fail(
+            "softmax-output-quantization",
+            f"scale {q.scales[0]!r}, zero point {q.zero_points[0]}; TFLite's {out.dtype} SOFTMAX output takes "
+            f"scale {scale!r}, zero point {zero_point}",
+            out.index,
+        )
+
+
+def declared(v: OpView, option: str) -> int:
+    """An integer option as TFLite's kernel sees it: the schema default 0
+    when the op carries no options table (or one of an unknown type)."""
+    value = v.op.options.get(option, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _declared_count(v: OpView, option: str, actual: int, what: str) -> None:
+    """`option` (num_splits, num, values_count) states the op's `actual` count
+    of `what`; TFLite's Prepare refuses the op when they disagree."""
+    count = declared(v, option)
+    if count != actual:
+        table = options_table_for(v.op.opcode)
+        absent = f" (no {table} table, so the default 0)" if option not in v.op.options else ""
+        v.fail("declared-count", f"{option} = {count}{absent} but the op has {actual} {what}")
+
+
+def op_split(v: OpView) -> None:
+    _declared_count(v, "num_splits", len(v.op.outputs), "outputs")
+
+
+def op_unpack(v: OpView) -> None:
+    v.counts((1, 1), (0, 1 << 30))
+    _declared_count(v, "num", len(v.op.outputs), "outputs")
+    inp = v.input(0)
+    rank = len(inp.shape)
+    axis = declared(v, "axis")
+    if not -rank <= axis < rank:
+        v.fail("axis-range", f"axis {axis} outside rank {rank}", inp.index)
+    if inp.shape[axis % rank] != len(v.op.outputs):
+        v.fail(
+            "declared-count",
+            f"dimension {axis % rank} of {list(inp.shape)} unpacks into {inp.shape[axis % rank]}, "
+            f"not {len(v.op.outputs)} outputs",
+            inp.index,
+        )
+
+
+def op_pack(v: OpView) -> None:
+    _declared_count(v, "values_count", len(v.op.inputs), "inputs")
+
+
+# Index element types GATHER takes, as numpy dtypes (little-endian).
+_GATHER_INDEX_DTYPES = {"int16": "<i2", "int32": "<i4", "int64": "<i8"}
+
+
+def op_gather(v: OpView) -> None:
+    """Constant indices lie inside the gathered axis: TFLite's GATHER fails
+    every invoke otherwise (its Prepare does not look at the values)."""
+    v.counts((2, 2))
+    params, indices = v.input(0), v.input(1)
+    if not indices.is_constant or indices.dtype not in _GATHER_INDEX_DTYPES:
+        return
+    rank = len(params.shape)
+    axis = declared(v, "axis")
+    if not -rank <= axis < rank:
+        v.fail("axis-range", f"axis {axis} outside rank {rank}", params.index)
+    size = params.shape[axis % rank]
+    values = np.frombuffer(indices.data, dtype=_GATHER_INDEX_DTYPES[indices.dtype])
+    outside = values[(values < 0) | (values >= size)]
+    if outside.size:
+        v.fail(
+            "gather-index-range",
+            f"index {int(outside[0])} outside [0, {size}) of axis {axis % rank} of {list(params.shape)}",
+            indices.index,
+        )
+
+
+# TFLite writes the index type of ARG_MAX / ARG_MIN in output_type (default
+# FLOAT32, which its Prepare refuses: an op without its options table fails).
+_ARG_OUTPUT_TYPES = {"INT32": "int32", "INT64": "int64"}
+
+
+def op_arg_min_max(v: OpView) -> None:
+    v.counts((2, 2))
+    out = v.output()
+    output_type = v.op.options.get("output_type", "FLOAT32")
+    if _ARG_OUTPUT_TYPES.get(output_type) != out.dtype:
+        absent = "" if "output_type" in v.op.options else " (no options table, so the default FLOAT32)"
+        v.fail("arg-output-type", f"output_type {output_type}{absent} for a {out.dtype} output", out.index)
+
+
+# Opcodes whose TFLite int16 kernels take symmetric quantization only: their
+# Prepare refuses an int16 input or output whose zero point is not 0 (each
+# measured against LiteRT's BUILTIN_REF kernels in tests/test_validate.py).
+# MUL, the pools and the data-movement ops (RESHAPE, PAD, GATHER, ...) take
+# any zero point.
+INT16_SYMMETRIC_OPCODES = frozenset(
+    {
+        "ABS",
+        "ADD",
+        "BATCH_MATMUL",
+        "BATCH_TO_SPACE_ND",
+        "CONCATENATION",
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "DEQUANTIZE",
+        "EXP",
+        "EXPAND_DIMS",
+        "FILL",
+        "FULLY_CONNECTED",
+        "LEAKY_RELU",
+        "LOG",
+        "LOGISTIC",
+        "MEAN",
+        "MIRROR_PAD",
+        "QUANTIZE",  # int16 -> int16 only
+        "REDUCE_MAX",
+        "REDUCE_MIN",
+        "REDUCE_PROD",
+        "RELU",
+        "RELU6",
+        "RELU_0_TO_1",
+        "RELU_N1_TO_1",
+        "RSQRT",
+        "SOFTMAX",
+        "SPACE_TO_BATCH_ND",
+        "SQRT",
+        "SUB",
+        "SUM",
+        "TANH",
+        "TRANSPOSE_CONV",
+    }
+)
+
+
+# Where the data an op computes on comes in, when not input 0.
+_DATA_INPUT = {"FILL": 1, "TRANSPOSE_CONV": 2}
+
+
+def op_int16_zero_points(v: OpView) -> None:
+    """The op's int16 kernel (int16 data in) sees zero point 0 on every int16
+    input and output.  Kernels from int8 data to an int16 output (SOFTMAX's
+    -32768) and float -> int16 QUANTIZE are not this kernel."""
+    data = v.input(_DATA_INPUT.get(v.op.opcode, 0))
+    if data is None or data.dtype != "int16":
+        return
+    tensors = [v.ctx.graph.tensors[t] for t in v.op.inputs + v.op.outputs if t >= 0]
+    if v.op.opcode == "QUANTIZE" and v.output().dtype != "int16":
+        return  # int16 -> int8 requantizes with any zero points
+    for t in tensors:
+        if t.dtype == "int16" and t.quantization is not None and any(t.quantization.zero_points):
+            v.fail(
+                "int16-zero-point",
+                f"int16 zero point {next(z for z in t.quantization.zero_points if z)}: "
+                f"TFLite's int16 {v.op.opcode} takes symmetric quantization (zero point 0)",
+                t.index,
+            )
 
 
 # Per opcode, the rules TFLite's Prepare applies.  Opcodes absent here are
@@ -548,7 +767,7 @@ OP_RULES: dict[str, list[Callable[[OpView], None]]] = {
     "HARD_SWISH": [op_unary_same_shape],
     "QUANTIZE": [op_unary_same_shape],
     "DEQUANTIZE": [op_unary_same_shape],
-    "RESHAPE": [op_same_elements],
+    "RESHAPE": [op_reshape],
     "SQUEEZE": [op_same_elements],
     "EXPAND_DIMS": [op_same_elements],
     "CONCATENATION": [op_concatenation],
@@ -557,7 +776,16 @@ OP_RULES: dict[str, list[Callable[[OpView], None]]] = {
     "TRANSPOSE": [op_transpose],
     "MEAN": [op_mean],
     "STRIDED_SLICE": [op_strided_slice],
+    "SPLIT": [op_split],
+    "SPLIT_V": [op_split],
+    "UNPACK": [op_unpack],
+    "PACK": [op_pack],
+    "GATHER": [op_gather],
+    "ARG_MAX": [op_arg_min_max],
+    "ARG_MIN": [op_arg_min_max],
 }
+for _opcode in INT16_SYMMETRIC_OPCODES:
+    OP_RULES.setdefault(_opcode, []).append(op_int16_zero_points)
 
 
 # ---------------------------------------------------------------- entry points
@@ -570,8 +798,33 @@ def used_tensors(graph: Graph) -> list[int]:
     return sorted(used)
 
 
+# Custom ops that hold a program compiled for an accelerator, and why no
+# microcontroller kernel can run them.  Their other inputs (an NPU's scratch
+# areas) are written by the accelerator, not by any op, so a model holding
+# one is refused as unsupported before the graph rules see those tensors.
+ACCELERATOR_CUSTOM_OPS = {
+    "ethos-u": "Vela command stream for an Arm Ethos-U NPU: needs the NPU; use the model from before Vela",
+    "edgetpu-custom-op": "compiled for a Coral Edge TPU: needs the TPU; use the model from before edgetpu_compiler",
+}
+
+
+def refuse_accelerator_ops(graph: Graph, label: str) -> None:
+    """UnsupportedModel (exit 4) naming each accelerator-only custom op."""
+    combinations: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for op in graph.operators:
+        if op.opcode == "CUSTOM" and op.custom_code in ACCELERATOR_CUSTOM_OPS:
+            key = operator_dtype_key(op, graph.tensors)
+            combinations[key] = combinations.get(key, 0) + 1
+            reasons[key] = ACCELERATOR_CUSTOM_OPS[op.custom_code]
+    if combinations:
+        raise unsupported_model_error(combinations, reasons, {}, label=label)
+
+
 def validate(graph: Graph, label: str = "model") -> Graph:
-    """Raise InvalidModel (exit 2) at the first broken rule; return the graph."""
+    """Raise InvalidModel (exit 2) at the first broken rule; return the graph.
+    A model compiled for an accelerator is UnsupportedModel (exit 4)."""
+    refuse_accelerator_ops(graph, label)
     ctx = Context(graph, label)
     for rule in GRAPH_RULES:
         rule(ctx)

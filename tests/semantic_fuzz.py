@@ -26,6 +26,7 @@ import dataclasses
 import io
 import math
 import random
+import signal
 import sys
 import tempfile
 from collections import Counter
@@ -35,7 +36,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a source checkout
 
-from mcu_planner_testing.builder import Int8Net, ModelBuilder, NUMPY_DTYPES, single_op_model, tiny_kws_int8
+from mcu_planner_testing.builder import (
+    Int8Net,
+    Int16x8Net,
+    ModelBuilder,
+    NUMPY_DTYPES,
+    single_op_model,
+    tiny_kws_int8,
+)
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model
@@ -68,9 +76,32 @@ def _small_int8_net() -> bytes:
     return net.build(net.softmax(net.fully_connected(net.reshape(z, (1, 36)), 5)))
 
 
+def _data_movement_int8() -> bytes:
+    """SPLIT, PACK, GATHER (constant indices) and CONCATENATION: declared
+    counts, indices and axes for the mutations to break."""
+    net = Int8Net(5)
+    x = net.input((1, 6, 4))
+    a, b, c = net.split(x, 3, axis=1)
+    packed = net.pack(a, b, axis=0)
+    gathered = net.gather(packed, [1, 0, 1], axis=0)
+    return net.build(net.concatenation(net.reshape(gathered, (1, 6, 4)), net.reshape(c, (1, 2, 4)), axis=1))
+
+
+def _int16_net() -> bytes:
+    """16x8 ADD, RELU, MEAN, CONCATENATION and SOFTMAX: int16 zero points
+    must stay 0 for each of them."""
+    net = Int16x8Net(6)
+    x, y = net.input((1, 4, 4, 3)), net.input((1, 4, 4, 3))
+    joined = net.concatenation(x, y, axis=-1)
+    summed = net.relu(net.add(joined, net.input((1, 4, 4, 6))))
+    return net.build(net.softmax(net.reshape(net.mean(summed, (1, 2)), (1, 6))))
+
+
 BASE_MODELS = {
     "kws": tiny_kws_int8,
     "small": _small_int8_net,
+    "data_movement": _data_movement_int8,
+    "int16": _int16_net,
     "fc": lambda: single_op_model("fully_connected", (2, 12), units=6),
     "mul": lambda: single_op_model("mul", (1, 4, 1, 3), (1, 1, 5, 3)),
     "float_conv": _float_conv,
@@ -239,7 +270,29 @@ def mutate_tensor_index(graph: Graph, d: Draws) -> Graph:
     return with_op(graph, index, **{"outputs" if outputs else "inputs": tuple(refs)})
 
 
+SPECIAL_INTS = (-(2**31), -1, 0, 1, 2, 3, 4, 6, 100, 2**31 - 1)
+
+
+def mutate_constant_value(graph: Graph, d: Draws) -> Graph:
+    """One element of an integer constant (indices, axes, shapes, paddings)."""
+    constants = [t.index for t in graph.tensors if t.data is not None and t.dtype in ("int32", "int64") and t.data]
+    if not constants:
+        return graph
+    t = graph.tensors[d.choice(constants)]
+    values = np.frombuffer(t.data, dtype=np.dtype(NUMPY_DTYPES[t.dtype]).newbyteorder("<")).copy()
+    values[d.integer(0, values.size - 1)] = d.choice(SPECIAL_INTS)
+    return with_tensor(graph, t.index, data=values.tobytes())
+
+
+def mutate_variable(graph: Graph, d: Draws) -> Graph:
+    """A tensor marked variable (a constant one then has a buffer) or not."""
+    t = graph.tensors[d.integer(0, len(graph.tensors) - 1)]
+    return with_tensor(graph, t.index, is_variable=not t.is_variable)
+
+
 MUTATIONS = {
+    "constant_value": mutate_constant_value,
+    "variable": mutate_variable,
     "scale": mutate_scale,
     "zero_point": mutate_zero_point,
     "shape": mutate_shape,
@@ -267,6 +320,19 @@ def mutated_model(d: Draws) -> tuple[str, bytes]:
     return f"{base}: {', '.join(kinds)}", ModelBuilder.from_graph(graph).build()
 
 
+# Bounds every run must keep (issue 20): wall time and peak memory.
+MAX_RUN_SECONDS = 20.0
+MAX_RUN_BYTES = 2 * 2**30
+# A run still going after this long is stopped (and reported over the bound).
+KILL_AFTER_SECONDS = 120
+
+
+def control_characters(text: str) -> list[str]:
+    """Characters that must not reach a terminal raw: C0 controls other than
+    newline, DEL and C1 controls."""
+    return sorted({c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+
+
 @dataclasses.dataclass
 class Outcome:
     plan_exit: int
@@ -274,6 +340,13 @@ class Outcome:
     written: list[str]  # files left in the work directory besides the model
     check_exit: int | None = None
     check_stderr: list[str] = dataclasses.field(default_factory=list)
+    # Everything the runs printed, for the control-character check.
+    printed: str = ""
+    # Filled by run_isolated: the plan's CPU time and peak resident memory,
+    # and LiteRT's verdict on a model the plan accepted.
+    seconds: float | None = None
+    peak_bytes: int | None = None
+    litert: str | None = None
 
     def problems(self) -> list[str]:
         """What breaks the contract: empty when the run was well-behaved."""
@@ -294,16 +367,26 @@ class Outcome:
             found.append(f"check exit {self.check_exit}: {' '.join(self.check_stderr)[:300]}")
         if self.check_exit == 2 and len(self.check_stderr) != 1:
             found.append(f"check: {len(self.check_stderr)} stderr lines")
+        controls = control_characters(self.printed)
+        if controls:
+            found.append(f"control characters printed: {controls!r}")
+        if self.seconds is not None and self.seconds > MAX_RUN_SECONDS:
+            found.append(f"took {self.seconds:.1f} s CPU")
+        if self.peak_bytes is not None and self.peak_bytes > MAX_RUN_BYTES:
+            found.append(f"peak memory {self.peak_bytes / 2**20:.0f} MiB")
+        if self.plan_exit == 0 and self.litert not in (None, "loaded"):
+            found.append(f"accepted a model LiteRT refuses ({self.litert})")
         return found
 
 
-def _main_quietly(args: list[str]) -> tuple[int, list[str]]:
+def _main_quietly(args: list[str]) -> tuple[int, list[str], str]:
+    """(exit code, stderr lines, everything printed) of one mcu-plan command."""
     from mcu_planner.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
-    return code, err.getvalue().strip().splitlines()
+    return code, err.getvalue().strip().splitlines(), out.getvalue() + err.getvalue()
 
 
 def run_one(model: bytes, *, check: bool = True, sanitize: bool = False) -> Outcome:
@@ -311,61 +394,172 @@ def run_one(model: bytes, *, check: bool = True, sanitize: bool = False) -> Outc
         work_dir = Path(work)
         path = work_dir / "m.tflite"
         path.write_bytes(model)
-        code, err = _main_quietly(
+        code, err, printed = _main_quietly(
             [str(path), "-o", str(work_dir / "out"), "--json", str(work_dir / "plan.json"), "--planner", "greedy"]
         )
         written = sorted(p.name for p in work_dir.iterdir() if p.name != "m.tflite")
-        outcome = Outcome(code, err, written if code != 0 else [])
+        outcome = Outcome(code, err, written if code != 0 else [], printed=printed)
         if code == 0 and check:
             args = ["check", str(path), "--inputs", "2"] + (["--sanitize"] if sanitize else [])
-            outcome.check_exit, outcome.check_stderr = _main_quietly(args)
+            outcome.check_exit, outcome.check_stderr, check_printed = _main_quietly(args)
+            outcome.printed += check_printed
         return outcome
 
 
+def litert_verdict(model: bytes) -> str:
+    """'loaded' when LiteRT's BUILTIN_REF interpreter builds the model,
+    allocates its tensors and invokes it once on zeros; otherwise the first
+    line of its complaint."""
+    from mcu_planner.reference import _interpreter_classes
+
+    Interpreter, OpResolverType = _interpreter_classes()
+    try:
+        interpreter = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        interpreter.allocate_tensors()
+        interpreter.invoke()
+    except Exception as exc:  # noqa: BLE001 -- any refusal is the verdict
+        return f"refused: {' '.join(str(exc).split())[:160]}"
+    return "loaded"
+
+
+def _in_child(work, limit_seconds: int = KILL_AFTER_SECONDS) -> tuple[object, float, int]:
+    """(what `work()` returns, CPU seconds, peak resident bytes), computed in
+    a forked child so that its time and memory are its own and a crash or a
+    hang is an outcome, not the end of the campaign.  CPU time, because the
+    wall time of a run on a shared machine measures the other users; the
+    child is stopped after `limit_seconds` of wall time."""
+    import os
+    import pickle
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_end)
+        signal.alarm(limit_seconds)
+        try:
+            result: object = work()
+        except BaseException as exc:  # noqa: BLE001
+            result = exc
+        with os.fdopen(write_end, "wb") as pipe:
+            try:
+                pickle.dump(result, pipe)
+            except Exception as exc:  # noqa: BLE001
+                pickle.dump(RuntimeError(f"unpicklable result: {exc}"), pipe)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        payload = pipe.read()
+    _, status, usage = os.wait4(pid, 0)
+    seconds = usage.ru_utime + usage.ru_stime
+    peak = usage.ru_maxrss * 1024  # kilobytes on Linux
+    if not payload:
+        code = os.waitstatus_to_exitcode(status)
+        return (
+            RuntimeError(f"child died ({'signal ' + str(-code) if code < 0 else 'exit ' + str(code)})"),
+            seconds,
+            peak,
+        )
+    return pickle.loads(payload), seconds, peak
+
+
+def run_isolated(model: bytes, *, check: bool = False) -> Outcome:
+    """run_one in a child process (time and memory measured), then, when
+    the plan accepted the model, LiteRT's verdict on it (another child:
+    LiteRT crashes on some models)."""
+    result, seconds, peak = _in_child(lambda: run_one(model, check=check))
+    if isinstance(result, BaseException):
+        # A crash, or the wall-time alarm (SIGALRM): counted as exit 1.
+        outcome = Outcome(1, [f"harness: {type(result).__name__}: {result}"], [])
+        outcome.seconds = seconds
+    else:
+        assert isinstance(result, Outcome)
+        outcome = result
+        outcome.seconds = seconds
+    outcome.peak_bytes = peak
+    if outcome.plan_exit == 0:
+        verdict, _, _ = _in_child(lambda: litert_verdict(model), 60)
+        outcome.litert = verdict if isinstance(verdict, str) else f"refused: LiteRT crashed ({verdict})"
+    return outcome
+
+
+class _Stopped(Exception):
+    """SIGTERM (from `timeout`) during a campaign."""
+
+
+def _stop(signum, frame):
+    raise _Stopped
+
+
 def campaign(count: int, seed: int, check_every: int = 1) -> None:
-    """`count` seeded mutations; prints the counts per plan exit code and per
-    check result, and every run that breaks the contract."""
+    """`count` seeded mutations, each planned in a child process; prints the
+    counts per plan exit code and per check result, the slowest run and the
+    largest peak memory, and every run that breaks the contract (exit 1, a
+    bad stderr, files left behind, a control character printed, over
+    MAX_RUN_SECONDS or MAX_RUN_BYTES, a model planned that LiteRT refuses).
+    SIGTERM (`timeout`) ends it early with the summary of the runs done."""
     rng = random.Random(seed)
     plan_codes: Counter = Counter()
     check_codes: Counter[int] = Counter()
+    problem_kinds: Counter[str] = Counter()
+    litert_crashes = 0
     bad = 0
     zero_seen = 0
+    slowest, largest = 0.0, 0
     checked: set[bytes] = set()
-    for i in range(count):
-        try:
-            description, model = mutated_model(Draws(rng))
-        except ValueError as exc:  # a mutation the builder cannot write (not a finding about mcu-plan)
-            plan_codes["unbuildable"] += 1
-            print(f"#{i}: unbuildable mutation: {exc}", flush=True)
-            continue
-        try:
-            outcome = run_one(model, check=False)
+    # Import and warm up everything a run uses once, here: every child then
+    # starts from it instead of importing it again.
+    run_one(BASE_MODELS["small"](), check=False)
+    litert_verdict(BASE_MODELS["small"]())
+
+    def summary() -> str:
+        return (
+            f"plan exits {dict(sorted(plan_codes.items(), key=str))}; "
+            f"check (every {check_every}. distinct exit-0 model) exits {dict(sorted(check_codes.items()))}; "
+            f"slowest {slowest:.2f} s CPU, largest peak {largest / 2**20:.0f} MiB; "
+            f"LiteRT crashed on {litert_crashes} planned models; "
+            f"contract broken {bad} {dict(problem_kinds)}"
+        )
+
+    signal.signal(signal.SIGTERM, _stop)
+    done = 0
+    try:
+        for i in range(count):
+            done = i
+            try:
+                description, model = mutated_model(Draws(rng))
+            except ValueError as exc:  # a mutation the builder cannot write (not a finding about mcu-plan)
+                plan_codes["unbuildable"] += 1
+                print(f"#{i}: unbuildable mutation: {exc}", flush=True)
+                continue
+            outcome = run_isolated(model, check=False)
             if outcome.plan_exit == 0 and model not in checked:
                 zero_seen += 1
                 if zero_seen % check_every == 0:
                     checked.add(model)
-                    outcome = run_one(model, check=True)
-        except BaseException as exc:  # noqa: BLE001 -- a crash of the harness is a finding too
-            print(f"#{i} {description}: harness crash {type(exc).__name__}: {exc}", flush=True)
-            bad += 1
-            continue
-        plan_codes[outcome.plan_exit] += 1
-        if outcome.check_exit is not None:
-            check_codes[outcome.check_exit] += 1
-        problems = outcome.problems()
-        if problems:
-            bad += 1
-            print(f"#{i} {description}: {problems} {outcome.stderr[:1]}", flush=True)
-        if (i + 1) % 500 == 0:
-            print(
-                f"{i + 1} runs: plan exits {dict(sorted(plan_codes.items(), key=str))}, "
-                f"check exits {dict(sorted(check_codes.items()))}, contract broken {bad}",
-                flush=True,
-            )
-    print(
-        f"seed {seed}, {count} mutations: plan exits {dict(sorted(plan_codes.items(), key=str))}; "
-        f"check (every {check_every}. distinct exit-0 model) exits {dict(sorted(check_codes.items()))}; contract broken {bad}"
-    )
+                    checked_outcome = run_isolated(model, check=True)
+                    outcome.check_exit = checked_outcome.check_exit
+                    outcome.check_stderr = checked_outcome.check_stderr
+                    outcome.printed += checked_outcome.printed
+            plan_codes[outcome.plan_exit] += 1
+            if outcome.check_exit is not None:
+                check_codes[outcome.check_exit] += 1
+            slowest, largest = max(slowest, outcome.seconds or 0.0), max(largest, outcome.peak_bytes or 0)
+            if outcome.litert and "LiteRT crashed" in outcome.litert:
+                # LiteRT's own crash says nothing about whether it refuses the model.
+                litert_crashes += 1
+                print(f"#{i} {description}: LiteRT crashed on a planned model", flush=True)
+                outcome.litert = None
+            problems = outcome.problems()
+            if problems:
+                bad += 1
+                problem_kinds.update(p.split(":")[0].split(" (")[0] for p in problems)
+                print(f"#{i} {description}: {problems} {[repr(line) for line in outcome.stderr[:1]]}", flush=True)
+            if (i + 1) % 500 == 0:
+                print(f"{i + 1} runs: {summary()}", flush=True)
+        done = count
+    except _Stopped:
+        print(f"stopped by SIGTERM after {done} mutations", flush=True)
+    print(f"seed {seed}, {done} mutations: {summary()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,12 @@ def _tiny_output_add() -> bytes:
     return b.build()
 
 
-def _concat_of_two_scales() -> bytes:
-    """int8 CONCATENATION of inputs with different scales: the generated C
-    requantizes, TFLite's Prepare refuses (it wants one scale throughout)."""
-    b = ModelBuilder()
-    x, z = b.add_tensor((1, 4), "int8", (0.1, 0)), b.add_tensor((1, 4), "int8", (0.2, 1))
-    y = b.add_tensor((1, 8), "int8", (0.2, 1))
-    b.add_op("CONCATENATION", [x, z], [y], {"axis": 1})
-    b.set_io([x, z], [y])
-    return b.build()
+def _conv_16x8_without_bias() -> bytes:
+    """A 16x8 CONV_2D without a bias: TFLM runs it (and so does the generated
+    C), TFLite's Prepare refuses it."""
+    from test_kernels_s16 import _conv_16x8
+
+    return _conv_16x8(2, (3, 3), depthwise=False, seed=1, zero_bias=False)
 
 
 def test_a_reference_abort_is_reported_not_fatal():
@@ -41,8 +38,8 @@ def test_a_reference_abort_is_reported_not_fatal():
 
 
 def test_check_of_a_model_the_reference_refuses_exits_2_with_its_reason(tmp_path, capsys):
-    path = tmp_path / "concat.tflite"
-    path.write_bytes(_concat_of_two_scales())
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(_conv_16x8_without_bias())
     capsys.readouterr()
     code = main(["check", str(path)])
     err = capsys.readouterr().err.strip().splitlines()

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 
 from kernel_models import Branches, assert_matches_reference, random_int8_quant
-from mcu_planner.check import HostTarget, generate_for_model, random_inputs
+from mcu_planner.check import HostTarget, generate_for_model
 from mcu_planner.output_dir import write_output
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.reader import read_model
-from mcu_planner.reference import ReferenceModel
 
 
 def _quant(dtype: str, q):
@@ -97,40 +96,6 @@ def run_on_host(model: bytes, input_sets: list[list[np.ndarray]]) -> list[list[b
             workdir=Path(work) / "build",
         )
     return run.outputs
-
-
-def test_int8_concatenation_of_differently_quantized_inputs_requantizes():
-    """TFLite's int8 CONCATENATION refuses inputs quantized unlike the output,
-    so the reference here is the same graph with an explicit QUANTIZE of each
-    such input to the output's parameters: the fused kernel must agree."""
-    rng = np.random.default_rng(11)
-    out_q = (0.04, -5)
-    in_qs = [out_q, random_int8_quant(rng, 0.01, 0.1), random_int8_quant(rng, 0.01, 0.1)]
-    widths = (3, 4, 2)
-
-    fused = Branches("concat requantizing")
-    parts = [fused.input((2, 5, w), "int8", q) for w, q in zip(widths, in_qs)]
-    fused.op("CONCATENATION", parts, (2, 5, sum(widths)), "int8", out_q, {"axis": -1})
-
-    explicit = Branches("quantize then concat")
-    parts = []
-    for w, q in zip(widths, in_qs):
-        x = explicit.input((2, 5, w), "int8", q)
-        if q != out_q:
-            y = explicit.mb.add_tensor((2, 5, w), "int8", out_q)
-            explicit.mb.add_op("QUANTIZE", (x,), (y,))
-            x = y
-        parts.append(x)
-    explicit.op("CONCATENATION", parts, (2, 5, sum(widths)), "int8", out_q, {"axis": -1})
-
-    fused_model, explicit_model = fused.build(), explicit.build()
-    graph = read_model(fused_model)
-    assert lower(graph.operators[0], graph).function == "mcu_concatenation_s8"
-    input_sets = [random_inputs(graph, rng) for _ in range(3)]
-    reference = ReferenceModel(explicit_model)
-    got = run_on_host(fused_model, input_sets)
-    for arrays, outputs in zip(input_sets, got):
-        assert outputs[0] == reference.run(arrays)[0].tobytes()
 
 
 def test_concatenation_with_too_many_inputs_is_not_lowerable():

@@ -15,9 +15,10 @@ from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 
 from mcu_planner import cli
 from mcu_planner.errors import DoesNotFit
+from mcu_planner.flash import flash_shortfall
+from mcu_planner.program import lower_program
 from mcu_planner.firmware_build import (
     DEFAULT_STACK_BYTES,
-    flash_shortfall,
     linked_ram_bytes,
     load_board,
     make_firmware,
@@ -197,9 +198,9 @@ def test_weights_past_the_boards_flash_do_not_fit_whatever_the_ram(capsys):
     code flash but not mps3-an547's 2 MiB SRAM for constants: the plan
     command with that board refuses (its firmware never links)."""
     model = MODELS_DIR / "tflite-micro" / "mobilenet_v2_quantized_1x3x224x224.tflite"
-    graph = read_model(str(model))
-    assert flash_shortfall("mps2-an386", graph) is None
-    assert "SRAM (2,097,152 B, holding weights)" in (flash_shortfall("mps3-an547", graph) or "")
+    program = lower_program(read_model(str(model)))
+    assert flash_shortfall("mps2-an386", program) is None
+    assert "SRAM (2,097,152 B, holding weights)" in (flash_shortfall("mps3-an547", program) or "")
     args = [str(model), "--ram", "4M", "--alias", "off", "--patches", "off", "--order", "model", "--planner", "greedy"]
     assert cli.main([*args, "--board", "mps3-an547"]) == 3
     assert "does not fit mps3-an547's flash" in capsys.readouterr().err

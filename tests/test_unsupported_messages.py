@@ -109,3 +109,58 @@ def test_a_long_refusal_reason_is_cut():
     assert head == "2 ops in 1 unsupported operator and dtype combination:"
     assert line.startswith("  CONV_2D int8: 2 ops (why why") and line.endswith("...)")
     assert len(line) <= len("  CONV_2D int8: 2 ops ()") + MAX_REASON_CHARS
+
+
+def _plan_in_process(model: bytes, tmp_path, capsys) -> tuple[int, list[str]]:
+    from mcu_planner.cli import main
+
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    capsys.readouterr()
+    code = main([str(path), "-o", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+def vela_like_model() -> bytes:
+    """The shape of a Vela-compiled model: one CUSTOM 'ethos-u' op reading
+    its command stream and weights (constants), the NPU's scratch areas
+    (tensors no op writes) and the input, writing the output."""
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 8, 8, 3), "int8", (0.05, -3), name="input")
+    commands = mb.add_tensor((64,), "uint8", data=np.arange(64, dtype=np.uint8), name="_split_1_command_stream")
+    flash = mb.add_tensor((32,), "uint8", data=np.zeros(32, np.uint8), name="_split_1_flash")
+    scratch = mb.add_tensor((1024,), "uint8", name="_split_1_scratch")
+    scratch_fast = mb.add_tensor((256,), "uint8", name="_split_1_scratch_fast")
+    y = mb.add_tensor((1, 4, 4, 8), "int8", (0.1, 2), name="output")
+    mb.add_op("CUSTOM", (commands, flash, scratch, scratch_fast, x), (y,), custom_code="ethos-u")
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+def test_an_ethos_u_compiled_model_is_exit_4_naming_the_npu_op(tmp_path, capsys):
+    """Was exit 2, 'rule written-before-read' on the NPU's scratch tensor (issue 21)."""
+    code, err = _plan_in_process(vela_like_model(), tmp_path, capsys)
+    assert code == 4, err
+    assert "written-before-read" not in "\n".join(err)
+    found = unsupported_lines("\n".join(err))
+    assert [op for op, _dtype in found] == ["CUSTOM(ethos-u)"], err
+    assert any("Ethos-U NPU" in line and "needs the NPU" in line for line in err), err
+
+
+def test_an_int8_svdf_state_is_named_as_the_wrong_state_type(tmp_path, capsys):
+    """TFLM's keyword_scrambled_8bit keeps int8 SVDF state: exit 4 names the
+    state's type and what TFLite keeps, not an unnamed tensor (issue 21)."""
+    import dataclasses
+
+    from mcu_planner.reader import read_model
+    from test_validate import _bench_coverage
+
+    graph = read_model(_bench_coverage().build_variant("SVDF", "int8"))
+    state = next(t for t in graph.tensors if t.is_variable)
+    tensors = list(graph.tensors)
+    tensors[state.index] = dataclasses.replace(state, dtype="int8", name="")
+    model = ModelBuilder.from_graph(dataclasses.replace(graph, tensors=tuple(tensors))).build()
+    code, err = _plan_in_process(model, tmp_path, capsys)
+    assert code == 4, err
+    assert any("SVDF state tensor is int8; TFLite's integer SVDF keeps int16 state" in line for line in err), err

@@ -266,3 +266,215 @@ def test_every_shared_model_passes_validation():
     assert len(models) > 20
     for path in models:
         load_model(path)  # raises on a refused model
+
+
+# ---------------------------------------------------------------- what LiteRT's Prepare refuses (issue 20, item 11)
+# Each model below is refused by LiteRT's BUILTIN_REF interpreter (its
+# constructor, allocate_tensors or, for GATHER, every invoke) and was planned
+# with exit 0 before these rules.
+
+
+def litert_refuses(model: bytes, invoke: bool = False) -> bool:
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    try:
+        interpreter = interpreter_module.Interpreter(
+            model_content=model, experimental_op_resolver_type=interpreter_module.OpResolverType.BUILTIN_REF
+        )
+        interpreter.allocate_tensors()
+        if invoke:
+            interpreter.invoke()
+    except (RuntimeError, ValueError):
+        return True
+    return False
+
+
+def _bench_coverage():
+    import importlib.util
+    import sys
+
+    if "bench_coverage" not in sys.modules:  # tests/test_coverage.py loads it under this name too
+        path = Path(__file__).resolve().parents[1] / "bench" / "coverage.py"
+        spec = importlib.util.spec_from_file_location("bench_coverage", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_coverage"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["bench_coverage"]
+
+
+def _int16_op_model(opcode: str) -> bytes:
+    """A one-op int16 model of `opcode` (bench/coverage.py's recipe; QUANTIZE
+    as the int16 -> int16 requantization, the case TFLite keeps symmetric)."""
+    if opcode == "QUANTIZE":
+        net = Int8Net(0)
+        x = net.typed_input((1, 8), "int16", Quantization((0.01,), (0,)))
+        return net.build(net.op("QUANTIZE", [x], (1, 8), "int16", quant=Quantization((0.02,), (0,))))
+    return _bench_coverage().build_variant(opcode, "int16")
+
+
+def _with_zero_point(graph: Graph, tensor: int, zero_point: int) -> Graph:
+    q = graph.tensors[tensor].quantization
+    return with_tensor(graph, tensor, quantization=dataclasses.replace(q, zero_points=(zero_point,) * len(q.scales)))
+
+
+def _int16_symmetric_opcodes() -> list[str]:
+    from mcu_planner.validate import INT16_SYMMETRIC_OPCODES
+
+    return sorted(INT16_SYMMETRIC_OPCODES)
+
+
+@pytest.mark.parametrize("opcode", _int16_symmetric_opcodes())
+def test_int16_zero_point_is_refused_where_litert_refuses_it(opcode, tmp_path, capsys):
+    graph = read_model(_int16_op_model(opcode))
+    op = first_op(graph, opcode)
+    assert not litert_refuses(rebuilt(graph))
+    int16 = [t for t in op.inputs + op.outputs if t >= 0 and graph.tensors[t].dtype == "int16"]
+    target = next(t for t in int16 if not graph.tensors[t].is_constant)
+    model = rebuilt(_with_zero_point(graph, target, 5))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "int16-zero-point", f"({opcode})", f"tensor {target}", "zero point 5")
+
+
+@pytest.mark.parametrize("opcode", ["MUL", "RESHAPE", "AVERAGE_POOL_2D"])
+def test_int16_zero_point_passes_where_litert_takes_it(opcode, tmp_path, capsys):
+    graph = read_model(_int16_op_model(opcode))
+    for t in graph.tensors:
+        if t.dtype == "int16" and t.quantization is not None:
+            graph = _with_zero_point(graph, t.index, 5)
+    model = rebuilt(graph)
+    assert not litert_refuses(model)
+    code, err = plan_exit(model, tmp_path, capsys, "-o", str(tmp_path / "out"))
+    assert code == 0, err
+
+
+def _split_like(opcode: str) -> bytes:
+    net = Int8Net(0)
+    if opcode == "PACK":
+        return net.build(net.pack(net.input((3, 4)), net.input((3, 4))))
+    x = net.input((3, 6))
+    if opcode == "SPLIT":
+        return net.build(*net.split(x, 3))
+    if opcode == "SPLIT_V":
+        return net.build(*net.split_v(x, [1, 2, 3]))
+    return net.build(*net.unpack(x))
+
+
+_COUNT_OPTIONS = {"SPLIT": "num_splits", "SPLIT_V": "num_splits", "UNPACK": "num", "PACK": "values_count"}
+
+
+@pytest.mark.parametrize("opcode", sorted(_COUNT_OPTIONS))
+@pytest.mark.parametrize("declared", ["one more", "no options table"])
+def test_declared_counts_that_disagree_with_the_tensors_are_refused(opcode, declared, tmp_path, capsys):
+    option = _COUNT_OPTIONS[opcode]
+    graph = read_model(_split_like(opcode))
+    op = first_op(graph, opcode)
+    assert not litert_refuses(rebuilt(graph))
+    builder = ModelBuilder.from_graph(graph)
+    spec = builder.ops[op.index]
+    if declared == "one more":
+        spec.options = {**spec.options, option: spec.options[option] + 1}
+    else:
+        spec.options, spec.options_table = {}, None
+    model = builder.build()
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "declared-count", f"({opcode})", option)
+
+
+def test_arg_max_without_its_options_table_is_refused(tmp_path, capsys):
+    net = Int8Net(0)
+    graph = read_model(net.build(net.arg_max(net.input((2, 5)))))
+    assert not litert_refuses(rebuilt(graph))
+    builder = ModelBuilder.from_graph(graph)
+    builder.ops[0].options, builder.ops[0].options_table = {}, None
+    model = builder.build()
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "arg-output-type", "(ARG_MAX)", "FLOAT32")
+
+
+@pytest.mark.parametrize("index", [4, -1, 1000])
+def test_constant_gather_index_outside_the_axis_is_refused(index, tmp_path, capsys):
+    def gather(indices: list[int]) -> bytes:
+        net = Int8Net(0)
+        return net.build(net.gather(net.input((4, 3)), indices))
+
+    model = gather([0, index])
+    assert litert_refuses(model, invoke=True)
+    assert not litert_refuses(gather([0, 3]), invoke=True)
+    assert_refused(model, tmp_path, capsys, "gather-index-range", "(GATHER)", f"index {index}")
+
+
+def test_variable_tensor_with_a_buffer_is_refused(tmp_path, capsys):
+    net = Int8Net(0)
+    x = net.input((1, 4))
+    state = net.mb.add_tensor(
+        (1, 4), "int8", net.quant(x), data=np.arange(4, dtype=np.int8).reshape(1, 4), is_variable=True, name="state"
+    )
+    model = net.build(net.add(x, state))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "variable-without-buffer", "op 0 (ADD)", "'state'")
+
+
+# Found by the semantic fuzz (seed 11, 300 mutations): models LiteRT refuses
+# in Prepare that planned with exit 0.
+
+
+def _reshape_model() -> Graph:
+    net = Int8Net(0)
+    return read_model(net.build(net.reshape(net.input((2, 6)), (3, 4))))
+
+
+@pytest.mark.parametrize("new_shape", [[3, 5], [-1, -1], [-2, 6], [0, 4]])
+def test_reshape_to_a_shape_that_cannot_hold_the_input_is_refused(new_shape, tmp_path, capsys):
+    graph = _reshape_model()
+    shape_tensor = graph.operators[0].inputs[1]
+    model = rebuilt(with_tensor(graph, shape_tensor, data=np.array(new_shape, np.int32).tobytes()))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "reshape-shape", "(RESHAPE)", str(new_shape))
+
+
+def test_reshape_into_a_variable_is_refused(tmp_path, capsys):
+    net = Int8Net(0)
+    hidden = net.reshape(net.relu(net.input((2, 6))), (3, 4))
+    graph = read_model(net.build(net.relu(hidden)))
+    model = rebuilt(with_tensor(graph, hidden, is_variable=True))
+    assert litert_refuses(model, invoke=True)
+    assert_refused(model, tmp_path, capsys, "reshape-variable-output", "(RESHAPE)")
+
+
+@pytest.mark.parametrize("change", ["scale", "zero_point"])
+def test_int8_concatenation_of_differently_quantized_inputs_is_refused(change, tmp_path, capsys):
+    net = Int8Net(0)
+    a, b = net.input((1, 4)), net.input((1, 4))
+    graph = read_model(net.build(net.concatenation(a, b)))
+    q = graph.tensors[b].quantization
+    q = (
+        dataclasses.replace(q, scales=(q.scales[0] * 2,))
+        if change == "scale"
+        else dataclasses.replace(q, zero_points=(3,))
+    )
+    model = rebuilt(with_tensor(graph, b, quantization=q))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "concat-quantization", "(CONCATENATION)", f"tensor {b}")
+
+
+@pytest.mark.parametrize("dtype, quantization", [("int8", (1 / 200, -128)), ("int8", (1 / 256, -127))])
+def test_softmax_output_quantization_other_than_tflites_is_refused(dtype, quantization, tmp_path, capsys):
+    net = Int8Net(0)
+    graph = read_model(net.build(net.softmax(net.input((1, 8)))))
+    out = graph.operators[0].outputs[0]
+    model = rebuilt(with_tensor(graph, out, quantization=Quantization((quantization[0],), (quantization[1],))))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "softmax-output-quantization", "(SOFTMAX)")
+
+
+@pytest.mark.parametrize("layer", ["conv2d", "depthwise_conv2d"])
+def test_convolution_with_an_empty_filter_window_is_refused(layer, tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261127, run 356): a filter of
+    height 0 ended in exit 1 (a reduction over no taps) in the plan verifier."""
+    net = Int8Net(0)
+    x = net.input((1, 6, 6, 3))
+    graph = read_model(net.build(getattr(net, layer)(x, 3) if layer == "conv2d" else net.depthwise_conv2d(x)))
+    filt = graph.tensors[graph.operators[0].inputs[1]]
+    shape = (filt.shape[0], 0, *filt.shape[2:])
+    model = rebuilt(with_tensor(graph, filt.index, shape=shape, data=b""))
+    assert litert_refuses(model)
+    assert_refused(model, tmp_path, capsys, "filter-shape", "empty window")

@@ -91,6 +91,9 @@ def _is_float(op: Operator, graph: Graph) -> bool:
         for t in (weights_time, state, out) + ((bias,) if bias is not None else ()):
             require_dtype(op, t, "float32")
         return True
+    if inp.dtype == "int8" and state.dtype != "int16":
+        # TFLM also runs int8 state (its keyword_scrambled_8bit); TFLite does not.
+        raise NotLowerable(f"SVDF state tensor is {state.dtype}; TFLite's integer SVDF keeps int16 state")
     for t, dtype in (
         (inp, "int8"),
         (weights_feature, "int8"),
