@@ -227,7 +227,9 @@ class QemuTarget(Target):
             # The instrumented builds carry tables the shipped one has not
             # (live flags, per-op ticks): RAM above the budget, which the
             # normal build alone is linked against.
-            ram_bytes += stack_bytes - self.stack_bytes + DIAGNOSTIC_RAM_HEADROOM
+            # Never past the board's largest RAM (the default budget is all of it).
+            largest = max(region.length for region in self.board.ram)
+            ram_bytes = min(ram_bytes + stack_bytes - self.stack_bytes + DIAGNOSTIC_RAM_HEADROOM, largest)
         return build_firmware(
             outdir,
             model=interface,
