@@ -10,12 +10,12 @@ the reference's double-then-narrowed result).
 
 from __future__ import annotations
 
-from ..graph import DTYPE_BITS, Graph, Operator, Tensor
-from ..problem import WindowAccess
+from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
 from ..shown import shown
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, scale, zero_point
+from .walks import values_walk
 
 SOURCES = ("mcu_quantize",)
 
@@ -98,34 +98,18 @@ def lower_dequantize(op: Operator, graph: Graph) -> KernelCall:
 
 
 # mcu_quantize.c's loops walk the values in ascending order, one at a time
-# (scalar) or four at a time (Helium: four loaded, then four stored): a raster
-# walk whose pixels are single values, in groups of four.
+# (scalar) or four at a time (Helium: four loaded, then four stored).
 QUANTIZE_VALUES_PER_GROUP = 4
 
 
 @facts_for("QUANTIZE")
 def quantize_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
     """Elementwise (a same-size output may take the input's bytes), and the
-    walk over `size` values that lets the output start just before the input
-    it reads (overlap.py): so that a QUANTIZE of a graph input shares its
-    bytes with the arena's other techniques (planners that place overlaps but
-    not in-place pairs), and a narrowing or widening one overlaps at all."""
-    size = call.params.get("size")
-    inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    in_bytes, out_bytes = DTYPE_BITS[inp.dtype] // 8, DTYPE_BITS[out.dtype] // 8
-    if not isinstance(size, int) or size != inp.num_elements or size != out.num_elements or not in_bytes * out_bytes:
-        return KernelFacts(elementwise=True)
-    walk = WindowAccess(
-        batches=1,
-        input_h=1,
-        input_w=size,
-        input_pixel_bytes=in_bytes,
-        output_h=1,
-        output_w=size,
-        output_pixel_bytes=out_bytes,
-        group=QUANTIZE_VALUES_PER_GROUP,
-    )
-    return KernelFacts(elementwise=True, access=walk)
+    walk that lets the output start just before the input it reads
+    (overlap.py): so that a QUANTIZE of a graph input shares its bytes in
+    plans that also overlap other ops (greedy and the exact planner place
+    overlaps, not in-place pairs), and a narrowing or widening one at all."""
+    return KernelFacts(elementwise=True, access=values_walk(op, graph, call, QUANTIZE_VALUES_PER_GROUP))
 
 
 # A DEQUANTIZE widens the values, so its output cannot take the input's bytes.
