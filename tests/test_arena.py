@@ -15,6 +15,7 @@ from mcu_planner.pipeline import PlanOptions, analyse_model, plan_model
 from mcu_planner.planning import ArenaPlan, run_planner
 from mcu_planner.problem import Buffer, Overlap, Problem, Step, WindowAccess, peak_live, sharing_lower_bound
 from mcu_planner.reference import run_isolated
+from mcu_planner.report import plan_sharing
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net, uint8_quant
 from mcu_planner_testing.mobilenet import mobilenet_v1_int8
@@ -78,6 +79,11 @@ def test_quantize_over_its_graph_input_is_bit_exact(planner):
     assert verify(problem, plan.offsets) == []
     shift = plan.offsets[quantized.id] - plan.offsets[image.id]
     assert shift == (0 if planner == "first-fit" else -problem.alignment)
+    # The report counts op 0 once: in place, or overlapping.
+    sharing = plan_sharing(analysed.lifetimes, plan)
+    in_place_ops = [entry["op"] for entry in sharing.in_place]
+    overlap_ops = [entry["op"] for entry in sharing.overlaps]
+    assert (0 in in_place_ops, 0 in overlap_ops) == ((True, False) if planner == "first-fit" else (False, True))
     assert plan.arena_bytes < peak_live(problem).bytes
     _run_on_host(model, analysed, plan)
 
