@@ -89,9 +89,11 @@ def test_quantize_over_its_graph_input_is_bit_exact(planner):
 
 
 # STM32Cube.AI 7.3's activation RAM for MobileNet v1 0.25 (uint8 input, int8
-# inside) in ST's model zoo, and what this planner needed before (issue 19).
+# inside) in ST's model zoo, and the arena this planner reached for these
+# models under that --ram before the QUANTIZE overlapped (with a 4x4 patch
+# grid, +23% / +9% MACs, and still 5,307 / 10,345 B short).
 ST_ACTIVATION_RAM = {96: 40_509, 224: 206_991}
-ARENA_BEFORE = {96: 51_328, 224: 242_048}
+ARENA_BEFORE = {96: 44_464, 224: 215_984}
 
 
 def _within_st(size: int) -> None:
