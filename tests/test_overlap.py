@@ -337,11 +337,23 @@ def _float_chain() -> tuple[bytes, set[str]]:
     return net.build(x), {"CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D", "FULLY_CONNECTED", "PAD"}
 
 
+def _quantize_chain() -> tuple[bytes, set[str]]:
+    """QUANTIZE narrowing (float32 -> int8, int16 -> int8) and widening
+    (int8 -> int16), each at its tightest overlap."""
+    net = Int8Net(seed=6)
+    x = net.quantize(net.float_input((1, 7, 6, 3)), -1.0, 1.0)
+    x = net.conv2d(x, 4, kernel=(3, 3))
+    x = net.quantize(x, -2.0, 2.0, dtype="int16")
+    x = net.quantize(x, -1.5, 1.5, dtype="int8")
+    return net.build(net.conv2d(x, 8, kernel=(1, 1))), {"QUANTIZE", "CONV_2D"}
+
+
 CHAINS = {
     "int8": lambda: _int_chain(Int8Net(seed=1)),
     "uint8": lambda: _int_chain(Uint8Net(seed=2)),
     "int16": lambda: _int_chain(Int16x8Net(seed=4), activation=False),
     "float32": _float_chain,
+    "quantize": _quantize_chain,
 }
 
 
@@ -385,7 +397,7 @@ BOARD_TEST_RAM = 256 * 1024
 
 def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
     model, opcodes = CHAINS[kind]()
-    alignment = 4 if kind in ("float32", "int16") else 1  # every bound is a whole number of elements
+    alignment = 4 if kind in ("float32", "int16", "quantize") else 1  # every bound is a whole number of elements
     _run_chain_at_its_bounds(model, opcodes, alignment, kind, target)
 
 
