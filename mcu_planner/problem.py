@@ -230,13 +230,18 @@ def sharing_lower_bound(problem: Problem, in_place: bool = True) -> int:
         delta[b.start] += b.size
         delta[b.end] -= b.size
     buffers = problem.by_id()
+    pairs = problem.in_place_pairs() if in_place else set()
+    overlapping = set()
     for (out_id, in_id), limit in problem.overlap_limits().items():
         out, inp = buffers[out_id], buffers[in_id]
         kept_apart = max(0, -align_down(limit, problem.alignment))
         saving = max(0, min(out.size - kept_apart, inp.size, out.size))
+        if frozenset((out_id, in_id)) in pairs:  # in place too: one saving, the larger
+            saving = max(saving, min(out.size, inp.size))
+            overlapping.add(frozenset((out_id, in_id)))
         delta[out.start] -= saving
         delta[max(out.start + 1, min(out.end, inp.end))] += saving
-    for pair in problem.in_place_pairs() if in_place else ():
+    for pair in pairs - overlapping:
         first, second = (buffers[i] for i in pair)
         out = first if first.start > second.start else second
         saving = min(first.size, second.size)

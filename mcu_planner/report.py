@@ -89,6 +89,8 @@ def plan_sharing(lifetimes: Lifetimes, plan: ArenaPlan) -> Sharing:
             if (o.output, o.input) not in limits:
                 continue
             out_lo, in_lo = plan.offsets[o.output], plan.offsets[o.input]
+            if out_lo == in_lo and (o.output, o.input) in step.in_place:
+                continue  # an elementwise op with a walk, placed in place: counted there
             shared = min(out_lo + buffers[o.output].size, in_lo + buffers[o.input].size) - max(out_lo, in_lo)
             if shared > 0:
                 overlaps.append(

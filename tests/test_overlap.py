@@ -303,8 +303,11 @@ def _tight_chain_offsets(problem: Problem, scratch: frozenset[int] = frozenset()
     return offsets
 
 
-def _int_chain(net) -> tuple[bytes, set[str]]:
+def _int_chain(net, activation: bool = True) -> tuple[bytes, set[str]]:
     x = net.input((1, 15, 14, 3))
+    x = net.quantize(x, -0.9, 0.9)  # requantized, over the graph input
+    if activation:  # mcu_activations.c's loop (the int16 kernels declare no walk)
+        x = net.leaky_relu(x)
     x = net.conv2d(x, 8, kernel=(3, 3), strides=(2, 2))  # padding SAME, odd size
     x = net.conv2d(x, 16, kernel=(1, 1))  # widening pointwise
     x = net.depthwise_conv2d(x, strides=(1, 1))
@@ -317,7 +320,8 @@ def _int_chain(net) -> tuple[bytes, set[str]]:
     x = net.average_pool2d(x, pool=(2, 2), strides=(1, 1), padding="VALID")
     x = net.reshape(x, (1, int(np.prod(net.shape(x)))))
     x = net.fully_connected(x, 6)
-    return net.build(x), {"CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D", "FULLY_CONNECTED", "PAD"}
+    opcodes = {"QUANTIZE", "CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D", "FULLY_CONNECTED", "PAD"}
+    return net.build(x), opcodes | ({"LEAKY_RELU"} if activation else set())
 
 
 def _float_chain() -> tuple[bytes, set[str]]:
@@ -349,11 +353,23 @@ def _float_chain() -> tuple[bytes, set[str]]:
     return net.build(x), {"CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D", "FULLY_CONNECTED", "PAD"}
 
 
+def _quantize_chain() -> tuple[bytes, set[str]]:
+    """QUANTIZE narrowing (float32 -> int8, int16 -> int8) and widening
+    (int8 -> int16), each at its tightest overlap."""
+    net = Int8Net(seed=6)
+    x = net.quantize(net.float_input((1, 7, 6, 3)), -1.0, 1.0)
+    x = net.conv2d(x, 4, kernel=(3, 3))
+    x = net.quantize(x, -2.0, 2.0, dtype="int16")
+    x = net.quantize(x, -1.5, 1.5, dtype="int8")
+    return net.build(net.conv2d(x, 8, kernel=(1, 1))), {"QUANTIZE", "CONV_2D"}
+
+
 CHAINS = {
     "int8": lambda: _int_chain(Int8Net(seed=1)),
     "uint8": lambda: _int_chain(Uint8Net(seed=2)),
-    "int16": lambda: _int_chain(Int16x8Net(seed=4)),
+    "int16": lambda: _int_chain(Int16x8Net(seed=4), activation=False),
     "float32": _float_chain,
+    "quantize": _quantize_chain,
 }
 
 
@@ -391,9 +407,13 @@ def test_int8_depthwise_is_bit_exact_at_its_whole_pixel_bounds_on_cortex_m(targe
     _run_chain_at_its_bounds(_vww_like(), {"CONV_2D", "DEPTHWISE_CONV_2D"}, 16, "int8_whole_pixels", target)
 
 
+# RAM the Cortex-M builds link with: the chains' arenas are a few KiB.
+BOARD_TEST_RAM = 256 * 1024
+
+
 def _run_at_the_tightest_overlaps(kind: str, target: str) -> None:
     model, opcodes = CHAINS[kind]()
-    alignment = 4 if kind in ("float32", "int16") else 1  # every bound is a whole number of elements
+    alignment = 4 if kind in ("float32", "int16", "quantize") else 1  # every bound is a whole number of elements
     _run_chain_at_its_bounds(model, opcodes, alignment, kind, target)
 
 
@@ -423,7 +443,9 @@ def _run_chain_at_its_bounds(model: bytes, opcodes: set[str], alignment: int, ki
     rng = np.random.default_rng(7)
     input_sets = [random_inputs(graph, rng) for _ in range(2)]
     expected = run_isolated(model, input_sets)
-    runs = run_generated(graph, files, name, input_sets, target=target)
+    # On a board: a budget the check build's extra tables still leave room for.
+    ram = None if target == "host" else BOARD_TEST_RAM
+    runs = run_generated(graph, files, name, input_sets, target=target, ram=ram)
     assert len(runs) == 2  # the normal build and the -DMCU_PLAN_CHECK one
     for run in runs:
         for s, outputs in enumerate(expected):

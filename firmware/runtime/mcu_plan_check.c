@@ -38,13 +38,15 @@ static int overlap(const mcu_plan_check_plan *plan, uint32_t a, uint32_t b)
 
 /* Whether the plan lets `op` write `out` over `in`: listed in place and at
  * exactly the same bytes, or listed as an overlap and starting no further
- * after `in` than its max offset. */
+ * after `in` than its max offset (a pair may be listed both ways: an
+ * elementwise kernel with a walk, such as QUANTIZE). */
 static int may_share(const mcu_plan_check_plan *plan, int32_t op, uint32_t out, uint32_t in)
 {
     const int32_t *entry;
     for (entry = plan->in_place; entry[0] >= 0; entry += 3) {
-        if (entry[0] == op && (uint32_t)entry[1] == out && (uint32_t)entry[2] == in) {
-            return plan->offset[out] == plan->offset[in] && plan->size[out] == plan->size[in];
+        if (entry[0] == op && (uint32_t)entry[1] == out && (uint32_t)entry[2] == in &&
+            plan->offset[out] == plan->offset[in] && plan->size[out] == plan->size[in]) {
+            return 1;
         }
     }
     for (entry = plan->overlaps; entry[0] >= 0; entry += 4) {

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+from dataclasses import replace
 from functools import lru_cache
 from typing import Callable
 
@@ -36,7 +37,7 @@ from ..quant import (
     wrap_int32,
 )
 from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
-from .walks import unary_elementwise_facts
+from .walks import unary_elementwise_facts, values_walk
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 from .math import lower_float_gelu, lower_float_unary
 
@@ -385,6 +386,8 @@ def activation_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFact
     """Elementwise, one pass over `size` values (mcu_activations.c, a lookup
     table or arithmetic; the float variants mcu_math.c).  The int16 kernels
     (mcu_activations_s16.c) are left out of patches: none was measured there."""
-    if call.sources[0] in ("mcu_activations", "mcu_math"):
+    if call.sources[0] == "mcu_activations":  # one ascending loop over the values: a walk
+        return replace(unary_elementwise_facts(op, graph, call), access=values_walk(op, graph, call))
+    if call.sources[0] == "mcu_math":
         return unary_elementwise_facts(op, graph, call)
     return KernelFacts(elementwise=True)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from ..graph import Graph, Operator, Tensor
 from ..quant import INT_RANGES, quantize_multiplier
 from ..shown import shown
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, scale, zero_point
+from .walks import values_walk
 
 SOURCES = ("mcu_quantize",)
 
@@ -96,7 +97,20 @@ def lower_dequantize(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, f"mcu_dequantize_{TYPE_SUFFIX[inp.dtype]}_f32", "mcu_dequantize_params", params, SOURCES)
 
 
-# mcu_quantize.c: element by element (QUANTIZE keeps the element size or
-# narrows it; a DEQUANTIZE widens it, so its output cannot take the input's bytes).
-declare_facts(KernelFacts(elementwise=True), "QUANTIZE")
+# mcu_quantize.c's loops walk the values in ascending order, one at a time
+# (scalar) or four at a time (Helium: four loaded, then four stored).
+QUANTIZE_VALUES_PER_GROUP = 4
+
+
+@facts_for("QUANTIZE")
+def quantize_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
+    """Elementwise (a same-size output may take the input's bytes), and the
+    walk that lets the output start just before the input it reads
+    (overlap.py): so that a QUANTIZE of a graph input shares its bytes in
+    plans that also overlap other ops (greedy and the exact planner place
+    overlaps, not in-place pairs), and a narrowing or widening one at all."""
+    return KernelFacts(elementwise=True, access=values_walk(op, graph, call, QUANTIZE_VALUES_PER_GROUP))
+
+
+# A DEQUANTIZE widens the values, so its output cannot take the input's bytes.
 declare_facts(KernelFacts(), "DEQUANTIZE")

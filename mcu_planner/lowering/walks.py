@@ -235,3 +235,27 @@ def _elementwise_call_for_window(
     columns = width if patch.columns is None else patch.columns.out_end - patch.columns.out_first
     pixels = (patch.out_end - patch.out_first) * columns
     return replace(call, params={**call.params, "size": size // (height * width) * pixels})
+
+
+def values_walk(op: Operator, graph: Graph, call: KernelCall, group: int = 1) -> WindowAccess | None:
+    """The walk of a kernel looping once over `size` values of input 0 in
+    ascending order, reading value i before writing output value i, `group`
+    values at a time (read the group, then write it): a raster walk whose
+    pixels are single values.  The output may then start just before the
+    input (one value, or where a wider output must end); None when `size`
+    is not every value of both."""
+    size = call.params.get("size")
+    inp, out = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    in_bytes, out_bytes = _element_bytes(graph, op.inputs[0]), _element_bytes(graph, op.outputs[0])
+    if not isinstance(size, int) or size != inp.num_elements or size != out.num_elements or not in_bytes * out_bytes:
+        return None
+    return WindowAccess(
+        batches=1,
+        input_h=1,
+        input_w=size,
+        input_pixel_bytes=in_bytes,
+        output_h=1,
+        output_w=size,
+        output_pixel_bytes=out_bytes,
+        group=group,
+    )
