@@ -457,8 +457,9 @@ def op_same_elements(v: OpView) -> None:
 def op_reshape(v: OpView) -> None:
     """The new shape TFLite's RESHAPE computes with (the constant 1-D int32
     shape input, else the new_shape option) holds at most one -1, no other
-    negative size, and as many elements as the input; the output is not a
-    variable (TFLite's RESHAPE leaves such an output without data)."""
+    negative size, as many elements as the input, and is the output
+    tensor's shape; the output is not a variable (TFLite's RESHAPE leaves
+    such an output without data)."""
     op_same_elements(v)
     inp, out, shape_input = v.input(0), v.output(), v.input(1)
     if out.is_variable:
@@ -481,6 +482,13 @@ def op_reshape(v: OpView) -> None:
     fits = inp.num_elements % known == 0 if stretched and known else known == inp.num_elements
     if not fits:
         v.fail("reshape-shape", f"new shape {new_shape} does not hold the input's {inp.num_elements} elements", where)
+    # TFLite gives the output the new shape, whatever the output tensor says;
+    # the ops after it would then see another shape than the one planned.
+    resolved = [inp.num_elements // known if d == -1 else d for d in new_shape]
+    if tuple(resolved) != out.shape:
+        v.fail(
+            "reshape-shape", f"new shape {new_shape} makes {resolved}, the output tensor says {list(out.shape)}", where
+        )
 
 
 # Element types whose TFLite CONCATENATION copies bytes: every input must be
