@@ -465,7 +465,8 @@ def op_reshape(v: OpView) -> None:
     if out.is_variable:
         v.fail("reshape-variable-output", "RESHAPE into a variable tensor", out.index)
     if shape_input is not None and len(shape_input.shape) == 1 and shape_input.dtype == "int32":
-        new_shape = v.constant_ints(shape_input)
+        # An empty shape vector has no buffer to mark it constant: a scalar.
+        new_shape = [] if shape_input.num_elements == 0 else v.constant_ints(shape_input)
         if new_shape is None:
             return  # computed at run time: the output tensor's shape is what lowering plans
         where = shape_input.index
@@ -627,6 +628,24 @@ def _declared_count(v: OpView, option: str, actual: int, what: str) -> None:
 
 def op_split(v: OpView) -> None:
     _declared_count(v, "num_splits", len(v.op.outputs), "outputs")
+    if v.op.opcode != "SPLIT":
+        return
+    axes, inp = v.constant_ints(v.input(0)), v.input(1)
+    if axes is None or len(axes) != 1 or inp is None:
+        return
+    rank, count = len(inp.shape), len(v.op.outputs)
+    if not -rank <= axes[0] < rank:
+        v.fail("axis-range", f"axis {axes[0]} outside rank {rank}", v.op.inputs[0])
+    axis = axes[0] % rank
+    if count == 0 or inp.shape[axis] % count:
+        v.fail(
+            "split-shape", f"dimension {axis} of {list(inp.shape)} does not split into {count} equal parts", inp.index
+        )
+    # TFLite gives every output this shape, whatever the output tensors say.
+    expected = inp.shape[:axis] + (inp.shape[axis] // count,) + inp.shape[axis + 1 :]
+    for t in v.op.outputs:
+        if v.ctx.graph.tensors[t].shape != expected:
+            v.fail("split-shape", f"shape {list(v.ctx.graph.tensors[t].shape)}, the split makes {list(expected)}", t)
 
 
 def op_unpack(v: OpView) -> None:

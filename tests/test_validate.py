@@ -432,7 +432,7 @@ def _reshape_model() -> Graph:
     return read_model(net.build(net.reshape(net.input((2, 6)), (3, 4))))
 
 
-@pytest.mark.parametrize("new_shape", [[3, 5], [-1, -1], [-2, 6], [0, 4], [3, 4, 1], [-1, 3]])
+@pytest.mark.parametrize("new_shape", [[3, 5], [-1, -1], [-2, 6], [0, 4], [3, 4, 1], [-1, 3], []])
 def test_reshape_to_a_shape_that_cannot_hold_the_input_is_refused(new_shape, tmp_path, capsys):
     graph = _reshape_model()
     shape_tensor = graph.operators[0].inputs[1]
@@ -495,3 +495,23 @@ def test_convolution_with_an_empty_filter_window_is_refused(layer, tmp_path, cap
     model = rebuilt(with_tensor(graph, filt.index, shape=shape, data=b""))
     assert litert_refuses(model)
     assert_refused(model, tmp_path, capsys, "filter-shape", "empty window")
+
+
+def test_split_outputs_of_another_shape_than_the_split_makes_are_refused(tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261127, run 3313): LiteRT gives
+    SPLIT's outputs the shape it computes ([1, 4, 4] here) whatever the
+    model declares ([1, 2, 4]); what follows then runs on other shapes."""
+    net = Int8Net(0)
+    outputs = net.split(net.input((1, 6, 4)), 3, axis=1)
+    graph = read_model(net.build(*outputs))
+    model = rebuilt(with_tensor(graph, graph.inputs[0], shape=(1, 12, 4)))
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    interpreter = interpreter_module.Interpreter(
+        model_content=model, experimental_op_resolver_type=interpreter_module.OpResolverType.BUILTIN_REF
+    )
+    interpreter.allocate_tensors()
+    assert list(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]).shape) == [1, 4, 4]
+    assert_refused(model, tmp_path, capsys, "split-shape", "(SPLIT)", "[1, 4, 4]")
+    uneven = rebuilt(with_tensor(graph, graph.inputs[0], shape=(1, 7, 4)))
+    assert litert_refuses(uneven)
+    assert_refused(uneven, tmp_path, capsys, "split-shape", "equal parts")
