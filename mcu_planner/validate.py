@@ -453,14 +453,16 @@ def op_same_elements(v: OpView) -> None:
 def op_reshape(v: OpView) -> None:
     """The new shape TFLite's RESHAPE computes with (the constant 1-D int32
     shape input, else the new_shape option) holds at most one -1, no other
-    negative size, and as many elements as the input; the output is not a
-    variable (TFLite's RESHAPE leaves such an output without data)."""
+    negative size, as many elements as the input, and is the output
+    tensor's shape; the output is not a variable (TFLite's RESHAPE leaves
+    such an output without data)."""
     op_same_elements(v)
     inp, out, shape_input = v.input(0), v.output(), v.input(1)
     if out.is_variable:
         v.fail("reshape-variable-output", "RESHAPE into a variable tensor", out.index)
     if shape_input is not None and len(shape_input.shape) == 1 and shape_input.dtype == "int32":
-        new_shape = v.constant_ints(shape_input)
+        # An empty shape vector has no buffer to mark it constant: a scalar.
+        new_shape = [] if shape_input.num_elements == 0 else v.constant_ints(shape_input)
         if new_shape is None:
             return  # computed at run time: the output tensor's shape is what lowering plans
         where = shape_input.index
@@ -477,6 +479,13 @@ def op_reshape(v: OpView) -> None:
     fits = inp.num_elements % known == 0 if stretched and known else known == inp.num_elements
     if not fits:
         v.fail("reshape-shape", f"new shape {new_shape} does not hold the input's {inp.num_elements} elements", where)
+    # TFLite gives the output the new shape, whatever the output tensor says;
+    # the ops after it would then see another shape than the one planned.
+    resolved = [inp.num_elements // known if d == -1 else d for d in new_shape]
+    if tuple(resolved) != out.shape:
+        v.fail(
+            "reshape-shape", f"new shape {new_shape} makes {resolved}, the output tensor says {list(out.shape)}", where
+        )
 
 
 # Element types whose TFLite CONCATENATION copies bytes: every input must be
@@ -615,6 +624,24 @@ def _declared_count(v: OpView, option: str, actual: int, what: str) -> None:
 
 def op_split(v: OpView) -> None:
     _declared_count(v, "num_splits", len(v.op.outputs), "outputs")
+    if v.op.opcode != "SPLIT":
+        return
+    axes, inp = v.constant_ints(v.input(0)), v.input(1)
+    if axes is None or len(axes) != 1 or inp is None:
+        return
+    rank, count = len(inp.shape), len(v.op.outputs)
+    if not -rank <= axes[0] < rank:
+        v.fail("axis-range", f"axis {axes[0]} outside rank {rank}", v.op.inputs[0])
+    axis = axes[0] % rank
+    if count == 0 or inp.shape[axis] % count:
+        v.fail(
+            "split-shape", f"dimension {axis} of {list(inp.shape)} does not split into {count} equal parts", inp.index
+        )
+    # TFLite gives every output this shape, whatever the output tensors say.
+    expected = inp.shape[:axis] + (inp.shape[axis] // count,) + inp.shape[axis + 1 :]
+    for t in v.op.outputs:
+        if v.ctx.graph.tensors[t].shape != expected:
+            v.fail("split-shape", f"shape {list(v.ctx.graph.tensors[t].shape)}, the split makes {list(expected)}", t)
 
 
 def op_unpack(v: OpView) -> None:

@@ -288,6 +288,16 @@ def litert_refuses(model: bytes, invoke: bool = False) -> bool:
     return False
 
 
+def litert_output_shape(model: bytes) -> list[int]:
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    interpreter = interpreter_module.Interpreter(
+        model_content=model, experimental_op_resolver_type=interpreter_module.OpResolverType.BUILTIN_REF
+    )
+    interpreter.allocate_tensors()
+    interpreter.invoke()
+    return [int(d) for d in interpreter.get_tensor(interpreter.get_output_details()[0]["index"]).shape]
+
+
 def _bench_coverage():
     import importlib.util
     import sys
@@ -422,12 +432,19 @@ def _reshape_model() -> Graph:
     return read_model(net.build(net.reshape(net.input((2, 6)), (3, 4))))
 
 
-@pytest.mark.parametrize("new_shape", [[3, 5], [-1, -1], [-2, 6], [0, 4]])
+@pytest.mark.parametrize("new_shape", [[3, 5], [-1, -1], [-2, 6], [0, 4], [3, 4, 1], [-1, 3], []])
 def test_reshape_to_a_shape_that_cannot_hold_the_input_is_refused(new_shape, tmp_path, capsys):
     graph = _reshape_model()
     shape_tensor = graph.operators[0].inputs[1]
-    model = rebuilt(with_tensor(graph, shape_tensor, data=np.array(new_shape, np.int32).tobytes()))
-    assert litert_refuses(model)
+    new = np.array(new_shape, np.int32)
+    model = rebuilt(with_tensor(graph, shape_tensor, shape=new.shape, data=new.tobytes()))
+    if new_shape in ([3, 4, 1], [-1, 3]):
+        # LiteRT takes these, and gives its output the new shape instead of
+        # the [3, 4] the model declares (semantic fuzz, seed 20261127, run
+        # 2296: a SOFTMAX after such a RESHAPE then differed, check exit 5).
+        assert litert_output_shape(model) == ([3, 4, 1] if new_shape == [3, 4, 1] else [4, 3])
+    else:
+        assert litert_refuses(model)
     assert_refused(model, tmp_path, capsys, "reshape-shape", "(RESHAPE)", str(new_shape))
 
 
@@ -478,3 +495,23 @@ def test_convolution_with_an_empty_filter_window_is_refused(layer, tmp_path, cap
     model = rebuilt(with_tensor(graph, filt.index, shape=shape, data=b""))
     assert litert_refuses(model)
     assert_refused(model, tmp_path, capsys, "filter-shape", "empty window")
+
+
+def test_split_outputs_of_another_shape_than_the_split_makes_are_refused(tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261127, run 3313): LiteRT gives
+    SPLIT's outputs the shape it computes ([1, 4, 4] here) whatever the
+    model declares ([1, 2, 4]); what follows then runs on other shapes."""
+    net = Int8Net(0)
+    outputs = net.split(net.input((1, 6, 4)), 3, axis=1)
+    graph = read_model(net.build(*outputs))
+    model = rebuilt(with_tensor(graph, graph.inputs[0], shape=(1, 12, 4)))
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    interpreter = interpreter_module.Interpreter(
+        model_content=model, experimental_op_resolver_type=interpreter_module.OpResolverType.BUILTIN_REF
+    )
+    interpreter.allocate_tensors()
+    assert list(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]).shape) == [1, 4, 4]
+    assert_refused(model, tmp_path, capsys, "split-shape", "(SPLIT)", "[1, 4, 4]")
+    uneven = rebuilt(with_tensor(graph, graph.inputs[0], shape=(1, 7, 4)))
+    assert litert_refuses(uneven)
+    assert_refused(uneven, tmp_path, capsys, "split-shape", "equal parts")
