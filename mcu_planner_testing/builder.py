@@ -1027,6 +1027,19 @@ class Int8Net:
         out = params_shape[:a] + index_shape[b:] + params_shape[a + 1 :]
         return self._same_quant("GATHER", name, x, out, {"axis": axis, "batch_dims": batch_dims}, (index,))
 
+    def gather_nd(self, x, indices) -> int:
+        """`indices`: the values of an int32 constant (last dimension: the
+        index tuple), or a tensor index."""
+        name = self._name("gather_nd")
+        index = self._indices(indices, f"{name}/indices")
+        index_shape = self.mb.tensors[index].shape
+        out = tuple(index_shape[:-1]) + tuple(self.shape(x)[index_shape[-1] :])
+        return self._same_quant("GATHER_ND", name, x, out, None, (index,))
+
+    def cast(self, x, dtype: str) -> int:
+        """CAST to plain `dtype` (no quantization: TFLite's CAST converts values as they are stored)."""
+        return self.op("CAST", (x,), self.shape(x), dtype)
+
     def _multi(self, opcode, name, x, shapes, options, inputs) -> list[int]:
         tensor = self.mb.tensors[x]
         ys = [self._activation(f"{name}/{i}", s, tensor.dtype, tensor.quant) for i, s in enumerate(shapes)]

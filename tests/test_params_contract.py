@@ -414,7 +414,19 @@ def _lstm_models() -> dict[str, bytes]:
     return {"lstm_int8": lstm_model("int8", **full), "lstm_float32": lstm_model("float32", **full)}
 
 
+def _index_math_models() -> dict[str, bytes]:
+    """CAST, GATHER_ND, int32 ADD / SUB / MUL, FLOOR_DIV, FLOOR_MOD."""
+    from test_kernels_index_math import cast_model, gather_nd_model, int32_arithmetic_model
+
+    return {
+        "cast": cast_model().build(),
+        "int32_arithmetic": int32_arithmetic_model().build(),
+        "gather_nd": gather_nd_model()[0],
+    }
+
+
 BUILT_MODELS = {
+    **_index_math_models(),
     **_int8_models(),
     **_float_models(),
     **_svdf_models(),

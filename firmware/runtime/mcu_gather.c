@@ -1,15 +1,16 @@
 /* Follows reference_ops::Gather of TensorFlow Lite: one block copy per
- * (batch, outer, coordinate). */
+ * (batch, outer, coordinate); and reference_ops::GatherNd: one slice copy
+ * per index tuple. */
 #include "mcu_gather.h"
 
 #include <string.h>
 
-static int64_t mcu_gather_index(const mcu_gather_params *p, const void *indices, int32_t i)
+static int64_t read_index(int32_t index_bytes, const void *indices, int32_t i)
 {
-    if (p->index_bytes == 2) {
+    if (index_bytes == 2) {
         return ((const int16_t *)indices)[i];
     }
-    if (p->index_bytes == 8) {
+    if (index_bytes == 8) {
         return ((const int64_t *)indices)[i];
     }
     return ((const int32_t *)indices)[i];
@@ -26,7 +27,7 @@ mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void 
             const uint8_t *block = in + ((size_t)batch * (size_t)p->outer_size + (size_t)outer) *
                                             (size_t)p->axis_size * inner;
             for (coord = 0; coord < p->coord_size; ++coord) {
-                const int64_t index = mcu_gather_index(p, indices, batch * p->coord_size + coord);
+                const int64_t index = read_index(p->index_bytes, indices, batch * p->coord_size + coord);
                 if (index < 0 || index >= p->axis_size) {
                     return MCU_STATUS_INDEX_OUT_OF_RANGE;
                 }
@@ -34,6 +35,30 @@ mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void 
                 out += inner;
             }
         }
+    }
+    return MCU_STATUS_OK;
+}
+
+mcu_status mcu_gather_nd(const mcu_gather_nd_params *p, const void *input, const void *indices, void *output)
+{
+    const uint8_t *in = (const uint8_t *)input;
+    uint8_t *out = (uint8_t *)output;
+    const size_t slice_bytes = (size_t)p->slice_size * (size_t)p->element_bytes;
+    const int32_t count = p->n_slices * p->indices_nd;
+    int32_t i, j;
+    for (i = 0; i < count; ++i) {
+        const int64_t index = read_index(p->index_bytes, indices, i);
+        if (index < 0 || index >= p->dims[i % p->indices_nd]) {
+            return MCU_STATUS_INDEX_OUT_OF_RANGE;
+        }
+    }
+    for (i = 0; i < p->n_slices; ++i) {
+        int64_t from = 0;
+        for (j = 0; j < p->indices_nd; ++j) {
+            from += read_index(p->index_bytes, indices, i * p->indices_nd + j) * (int64_t)p->dims_to_count[j];
+        }
+        memcpy(out, in + (size_t)from * (size_t)p->element_bytes, slice_bytes);
+        out += slice_bytes;
     }
     return MCU_STATUS_OK;
 }

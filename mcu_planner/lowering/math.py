@@ -1,6 +1,7 @@
 """Float math operators -> firmware/runtime/mcu_math.c.
 
-Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
+Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU, FLOOR_DIV,
+FLOOR_MOD) broadcast
 through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
 RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / GELU; those with int8 tables
 are registered in activations.py) map element to element;
@@ -48,8 +49,11 @@ BROADCAST_FUNCTIONS = {
     "POW": ("mcu_pow", ("float32",)),
     "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
     "MINIMUM": ("mcu_minimum", ("float32", "int8")),
+    # floor_div.cc / floor_mod.cc: int32 ones check for a zero divisor.
+    "FLOOR_DIV": ("mcu_floor_div", ("float32", "int32")),
+    "FLOOR_MOD": ("mcu_floor_mod", ("float32", "int32")),
 }
-TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
+TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int32": "s32"}
 
 
 # |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
