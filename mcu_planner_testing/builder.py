@@ -1040,6 +1040,15 @@ class Int8Net:
         """CAST to plain `dtype` (no quantization: TFLite's CAST converts values as they are stored)."""
         return self.op("CAST", (x,), self.shape(x), dtype)
 
+    def compare(self, opcode: str, a, b) -> int:
+        """EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS or LESS_EQUAL: a bool tensor."""
+        return self.op(opcode, (a, b), np.broadcast_shapes(self.shape(a), self.shape(b)), "bool")
+
+    def select_v2(self, condition, x, y) -> int:
+        """condition ? x : y, broadcasting all three; keeps x's type and quantization."""
+        shape = np.broadcast_shapes(self.shape(condition), self.shape(x), self.shape(y))
+        return self.op("SELECT_V2", (condition, x, y), shape, self.mb.tensors[x].dtype, quant=self.mb.tensors[x].quant)
+
     def _multi(self, opcode, name, x, shapes, options, inputs) -> list[int]:
         tensor = self.mb.tensors[x]
         ys = [self._activation(f"{name}/{i}", s, tensor.dtype, tensor.quant) for i, s in enumerate(shapes)]

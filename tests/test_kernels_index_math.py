@@ -5,33 +5,13 @@ many branches, inputs chosen to reach the edges (wrapping, ties, signs)."""
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 import pytest
 
-from kernel_models import ACTIVATIONS, Branches, assert_matches_reference
+from kernel_models import ACTIVATIONS, FedBranches, assert_matches_reference
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner_testing.builder import Int8Net, run_reference
-
-Generator = Callable[[np.random.Generator], np.ndarray]
-
-
-class FedBranches(Branches):
-    """Branches whose every graph input comes with the function drawing its values."""
-
-    def __init__(self, description: str):
-        super().__init__(description)
-        self.draws: list[Generator] = []
-
-    def fed(self, shape, dtype: str, draw: Callable[[np.random.Generator, tuple], np.ndarray], quant=None) -> int:
-        self.draws.append(lambda rng: np.asarray(draw(rng, tuple(shape))).astype(dtype))
-        return self.input(shape, dtype, quant)
-
-    def input_sets(self, count: int, seed: int = 0) -> list[list[np.ndarray]]:
-        rng = np.random.default_rng(seed)
-        return [[draw(rng) for draw in self.draws] for _ in range(count)]
 
 
 def full_int32(rng, shape):

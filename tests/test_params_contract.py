@@ -415,10 +415,13 @@ def _lstm_models() -> dict[str, bytes]:
 
 
 def _index_math_models() -> dict[str, bytes]:
-    """CAST, GATHER_ND, int32 ADD / SUB / MUL, FLOOR_DIV, FLOOR_MOD."""
+    """CAST, GATHER_ND, int32 ADD / SUB / MUL, FLOOR_DIV, FLOOR_MOD, comparisons, SELECT(_V2)."""
+    from test_kernels_comparisons import comparisons_model, select_model
     from test_kernels_index_math import cast_model, gather_nd_model, int32_arithmetic_model
 
     return {
+        "comparisons": comparisons_model().build(),
+        "select": select_model().build(),
         "cast": cast_model().build(),
         "int32_arithmetic": int32_arithmetic_model().build(),
         "gather_nd": gather_nd_model()[0],
