@@ -83,6 +83,11 @@ class FedBranches(Branches):
         return [[draw(rng) for draw in self.draws] for _ in range(count)]
 
 
+def few(values):
+    """A FedBranches draw picking among `values` (so ties and edges repeat)."""
+    return lambda rng, shape: rng.choice(np.asarray(values), size=shape)
+
+
 def fp16_tables_header(specs: dict[str, tuple[int, str | None]]) -> str:
     """C definitions of mcu_fp16_table NAME (mcu_quant.h) for each NAME: (k,
     HALVED), the table of R_k built as the LSTM lowering builds it: of its own

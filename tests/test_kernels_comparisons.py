@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernel_models import FedBranches, assert_matches_reference
+from kernel_models import FedBranches, assert_matches_reference, few
 
 COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 5)), ((1,), (2, 3))]
-
-
-def few(values):
-    return lambda rng, shape: rng.choice(np.asarray(values), size=shape)
 
 
 # dtype -> (quantization of input1, of input2, values drawn)

@@ -415,11 +415,15 @@ def _lstm_models() -> dict[str, bytes]:
 
 
 def _index_math_models() -> dict[str, bytes]:
-    """CAST, GATHER_ND, int32 ADD / SUB / MUL, FLOOR_DIV, FLOOR_MOD, comparisons, SELECT(_V2)."""
+    """The ops of issue 21: CAST, GATHER_ND, int32 arithmetic, comparisons,
+    SELECT(_V2), float unary ops, LOGICAL_*, ZEROS_LIKE, TILE, BROADCAST_TO."""
     from test_kernels_comparisons import comparisons_model, select_model
     from test_kernels_index_math import cast_model, gather_nd_model, int32_arithmetic_model
+    from test_kernels_more_builtins import float_unary_model, rearrangements_model
 
     return {
+        "float_unary": float_unary_model(("CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")).build(),
+        "rearrangements": rearrangements_model().build(),
         "comparisons": comparisons_model().build(),
         "select": select_model().build(),
         "cast": cast_model().build(),

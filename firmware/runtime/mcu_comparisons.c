@@ -1,6 +1,6 @@
 /* Follows TensorFlow Lite's comparisons.cc (reference_ops::Comparison /
  * BroadcastComparison4DSlow and their quantized variants) and select.cc
- * (reference_ops::Select / BroadcastSelect5DSlow). */
+ * (reference_ops::Select / BroadcastSelect5DSlow) and logical.cc. */
 #include "mcu_comparisons.h"
 
 #include <string.h>
@@ -79,6 +79,30 @@ MCU_COMPARE_KERNEL(mcu_compare_s8_quantized, mcu_comparison_q8_params, int8_t)
 MCU_COMPARE_KERNEL(mcu_compare_u8_quantized, mcu_comparison_q8_params, uint8_t)
 #undef VALUE1
 #undef VALUE2
+
+/* logical.cc: std::logical_and / logical_or / logical_not of bool values. */
+MCU_BROADCAST_ROW(logical_and_row, mcu_logical_params, uint8_t, uint8_t, (uint8_t)(x != 0 && y != 0))
+MCU_BROADCAST_ROW(logical_or_row, mcu_logical_params, uint8_t, uint8_t, (uint8_t)(x != 0 || y != 0))
+
+void mcu_logical_and(const mcu_logical_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, logical_and_row, p, input1,
+                               input2, output);
+}
+
+void mcu_logical_or(const mcu_logical_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, logical_or_row, p, input1,
+                               input2, output);
+}
+
+void mcu_logical_not(const mcu_logical_not_params *p, const uint8_t *input, uint8_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        output[i] = (uint8_t)(input[i] == 0);
+    }
+}
 
 static void copy_element(uint8_t *to, const uint8_t *from, int32_t bytes)
 {

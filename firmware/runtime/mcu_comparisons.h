@@ -1,5 +1,6 @@
 /* EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL with
- * broadcasting (bool output, one byte per element), and SELECT / SELECT_V2.
+ * broadcasting (bool output, one byte per element), the LOGICAL_* ops, and
+ * SELECT / SELECT_V2: the ops on and producing bool.
  *
  * The comparisons broadcast as ADD does (mcu_broadcast.h: the output walked
  * as `rank` dims, each input with its own element strides, 0 where
@@ -57,6 +58,24 @@ void mcu_compare_s8_quantized(const mcu_comparison_q8_params *p, const int8_t *i
                               uint8_t *output);
 void mcu_compare_u8_quantized(const mcu_comparison_q8_params *p, const uint8_t *input1, const uint8_t *input2,
                               uint8_t *output);
+
+/* LOGICAL_AND, LOGICAL_OR (broadcasting as the comparisons, the walk alone)
+ * and LOGICAL_NOT on bool bytes: any non-zero byte is true, results are 0
+ * or 1. */
+typedef struct {
+    int32_t rank;
+    const int32_t *dims;
+    const int32_t *input1_strides;
+    const int32_t *input2_strides;
+} mcu_logical_params;
+
+typedef struct {
+    int32_t size;
+} mcu_logical_not_params;
+
+void mcu_logical_and(const mcu_logical_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output);
+void mcu_logical_or(const mcu_logical_params *p, const uint8_t *input1, const uint8_t *input2, uint8_t *output);
+void mcu_logical_not(const mcu_logical_not_params *p, const uint8_t *input, uint8_t *output);
 
 /* SELECT_V2 (and SELECT of equal shapes): output[i] = condition ? x : y,
  * the three inputs broadcast against the output (strides in elements, 0

@@ -141,7 +141,27 @@ static float logistic(float x)
 /* 1 / sqrt(2) rounded to float (static_cast<float>(M_SQRT1_2)). */
 #define MCU_SQRT1_2_F 0.707106769f
 
+/* reference_ops::Round (RoundToNearest): halves to even. */
+static float round_half_to_even(float x)
+{
+    const float floor_value = floorf(x);
+    const float diff = x - floor_value;
+    /* fmodf(floor, 2) is 0 exactly when static_cast<int>(floor) is even, for
+     * every value the reference can meet with diff == 0.5 (|x| < 2^23). */
+    if (diff < 0.5f || (diff == 0.5f && fmodf(floor_value, 2.0f) == 0.0f)) {
+        return floor_value;
+    }
+    return floor_value + 1.0f;
+}
+
 MCU_UNARY_F32(mcu_exp_f32, expf(x))
+MCU_UNARY_F32(mcu_ceil_f32, ceilf(x))
+MCU_UNARY_F32(mcu_floor_f32, floorf(x))
+MCU_UNARY_F32(mcu_round_f32, round_half_to_even(x))
+MCU_UNARY_F32(mcu_cos_f32, cosf(x))
+MCU_UNARY_F32(mcu_sin_f32, sinf(x))
+/* activations.cc Elu: expm1 below zero. */
+MCU_UNARY_F32(mcu_elu_f32, x < 0.0f ? expm1f(x) : x)
 MCU_UNARY_F32(mcu_log_f32, logf(x))
 MCU_UNARY_F32(mcu_sqrt_f32, sqrtf(x))
 MCU_UNARY_F32(mcu_rsqrt_f32, 1.f / sqrtf(x))

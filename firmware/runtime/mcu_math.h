@@ -118,6 +118,13 @@ void mcu_abs_f32(const mcu_unary_f32_params *p, const float *input, float *outpu
 void mcu_neg_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_logistic_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_tanh_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_ceil_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_floor_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+/* ROUND: halves to even, as the reference's RoundToNearest. */
+void mcu_round_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_cos_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_sin_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_elu_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_gelu_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_gelu_approximate_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 

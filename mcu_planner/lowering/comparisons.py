@@ -1,5 +1,5 @@
-"""EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, SELECT and
-SELECT_V2 -> firmware/runtime/mcu_comparisons.c.
+"""EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND,
+LOGICAL_OR, LOGICAL_NOT, SELECT and SELECT_V2 -> firmware/runtime/mcu_comparisons.c.
 
 The comparisons broadcast through elementwise.broadcast_walk, as ADD does,
 and write bool (one byte per element).  int8 and uint8 inputs compare after
@@ -16,7 +16,17 @@ import math
 from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
-from .common import MAX_RANK, element_bytes, input_tensor, int32_array, kernel_call, output_tensor, scale, zero_point
+from .common import (
+    MAX_RANK,
+    element_bytes,
+    elementwise_operands,
+    input_tensor,
+    int32_array,
+    kernel_call,
+    output_tensor,
+    scale,
+    zero_point,
+)
 from .elementwise import broadcast_params
 
 SOURCES = ("mcu_comparisons",)
@@ -75,6 +85,25 @@ def lower_comparison(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, QUANTIZED_FUNCTIONS[a.dtype], "mcu_comparison_q8_params", params, SOURCES, inputs=2)
 
 
+@lowers("LOGICAL_AND", "LOGICAL_OR")
+def lower_logical_binary(op: Operator, graph: Graph) -> KernelCall:
+    if len(op.inputs) != 2 or len(op.outputs) != 1:
+        raise NotLowerable(f"{op.opcode} with {len(op.inputs)} inputs")
+    a, b, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if not (a.dtype == b.dtype == out.dtype == "bool"):
+        raise NotLowerable(f"{op.opcode} of {a.dtype} and {b.dtype} to {out.dtype}")
+    function = "mcu_logical_and" if op.opcode == "LOGICAL_AND" else "mcu_logical_or"
+    return kernel_call(op, function, "mcu_logical_params", broadcast_params(op, a, b, out), SOURCES, inputs=2)
+
+
+@lowers("LOGICAL_NOT")
+def lower_logical_not(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = elementwise_operands(op, graph)
+    if not (inp.dtype == out.dtype == "bool"):
+        raise NotLowerable(f"LOGICAL_NOT of {inp.dtype} to {out.dtype}")
+    return kernel_call(op, "mcu_logical_not", "mcu_logical_not_params", {"size": out.num_elements}, SOURCES)
+
+
 def _select_strides(op: Operator, shape: tuple[int, ...], out_shape: tuple[int, ...]) -> list[int]:
     """Element strides of `shape` walked along `out_shape` (0 where it is broadcast)."""
     padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
@@ -118,3 +147,5 @@ def lower_select(op: Operator, graph: Graph) -> KernelCall:
 # Outputs are not promised to survive sharing an input's bytes: a bool output
 # is narrower than most inputs, and SELECT_V2 broadcasts all three.
 declare_facts(KernelFacts(), *COMPARISON_CODES, "SELECT", "SELECT_V2")
+# bool in, bool out, element i read before element i is written.
+declare_facts(KernelFacts(elementwise=True), "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT")

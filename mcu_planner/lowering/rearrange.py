@@ -1,5 +1,10 @@
-"""SPACE_TO_DEPTH, DEPTH_TO_SPACE and REVERSE_V2: element rearrangements for
-any element type, expressed as the existing strided gathers.
+"""SPACE_TO_DEPTH, DEPTH_TO_SPACE, REVERSE_V2, TILE and BROADCAST_TO: element
+rearrangements for any element type, expressed as the existing strided gathers.
+
+TILE and BROADCAST_TO are gathers too: a tiled dimension of n elements
+repeated m times is walked as (m, n) with input strides (0, stride), a
+broadcast one with stride 0 (reference_ops::Tile / BroadcastTo copy the
+stored values, no rescale).
 
 SPACE_TO_DEPTH / DEPTH_TO_SPACE are a TRANSPOSE of a 6-D view of the tensor
 (mcu_transpose: output walked row-major, each output dimension with the
@@ -12,7 +17,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
-from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
+from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor
 from .data_movement import SLICE_RANK, strided_slice_call
 from .shape_ops import _check_same_quantization, padded, strides
 
@@ -82,4 +87,47 @@ def lower_reverse(op: Operator, graph: Graph) -> KernelCall:
     return strided_slice_call(op, element_bytes(op, inp), first, list(inp.shape), steps)
 
 
-declare_facts(KernelFacts(), "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "REVERSE_V2")
+def _merged(op: Operator, dims: list[int], steps: list[int]) -> tuple[list[int], list[int]]:
+    """The same walk in as few dimensions as mcu_transpose takes: size-1
+    dimensions dropped, a dimension merged into the next inner one where it
+    steps by exactly that one's whole extent."""
+    kept = [(d, s) for d, s in zip(dims, steps) if d > 1] or [(1, 0)]
+    merged = [kept[-1]]
+    for d, s in reversed(kept[:-1]):
+        inner_d, inner_s = merged[0]
+        if s == inner_s * inner_d:
+            merged[0] = (d * inner_d, inner_s)
+        else:
+            merged.insert(0, (d, s))
+    if len(merged) > MAX_RANK:
+        raise NotLowerable(f"{op.opcode} walking {len(merged)} dimensions (at most {MAX_RANK})")
+    return [d for d, _ in merged], [s for _, s in merged]
+
+
+@lowers("TILE")
+def lower_tile(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _operands(op, graph)
+    multiples = constant_ints(op, input_tensor(op, graph, 1), "multiples")
+    if len(multiples) != len(inp.shape) or any(m < 1 for m in multiples):
+        raise NotLowerable(f"TILE of shape {inp.shape} by {multiples}")
+    if tuple(out.shape) != tuple(d * m for d, m in zip(inp.shape, multiples)) or inp.num_elements == 0:
+        raise NotLowerable(f"TILE of shape {inp.shape} by {multiples} into {out.shape}")
+    dims, steps = [], []
+    for d, m, s in zip(inp.shape, multiples, strides(list(inp.shape))):
+        dims += [m, d]
+        steps += [0, s]
+    return _gather(op, inp, *_merged(op, dims, steps))
+
+
+@lowers("BROADCAST_TO")
+def lower_broadcast_to(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = _operands(op, graph)
+    rank = len(out.shape)
+    shape = (1,) * (rank - len(inp.shape)) + tuple(inp.shape)
+    if len(shape) != rank or any(d not in (1, o) for d, o in zip(shape, out.shape)) or out.num_elements == 0:
+        raise NotLowerable(f"BROADCAST_TO of shape {inp.shape} to {out.shape}")
+    steps = [s if d > 1 else 0 for d, s in zip(shape, strides(list(shape)))]
+    return _gather(op, inp, *_merged(op, list(out.shape), steps))
+
+
+declare_facts(KernelFacts(), "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "REVERSE_V2", "TILE", "BROADCAST_TO")
