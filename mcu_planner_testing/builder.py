@@ -1351,6 +1351,9 @@ class FloatNet:
     def reduce_max(self, x: int, axes, keep_dims: bool = False) -> int:
         return self._reduce("REDUCE_MAX", x, axes, keep_dims)
 
+    def reduce_min(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("REDUCE_MIN", x, axes, keep_dims)
+
     # matrices and rearrangements
     def batch_matmul(self, a: int, b: int, adj_x: bool = False, adj_y: bool = False) -> int:
         sa, sb = self.shape(a), self.shape(b)

@@ -81,3 +81,6 @@ MCU_REDUCE(mcu_sum_f32, mcu_mean_f32_params, float, 0.0f, current + in)
 /* std::numeric_limits<T>::lowest(), and (in > current) ? in : current. */
 MCU_REDUCE(mcu_reduce_max_f32, mcu_mean_f32_params, float, -FLT_MAX, in > current ? in : current)
 MCU_REDUCE(mcu_reduce_max_s8, mcu_mean_f32_params, int8_t, INT8_MIN, in > current ? in : current)
+/* std::numeric_limits<T>::max(), and (in < current) ? in : current. */
+MCU_REDUCE(mcu_reduce_min_f32, mcu_mean_f32_params, float, FLT_MAX, in < current ? in : current)
+MCU_REDUCE(mcu_reduce_min_s8, mcu_mean_f32_params, int8_t, INT8_MAX, in < current ? in : current)

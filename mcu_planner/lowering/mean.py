@@ -60,7 +60,7 @@ def _copy(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     )
 
 
-@lowers("SUM", "REDUCE_MAX")
+@lowers("SUM", "REDUCE_MAX", "REDUCE_MIN")
 def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
     inp, out, shape = _reduction(op, graph)
     if shape is None:
@@ -71,7 +71,7 @@ def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
         return _quantized_sum(op, inp, out, shape)
     if inp.dtype == "int8" and not inp.same_quantization(out):
         # EvalType requires it; the max of stored values means nothing otherwise.
-        raise NotLowerable("int8 REDUCE_MAX whose output quantization differs from its input's")
+        raise NotLowerable(f"int8 {op.opcode} whose output quantization differs from its input's")
     function = f"mcu_{op.opcode.lower()}_{'f32' if inp.dtype == 'float32' else 's8'}"
     return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
 
@@ -121,4 +121,4 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
-declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "MEAN")
+declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN")
