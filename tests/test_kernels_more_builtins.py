@@ -1,6 +1,6 @@
 """TFLM builtins added for issue 21 beyond the index arithmetic: CEIL,
 FLOOR, ROUND, COS, SIN, ELU (float32), LOGICAL_AND /
-OR / NOT, ZEROS_LIKE, TILE and BROADCAST_TO, against TFLite's reference
+OR / NOT, ZEROS_LIKE, TILE, BROADCAST_TO, MIRROR_PAD and EMBEDDING_LOOKUP, against TFLite's reference
 kernels (CEIL, ROUND, ELU: TFLM's reference expressions, which LiteRT's
 BUILTIN_REF resolver lacks), each family in one multi-branch model."""
 
@@ -123,9 +123,26 @@ def rearrangements_model() -> FedBranches:
         y = model.mb.add_tensor(target, dtype, quant)
         model.mb.add_op("BROADCAST_TO", (x, s), (y,), None, version=2)  # LiteRT registers versions 2 and 3
         model.outputs.append(y)
+    # MIRROR_PAD: both modes, paddings up to their widest (the dimension, less one for REFLECT).
+    mirror = [
+        ("REFLECT", "float32", (3, 4), [[2, 1], [3, 3]], None),
+        ("SYMMETRIC", "int8", (1, 3, 2, 2), [[0, 0], [3, 2], [1, 2], [0, 1]], (0.1, 5)),
+        ("REFLECT", "int64", (5,), [[0, 4]], None),
+        ("SYMMETRIC", "int16", (2, 1, 3), [[1, 2], [1, 0], [0, 3]], None),
+    ]
+    for mode, dtype, shape, pads, quant in mirror:
+        x = model.fed(shape, dtype, lambda rng, s: rng.integers(-100, 100, size=s), quant)
+        p = model.constant(np.array(pads, np.int32), "int32")
+        out_shape = tuple(d + b + a for d, (b, a) in zip(shape, pads))
+        model.op("MIRROR_PAD", (x, p), out_shape, dtype, quant, {"mode": mode})
+    # EMBEDDING_LOOKUP: rows by ids, repeated and at both ends of the table.
+    for dtype, table_shape in (("float32", (5, 3)), ("int8", (7, 2, 2))):
+        ids = model.fed((6,), "int32", lambda rng, s, n=table_shape[0]: np.r_[0, n - 1, rng.integers(0, n, 4)])
+        table = model.fed(table_shape, dtype, lambda rng, s: rng.integers(-100, 100, size=s))
+        model.op("EMBEDDING_LOOKUP", (ids, table), (6,) + table_shape[1:], dtype)
     return model
 
 
-def test_logical_zeros_like_tile_broadcast_to_match_reference():
+def test_logical_zeros_like_tile_broadcast_to_mirror_pad_embedding_lookup_match_reference():
     model = rearrangements_model()
     assert_matches_reference(model.build(), input_sets=model.input_sets(2))

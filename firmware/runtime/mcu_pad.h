@@ -1,4 +1,4 @@
-/* PAD / PADV2 of a tensor of up to MCU_MAX_RANK dimensions, any element size. */
+/* PAD / PADV2 / MIRROR_PAD of a tensor of up to MCU_MAX_RANK dimensions, any element size. */
 #ifndef MCU_PAD_H
 #define MCU_PAD_H
 
@@ -18,5 +18,18 @@ typedef struct {
 } mcu_pad_params;
 
 void mcu_pad(const mcu_pad_params *p, const void *input, void *output);
+
+/* MIRROR_PAD: every output element copies one input element.  Along each
+ * (padded) dimension d, output index i reads the input at element offset
+ * axis_offsets[axis_starts[d] + i] (the mirrored index times the input
+ * stride, computed at generation time); the offsets of all dimensions add. */
+typedef struct {
+    int32_t element_bytes;
+    const int32_t *output_dims; /* padded to MCU_MAX_RANK with leading ones */
+    const int32_t *axis_starts; /* MCU_MAX_RANK entries into axis_offsets */
+    const int32_t *axis_offsets;
+} mcu_mirror_pad_params;
+
+void mcu_mirror_pad(const mcu_mirror_pad_params *p, const void *input, void *output);
 
 #endif /* MCU_PAD_H */

@@ -1,4 +1,4 @@
-"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE, GATHER and GATHER_ND on activations ->
+"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE, GATHER, GATHER_ND and EMBEDDING_LOOKUP on activations ->
 firmware/runtime mcu_split.c, mcu_concat.c, mcu_slice.c, mcu_gather.c.
 
 Like the other data-movement ops these only move bytes, so one kernel per op
@@ -147,6 +147,35 @@ def lower_gather(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+@lowers("EMBEDDING_LOOKUP")
+def lower_embedding_lookup(op: Operator, graph: Graph) -> KernelCall:
+    """Rows of the value table by int32 ids: a GATHER along axis 0
+    (embedding_lookup.cc, same-type tables; an id outside the table fails
+    the invoke as TFLite's does)."""
+    ids, table, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if ids.dtype != "int32" or len(ids.shape) != 1:
+        raise NotLowerable(f"EMBEDDING_LOOKUP with {ids.dtype}{list(ids.shape)} ids")
+    if table.dtype != out.dtype:
+        # int8 / uint8 tables with float32 output are dequantized row by row (hybrid): not here.
+        raise NotLowerable(f"EMBEDDING_LOOKUP from {table.dtype} to {out.dtype}")
+    if len(table.shape) < 2 or tuple(out.shape) != (ids.shape[0],) + tuple(table.shape[1:]):
+        raise NotLowerable(f"EMBEDDING_LOOKUP of {list(table.shape)} by {list(ids.shape)} into {list(out.shape)}")
+    return KernelCall(
+        function="mcu_gather",
+        params_type="mcu_gather_params",
+        params={
+            "batch_size": 1,
+            "outer_size": 1,
+            "axis_size": table.shape[0],
+            "coord_size": ids.shape[0],
+            "inner_bytes": math.prod(table.shape[1:]) * element_bytes(op, table),
+            "index_bytes": _INDEX_BYTES["int32"],
+        },
+        args=(op.inputs[1], op.inputs[0], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
 @lowers("GATHER_ND")
 def lower_gather_nd(op: Operator, graph: Graph) -> KernelCall:
     params, indices, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
@@ -184,4 +213,4 @@ def lower_gather_nd(op: Operator, graph: Graph) -> KernelCall:
 # mcu_concat.c along a new axis; mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.
 declare_facts(KernelFacts(concatenates_inputs=True), "PACK")
 declare_facts(KernelFacts(cuts_input_into_pieces=True), "SPLIT", "SPLIT_V", "UNPACK", "SLICE")
-declare_facts(KernelFacts(), "GATHER", "GATHER_ND")
+declare_facts(KernelFacts(), "GATHER", "GATHER_ND", "EMBEDDING_LOOKUP")
