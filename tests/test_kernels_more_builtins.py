@@ -146,3 +146,38 @@ def rearrangements_model() -> FedBranches:
 def test_logical_zeros_like_tile_broadcast_to_mirror_pad_embedding_lookup_match_reference():
     model = rearrangements_model()
     assert_matches_reference(model.build(), input_sets=model.input_sets(2))
+
+
+def space_batch_model() -> FedBranches:
+    model = FedBranches("space_to_batch_nd, batch_to_space_nd")
+    values = lambda rng, s: rng.integers(-100, 100, size=s)  # noqa: E731
+    # (dtype, input shape, block, paddings, quantization): 4-D and 3-D, padding on every side.
+    to_batch = [
+        ("float32", (2, 3, 5, 2), [2, 3], [[1, 0], [2, 2]], None),
+        ("int8", (1, 4, 4, 3), [2, 2], [[0, 2], [1, 1]], (0.1, -7)),
+        ("uint8", (1, 3, 2), [2], [[1, 0]], (0.1, 130)),
+        ("int32", (1, 2, 2, 1), [1, 1], [[0, 0], [0, 0]], None),
+    ]
+    for dtype, shape, block, pads, quant in to_batch:
+        x = model.fed(shape, dtype, values if dtype != "uint8" else few([0, 9, 255]), quant)
+        b, p = (model.constant(np.array(v, np.int32), "int32") for v in (block, pads))
+        spatial = [(d + lo + hi) // k for d, k, (lo, hi) in zip(shape[1:-1], block, pads)]
+        out_shape = (shape[0] * int(np.prod(block)), *spatial, shape[-1])
+        model.op("SPACE_TO_BATCH_ND", (x, b, p), out_shape, dtype, quant)
+    to_space = [
+        ("float32", (6, 2, 3, 2), [2, 3], [[1, 0], [2, 1]], None),
+        ("int8", (4, 3, 3, 1), [2, 2], [[0, 0], [0, 0]], (0.2, 3)),
+        ("int16", (4, 3, 2), [2], [[1, 2]], None),
+    ]
+    for dtype, shape, block, crops, quant in to_space:
+        x = model.fed(shape, dtype, values, quant)
+        b, c = (model.constant(np.array(v, np.int32), "int32") for v in (block, crops))
+        spatial = [d * k - lo - hi for d, k, (lo, hi) in zip(shape[1:-1], block, crops)]
+        out_shape = (shape[0] // int(np.prod(block)), *spatial, shape[-1])
+        model.op("BATCH_TO_SPACE_ND", (x, b, c), out_shape, dtype, quant)
+    return model
+
+
+def test_space_to_batch_and_batch_to_space_match_reference():
+    model = space_batch_model()
+    assert_matches_reference(model.build(), input_sets=model.input_sets(2))

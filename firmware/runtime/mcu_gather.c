@@ -62,3 +62,26 @@ mcu_status mcu_gather_nd(const mcu_gather_nd_params *p, const void *input, const
     }
     return MCU_STATUS_OK;
 }
+
+void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *output)
+{
+    const uint8_t *in = (const uint8_t *)input;
+    uint8_t *out = (uint8_t *)output;
+    const size_t eb = (size_t)p->element_bytes;
+    const int32_t *d = p->output_dims;
+    const int32_t *o0 = p->axis_offsets + p->axis_starts[0], *o1 = p->axis_offsets + p->axis_starts[1];
+    const int32_t *o2 = p->axis_offsets + p->axis_starts[2], *o3 = p->axis_offsets + p->axis_starts[3];
+    const int32_t *o4 = p->axis_offsets + p->axis_starts[4], *o5 = p->axis_offsets + p->axis_starts[5];
+    int32_t i0, i1, i2, i3, i4, i5;
+    for (i0 = 0; i0 < d[0]; ++i0)
+        for (i1 = 0; i1 < d[1]; ++i1)
+            for (i2 = 0; i2 < d[2]; ++i2)
+                for (i3 = 0; i3 < d[3]; ++i3)
+                    for (i4 = 0; i4 < d[4]; ++i4) {
+                        const int32_t base = o0[i0] + o1[i1] + o2[i2] + o3[i3] + o4[i4];
+                        for (i5 = 0; i5 < d[5]; ++i5) {
+                            memcpy(out, in + (size_t)(base + o5[i5]) * eb, eb);
+                            out += eb;
+                        }
+                    }
+}

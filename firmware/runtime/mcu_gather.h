@@ -43,4 +43,18 @@ typedef struct {
  * written). */
 mcu_status mcu_gather_nd(const mcu_gather_nd_params *p, const void *input, const void *indices, void *output);
 
+/* A gather whose input offset is a sum of one term per output dimension
+ * (MIRROR_PAD, BATCH_TO_SPACE_ND): along each (padded) dimension d, output
+ * index i adds axis_offsets[axis_starts[d] + i] elements (computed at
+ * generation time: a mirrored index, or a block position, times the input
+ * stride). */
+typedef struct {
+    int32_t element_bytes;
+    const int32_t *output_dims; /* padded to MCU_MAX_RANK with leading ones */
+    const int32_t *axis_starts; /* MCU_MAX_RANK entries into axis_offsets */
+    const int32_t *axis_offsets;
+} mcu_gather_axes_params;
+
+void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *output);
+
 #endif /* MCU_GATHER_H */

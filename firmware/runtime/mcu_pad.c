@@ -57,25 +57,28 @@ void mcu_pad(const mcu_pad_params *p, const void *input, void *output)
     fill(p, out, written, (size_t)p->output_elements);
 }
 
-void mcu_mirror_pad(const mcu_mirror_pad_params *p, const void *input, void *output)
+void mcu_space_to_batch(const mcu_space_to_batch_params *p, const void *input, void *output)
 {
     const uint8_t *in = (const uint8_t *)input;
     uint8_t *out = (uint8_t *)output;
-    const size_t eb = (size_t)p->element_bytes;
-    const int32_t *d = p->output_dims;
-    const int32_t *o0 = p->axis_offsets + p->axis_starts[0], *o1 = p->axis_offsets + p->axis_starts[1];
-    const int32_t *o2 = p->axis_offsets + p->axis_starts[2], *o3 = p->axis_offsets + p->axis_starts[3];
-    const int32_t *o4 = p->axis_offsets + p->axis_starts[4], *o5 = p->axis_offsets + p->axis_starts[5];
-    int32_t i0, i1, i2, i3, i4, i5;
-    for (i0 = 0; i0 < d[0]; ++i0)
-        for (i1 = 0; i1 < d[1]; ++i1)
-            for (i2 = 0; i2 < d[2]; ++i2)
-                for (i3 = 0; i3 < d[3]; ++i3)
-                    for (i4 = 0; i4 < d[4]; ++i4) {
-                        const int32_t base = o0[i0] + o1[i1] + o2[i2] + o3[i3] + o4[i4];
-                        for (i5 = 0; i5 < d[5]; ++i5) {
-                            memcpy(out, in + (size_t)(base + o5[i5]) * eb, eb);
-                            out += eb;
-                        }
-                    }
+    const size_t depth = (size_t)p->depth_bytes;
+    int32_t ob, oh, ow;
+    for (ob = 0; ob < p->output_batch; ++ob) {
+        const int32_t b = ob % p->batch;
+        const int32_t shift_w = (ob / p->batch) % p->block_w;
+        const int32_t shift_h = (ob / p->batch) / p->block_w;
+        for (oh = 0; oh < p->output_h; ++oh) {
+            const int32_t ih = oh * p->block_h + shift_h - p->pad_top;
+            for (ow = 0; ow < p->output_w; ++ow) {
+                const int32_t iw = ow * p->block_w + shift_w - p->pad_left;
+                if (ih < 0 || ih >= p->input_h || iw < 0 || iw >= p->input_w) {
+                    memset(out, p->pad_byte, depth);
+                } else {
+                    memcpy(out, in + (((size_t)b * (size_t)p->input_h + (size_t)ih) * (size_t)p->input_w + (size_t)iw) * depth,
+                           depth);
+                }
+                out += depth;
+            }
+        }
+    }
 }

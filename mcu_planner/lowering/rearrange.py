@@ -1,4 +1,5 @@
-"""SPACE_TO_DEPTH, DEPTH_TO_SPACE, REVERSE_V2, TILE and BROADCAST_TO: element
+"""SPACE_TO_DEPTH, DEPTH_TO_SPACE, REVERSE_V2, TILE, BROADCAST_TO and
+SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: element
 rearrangements for any element type, expressed as the existing strided gathers.
 
 TILE and BROADCAST_TO are gathers too: a tiled dimension of n elements
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
-from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor
+from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
 from .data_movement import SLICE_RANK, strided_slice_call
 from .shape_ops import _check_same_quantization, padded, strides
 
@@ -130,4 +131,104 @@ def lower_broadcast_to(op: Operator, graph: Graph) -> KernelCall:
     return _gather(op, inp, *_merged(op, list(out.shape), steps))
 
 
-declare_facts(KernelFacts(), "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "REVERSE_V2", "TILE", "BROADCAST_TO")
+def _space_batch_geometry(op: Operator, graph: Graph, what: str):
+    """(input, output, (batch, h, w, depth), (block_h, block_w), ((top, bottom), (left, right))):
+    the 4-D view the reference takes (a 3-D tensor gets width 1, block 1, no padding)."""
+    inp, out = _operands(op, graph)
+    block = constant_ints(op, input_tensor(op, graph, 1), "block shape")
+    amounts = constant_ints(op, input_tensor(op, graph, 2), what)
+    rank = len(inp.shape)
+    if rank not in (3, 4) or len(block) != rank - 2 or len(amounts) != 2 * (rank - 2):
+        raise NotLowerable(f"{op.opcode} of shape {inp.shape} with block {block} and {what} {amounts}")
+    if min(block) < 1 or min(amounts) < 0:
+        raise NotLowerable(f"{op.opcode} with block {block} and {what} {amounts}")
+    if rank == 3:
+        block, amounts = block + [1], amounts + [0, 0]
+    n, h = inp.shape[0], inp.shape[1]
+    w = inp.shape[2] if rank == 4 else 1
+    depth = inp.shape[-1] * element_bytes(op, inp)
+    pairs = ((amounts[0], amounts[1]), (amounts[2], amounts[3]))
+    return inp, out, (n, h, w, depth), (block[0], block[1]), pairs
+
+
+@lowers("SPACE_TO_BATCH_ND")
+def lower_space_to_batch(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, (n, h, w, depth), (bh, bw), ((top, bottom), (left, right)) = _space_batch_geometry(op, graph, "paddings")
+    if (h + top + bottom) % bh or (w + left + right) % bw:
+        raise NotLowerable(f"SPACE_TO_BATCH_ND of {h}x{w} padded by {top + bottom}x{left + right}, block {bh}x{bw}")
+    out_h, out_w = (h + top + bottom) // bh, (w + left + right) // bw
+    expected = (n * bh * bw, out_h) + ((out_w,) if len(inp.shape) == 4 else ()) + (inp.shape[-1],)
+    if tuple(out.shape) != expected or inp.num_elements == 0:
+        raise NotLowerable(f"SPACE_TO_BATCH_ND output {out.shape} is not {expected}")
+    # The reference memsets padding with output_offset: the zero point for
+    # int8 / uint8 (its low byte), 0 for the other types.
+    pad = zero_point(out) if out.dtype in ("int8", "uint8") else 0
+    if out.dtype not in ("int8", "uint8") and zero_point(out):
+        raise NotLowerable(f"{out.dtype} SPACE_TO_BATCH_ND with a non-zero zero point")
+    params = {
+        "batch": n,
+        "input_h": h,
+        "input_w": w,
+        "output_batch": n * bh * bw,
+        "output_h": out_h,
+        "output_w": out_w,
+        "block_h": bh,
+        "block_w": bw,
+        "pad_top": top,
+        "pad_left": left,
+        "depth_bytes": depth,
+        "pad_byte": pad & 0xFF,
+    }
+    return KernelCall(
+        "mcu_space_to_batch", "mcu_space_to_batch_params", params, (op.inputs[0], op.outputs[0]), ("mcu_pad",)
+    )
+
+
+@lowers("BATCH_TO_SPACE_ND")
+def lower_batch_to_space(op: Operator, graph: Graph) -> KernelCall:
+    """reference_ops::BatchToSpaceND as a gather: output (b, oh, ow, c) reads
+    input batch ((oh + top) % bh * bw + (ow + left) % bw) * batch + b at
+    ((oh + top) // bh, (ow + left) // bw), one term per output dimension."""
+    inp, out, (n, h, w, depth), (bh, bw), ((top, bottom), (left, right)) = _space_batch_geometry(op, graph, "crops")
+    if n % (bh * bw):
+        raise NotLowerable(f"BATCH_TO_SPACE_ND of batch {n} by block {bh}x{bw}")
+    batch, out_h, out_w = n // (bh * bw), h * bh - top - bottom, w * bw - left - right
+    expected = (batch, out_h) + ((out_w,) if len(inp.shape) == 4 else ()) + (inp.shape[-1],)
+    if tuple(out.shape) != expected or min(out_h, out_w, batch) < 1:
+        raise NotLowerable(f"BATCH_TO_SPACE_ND output {out.shape} is not {expected}")
+    channels = inp.shape[-1]
+    image = h * w * channels  # elements of one input batch
+    batch_offsets = [b * image for b in range(batch)]
+    h_offsets = [((y + top) % bh) * bw * batch * image + ((y + top) // bh) * w * channels for y in range(out_h)]
+    w_offsets = [((x + left) % bw) * batch * image + ((x + left) // bw) * channels for x in range(out_w)]
+    c_offsets = list(range(channels))
+    axes = [batch_offsets, h_offsets] + ([w_offsets] if len(inp.shape) == 4 else []) + [c_offsets]
+    starts, offsets = [], []
+    for axis in axes:
+        starts.append(len(offsets))
+        offsets += axis
+    lead = MAX_RANK - len(axes)
+    return KernelCall(
+        function="mcu_gather_axes",
+        params_type="mcu_gather_axes_params",
+        params={
+            "element_bytes": element_bytes(op, inp),
+            "output_dims": int32_array(padded(list(out.shape))),
+            "axis_starts": int32_array([len(offsets)] * lead + starts),
+            "axis_offsets": int32_array(offsets + [0]),
+        },
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
+declare_facts(
+    KernelFacts(),
+    "SPACE_TO_DEPTH",
+    "DEPTH_TO_SPACE",
+    "REVERSE_V2",
+    "TILE",
+    "BROADCAST_TO",
+    "SPACE_TO_BATCH_ND",
+    "BATCH_TO_SPACE_ND",
+)

@@ -148,8 +148,8 @@ def lower_mirror_pad(op: Operator, graph: Graph) -> KernelCall:
         offsets += [mirrored_index(i, before, size, offset) * stride for i in range(out_size)]
     lead = MAX_RANK - rank
     return KernelCall(
-        function="mcu_mirror_pad",
-        params_type="mcu_mirror_pad_params",
+        function="mcu_gather_axes",
+        params_type="mcu_gather_axes_params",
         params={
             "element_bytes": element_bytes(op, inp),
             "output_dims": int32_array(padded(list(out.shape))),
@@ -158,7 +158,7 @@ def lower_mirror_pad(op: Operator, graph: Graph) -> KernelCall:
             "axis_offsets": int32_array(offsets + [0]),
         },
         args=(op.inputs[0], op.outputs[0]),
-        sources=("mcu_pad",),
+        sources=("mcu_gather",),
     )
 
 
