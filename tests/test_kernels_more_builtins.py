@@ -181,3 +181,48 @@ def space_batch_model() -> FedBranches:
 def test_space_to_batch_and_batch_to_space_match_reference():
     model = space_batch_model()
     assert_matches_reference(model.build(), input_sets=model.input_sets(2))
+
+
+def cumsum_l2_pool_model() -> FedBranches:
+    model = FedBranches("cumsum, l2_pool_2d")
+    # CUMSUM: every axis, exclusive and reverse; int32 sums that wrap.
+    cases = [
+        ("float32", (3, 4, 5), 1, False, False),
+        ("float32", (3, 4, 5), -1, True, True),
+        ("float32", (6,), 0, False, True),
+        ("int32", (2, 7), 1, True, False),
+        ("int32", (4, 3), 0, False, False),
+        ("int64", (2, 2, 3), 2, False, True),
+    ]
+    for dtype, shape, axis, exclusive, reverse in cases:
+        if dtype == "float32":
+            draw = lambda rng, s: rng.uniform(-100, 100, size=s)  # noqa: E731
+        else:
+            draw = lambda rng, s: rng.integers(-(2**30), 2**30, size=s, dtype=np.int64) * 3  # noqa: E731
+        x = model.fed(shape, dtype, draw)
+        a = model.constant(np.array(axis, np.int32), "int32")
+        model.op("CUMSUM", (x, a), shape, dtype, None, {"exclusive": exclusive, "reverse": reverse})
+    # L2_POOL_2D: windows clipped by SAME padding, strides, fused activations.
+    for shape, (fh, fw), (sh, sw), padding, act in [
+        ((1, 5, 6, 3), (2, 3), (1, 2), "SAME", "NONE"),
+        ((2, 4, 4, 2), (2, 2), (2, 2), "VALID", "RELU6"),
+        ((1, 7, 3, 1), (3, 3), (2, 1), "SAME", "RELU_N1_TO_1"),
+    ]:
+        x = model.fed(shape, "float32", lambda rng, s: rng.uniform(-3, 3, size=s))
+        out_h = -(-shape[1] // sh) if padding == "SAME" else (shape[1] - fh) // sh + 1
+        out_w = -(-shape[2] // sw) if padding == "SAME" else (shape[2] - fw) // sw + 1
+        options = {
+            "padding": padding,
+            "stride_h": sh,
+            "stride_w": sw,
+            "filter_height": fh,
+            "filter_width": fw,
+            "fused_activation_function": act,
+        }
+        model.op("L2_POOL_2D", (x,), (shape[0], out_h, out_w, shape[3]), "float32", None, options)
+    return model
+
+
+def test_cumsum_and_l2_pool_match_reference():
+    model = cumsum_l2_pool_model()
+    assert_matches_reference(model.build(), input_sets=model.input_sets(2))

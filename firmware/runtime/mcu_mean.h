@@ -44,4 +44,20 @@ void mcu_reduce_max_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t
 void mcu_reduce_min_f32(const mcu_mean_f32_params *p, const float *input, float *output);
 void mcu_reduce_min_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
 
+/* CUMSUM (reference_ops::CumSum): running sums along one axis of an
+ * outer_size x axis_size x inner_size view, from the axis' end when
+ * `reverse`, each output holding the sum before its own element when
+ * `exclusive`.  int32 and int64 sums wrap. */
+typedef struct {
+    int32_t outer_size;
+    int32_t axis_size;
+    int32_t inner_size;
+    int32_t exclusive;
+    int32_t reverse;
+} mcu_cumsum_params;
+
+void mcu_cumsum_f32(const mcu_cumsum_params *p, const float *input, float *output);
+void mcu_cumsum_s32(const mcu_cumsum_params *p, const int32_t *input, int32_t *output);
+void mcu_cumsum_s64(const mcu_cumsum_params *p, const int64_t *input, int64_t *output);
+
 #endif /* MCU_MEAN_H */

@@ -121,4 +121,27 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
-declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN")
+@lowers("CUMSUM")
+def lower_cumsum(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    # cumsum.cc registers float32, int32 and int64.
+    require_dtype(op, inp, "float32", "int32", "int64")
+    if out.dtype != inp.dtype or tuple(out.shape) != tuple(inp.shape) or not inp.shape:
+        raise NotLowerable(f"CUMSUM from {inp.dtype}{list(inp.shape)} to {out.dtype}{list(out.shape)}")
+    axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
+    rank = len(inp.shape)
+    if len(axes) != 1 or not -rank <= axes[0] < rank:
+        raise NotLowerable(f"CUMSUM along axis {axes} of a rank-{rank} tensor")
+    axis = axes[0] % rank
+    params = {
+        "outer_size": int(np.prod(inp.shape[:axis], dtype=np.int64)),
+        "axis_size": inp.shape[axis],
+        "inner_size": int(np.prod(inp.shape[axis + 1 :], dtype=np.int64)),
+        "exclusive": int(bool(op.options.get("exclusive", False))),
+        "reverse": int(bool(op.options.get("reverse", False))),
+    }
+    function = f"mcu_cumsum_{TYPE_SUFFIX[inp.dtype]}"
+    return KernelCall(function, "mcu_cumsum_params", params, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN", "CUMSUM")
