@@ -184,7 +184,7 @@ def test_space_to_batch_and_batch_to_space_match_reference():
 
 
 def cumsum_l2_pool_model() -> FedBranches:
-    model = FedBranches("cumsum, l2_pool_2d")
+    model = FedBranches("cumsum, l2_pool_2d, log_softmax")
     # CUMSUM: every axis, exclusive and reverse; int32 sums that wrap.
     cases = [
         ("float32", (3, 4, 5), 1, False, False),
@@ -220,9 +220,13 @@ def cumsum_l2_pool_model() -> FedBranches:
             "fused_activation_function": act,
         }
         model.op("L2_POOL_2D", (x,), (shape[0], out_h, out_w, shape[3]), "float32", None, options)
+    # LOG_SOFTMAX over the last dimension, rows with large and tied values.
+    for shape in ((3, 5), (2, 2, 7), (1,)):
+        x = model.fed(shape, "float32", lambda rng, s: np.where(rng.random(s) < 0.3, 4.0, rng.uniform(-30, 30, s)))
+        model.op("LOG_SOFTMAX", (x,), shape, "float32")
     return model
 
 
-def test_cumsum_and_l2_pool_match_reference():
+def test_cumsum_l2_pool_log_softmax_match_reference():
     model = cumsum_l2_pool_model()
     assert_matches_reference(model.build(), input_sets=model.input_sets(2))
