@@ -184,7 +184,7 @@ def test_space_to_batch_and_batch_to_space_match_reference():
 
 
 def cumsum_l2_pool_model() -> FedBranches:
-    model = FedBranches("cumsum, l2_pool_2d, log_softmax")
+    model = FedBranches("cumsum, l2_pool_2d, log_softmax, add_n")
     # CUMSUM: every axis, exclusive and reverse; int32 sums that wrap.
     cases = [
         ("float32", (3, 4, 5), 1, False, False),
@@ -224,9 +224,17 @@ def cumsum_l2_pool_model() -> FedBranches:
     for shape in ((3, 5), (2, 2, 7), (1,)):
         x = model.fed(shape, "float32", lambda rng, s: np.where(rng.random(s) < 0.3, 4.0, rng.uniform(-30, 30, s)))
         model.op("LOG_SOFTMAX", (x,), shape, "float32")
+    # ADD_N: two (add_n.cc needs at least 2) to eight inputs; -0.0 sums stay -0.0, large terms absorb small ones in order.
+    for dtype, count in (("float32", 2), ("float32", 3), ("float32", 8), ("int32", 2), ("int32", 8)):
+        if dtype == "float32":
+            draw = few([-0.0, 1e8, -1e8, 1.0, 0.5])
+        else:
+            draw = lambda rng, s: rng.integers(-(2**31), 2**31, size=s, dtype=np.int64)  # noqa: E731
+        terms = [model.fed((2, 5), dtype, draw) for _ in range(count)]
+        model.op("ADD_N", terms, (2, 5), dtype)
     return model
 
 
-def test_cumsum_l2_pool_log_softmax_match_reference():
+def test_cumsum_l2_pool_log_softmax_add_n_match_reference():
     model = cumsum_l2_pool_model()
     assert_matches_reference(model.build(), input_sets=model.input_sets(2))

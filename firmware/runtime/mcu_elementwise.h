@@ -83,4 +83,22 @@ void mcu_add_s32(const mcu_binary_s32_params *p, const int32_t *input1, const in
 void mcu_sub_s32(const mcu_binary_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output);
 void mcu_mul_s32(const mcu_binary_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output);
 
+/* ADD_N of up to MCU_ADD_N_MAX_INPUTS same-shaped tensors (unused input
+ * pointers NULL): input0 + input1 + ... element by element, in that order
+ * (as LiteRT's AddN, which starts from input0: -0.0 stays -0.0); int32 sums
+ * wrap. */
+#define MCU_ADD_N_MAX_INPUTS 8
+
+typedef struct {
+    int32_t num_inputs;
+    int32_t size;
+} mcu_add_n_params;
+
+void mcu_add_n_f32(const mcu_add_n_params *p, const float *input0, const float *input1, const float *input2,
+                   const float *input3, const float *input4, const float *input5, const float *input6,
+                   const float *input7, float *output);
+void mcu_add_n_s32(const mcu_add_n_params *p, const int32_t *input0, const int32_t *input1, const int32_t *input2,
+                   const int32_t *input3, const int32_t *input4, const int32_t *input5, const int32_t *input6,
+                   const int32_t *input7, int32_t *output);
+
 #endif /* MCU_ELEMENTWISE_H */

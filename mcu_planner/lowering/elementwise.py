@@ -218,6 +218,30 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+ADD_N_MAX_INPUTS = 8  # MCU_ADD_N_MAX_INPUTS in firmware/runtime/mcu_elementwise.h
+
+
+@lowers("ADD_N")
+def lower_add_n(op: Operator, graph: Graph) -> KernelCall:
+    out = output_tensor(op, graph)
+    inputs = [input_tensor(op, graph, k) for k in range(len(op.inputs))]
+    # add_n.cc registers float32 and int32.
+    require_dtype(op, out, "float32", "int32")
+    if not 2 <= len(inputs) <= ADD_N_MAX_INPUTS:  # add_n.cc Prepare needs two
+        raise NotLowerable(f"ADD_N of {len(inputs)} inputs (at most {ADD_N_MAX_INPUTS})")
+    for t in inputs:
+        if t.dtype != out.dtype or tuple(t.shape) != tuple(out.shape):
+            raise NotLowerable(f"ADD_N of {t.dtype}{list(t.shape)} into {out.dtype}{list(out.shape)}")
+    padding = (-1,) * (ADD_N_MAX_INPUTS - len(inputs))
+    return KernelCall(
+        function=f"mcu_add_n_{TYPE_SUFFIX[out.dtype]}",
+        params_type="mcu_add_n_params",
+        params={"num_inputs": len(inputs), "size": out.num_elements},
+        args=tuple(op.inputs) + padding + (op.outputs[0],),
+        sources=SOURCES,
+    )
+
+
 # mcu_elementwise.c: broadcasting binary ops through mcu_for_each_broadcast_row,
 # element i of each input read before element i of the output is written.
-declare_facts(KernelFacts(elementwise=True), "ADD", "SUB", "MUL")
+declare_facts(KernelFacts(elementwise=True), "ADD", "SUB", "MUL", "ADD_N")
