@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs_cortex_m
 from kernel_models import ACTIVATIONS, FedBranches, assert_matches_reference
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lowering import NotLowerable, lower
@@ -115,6 +116,14 @@ def test_int32_arithmetic_wraps_as_the_reference():
     want = run_reference(model.build(), model.input_sets(1)[0])
     assert int(want[2][2]) == 0 and int(want[0][1]) == 2**31 - 1  # 65536 * 65536, -2^31 + -1: wrapped
     assert_matches_reference(model.build(), input_sets=model.input_sets(1))
+
+
+@needs_cortex_m
+def test_cast_and_int32_arithmetic_bit_exact_on_cortex_m4():
+    """Under QEMU mps2-an386 (newlib, soft double): integer arithmetic,
+    conversions and FLOOR_DIV's double quotient are exact there too."""
+    for model in (cast_model(), int32_arithmetic_model()):
+        assert_matches_reference(model.build(), target="mps2-an386", input_sets=model.input_sets(1))
 
 
 def gather_nd_model() -> tuple[bytes, list[list[np.ndarray]]]:
