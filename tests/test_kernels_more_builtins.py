@@ -100,6 +100,13 @@ def rearrangements_model() -> FedBranches:
         a, b = model.fed(s1, "bool", coin), model.fed(s2, "bool", coin)
         model.op(opcode, (a, b), np.broadcast_shapes(s1, s2), "bool")
     model.op("LOGICAL_NOT", (model.fed((5,), "bool", coin),), (5,), "bool")
+    # REDUCE_ALL / REDUCE_ANY: mostly-true and mostly-false inputs so both outcomes occur.
+    for opcode, draw in (("REDUCE_ALL", few([True, True, True, False])), ("REDUCE_ANY", few([False] * 5 + [True]))):
+        for shape, axes, keep in (((3, 4), [1], False), ((2, 3, 4), [0, 2], True), ((6,), [0], False)):
+            x = model.fed(shape, "bool", draw)
+            a = model.constant(np.array(axes, np.int32), "int32")
+            out = tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)
+            model.op(opcode, (x, a), out, "bool", None, {"keep_dims": keep})
     for dtype in ("float32", "int32", "int64"):
         x = model.fed((2, 3), dtype, few([1, -2, 3]))
         model.op("ZEROS_LIKE", (x,), (2, 3), dtype)

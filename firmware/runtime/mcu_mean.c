@@ -84,6 +84,9 @@ MCU_REDUCE(mcu_reduce_max_s8, mcu_mean_f32_params, int8_t, INT8_MIN, in > curren
 /* std::numeric_limits<T>::max(), and (in < current) ? in : current. */
 MCU_REDUCE(mcu_reduce_min_f32, mcu_mean_f32_params, float, FLT_MAX, in < current ? in : current)
 MCU_REDUCE(mcu_reduce_min_s8, mcu_mean_f32_params, int8_t, INT8_MAX, in < current ? in : current)
+/* EvalLogic: true and in && current; false and in || current (bool bytes). */
+MCU_REDUCE(mcu_reduce_all_b8, mcu_mean_f32_params, uint8_t, 1u, (uint8_t)(in != 0u && current != 0u))
+MCU_REDUCE(mcu_reduce_any_b8, mcu_mean_f32_params, uint8_t, 0u, (uint8_t)(in != 0u || current != 0u))
 
 /* One running sum per (outer, inner) position; ADD_TO(acc, x) is the
  * element type's addition (wrapping for the integers). */

@@ -43,6 +43,9 @@ void mcu_reduce_max_f32(const mcu_mean_f32_params *p, const float *input, float 
 void mcu_reduce_max_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
 void mcu_reduce_min_f32(const mcu_mean_f32_params *p, const float *input, float *output);
 void mcu_reduce_min_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
+/* REDUCE_ALL / REDUCE_ANY on bool (one byte per element). */
+void mcu_reduce_all_b8(const mcu_mean_f32_params *p, const uint8_t *input, uint8_t *output);
+void mcu_reduce_any_b8(const mcu_mean_f32_params *p, const uint8_t *input, uint8_t *output);
 
 /* CUMSUM (reference_ops::CumSum): running sums along one axis of an
  * outer_size x axis_size x inner_size view, from the axis' end when

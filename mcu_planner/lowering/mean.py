@@ -121,6 +121,17 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+@lowers("REDUCE_ALL", "REDUCE_ANY")
+def lower_reduce_logic(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    require_dtype(op, inp, "bool")
+    require_dtype(op, out, "bool")
+    if shape is None:
+        return _copy(op, inp, out)
+    function = "mcu_reduce_all_b8" if op.opcode == "REDUCE_ALL" else "mcu_reduce_any_b8"
+    return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
 @lowers("CUMSUM")
 def lower_cumsum(op: Operator, graph: Graph) -> KernelCall:
     inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
@@ -144,4 +155,4 @@ def lower_cumsum(op: Operator, graph: Graph) -> KernelCall:
     return KernelCall(function, "mcu_cumsum_params", params, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
 
 
-declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "MEAN", "CUMSUM")
+declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "REDUCE_ANY", "MEAN", "CUMSUM")
