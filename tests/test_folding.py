@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from mcu_planner_testing.builder import Int8Net, int8_quant
-from mcu_planner.check import generate_for_model
+from mcu_planner.check import generate_for_model, run_generated
+from mcu_planner.errors import McuPlanError
+from mcu_planner.reference import ReferenceModel
 from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.cli import main
 from mcu_planner.folding import fold_constants
@@ -249,8 +251,8 @@ def test_folding_is_reported(tmp_path, capsys):
 
 def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
     """What TFLite refuses at invoke (an index out of range, an integer
-    division by zero) is not folded: the ops stay, and a FLOOR_DIV the
-    runtime has no int32 kernel for then makes generation exit 4."""
+    division by zero) is not folded: the ops stay, lowered to the kernels,
+    and the generated invoke fails as TFLite's does."""
     net = Int8Net(7)
     c = net.const([1, 2, 3])
     bad = net.gather(c, [5])
@@ -260,12 +262,11 @@ def test_unfoldable_variants_are_left_for_lowering(tmp_path, capsys):
     model = net.build(out)
     graph = fold_constants(read_model(model))
     assert sorted(op.opcode for op in graph.operators) == ["CONCATENATION", "FLOOR_DIV", "GATHER"]
-    path = tmp_path / "unfoldable.tflite"
-    path.write_bytes(model)
-    assert main([str(path), "--ram", "64K", "-o", str(tmp_path / "out")]) == 4
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].strip().startswith("FLOOR_DIV int32"), err
-    assert not (tmp_path / "out").exists()
+    with pytest.raises(Exception):
+        ReferenceModel(model).run([np.array([4], np.int32)])
+    generated_graph, _plan, files = generate_for_model(model, name="model")
+    with pytest.raises(McuPlanError, match="invoke returned 1"):  # NAME_KERNEL_FAILED
+        run_generated(generated_graph, files, "model", [[np.array([4], np.int32)]], check_build=False)
 
 
 @pytest.mark.skipif(
