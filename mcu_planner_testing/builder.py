@@ -1082,6 +1082,28 @@ class Int8Net:
         out = params_shape[:a] + index_shape[b:] + params_shape[a + 1 :]
         return self._same_quant("GATHER", name, x, out, {"axis": axis, "batch_dims": batch_dims}, (index,))
 
+    def gather_nd(self, x, indices) -> int:
+        """`indices`: the values of an int32 constant (last dimension: the
+        index tuple), or a tensor index."""
+        name = self._name("gather_nd")
+        index = self._indices(indices, f"{name}/indices")
+        index_shape = self.mb.tensors[index].shape
+        out = tuple(index_shape[:-1]) + tuple(self.shape(x)[index_shape[-1] :])
+        return self._same_quant("GATHER_ND", name, x, out, None, (index,))
+
+    def cast(self, x, dtype: str) -> int:
+        """CAST to plain `dtype` (no quantization: TFLite's CAST converts values as they are stored)."""
+        return self.op("CAST", (x,), self.shape(x), dtype)
+
+    def compare(self, opcode: str, a, b) -> int:
+        """EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS or LESS_EQUAL: a bool tensor."""
+        return self.op(opcode, (a, b), np.broadcast_shapes(self.shape(a), self.shape(b)), "bool")
+
+    def select_v2(self, condition, x, y) -> int:
+        """condition ? x : y, broadcasting all three; keeps x's type and quantization."""
+        shape = np.broadcast_shapes(self.shape(condition), self.shape(x), self.shape(y))
+        return self.op("SELECT_V2", (condition, x, y), shape, self.mb.tensors[x].dtype, quant=self.mb.tensors[x].quant)
+
     def _multi(self, opcode, name, x, shapes, options, inputs) -> list[int]:
         tensor = self.mb.tensors[x]
         ys = [self._activation(f"{name}/{i}", s, tensor.dtype, tensor.quant) for i, s in enumerate(shapes)]
@@ -1383,6 +1405,9 @@ class FloatNet:
 
     def reduce_max(self, x: int, axes, keep_dims: bool = False) -> int:
         return self._reduce("REDUCE_MAX", x, axes, keep_dims)
+
+    def reduce_min(self, x: int, axes, keep_dims: bool = False) -> int:
+        return self._reduce("REDUCE_MIN", x, axes, keep_dims)
 
     # matrices and rearrangements
     def batch_matmul(self, a: int, b: int, adj_x: bool = False, adj_y: bool = False) -> int:

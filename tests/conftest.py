@@ -25,12 +25,10 @@ needs_shared = pytest.mark.skipif(
 
 # Real models in ../shared whose operators the runtime does not implement
 # yet: codegen refuses them with exit 4 (tests/test_codegen.py and
-# tests/test_cli_codegen.py check the message).  Every model in
-# ../shared/models runs; this int8 pose model's index arithmetic (CAST,
-# GATHER_ND, int32 FLOOR_DIV / MUL / SUB) does not yet.
-UNSUPPORTED_PEER_MODELS: tuple[Path, ...] = (
-    SHARED / "peer-tests" / "coral" / "movenet_single_pose_lightning_ptq.tflite",
-)
+# tests/test_cli_codegen.py check the message).  None today: every model in
+# ../shared/models and peer-tests/coral runs (Coral's MoveNet since CAST,
+# GATHER_ND and int32 arithmetic, tests/test_kernels_uint8.py).
+UNSUPPORTED_PEER_MODELS: tuple[Path, ...] = ()
 
 
 def supported_shared_model_paths() -> list[Path]:

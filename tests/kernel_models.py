@@ -8,6 +8,8 @@ parameters; layer-by-layer networks are in mcu_planner_testing.builder.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from mcu_planner_testing.builder import ModelBuilder
@@ -63,6 +65,27 @@ class Branches:
     def build(self) -> bytes:
         self.mb.set_io(self.inputs, self.outputs)
         return self.mb.build()
+
+
+class FedBranches(Branches):
+    """Branches whose every graph input comes with the function drawing its values."""
+
+    def __init__(self, description: str):
+        super().__init__(description)
+        self.draws: list[Callable[[np.random.Generator], np.ndarray]] = []
+
+    def fed(self, shape, dtype: str, draw: Callable[[np.random.Generator, tuple], np.ndarray], quant=None) -> int:
+        self.draws.append(lambda rng: np.asarray(draw(rng, tuple(shape))).astype(dtype))
+        return self.input(shape, dtype, quant)
+
+    def input_sets(self, count: int, seed: int = 0) -> list[list[np.ndarray]]:
+        rng = np.random.default_rng(seed)
+        return [[draw(rng) for draw in self.draws] for _ in range(count)]
+
+
+def few(values):
+    """A FedBranches draw picking among `values` (so ties and edges repeat)."""
+    return lambda rng, shape: rng.choice(np.asarray(values), size=shape)
 
 
 def fp16_tables_header(specs: dict[str, tuple[int, str | None]]) -> str:

@@ -190,3 +190,20 @@ def test_quantization_short_forms():
     assert graph.tensors[a].quantization.scales == (float(np.float32(0.1)),)
     assert graph.tensors[c].quantization.zero_points == (0, 0)
     assert graph.tensors[c].quantization.per_channel
+
+
+def test_index_and_comparison_helpers_build_models_the_reference_runs():
+    net = Int8Net(seed=5)
+    x = net.input((2, 3, 4))
+    rows = net.gather_nd(x, [[1, 2], [0, 0]])
+    as_float = net.cast(x, "float32")
+    greater = net.compare("GREATER", x, net.input((4,)))
+    picked = net.select_v2(greater, x, net.input((2, 3, 4)))
+    model = net.build(rows, as_float, picked)
+    graph = read_model(model)
+    assert [op.opcode for op in graph.operators] == ["GATHER_ND", "CAST", "GREATER", "SELECT_V2"]
+    inputs = [np.arange(24, dtype=np.int8).reshape(2, 3, 4), np.full(4, 10, np.int8), np.full((2, 3, 4), -1, np.int8)]
+    got_rows, got_float, got_picked = run_reference(model, inputs)
+    assert got_rows.tolist() == [list(range(20, 24)), [0, 1, 2, 3]]
+    assert got_float.dtype == np.float32 and got_float.reshape(-1).tolist() == list(range(24))
+    assert got_picked.reshape(-1).tolist() == [-1] * 11 + list(range(11, 24))

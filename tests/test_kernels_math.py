@@ -126,19 +126,23 @@ REDUCTION_CASES = [
 ]
 
 
-def test_float_sum_and_reduce_max_match_reference():
+def test_float_sum_reduce_max_and_min_match_reference():
     net = FloatNet(8)
     outputs = []
     for shape, axes, keep_dims in REDUCTION_CASES:
         x = net.input(shape)
         wide = net.op("MUL", (x, net.scalar(100.0)), shape)  # sums of larger magnitudes round
-        outputs += [net.sum(wide, axes, keep_dims), net.reduce_max(x, axes, keep_dims)]
+        outputs += [
+            net.sum(wide, axes, keep_dims),
+            net.reduce_max(x, axes, keep_dims),
+            net.reduce_min(x, axes, keep_dims),
+        ]
     assert_matches_reference(net.build(*outputs), inputs=3)
 
 
-def test_int8_reduce_max_matches_reference():
+def test_int8_reduce_max_and_min_match_reference():
     rng = np.random.default_rng(9)
-    model = Branches("int8 reduce_max")
+    model = Branches("int8 reduce_max / reduce_min")
     for shape, axes, keep_dims in REDUCTION_CASES:
         q = random_int8_quant(rng)
         x = model.input(shape, "int8", q)
@@ -146,6 +150,7 @@ def test_int8_reduce_max_matches_reference():
         out = tuple(1 if i in axes_set else d for i, d in enumerate(shape) if keep_dims or i not in axes_set)
         axis = model.constant(np.array(axes, np.int32), "int32")
         model.op("REDUCE_MAX", (x, axis), out, "int8", q, {"keep_dims": keep_dims})
+        model.op("REDUCE_MIN", (x, axis), out, "int8", q, {"keep_dims": keep_dims})
     assert_matches_reference(model.build(), inputs=3)
 
 
@@ -218,7 +223,7 @@ def every_math_op_model() -> bytes:
     h = net.depth_to_space(net.reverse_v2(h, [2]), 2)  # (1, 4, 4, 8)
     rows = net.op("RESHAPE", (h, net.int32_const([1, 16, 8])), (1, 16, 8), {"new_shape": [1, 16, 8]})
     scores = net.batch_matmul(rows, rows, adj_y=True)  # (1, 16, 16)
-    return net.build(net.sum(scores, [2]), net.reduce_max(scores, [1], keep_dims=True))
+    return net.build(net.sum(scores, [2]), net.reduce_max(scores, [1], keep_dims=True), net.reduce_min(scores, [0]))
 
 
 def test_a_float_model_using_every_math_op():

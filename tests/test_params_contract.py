@@ -421,7 +421,33 @@ def _resource_variable_models() -> dict[str, bytes]:
     return {"resource_variables": streaming_int8_model()}
 
 
+def _index_math_models() -> dict[str, bytes]:
+    """The ops of issue 21: CAST, GATHER_ND, int32 arithmetic, comparisons,
+    SELECT(_V2), float unary ops, LOGICAL_*, ZEROS_LIKE, TILE, BROADCAST_TO."""
+    from test_kernels_comparisons import comparisons_model, select_model
+    from test_kernels_index_math import cast_model, gather_nd_model, int32_arithmetic_model
+    from test_kernels_more_builtins import (
+        cumsum_l2_pool_model,
+        float_unary_model,
+        rearrangements_model,
+        space_batch_model,
+    )
+
+    return {
+        "float_unary": float_unary_model(("CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")).build(),
+        "rearrangements": rearrangements_model().build(),
+        "space_batch": space_batch_model().build(),
+        "cumsum_l2_pool": cumsum_l2_pool_model().build(),
+        "comparisons": comparisons_model().build(),
+        "select": select_model().build(),
+        "cast": cast_model().build(),
+        "int32_arithmetic": int32_arithmetic_model().build(),
+        "gather_nd": gather_nd_model()[0],
+    }
+
+
 BUILT_MODELS = {
+    **_index_math_models(),
     **_int8_models(),
     **_float_models(),
     **_svdf_models(),

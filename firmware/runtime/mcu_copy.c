@@ -22,3 +22,8 @@ void mcu_copy_window(const mcu_copy_window_params *p, const void *input, void *o
         to += p->output_pitch;
     }
 }
+
+void mcu_zero_fill(const mcu_copy_params *p, void *output)
+{
+    memset(output, 0, (size_t)p->bytes);
+}

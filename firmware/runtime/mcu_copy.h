@@ -1,4 +1,4 @@
-/* RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes stay as they are, only the shape
+/* RESHAPE, SQUEEZE, EXPAND_DIMS (and ZEROS_LIKE's fill): the bytes stay as they are, only the shape
  * changes.  Codegen calls this only when the plan did not give output and
  * input the same bytes.
  *
@@ -17,6 +17,10 @@ typedef struct {
 } mcu_copy_params;
 
 void mcu_copy(const mcu_copy_params *p, const void *input, void *output);
+
+/* ZEROS_LIKE: `bytes` zero bytes (0, 0.0f and false are all-zero bytes); the
+ * input's values are never read. */
+void mcu_zero_fill(const mcu_copy_params *p, void *output);
 
 typedef struct {
     int32_t rows;

@@ -193,3 +193,76 @@ void mcu_mul_f32(const mcu_binary_f32_params *p, const float *input1, const floa
     mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_f32, p, input1, input2,
                                output);
 }
+
+/* int32 ADD, SUB, MUL: reference_ops' Add / Sub / Mul on int32_t, clamped to
+ * the fused activation's int32 range.  An overflowing sum or product is
+ * undefined in the C++ reference; here it wraps modulo 2^32, as the
+ * reference compiles on every target TFLite runs on. */
+static int32_t wrapping_add_s32(int32_t x, int32_t y)
+{
+    return (int32_t)((uint32_t)x + (uint32_t)y);
+}
+
+static int32_t wrapping_sub_s32(int32_t x, int32_t y)
+{
+    return (int32_t)((uint32_t)x - (uint32_t)y);
+}
+
+static int32_t wrapping_mul_s32(int32_t x, int32_t y)
+{
+    return (int32_t)((uint32_t)x * (uint32_t)y);
+}
+
+MCU_BROADCAST_ROW(add_row_s32, mcu_binary_s32_params, int32_t, int32_t,
+                  mcu_clamp_s32(wrapping_add_s32(x, y), p->act_min, p->act_max))
+MCU_BROADCAST_ROW(sub_row_s32, mcu_binary_s32_params, int32_t, int32_t,
+                  mcu_clamp_s32(wrapping_sub_s32(x, y), p->act_min, p->act_max))
+MCU_BROADCAST_ROW(mul_row_s32, mcu_binary_s32_params, int32_t, int32_t,
+                  mcu_clamp_s32(wrapping_mul_s32(x, y), p->act_min, p->act_max))
+
+void mcu_add_s32(const mcu_binary_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, add_row_s32, p, input1, input2,
+                               output);
+}
+
+void mcu_sub_s32(const mcu_binary_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, sub_row_s32, p, input1, input2,
+                               output);
+}
+
+void mcu_mul_s32(const mcu_binary_s32_params *p, const int32_t *input1, const int32_t *input2, int32_t *output)
+{
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, mul_row_s32, p, input1, input2,
+                               output);
+}
+
+/* ADD_N: one pass per element over the inputs in order; each output element
+ * is written after every input's element i is read (in place is safe). */
+#define MCU_ADD_N(name, T, ADD)                                                                              \
+    void name(const mcu_add_n_params *p, const T *input0, const T *input1, const T *input2, const T *input3, \
+              const T *input4, const T *input5, const T *input6, const T *input7, T *output)                 \
+    {                                                                                                        \
+        const T *inputs[MCU_ADD_N_MAX_INPUTS];                                                               \
+        int32_t i, j;                                                                                        \
+        inputs[0] = input0;                                                                                  \
+        inputs[1] = input1;                                                                                  \
+        inputs[2] = input2;                                                                                  \
+        inputs[3] = input3;                                                                                  \
+        inputs[4] = input4;                                                                                  \
+        inputs[5] = input5;                                                                                  \
+        inputs[6] = input6;                                                                                  \
+        inputs[7] = input7;                                                                                  \
+        for (i = 0; i < p->size; ++i) {                                                                      \
+            T sum = inputs[0][i];                                                                            \
+            for (j = 1; j < p->num_inputs; ++j) {                                                            \
+                sum = ADD(sum, inputs[j][i]);                                                                \
+            }                                                                                                \
+            output[i] = sum;                                                                                 \
+        }                                                                                                    \
+    }
+
+#define MCU_ADD_N_F32(a, b) ((a) + (b))
+MCU_ADD_N(mcu_add_n_f32, float, MCU_ADD_N_F32)
+MCU_ADD_N(mcu_add_n_s32, int32_t, wrapping_add_s32)

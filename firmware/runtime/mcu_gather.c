@@ -1,15 +1,16 @@
 /* Follows reference_ops::Gather of TensorFlow Lite: one block copy per
- * (batch, outer, coordinate). */
+ * (batch, outer, coordinate); and reference_ops::GatherNd: one slice copy
+ * per index tuple. */
 #include "mcu_gather.h"
 
 #include <string.h>
 
-static int64_t mcu_gather_index(const mcu_gather_params *p, const void *indices, int32_t i)
+static int64_t read_index(int32_t index_bytes, const void *indices, int32_t i)
 {
-    if (p->index_bytes == 2) {
+    if (index_bytes == 2) {
         return ((const int16_t *)indices)[i];
     }
-    if (p->index_bytes == 8) {
+    if (index_bytes == 8) {
         return ((const int64_t *)indices)[i];
     }
     return ((const int32_t *)indices)[i];
@@ -26,7 +27,7 @@ mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void 
             const uint8_t *block = in + ((size_t)batch * (size_t)p->outer_size + (size_t)outer) *
                                             (size_t)p->axis_size * inner;
             for (coord = 0; coord < p->coord_size; ++coord) {
-                const int64_t index = mcu_gather_index(p, indices, batch * p->coord_size + coord);
+                const int64_t index = read_index(p->index_bytes, indices, batch * p->coord_size + coord);
                 if (index < 0 || index >= p->axis_size) {
                     return MCU_STATUS_INDEX_OUT_OF_RANGE;
                 }
@@ -36,4 +37,51 @@ mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void 
         }
     }
     return MCU_STATUS_OK;
+}
+
+mcu_status mcu_gather_nd(const mcu_gather_nd_params *p, const void *input, const void *indices, void *output)
+{
+    const uint8_t *in = (const uint8_t *)input;
+    uint8_t *out = (uint8_t *)output;
+    const size_t slice_bytes = (size_t)p->slice_size * (size_t)p->element_bytes;
+    const int32_t count = p->n_slices * p->indices_nd;
+    int32_t i, j;
+    for (i = 0; i < count; ++i) {
+        const int64_t index = read_index(p->index_bytes, indices, i);
+        if (index < 0 || index >= p->dims[i % p->indices_nd]) {
+            return MCU_STATUS_INDEX_OUT_OF_RANGE;
+        }
+    }
+    for (i = 0; i < p->n_slices; ++i) {
+        int64_t from = 0;
+        for (j = 0; j < p->indices_nd; ++j) {
+            from += read_index(p->index_bytes, indices, i * p->indices_nd + j) * (int64_t)p->dims_to_count[j];
+        }
+        memcpy(out, in + (size_t)from * (size_t)p->element_bytes, slice_bytes);
+        out += slice_bytes;
+    }
+    return MCU_STATUS_OK;
+}
+
+void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *output)
+{
+    const uint8_t *in = (const uint8_t *)input;
+    uint8_t *out = (uint8_t *)output;
+    const size_t eb = (size_t)p->element_bytes;
+    const int32_t *d = p->output_dims;
+    const int32_t *o0 = p->axis_offsets + p->axis_starts[0], *o1 = p->axis_offsets + p->axis_starts[1];
+    const int32_t *o2 = p->axis_offsets + p->axis_starts[2], *o3 = p->axis_offsets + p->axis_starts[3];
+    const int32_t *o4 = p->axis_offsets + p->axis_starts[4], *o5 = p->axis_offsets + p->axis_starts[5];
+    int32_t i0, i1, i2, i3, i4, i5;
+    for (i0 = 0; i0 < d[0]; ++i0)
+        for (i1 = 0; i1 < d[1]; ++i1)
+            for (i2 = 0; i2 < d[2]; ++i2)
+                for (i3 = 0; i3 < d[3]; ++i3)
+                    for (i4 = 0; i4 < d[4]; ++i4) {
+                        const int32_t base = o0[i0] + o1[i1] + o2[i2] + o3[i3] + o4[i4];
+                        for (i5 = 0; i5 < d[5]; ++i5) {
+                            memcpy(out, in + (size_t)(base + o5[i5]) * eb, eb);
+                            out += eb;
+                        }
+                    }
 }

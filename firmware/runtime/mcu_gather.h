@@ -24,4 +24,37 @@ typedef struct {
  * (MCU_STATUS_INDEX_OUT_OF_RANGE, the input never read out of bounds). */
 mcu_status mcu_gather(const mcu_gather_params *p, const void *input, const void *indices, void *output);
 
+/* GATHER_ND, any element type, int16, int32 or int64 indices: as
+ * reference_ops::GatherNd, slice i of the output is the slice_size elements
+ * of the input starting at sum_j indices[i * indices_nd + j] *
+ * dims_to_count[j]. */
+typedef struct {
+    int32_t n_slices;
+    int32_t indices_nd; /* the indices' last dimension, <= MCU_MAX_RANK */
+    const int32_t *dims;          /* the indexed dimensions' extents */
+    const int32_t *dims_to_count; /* elements one step of each indexed dimension skips */
+    int32_t slice_size;           /* elements per slice */
+    int32_t element_bytes;
+    int32_t index_bytes; /* 2, 4 or 8 */
+} mcu_gather_nd_params;
+
+/* An index outside [0, its dimension) fails the invoke, as in LiteRT's
+ * gather_nd.cc (MCU_STATUS_INDEX_OUT_OF_RANGE, checked before anything is
+ * written). */
+mcu_status mcu_gather_nd(const mcu_gather_nd_params *p, const void *input, const void *indices, void *output);
+
+/* A gather whose input offset is a sum of one term per output dimension
+ * (MIRROR_PAD, BATCH_TO_SPACE_ND): along each (padded) dimension d, output
+ * index i adds axis_offsets[axis_starts[d] + i] elements (computed at
+ * generation time: a mirrored index, or a block position, times the input
+ * stride). */
+typedef struct {
+    int32_t element_bytes;
+    const int32_t *output_dims; /* padded to MCU_MAX_RANK with leading ones */
+    const int32_t *axis_starts; /* MCU_MAX_RANK entries into axis_offsets */
+    const int32_t *axis_offsets;
+} mcu_gather_axes_params;
+
+void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *output);
+
 #endif /* MCU_GATHER_H */

@@ -141,7 +141,27 @@ static float logistic(float x)
 /* 1 / sqrt(2) rounded to float (static_cast<float>(M_SQRT1_2)). */
 #define MCU_SQRT1_2_F 0.707106769f
 
+/* reference_ops::Round (RoundToNearest): halves to even. */
+static float round_half_to_even(float x)
+{
+    const float floor_value = floorf(x);
+    const float diff = x - floor_value;
+    /* fmodf(floor, 2) is 0 exactly when static_cast<int>(floor) is even, for
+     * every value the reference can meet with diff == 0.5 (|x| < 2^23). */
+    if (diff < 0.5f || (diff == 0.5f && fmodf(floor_value, 2.0f) == 0.0f)) {
+        return floor_value;
+    }
+    return floor_value + 1.0f;
+}
+
 MCU_UNARY_F32(mcu_exp_f32, expf(x))
+MCU_UNARY_F32(mcu_ceil_f32, ceilf(x))
+MCU_UNARY_F32(mcu_floor_f32, floorf(x))
+MCU_UNARY_F32(mcu_round_f32, round_half_to_even(x))
+MCU_UNARY_F32(mcu_cos_f32, cosf(x))
+MCU_UNARY_F32(mcu_sin_f32, sinf(x))
+/* activations.cc Elu: expm1 below zero. */
+MCU_UNARY_F32(mcu_elu_f32, x < 0.0f ? expm1f(x) : x)
 MCU_UNARY_F32(mcu_log_f32, logf(x))
 MCU_UNARY_F32(mcu_sqrt_f32, sqrtf(x))
 MCU_UNARY_F32(mcu_rsqrt_f32, 1.f / sqrtf(x))
@@ -268,4 +288,96 @@ void mcu_batch_matmul_s8(const mcu_batch_matmul_s8_params *p, const int8_t *lhs,
             }
         }
     }
+}
+
+/* reference_ops::FloorDiv: the quotient in double, floored, converted back
+ * (for int32 exact: |quotient| < 2^31 is a double without rounding trouble
+ * the floor could expose). */
+static int32_t floor_div_s32(int32_t x, int32_t y)
+{
+    return (int32_t)floor((double)x / (double)y);
+}
+
+static float floor_div_f32(float x, float y)
+{
+    return (float)floor((double)x / (double)y);
+}
+
+/* reference_ops::FloorMod: the truncated remainder (std::modulus for
+ * integers, std::fmod for float) moved to the divisor's sign. */
+static int32_t floor_mod_s32(int32_t x, int32_t y)
+{
+    /* y == -1 gives 0 for every x (also INT32_MIN, whose C remainder traps). */
+    const int32_t trunc_mod = y == -1 ? 0 : x % y;
+    return (trunc_mod != 0 && ((y < 0) != (trunc_mod < 0))) ? trunc_mod + y : trunc_mod;
+}
+
+static float floor_mod_f32(float x, float y)
+{
+    const float trunc_mod = fmodf(x, y);
+    return (trunc_mod != 0.0f && ((y < 0.0f) != (trunc_mod < 0.0f))) ? trunc_mod + y : trunc_mod;
+}
+
+MCU_BROADCAST_ROW(floor_div_s32_row, mcu_broadcast_params, int32_t, int32_t, floor_div_s32(x, y))
+MCU_BROADCAST_ROW(floor_mod_s32_row, mcu_broadcast_params, int32_t, int32_t, floor_mod_s32(x, y))
+MCU_BROADCAST_ROW(floor_div_f32_row, mcu_broadcast_params, float, float, floor_div_f32(x, y))
+MCU_BROADCAST_KERNEL(mcu_floor_mod_f32, mcu_broadcast_params, float, float, floor_mod_f32(x, y))
+
+/* Elements of the dense input2 of a broadcast walk: its last element lies
+ * at the sum of its strides times (extent - 1). */
+static int32_t input2_elements(const mcu_broadcast_params *p)
+{
+    int32_t last = 0, d;
+    for (d = 0; d < p->rank; ++d) {
+        last += p->input2_strides[d] * (p->dims[d] - 1);
+    }
+    return last + 1;
+}
+
+static int has_zero_divisor_s32(const mcu_broadcast_params *p, const int32_t *input2)
+{
+    const int32_t n = input2_elements(p);
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        if (input2[i] == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+mcu_status mcu_floor_div_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output)
+{
+    const int32_t n = input2_elements(p);
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        if (input2[i] == 0.0f) {
+            return MCU_STATUS_DIVISION_BY_ZERO;
+        }
+    }
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, floor_div_f32_row, p, input1,
+                               input2, output);
+    return MCU_STATUS_OK;
+}
+
+mcu_status mcu_floor_div_s32(const mcu_broadcast_params *p, const int32_t *input1, const int32_t *input2,
+                             int32_t *output)
+{
+    if (has_zero_divisor_s32(p, input2)) {
+        return MCU_STATUS_DIVISION_BY_ZERO;
+    }
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, floor_div_s32_row, p, input1,
+                               input2, output);
+    return MCU_STATUS_OK;
+}
+
+mcu_status mcu_floor_mod_s32(const mcu_broadcast_params *p, const int32_t *input1, const int32_t *input2,
+                             int32_t *output)
+{
+    if (has_zero_divisor_s32(p, input2)) {
+        return MCU_STATUS_DIVISION_BY_ZERO;
+    }
+    mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, floor_mod_s32_row, p, input1,
+                               input2, output);
+    return MCU_STATUS_OK;
 }

@@ -29,6 +29,15 @@ void mcu_squared_difference_f32(const mcu_broadcast_params *p, const float *inpu
                                 float *output);
 void mcu_maximum_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
 void mcu_minimum_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+/* FLOOR_DIV (float32 and int32) and int32 FLOOR_MOD fail the invoke on a
+ * zero divisor as LiteRT's do (MCU_STATUS_DIVISION_BY_ZERO, nothing
+ * written); float32 FLOOR_MOD gives fmod's NaN. */
+mcu_status mcu_floor_div_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+void mcu_floor_mod_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
+mcu_status mcu_floor_div_s32(const mcu_broadcast_params *p, const int32_t *input1, const int32_t *input2,
+                             int32_t *output);
+mcu_status mcu_floor_mod_s32(const mcu_broadcast_params *p, const int32_t *input1, const int32_t *input2,
+                             int32_t *output);
 /* PRELU: input1 the data, input2 alpha. */
 void mcu_prelu_f32(const mcu_broadcast_params *p, const float *input1, const float *input2, float *output);
 /* int8 PRELU: x - zero point >= 0 rescaled by input / output scale, else
@@ -109,6 +118,13 @@ void mcu_abs_f32(const mcu_unary_f32_params *p, const float *input, float *outpu
 void mcu_neg_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_logistic_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_tanh_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_ceil_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_floor_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+/* ROUND: halves to even, as the reference's RoundToNearest. */
+void mcu_round_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_cos_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_sin_f32(const mcu_unary_f32_params *p, const float *input, float *output);
+void mcu_elu_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_gelu_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 void mcu_gelu_approximate_f32(const mcu_unary_f32_params *p, const float *input, float *output);
 

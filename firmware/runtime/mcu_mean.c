@@ -81,3 +81,41 @@ MCU_REDUCE(mcu_sum_f32, mcu_mean_f32_params, float, 0.0f, current + in)
 /* std::numeric_limits<T>::lowest(), and (in > current) ? in : current. */
 MCU_REDUCE(mcu_reduce_max_f32, mcu_mean_f32_params, float, -FLT_MAX, in > current ? in : current)
 MCU_REDUCE(mcu_reduce_max_s8, mcu_mean_f32_params, int8_t, INT8_MIN, in > current ? in : current)
+/* std::numeric_limits<T>::max(), and (in < current) ? in : current. */
+MCU_REDUCE(mcu_reduce_min_f32, mcu_mean_f32_params, float, FLT_MAX, in < current ? in : current)
+MCU_REDUCE(mcu_reduce_min_s8, mcu_mean_f32_params, int8_t, INT8_MAX, in < current ? in : current)
+/* EvalLogic: true and in && current; false and in || current (bool bytes). */
+MCU_REDUCE(mcu_reduce_all_b8, mcu_mean_f32_params, uint8_t, 1u, (uint8_t)(in != 0u && current != 0u))
+MCU_REDUCE(mcu_reduce_any_b8, mcu_mean_f32_params, uint8_t, 0u, (uint8_t)(in != 0u || current != 0u))
+
+/* One running sum per (outer, inner) position; ADD_TO(acc, x) is the
+ * element type's addition (wrapping for the integers). */
+#define MCU_CUMSUM(name, T, ADD_TO)                                                                        \
+    void name(const mcu_cumsum_params *p, const T *input, T *output)                                      \
+    {                                                                                                      \
+        int32_t outer, inner, k;                                                                           \
+        for (outer = 0; outer < p->outer_size; ++outer) {                                                  \
+            for (inner = 0; inner < p->inner_size; ++inner) {                                              \
+                const size_t base = (size_t)outer * (size_t)p->axis_size * (size_t)p->inner_size + (size_t)inner; \
+                T acc = 0;                                                                                 \
+                for (k = 0; k < p->axis_size; ++k) {                                                       \
+                    const int32_t at = p->reverse ? p->axis_size - 1 - k : k;                              \
+                    const size_t index = base + (size_t)at * (size_t)p->inner_size;                        \
+                    if (p->exclusive) {                                                                    \
+                        output[index] = acc;                                                               \
+                        acc = ADD_TO(acc, input[index]);                                                   \
+                    } else {                                                                               \
+                        acc = ADD_TO(acc, input[index]);                                                   \
+                        output[index] = acc;                                                               \
+                    }                                                                                      \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
+#define MCU_ADD_F32(a, b) ((a) + (b))
+#define MCU_ADD_WRAP_S32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
+#define MCU_ADD_WRAP_S64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+MCU_CUMSUM(mcu_cumsum_f32, float, MCU_ADD_F32)
+MCU_CUMSUM(mcu_cumsum_s32, int32_t, MCU_ADD_WRAP_S32)
+MCU_CUMSUM(mcu_cumsum_s64, int64_t, MCU_ADD_WRAP_S64)

@@ -1,4 +1,4 @@
-/* MEAN (and SUM, REDUCE_MAX) over any set of axes of a tensor of up to MCU_MAX_RANK dimensions.
+/* MEAN (and SUM, REDUCE_MAX, REDUCE_MIN) over any set of axes of a tensor of up to MCU_MAX_RANK dimensions.
  *
  * The tensor is viewed as MCU_MAX_RANK dimensions; every dimension is either
  * kept (it indexes the output) or reduced.  For each output element the
@@ -35,11 +35,32 @@ void mcu_mean_f32(const mcu_mean_f32_params *p, const float *input, float *outpu
 /* int8 SUM: multiplier = input scale / output scale (no count folded in). */
 void mcu_sum_s8(const mcu_mean_s8_params *p, const int8_t *input, int8_t *output);
 
-/* SUM and REDUCE_MAX walk the same shape (mcu_mean_f32_params: no
+/* SUM, REDUCE_MAX and REDUCE_MIN walk the same shape (mcu_mean_f32_params: no
  * quantization is involved; int8 REDUCE_MAX compares stored values, its
  * output sharing the input's quantization). */
 void mcu_sum_f32(const mcu_mean_f32_params *p, const float *input, float *output);
 void mcu_reduce_max_f32(const mcu_mean_f32_params *p, const float *input, float *output);
 void mcu_reduce_max_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
+void mcu_reduce_min_f32(const mcu_mean_f32_params *p, const float *input, float *output);
+void mcu_reduce_min_s8(const mcu_mean_f32_params *p, const int8_t *input, int8_t *output);
+/* REDUCE_ALL / REDUCE_ANY on bool (one byte per element). */
+void mcu_reduce_all_b8(const mcu_mean_f32_params *p, const uint8_t *input, uint8_t *output);
+void mcu_reduce_any_b8(const mcu_mean_f32_params *p, const uint8_t *input, uint8_t *output);
+
+/* CUMSUM (reference_ops::CumSum): running sums along one axis of an
+ * outer_size x axis_size x inner_size view, from the axis' end when
+ * `reverse`, each output holding the sum before its own element when
+ * `exclusive`.  int32 and int64 sums wrap. */
+typedef struct {
+    int32_t outer_size;
+    int32_t axis_size;
+    int32_t inner_size;
+    int32_t exclusive;
+    int32_t reverse;
+} mcu_cumsum_params;
+
+void mcu_cumsum_f32(const mcu_cumsum_params *p, const float *input, float *output);
+void mcu_cumsum_s32(const mcu_cumsum_params *p, const int32_t *input, int32_t *output);
+void mcu_cumsum_s64(const mcu_cumsum_params *p, const int64_t *input, int64_t *output);
 
 #endif /* MCU_MEAN_H */

@@ -56,3 +56,29 @@ void mcu_pad(const mcu_pad_params *p, const void *input, void *output)
                     }
     fill(p, out, written, (size_t)p->output_elements);
 }
+
+void mcu_space_to_batch(const mcu_space_to_batch_params *p, const void *input, void *output)
+{
+    const uint8_t *in = (const uint8_t *)input;
+    uint8_t *out = (uint8_t *)output;
+    const size_t depth = (size_t)p->depth_bytes;
+    int32_t ob, oh, ow;
+    for (ob = 0; ob < p->output_batch; ++ob) {
+        const int32_t b = ob % p->batch;
+        const int32_t shift_w = (ob / p->batch) % p->block_w;
+        const int32_t shift_h = (ob / p->batch) / p->block_w;
+        for (oh = 0; oh < p->output_h; ++oh) {
+            const int32_t ih = oh * p->block_h + shift_h - p->pad_top;
+            for (ow = 0; ow < p->output_w; ++ow) {
+                const int32_t iw = ow * p->block_w + shift_w - p->pad_left;
+                if (ih < 0 || ih >= p->input_h || iw < 0 || iw >= p->input_w) {
+                    memset(out, p->pad_byte, depth);
+                } else {
+                    memcpy(out, in + (((size_t)b * (size_t)p->input_h + (size_t)ih) * (size_t)p->input_w + (size_t)iw) * depth,
+                           depth);
+                }
+                out += depth;
+            }
+        }
+    }
+}

@@ -4,6 +4,8 @@
  * average divides by the number of elements actually inside. */
 #include "mcu_pool.h"
 
+#include <math.h>
+
 #include <float.h>
 #include <string.h>
 
@@ -125,6 +127,37 @@ void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, f
                     }
                     output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
                         mcu_clamp_f32(total / count, p->act_min, p->act_max);
+                }
+            }
+        }
+    }
+}
+
+/* reference_ops::L2Pool: sqrt of the mean of the squares inside the window
+ * (the sum in float, in the window's row-major order, divided by the count). */
+void mcu_l2_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output)
+{
+    int32_t b, out_y, out_x, c, fy, fx;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                const int32_t count = taps_inside(&wy, &wx);
+                for (c = 0; c < p->channels; ++c) {
+                    float sum_squares = 0.0f;
+                    for (fy = wy.first; fy < wy.end; ++fy) {
+                        for (fx = wx.first; fx < wx.end; ++fx) {
+                            const float v = input[mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
+                                                                  mcu_window_input(&wy, fy),
+                                                                  mcu_window_input(&wx, fx), c)];
+                            sum_squares += v * v;
+                        }
+                    }
+                    output[mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, c)] =
+                        mcu_clamp_f32(sqrtf(sum_squares / (float)count), p->act_min, p->act_max);
                 }
             }
         }

@@ -1,4 +1,4 @@
-/* AVERAGE_POOL_2D and MAX_POOL_2D on NHWC tensors. */
+/* AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D on NHWC tensors. */
 #ifndef MCU_POOL_H
 #define MCU_POOL_H
 
@@ -37,5 +37,7 @@ void mcu_average_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, f
 void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output);
 void mcu_max_pool_2d_u8(const mcu_pool_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_max_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output);
+/* L2_POOL_2D (float32 only, as in TFLite and TFLM). */
+void mcu_l2_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float *output);
 
 #endif /* MCU_POOL_H */

@@ -137,6 +137,29 @@ void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float 
     }
 }
 
+/* reference_ops::LogSoftmax (float): x - max - log(sum of exp(x - max)). */
+void mcu_log_softmax_f32(const mcu_log_softmax_f32_params *p, const float *input, float *output)
+{
+    int32_t i, c;
+    for (i = 0; i < p->outer_size; ++i) {
+        const float *in_row = input + (size_t)i * (size_t)p->depth;
+        float *out_row = output + (size_t)i * (size_t)p->depth;
+        float max = -FLT_MAX;
+        float sum = 0.0f;
+        float log_sum;
+        for (c = 0; c < p->depth; ++c) {
+            max = max < in_row[c] ? in_row[c] : max;
+        }
+        for (c = 0; c < p->depth; ++c) {
+            sum += expf(in_row[c] - max);
+        }
+        log_sum = logf(sum);
+        for (c = 0; c < p->depth; ++c) {
+            out_row[c] = in_row[c] - max - log_sum;
+        }
+    }
+}
+
 /* TFLite's int16 LUT lookup: 512 segments over the int16 range, linear
  * interpolation by the low 7 bits, rounded. */
 static int16_t lut_lookup_s16(int16_t value, const int16_t *lut)

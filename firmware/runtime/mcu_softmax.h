@@ -1,4 +1,4 @@
-/* SOFTMAX over the last dimension. */
+/* SOFTMAX (and float LOG_SOFTMAX) over the last dimension. */
 #ifndef MCU_SOFTMAX_H
 #define MCU_SOFTMAX_H
 
@@ -18,6 +18,12 @@ typedef struct {
     float beta;
 } mcu_softmax_f32_params;
 
+/* LOG_SOFTMAX, float32 (no beta). */
+typedef struct {
+    int32_t outer_size;
+    int32_t depth;
+} mcu_log_softmax_f32_params;
+
 typedef struct {
     int32_t outer_size;
     int32_t depth;
@@ -35,6 +41,7 @@ void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int
 /* uint8 in and out: scale 1/256, zero point 0. */
 void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
+void mcu_log_softmax_f32(const mcu_log_softmax_f32_params *p, const float *input, float *output);
 /* int16 in and out, zero points 0 (TFLite's SoftmaxInt16: lookup tables). */
 void mcu_softmax_s16(const mcu_softmax_s16_params *p, const int16_t *input, int16_t *output);
 

@@ -1,4 +1,4 @@
-"""ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_f32 (firmware/runtime/mcu_elementwise.c),
+"""ADD, SUB, MUL -> mcu_{add,mul}_s8 and mcu_{add,sub,mul}_{f32,s32} (firmware/runtime/mcu_elementwise.c),
 int16 ADD/SUB/MUL -> mcu_add_s16 / mcu_{add,sub}_s16_pot / mcu_mul_s16 (mcu_elementwise_s16.c).
 
 The constants follow TFLite's add.cc / sub.cc / mul.cc Prepare: for int8 ADD
@@ -124,6 +124,31 @@ def _lower_add_sub_s16_pot(op: Operator, operands: tuple[Tensor, Tensor, Tensor]
     return kernel_call(op, function, "mcu_add_s16_pot_params", params, SOURCES_S16, inputs=2)
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+# CalculateActivationRange<int32_t>: the fused activation on plain integers.
+INT32_ACTIVATION_RANGES = {
+    "NONE": (INT32_MIN, INT32_MAX),
+    "RELU": (0, INT32_MAX),
+    "RELU6": (0, 6),
+    "RELU_N1_TO_1": (-1, 1),
+}
+
+
+def int32_activation_params(op: Operator) -> dict[str, int]:
+    activation = op.options.get("fused_activation_function", "NONE") or "NONE"
+    if activation not in INT32_ACTIVATION_RANGES:
+        raise NotLowerable(f"int32 {op.opcode} with fused {activation}")
+    low, high = INT32_ACTIVATION_RANGES[activation]
+    return {"act_min": low, "act_max": high}
+
+
+def _lower_int32(op: Operator, operands: tuple[Tensor, Tensor, Tensor]) -> KernelCall:
+    a, b, out = operands
+    params = {**broadcast_params(op, a, b, out), **int32_activation_params(op)}
+    return kernel_call(op, f"mcu_{op.opcode.lower()}_s32", "mcu_binary_s32_params", params, SOURCES, inputs=2)
+
+
 def _int8_offsets(a: Tensor, b: Tensor, out: Tensor) -> dict[str, int]:
     return {"input1_offset": -zero_point(a), "input2_offset": -zero_point(b), "output_offset": zero_point(out)}
 
@@ -134,6 +159,8 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
     if out.dtype == "float32":
         function = "mcu_add_f32" if op.opcode == "ADD" else "mcu_sub_f32"
         return _call(op, function, "mcu_binary_f32_params", operands)
+    if out.dtype == "int32":
+        return _lower_int32(op, operands)
     require_dtype(op, out, "int8", "uint8", "int16")
     if out.dtype == "int16":
         if op.options.get("pot_scale_int16", False) and all(checked_log2(scale(t)) is not None for t in operands):
@@ -175,6 +202,8 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     operands = a, b, out = binary_operands(op, graph)
     if out.dtype == "float32":
         return _call(op, "mcu_mul_f32", "mcu_binary_f32_params", operands)
+    if out.dtype == "int32":
+        return _lower_int32(op, operands)
     require_dtype(op, out, "int8", "uint8", "int16")
     real_multiplier = float(np.float32(scale(a)) * np.float32(scale(b)) / np.float32(scale(out)))
     output_multiplier, output_shift = quantize_multiplier(real_multiplier)
@@ -189,6 +218,30 @@ def lower_mul(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+ADD_N_MAX_INPUTS = 8  # MCU_ADD_N_MAX_INPUTS in firmware/runtime/mcu_elementwise.h
+
+
+@lowers("ADD_N")
+def lower_add_n(op: Operator, graph: Graph) -> KernelCall:
+    out = output_tensor(op, graph)
+    inputs = [input_tensor(op, graph, k) for k in range(len(op.inputs))]
+    # add_n.cc registers float32 and int32.
+    require_dtype(op, out, "float32", "int32")
+    if not 2 <= len(inputs) <= ADD_N_MAX_INPUTS:  # add_n.cc Prepare needs two
+        raise NotLowerable(f"ADD_N of {len(inputs)} inputs (at most {ADD_N_MAX_INPUTS})")
+    for t in inputs:
+        if t.dtype != out.dtype or tuple(t.shape) != tuple(out.shape):
+            raise NotLowerable(f"ADD_N of {t.dtype}{list(t.shape)} into {out.dtype}{list(out.shape)}")
+    padding = (-1,) * (ADD_N_MAX_INPUTS - len(inputs))
+    return KernelCall(
+        function=f"mcu_add_n_{TYPE_SUFFIX[out.dtype]}",
+        params_type="mcu_add_n_params",
+        params={"num_inputs": len(inputs), "size": out.num_elements},
+        args=tuple(op.inputs) + padding + (op.outputs[0],),
+        sources=SOURCES,
+    )
+
+
 # mcu_elementwise.c: broadcasting binary ops through mcu_for_each_broadcast_row,
 # element i of each input read before element i of the output is written.
-declare_facts(KernelFacts(elementwise=True), "ADD", "SUB", "MUL")
+declare_facts(KernelFacts(elementwise=True), "ADD", "SUB", "MUL", "ADD_N")

@@ -1,8 +1,10 @@
 """Float math operators -> firmware/runtime/mcu_math.c.
 
-Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU) broadcast
+Binary ops (DIV, POW, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU, FLOOR_DIV,
+FLOOR_MOD) broadcast
 through elementwise.broadcast_walk, as ADD does; unary ops (EXP, LOG, SQRT,
-RSQRT, SQUARE, ABS, NEG, float LOGISTIC / TANH / GELU; those with int8 tables
+RSQRT, SQUARE, ABS, NEG, CEIL, FLOOR, ROUND, COS, SIN, float LOGISTIC / TANH /
+GELU / ELU; those with int8 tables
 are registered in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
@@ -40,15 +42,28 @@ UNARY_FUNCTIONS = {
     "NEG": "mcu_neg_f32",
     "LOGISTIC": "mcu_logistic_f32",
     "TANH": "mcu_tanh_f32",
+    "CEIL": "mcu_ceil_f32",
+    "FLOOR": "mcu_floor_f32",
+    "ROUND": "mcu_round_f32",
+    "COS": "mcu_cos_f32",
+    "SIN": "mcu_sin_f32",
+    "ELU": "mcu_elu_f32",
 }
+# float32 only here.  int8 ELU is left out: LiteRT has no reference kernel for
+# it and its optimized one rounds the table's ties to even, which TFLM's
+# table (TfLiteRound) is not known to do.
+FLOAT_ONLY_UNARY = ("SQUARE", "CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")
 
 # Binary ops without a fused activation -> (function stem, dtypes it takes).
 BROADCAST_FUNCTIONS = {
     "POW": ("mcu_pow", ("float32",)),
     "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
     "MINIMUM": ("mcu_minimum", ("float32", "int8")),
+    # floor_div.cc / floor_mod.cc: int32 ones check for a zero divisor.
+    "FLOOR_DIV": ("mcu_floor_div", ("float32", "int32")),
+    "FLOOR_MOD": ("mcu_floor_mod", ("float32", "int32")),
 }
-TYPE_SUFFIX = {"float32": "f32", "int8": "s8"}
+TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int32": "s32"}
 
 
 # |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
@@ -161,7 +176,7 @@ def _float_unary_call(op: Operator, graph: Graph, function: str) -> KernelCall:
     return kernel_call(op, function, "mcu_unary_f32_params", {"size": inp.num_elements}, SOURCES)
 
 
-@lowers("SQUARE")
+@lowers(*FLOAT_ONLY_UNARY)
 def lower_float_unary(op: Operator, graph: Graph) -> KernelCall:
     """float32 unary ops; also the float variants of LOGISTIC, TANH, EXP, ABS,
     LOG, SQRT, RSQRT, NEG, which activations.lower_lut owns with their int8
@@ -265,7 +280,9 @@ def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
 
 # mcu_math.c: broadcasting binary ops through mcu_for_each_broadcast_row,
 # unary ops in one pass (element i read before element i is written).
-declare_facts(KernelFacts(elementwise=True), "DIV", *BROADCAST_FUNCTIONS, "SQUARED_DIFFERENCE", "PRELU", "SQUARE")
+declare_facts(
+    KernelFacts(elementwise=True), "DIV", *BROADCAST_FUNCTIONS, "SQUARED_DIFFERENCE", "PRELU", *FLOAT_ONLY_UNARY
+)
 declare_facts(KernelFacts(), "L2_NORMALIZATION")
 
 

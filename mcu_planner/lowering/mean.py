@@ -60,7 +60,7 @@ def _copy(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     )
 
 
-@lowers("SUM", "REDUCE_MAX")
+@lowers("SUM", "REDUCE_MAX", "REDUCE_MIN")
 def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
     inp, out, shape = _reduction(op, graph)
     if shape is None:
@@ -71,7 +71,7 @@ def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
         return _quantized_sum(op, inp, out, shape)
     if inp.dtype == "int8" and not inp.same_quantization(out):
         # EvalType requires it; the max of stored values means nothing otherwise.
-        raise NotLowerable("int8 REDUCE_MAX whose output quantization differs from its input's")
+        raise NotLowerable(f"int8 {op.opcode} whose output quantization differs from its input's")
     function = f"mcu_{op.opcode.lower()}_{'f32' if inp.dtype == 'float32' else 's8'}"
     return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
 
@@ -121,4 +121,38 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
-declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "MEAN")
+@lowers("REDUCE_ALL", "REDUCE_ANY")
+def lower_reduce_logic(op: Operator, graph: Graph) -> KernelCall:
+    inp, out, shape = _reduction(op, graph)
+    require_dtype(op, inp, "bool")
+    require_dtype(op, out, "bool")
+    if shape is None:
+        return _copy(op, inp, out)
+    function = "mcu_reduce_all_b8" if op.opcode == "REDUCE_ALL" else "mcu_reduce_any_b8"
+    return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+@lowers("CUMSUM")
+def lower_cumsum(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    # cumsum.cc registers float32, int32 and int64.
+    require_dtype(op, inp, "float32", "int32", "int64")
+    if out.dtype != inp.dtype or tuple(out.shape) != tuple(inp.shape) or not inp.shape:
+        raise NotLowerable(f"CUMSUM from {inp.dtype}{list(inp.shape)} to {out.dtype}{list(out.shape)}")
+    axes = constant_ints(op, input_tensor(op, graph, 1), "axis")
+    rank = len(inp.shape)
+    if len(axes) != 1 or not -rank <= axes[0] < rank:
+        raise NotLowerable(f"CUMSUM along axis {axes} of a rank-{rank} tensor")
+    axis = axes[0] % rank
+    params = {
+        "outer_size": int(np.prod(inp.shape[:axis], dtype=np.int64)),
+        "axis_size": inp.shape[axis],
+        "inner_size": int(np.prod(inp.shape[axis + 1 :], dtype=np.int64)),
+        "exclusive": int(bool(op.options.get("exclusive", False))),
+        "reverse": int(bool(op.options.get("reverse", False))),
+    }
+    function = f"mcu_cumsum_{TYPE_SUFFIX[inp.dtype]}"
+    return KernelCall(function, "mcu_cumsum_params", params, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
+
+
+declare_facts(KernelFacts(), "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL", "REDUCE_ANY", "MEAN", "CUMSUM")

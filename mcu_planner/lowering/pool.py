@@ -1,10 +1,10 @@
 """AVERAGE_POOL_2D and MAX_POOL_2D -> mcu_{average,max}_pool_2d_{s8,u8,f32} (mcu_pool.c), int16 ->
-mcu_{average,max}_pool_2d_s16 (mcu_pool_s16.c)."""
+mcu_{average,max}_pool_2d_s16 (mcu_pool_s16.c); float32 L2_POOL_2D -> mcu_l2_pool_2d_f32."""
 
 from __future__ import annotations
 
 from ..graph import Graph, Operator
-from . import KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
 from .walks import PIXEL_BY_PIXEL, image_window_facts
 from .common import (
     TYPE_SUFFIX,
@@ -71,6 +71,16 @@ def lower_average_pool_2d(op: Operator, graph: Graph) -> KernelCall:
 @lowers("MAX_POOL_2D")
 def lower_max_pool_2d(op: Operator, graph: Graph) -> KernelCall:
     return _lower(op, graph, "mcu_max_pool_2d")
+
+
+@lowers("L2_POOL_2D")
+def lower_l2_pool_2d(op: Operator, graph: Graph) -> KernelCall:
+    require_dtype(op, input_tensor(op, graph, 0), "float32")
+    return _lower(op, graph, "mcu_l2_pool_2d")
+
+
+# Not offered to patches or raster walks: no measurement asked for them.
+declare_facts(KernelFacts(), "L2_POOL_2D")
 
 
 @facts_for("AVERAGE_POOL_2D", "MAX_POOL_2D")

@@ -1,4 +1,4 @@
-"""TRANSPOSE and PAD / PADV2: data movement only, for any element type."""
+"""TRANSPOSE, PAD / PADV2 and MIRROR_PAD: data movement only, for any element type."""
 
 from __future__ import annotations
 
@@ -105,6 +105,64 @@ def lower_pad(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+def mirrored_index(i: int, before: int, size: int, offset: int) -> int:
+    """mirror_pad.cc's GetInputDimension: the input index output index `i`
+    copies; offset 1 (REFLECT) leaves the edge out of the mirror, 0 (SYMMETRIC)
+    repeats it."""
+    if i < before:
+        original = before + offset - 1
+        return original - min(i, original - offset)
+    i -= before
+    if i >= size:
+        i -= size
+        original = size - (1 + offset)
+        return original - min(i, original)
+    return i
+
+
+@lowers("MIRROR_PAD")
+def lower_mirror_pad(op: Operator, graph: Graph) -> KernelCall:
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    rank = len(inp.shape)
+    if not 0 < rank <= MAX_RANK or inp.num_elements == 0:
+        raise NotLowerable(f"MIRROR_PAD of shape {inp.shape}")
+    paddings = constant_ints(op, input_tensor(op, graph, 1), "paddings")
+    if len(paddings) != 2 * rank or min(paddings) < 0:
+        raise NotLowerable(f"MIRROR_PAD with paddings {paddings} for rank {rank}")
+    mode = op.options.get("mode", "REFLECT")
+    offset = {"REFLECT": 1, "SYMMETRIC": 0}.get(mode)
+    if offset is None:
+        raise NotLowerable(f"MIRROR_PAD mode {mode}")
+    pairs = list(zip(paddings[0::2], paddings[1::2]))
+    # Prepare: each padding at most the dimension (less one for REFLECT).
+    if any(max(b, a) > d - offset for d, (b, a) in zip(inp.shape, pairs)):
+        raise NotLowerable(f"MIRROR_PAD {mode} padding {pairs} wider than {inp.shape}")
+    expected = tuple(d + b + a for d, (b, a) in zip(inp.shape, pairs))
+    if tuple(out.shape) != expected or out.dtype != inp.dtype:
+        raise NotLowerable(f"MIRROR_PAD output {out.shape} is not {expected}")
+    _check_same_quantization(op, inp, out)
+    in_strides = strides(list(inp.shape))
+    starts, offsets = [], []
+    for size, (before, _), stride, out_size in zip(inp.shape, pairs, in_strides, out.shape):
+        starts.append(len(offsets))
+        offsets += [mirrored_index(i, before, size, offset) * stride for i in range(out_size)]
+    lead = MAX_RANK - rank
+    return KernelCall(
+        function="mcu_gather_axes",
+        params_type="mcu_gather_axes_params",
+        params={
+            "element_bytes": element_bytes(op, inp),
+            "output_dims": int32_array(padded(list(out.shape))),
+            # Leading dimensions of size 1 read offset 0: one shared zero entry.
+            "axis_starts": int32_array([len(offsets)] * lead + starts),
+            "axis_offsets": int32_array(offsets + [0]),
+        },
+        args=(op.inputs[0], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
+declare_facts(KernelFacts(), "MIRROR_PAD")
 declare_facts(KernelFacts(), "TRANSPOSE")  # mcu_transpose.c reads in the output's order: no walk the plan may use
 
 

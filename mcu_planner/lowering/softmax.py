@@ -85,4 +85,17 @@ def _lower_softmax_s16(op: Operator, inp: Tensor, out: Tensor, beta: float, oute
     return kernel_call(op, "mcu_softmax_s16", "mcu_softmax_s16_params", params, SOURCES)
 
 
-declare_facts(KernelFacts(), "SOFTMAX")
+@lowers("LOG_SOFTMAX")
+def lower_log_softmax(op: Operator, graph: Graph) -> KernelCall:
+    """float32 only: the int8 kernel's fixed-point steps are not implemented."""
+    inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
+    require_dtype(op, inp, "float32")
+    require_dtype(op, out, "float32")
+    if not inp.shape or inp.shape != out.shape:
+        raise NotLowerable(f"LOG_SOFTMAX from shape {inp.shape} to {out.shape}")
+    depth = inp.shape[-1]
+    params = {"outer_size": inp.num_elements // depth if depth else 0, "depth": depth}
+    return kernel_call(op, "mcu_log_softmax_f32", "mcu_log_softmax_f32_params", params, SOURCES)
+
+
+declare_facts(KernelFacts(), "SOFTMAX", "LOG_SOFTMAX")

@@ -1,4 +1,4 @@
-"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE and GATHER on activations ->
+"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE, GATHER, GATHER_ND and EMBEDDING_LOOKUP on activations ->
 firmware/runtime mcu_split.c, mcu_concat.c, mcu_slice.c, mcu_gather.c.
 
 Like the other data-movement ops these only move bytes, so one kernel per op
@@ -147,7 +147,70 @@ def lower_gather(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+@lowers("EMBEDDING_LOOKUP")
+def lower_embedding_lookup(op: Operator, graph: Graph) -> KernelCall:
+    """Rows of the value table by int32 ids: a GATHER along axis 0
+    (embedding_lookup.cc, same-type tables; an id outside the table fails
+    the invoke as TFLite's does)."""
+    ids, table, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if ids.dtype != "int32" or len(ids.shape) != 1:
+        raise NotLowerable(f"EMBEDDING_LOOKUP with {ids.dtype}{list(ids.shape)} ids")
+    if table.dtype != out.dtype:
+        # int8 / uint8 tables with float32 output are dequantized row by row (hybrid): not here.
+        raise NotLowerable(f"EMBEDDING_LOOKUP from {table.dtype} to {out.dtype}")
+    if len(table.shape) < 2 or tuple(out.shape) != (ids.shape[0],) + tuple(table.shape[1:]):
+        raise NotLowerable(f"EMBEDDING_LOOKUP of {list(table.shape)} by {list(ids.shape)} into {list(out.shape)}")
+    return KernelCall(
+        function="mcu_gather",
+        params_type="mcu_gather_params",
+        params={
+            "batch_size": 1,
+            "outer_size": 1,
+            "axis_size": table.shape[0],
+            "coord_size": ids.shape[0],
+            "inner_bytes": math.prod(table.shape[1:]) * element_bytes(op, table),
+            "index_bytes": _INDEX_BYTES["int32"],
+        },
+        args=(op.inputs[1], op.inputs[0], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
+@lowers("GATHER_ND")
+def lower_gather_nd(op: Operator, graph: Graph) -> KernelCall:
+    params, indices, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    if indices.dtype not in _INDEX_BYTES:
+        raise NotLowerable(f"GATHER_ND with {indices.dtype} indices")
+    if params.dtype != out.dtype:
+        raise NotLowerable(f"GATHER_ND from {params.dtype} to {out.dtype}")
+    if not indices.shape or not params.shape:
+        raise NotLowerable("GATHER_ND of a scalar")
+    indices_nd = indices.shape[-1]
+    if not 1 <= indices_nd <= len(params.shape):
+        raise NotLowerable(f"GATHER_ND with index tuples of {indices_nd} into rank {len(params.shape)}")
+    expected = tuple(indices.shape[:-1]) + tuple(params.shape[indices_nd:])
+    if tuple(out.shape) != expected:
+        raise NotLowerable(f"GATHER_ND output {out.shape} is not {expected}")
+    # GatherNdHelper: one step along indexed dimension j skips the elements of all dimensions after it.
+    dims_to_count = [math.prod(params.shape[j + 1 :]) for j in range(indices_nd)]
+    return KernelCall(
+        function="mcu_gather_nd",
+        params_type="mcu_gather_nd_params",
+        params={
+            "n_slices": math.prod(indices.shape[:-1]),
+            "indices_nd": indices_nd,
+            "dims": int32_array(params.shape[:indices_nd]),
+            "dims_to_count": int32_array(dims_to_count),
+            "slice_size": math.prod(params.shape[indices_nd:]),
+            "element_bytes": element_bytes(op, params),
+            "index_bytes": _INDEX_BYTES[indices.dtype],
+        },
+        args=(op.inputs[0], op.inputs[1], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
 # mcu_concat.c along a new axis; mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.
 declare_facts(KernelFacts(concatenates_inputs=True), "PACK")
 declare_facts(KernelFacts(cuts_input_into_pieces=True), "SPLIT", "SPLIT_V", "UNPACK", "SLICE")
-declare_facts(KernelFacts(), "GATHER")
+declare_facts(KernelFacts(), "GATHER", "GATHER_ND", "EMBEDDING_LOOKUP")
