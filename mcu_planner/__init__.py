@@ -3,6 +3,9 @@
 Pipeline (data flows one way): reader -> lifetimes -> planners -> verify -> codegen.
 """
 
+import sys
+import types
+
 __version__ = "0.1.0"
 
 
@@ -20,6 +23,20 @@ _API = {
     "CheckMismatch": "errors",
 }
 __all__ = ["__version__", *_API]
+
+
+class _Package(types.ModuleType):
+    """The package module: `mcu_planner.check` stays the API's function
+    after the submodule mcu_planner/check.py is imported (the import system
+    would otherwise set the package's `check` attribute to that module)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _API and isinstance(value, types.ModuleType):
+            return  # a submodule of an API name: reached through sys.modules
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

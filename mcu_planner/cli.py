@@ -1094,10 +1094,6 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def survey_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="mcu-plan survey",
@@ -1158,3 +1154,7 @@ def _run_survey(argv: list[str]) -> int:
         file=sys.stderr if not args.csv else sys.stdout,
     )
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

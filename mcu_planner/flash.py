@@ -153,6 +153,23 @@ def _flash_of(size: str, elf: Path) -> int:
     return int(text) + int(data)
 
 
+# An arena the application defines (--extern-arena): `extern uint8_t X[SIZE];` in a header.
+_EXTERN_ARENA = re.compile(rb"^extern uint8_t (\w+)\[(\w+)\];$", re.M)
+
+
+def _define_extern_arenas(files: dict[str, bytes], sources: Path) -> None:
+    """Define, as the application would, every arena the headers leave to
+    it (RAM, no flash): the measurement links without undefined symbols."""
+    lines = [
+        f'#include "{header}"\nuint8_t {symbol.decode()}[{size.decode()}];\n'
+        for header, data in sorted(files.items())
+        if header.endswith(".h")
+        for symbol, size in _EXTERN_ARENA.findall(data)
+    ]
+    if lines:
+        (sources / "mcu_plan_flash_arenas.c").write_text("#include <stdint.h>\n" + "".join(lines))
+
+
 def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], board: str | None) -> FlashReport:
     """The model's flash: compiled for `board`'s core (default: Cortex-M4F)
     when arm-none-eabi-gcc is installed, else estimated (see the module)."""
@@ -172,6 +189,7 @@ def measure_flash(files: dict[str, bytes], name: str, counted: tuple[int, int], 
                 data = _WEIGHT_DEFINITION.sub(r"\1    0\n\2", data.decode()).encode()
             if file_name.endswith((".c", ".h")):
                 (sources / file_name).write_bytes(data)
+        _define_extern_arenas(files, sources)
         try:
             if all(tools):
                 core = next((f.split("=", 1)[1] for f in cpu_flags if f.startswith("-mcpu=")), board or DEFAULT_BOARD)

@@ -628,7 +628,22 @@ def smallest_ram(
     total, at most the budget found): the smallest RAM, to the byte, that
     the plan found fits."""
     found = _smallest_ram_plan(model, options, label, accept, failed)
+    # The figure must hold as stated: one unit below it does not fit.  The
+    # search's plans need not be monotone in the budget (a tighter budget
+    # may call in a technique a looser one did not try), so step down while
+    # one unit less still fits, a bounded number of times.
+    for _ in range(SMALLEST_RAM_STEPS_DOWN):
+        if options.deadline is not None and options.deadline.expired():
+            break
+        below = plan_model(model, replace(options, ram=found.ram_needed - options.alignment), label)
+        if not (below.fits and (accept is None or accept(below))):
+            break
+        found = below
     return replace(found, options=replace(found.options, ram=found.ram_needed))
+
+
+# How many alignment units smallest_ram steps below the bisection's answer when they still fit.
+SMALLEST_RAM_STEPS_DOWN = 16
 
 
 def _smallest_ram_plan(

@@ -399,7 +399,8 @@ def test_class13_a_check_build_catches_an_overlap_the_fast_walk_cannot_take(tmp_
     graph = read_model(_pointwise_depthwise_pointwise())
     lifetimes = compute_lifetimes(graph, alignment=16)
     plan = run_planner(lifetimes.problem, "greedy")
-    assert plan.offsets == {0: 0, 3: 256, 6: 0, 9: 256}
+    # The activations (the convolutions' columns scratch lies elsewhere):
+    assert {t: plan.offsets[t] for t in (0, 3, 6, 9)} == {0: 0, 3: 256, 6: 0, 9: 256}
     files = generate(graph, lifetimes, plan, name="net")
     source = files["net.c"].decode()
     table = re.search(r"net_buffer_offset\[NET_NUM_BUFFERS\] = \{\n(.*?)\n\};", source, re.S)
