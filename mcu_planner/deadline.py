@@ -50,6 +50,11 @@ class Deadline:
         self._last_progress = -math.inf
         self._progress_shown = False
 
+    @property
+    def progress_stream(self) -> TextIO | None:
+        """Where this deadline's progress goes (None: nowhere)."""
+        return self._progress_to
+
     @classmethod
     def for_terminal(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> "Deadline":
         """A deadline whose progress goes to stderr when stderr is a terminal."""

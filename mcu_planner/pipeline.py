@@ -631,15 +631,26 @@ def smallest_ram(
     # The figure must hold as stated: one unit below it does not fit.  The
     # search's plans need not be monotone in the budget (a tighter budget
     # may call in a technique a looser one did not try), so step down while
-    # one unit less still fits, a bounded number of times.
+    # one unit less still fits, a bounded number of times (past the
+    # deadline too: each probe's searches then stop at once, and the figure
+    # stated must still hold for the plans the command makes).
     for _ in range(SMALLEST_RAM_STEPS_DOWN):
-        if options.deadline is not None and options.deadline.expired():
-            break
-        below = plan_model(model, replace(options, ram=found.ram_needed - options.alignment), label)
+        below = plan_model(model, _probe(options, found.ram_needed - options.alignment), label)
         if not (below.fits and (accept is None or accept(below))):
             break
         found = below
     return replace(found, options=replace(found.options, ram=found.ram_needed))
+
+
+def _probe(options: PlanOptions, ram: int | None) -> PlanOptions:
+    """One probe of smallest_ram: planned as `mcu-plan --ram RAM` plans it,
+    with a --time-limit of its own (a deadline shared by all the probes
+    would leave the later ones no search, and the figure found would not be
+    what the command at that budget does)."""
+    deadline = options.deadline
+    if deadline is not None:
+        deadline = Deadline(deadline.seconds, progress_to=deadline.progress_stream)
+    return replace(options, ram=ram, deadline=deadline)
 
 
 # How many alignment units smallest_ram steps below the bisection's answer when they still fit.
@@ -660,18 +671,18 @@ def _smallest_ram_plan(
         best = replace(failed, options=replace(failed.options, ram=fitting * unit))
         if fitting - 1 <= failing:
             return best
-        below = plan_model(model, replace(options, ram=(fitting - 1) * unit), label)
+        below = plan_model(model, _probe(options, (fitting - 1) * unit), label)
         if not (below.fits and (accept is None or accept(below))):
             return best
         fitting, best = fitting - 1, below
     else:
-        unbounded = plan_model(model, replace(options, ram=None), label)
+        unbounded = plan_model(model, _probe(options, None), label)
         fitting = -(-unbounded.ram_needed // unit)  # in units; fits (see the docstring)
         failing = unbounded.lifetimes.variable_bytes // unit - 1
-        best = plan_model(model, replace(options, ram=fitting * unit), label)
+        best = plan_model(model, _probe(options, fitting * unit), label)
     while fitting - failing > 1:
         middle = (fitting + failing) // 2
-        planned = plan_model(model, replace(options, ram=middle * unit), label)
+        planned = plan_model(model, _probe(options, middle * unit), label)
         if planned.fits and (accept is None or accept(planned)):
             fitting, best = middle, planned
         else:

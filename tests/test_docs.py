@@ -22,7 +22,7 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 README_MAX_BYTES = 12_000
 README_MAX_LINE = 400
 INSTALL = "./setup.sh && "  # the README's first command: setup is test_install's; the rest runs here
-TEST_COMMAND = ".venv/bin/python -m pytest -q"
+TEST_COMMAND = ".venv/bin/python -m pytest -q -n auto"
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.M | re.S)
 # Timings vary from run to run; nothing else in an output may.
 _TIMING = re.compile(r"\b\d+(?:\.\d+)? (?:ms|s)\b")

@@ -85,6 +85,7 @@ def test_ram_min_on_quick_shared_models(capsys, tmp_path, model):
 @pytest.mark.slow
 @pytest.mark.parametrize("model", [model_param(p) for p in shared_model_paths() if p.stem not in QUICK])
 def test_ram_min_on_every_other_shared_model(capsys, tmp_path, model):
-    # 2 s for the exact planner (not 10): each probe of the large models runs to the limit; the
-    # property holds for any limit, the search and the check 16 B below using the same.
-    assert_smallest(capsys, tmp_path, model, "--time-limit", "2")
+    # The greedy planner (no time-limited exact search): each plan is the same
+    # whatever the machine's load, so "fits at N, not at N - 16" is decided by
+    # the search alone, not by how far a time limit let the exact planner get.
+    assert_smallest(capsys, tmp_path, model, "--planner", "greedy")
