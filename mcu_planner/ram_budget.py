@@ -60,21 +60,26 @@ KERNEL_STATIC_BUFFERS: tuple[StaticBuffer, ...] = ()
 LIBC_STATE_BYTES = 104
 LIBC_STATE_FUNCTIONS_PLAIN = frozenset(
     {
+        "mcu_elu_f32",
         "mcu_exp_f32",
+        "mcu_floor_mod_f32",
         "mcu_gelu_approximate_f32",
         "mcu_l2_normalization_f32",
+        "mcu_l2_pool_2d_f32",
         "mcu_log_f32",
+        "mcu_log_softmax_f32",
         "mcu_logistic_f32",
         "mcu_lstm_f32",
         "mcu_pow_f32",
+        "mcu_round_f32",
         "mcu_rsqrt_f32",
         "mcu_softmax_f32",
         "mcu_sqrt_f32",
         "mcu_tanh_f32",
     }
 )
-# With Helium, the exact GELU's erff is a library call too.
-LIBC_STATE_FUNCTIONS_HELIUM = LIBC_STATE_FUNCTIONS_PLAIN | {"mcu_gelu_f32"}
+# With Helium, the exact GELU's erff and COS/SIN's cosf/sinf are library calls too.
+LIBC_STATE_FUNCTIONS_HELIUM = LIBC_STATE_FUNCTIONS_PLAIN | {"mcu_gelu_f32", "mcu_cos_f32", "mcu_sin_f32"}
 
 
 def libc_state_functions(helium: bool) -> frozenset[str]:
