@@ -6,6 +6,7 @@ line and nothing written."""
 from __future__ import annotations
 
 import inspect
+import faulthandler
 import os
 import random
 import re
@@ -61,6 +62,7 @@ def litert_verdicts(models: list[bytes]) -> list[str]:
         if pid == 0:  # pragma: no cover - the child
             os.close(read_end)
             os.close(2)
+            faulthandler.disable()  # a LiteRT crash here is a verdict, not a trace in the test log
             with os.fdopen(write_end, "w", buffering=1) as out:
                 for model in models[len(verdicts) :]:
                     out.write(_litert_load(model) + "\n")
