@@ -33,18 +33,18 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
-from mcu_planner_testing.shared import provenance_lines  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
+from mcu_planner_testing.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
+from mcu_planner_testing.shared import provenance_lines  # noqa: E402
 
 DTYPES = ("float32", "int8", "uint8", "int16", "hybrid", "int32/bool")
 README_BEGIN, README_END = "<!-- operators:begin -->", "<!-- operators:end -->"

@@ -28,7 +28,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.intervals import read_intervals  # noqa: E402
 from mcu_planner.planners import load_all  # noqa: E402
@@ -37,6 +36,7 @@ from mcu_planner.planning import plan_within, run_planner  # noqa: E402
 from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
 from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
+from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 MINIMALLOC_SOURCES = ANCHORS_DIR / "minimalloc"
 MINIMALLOC_BUILD = REPO / "bench" / "build" / "minimalloc"

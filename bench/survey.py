@@ -24,9 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner_testing.shared import MODELS_DIR, shared_model_paths  # noqa: E402
 from mcu_planner.sizes import format_bytes, parse_size  # noqa: E402
 from mcu_planner.survey import survey  # noqa: E402
+from mcu_planner_testing.shared import MODELS_DIR, shared_model_paths  # noqa: E402
 
 
 def _timed_survey(ram: int, **how) -> tuple[float, list]:
@@ -41,8 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "survey.md"))
     args = parser.parse_args(argv)
     budgets = [parse_size(text) for text in args.ram.split(",")]
-    import mcu_planner
     from dask.distributed import Client, LocalCluster
+
+    import mcu_planner
 
     models = shared_model_paths()
     runs = []  # (budget, how, seconds, rows)

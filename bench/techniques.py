@@ -44,13 +44,14 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import cortex_m  # noqa: E402
-from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
+
 from mcu_planner.errors import McuPlanError, one_line  # noqa: E402
-from mcu_planner.pipeline import PlanOptions, PlannedModel, plan_model, smallest_ram  # noqa: E402
+from mcu_planner.pipeline import PlannedModel, PlanOptions, plan_model, smallest_ram  # noqa: E402
 from mcu_planner.problem import Buffer, align_down, peak_live  # noqa: E402
 from mcu_planner.report import mac_overhead_percent, plan_json, technique_names  # noqa: E402
 from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.verify import verify  # noqa: E402
+from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 BOARD = "mps2-an386"
 

@@ -24,24 +24,22 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from .c_literals import c_prefix
-
-from .output_dir import read_interface, write_output
-
 from .codegen import render
 from .errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from .firmware_build import DEFAULT_STACK_BYTES, PROFILE_CFLAGS, first_error_line, run_tool
 from .graph import Graph
-from .profiling import Profile, parse_profile
+from .output_dir import read_interface, write_output
 from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model
+from .profiling import Profile, parse_profile
 from .registry import Registry
 
 # Modules that add targets when imported.
@@ -121,7 +119,7 @@ class Target:
         build or the run fails for another reason."""
         raise NotImplementedError
 
-    def with_ram(self, ram_bytes: int | None, stack_bytes: int = DEFAULT_STACK_BYTES) -> "Target":
+    def with_ram(self, ram_bytes: int | None, stack_bytes: int = DEFAULT_STACK_BYTES) -> Target:
         """This target with a RAM budget and stack reserve (boards link against them); the host has none."""
         return self
 

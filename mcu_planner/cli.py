@@ -962,8 +962,7 @@ def _check_board_flash(board_name: str, planned) -> None:
 
 def _firmware_target(args: argparse.Namespace, regions: tuple):
     """--board's firmware, whose RAM --ram budgets (None: no board, a core, or --region's own sizes)."""
-    from .firmware_build import CORES
-    from .firmware_build import firmware_target
+    from .firmware_build import CORES, firmware_target
 
     if not getattr(args, "board", None) or args.board in CORES or regions:
         return None
@@ -998,11 +997,10 @@ def _warn_if_not_generatable(graph, lifetimes) -> None:
 
 
 def _run_intervals(args: argparse.Namespace) -> int:
+    from .deadline import Deadline
     from .intervals import format_offsets, read_intervals
     from .planning import plan_within
     from .problem import peak_live, problem_from_intervals
-
-    from .deadline import Deadline
 
     deadline = Deadline(args.time_limit)
     buffers = read_intervals(args.intervals)

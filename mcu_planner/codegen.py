@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import __version__
-from .identity import sources_sha256
 from .c_literals import (
     PREFIX_RULE,
     VALUES_PER_LINE,
@@ -41,7 +40,7 @@ from .c_literals import (
 )
 from .errors import InputError, UnsupportedModel, unsupported_model_error
 from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, operator_name
-from .shown import shown
+from .identity import sources_sha256
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable
 from .output_dir import MANIFEST_NAME, ModelInterface
@@ -50,6 +49,7 @@ from .program import Program, as_program, in_raster_order
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
 from .runtime_contract import check_call, check_kernel_call, runtime_declarations
+from .shown import shown
 
 # Graph dtypes -> how their stored little-endian bytes decode.
 _NUMPY_DTYPE = {
@@ -154,13 +154,13 @@ class OpCode:
     # In a patched stage, per buffer the op writes first: the reads it serves
     # in each patch, its count set again before every patch.
     rearms: list[tuple[int, int]] = field(default_factory=list)
-    loop: "StageLoop | None" = None  # the op opens its stage's loop over patches
-    loop_end: "StageLoop | None" = None  # the op closes it
+    loop: StageLoop | None = None  # the op opens its stage's loop over patches
+    loop_end: StageLoop | None = None  # the op closes it
     # In a grid of patches: the window copies run before the op (its input
     # window gathered from the stage input) and after it (its patch scattered
     # into the stage output), each with its own tables under its own symbol.
-    gather: "OpCode | None" = None
-    scatter: "OpCode | None" = None
+    gather: OpCode | None = None
+    scatter: OpCode | None = None
     symbol: str = ""  # prefix of the op's parameter tables; "" -> op<index>
 
     def __post_init__(self) -> None:

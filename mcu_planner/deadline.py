@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 # A command this old shows progress (on a terminal).
 PROGRESS_AFTER_SECONDS = 2.0
@@ -56,7 +57,7 @@ class Deadline:
         return self._progress_to
 
     @classmethod
-    def for_terminal(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> "Deadline":
+    def for_terminal(cls, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> Deadline:
         """A deadline whose progress goes to stderr when stderr is a terminal."""
         stream = sys.stderr
         return cls(seconds, clock=clock, progress_to=stream if _is_terminal(stream) else None)

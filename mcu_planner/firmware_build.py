@@ -28,8 +28,8 @@ from pathlib import Path
 import jinja2
 
 from .c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
-from .output_dir import ModelInterface, write_manifest
 from .errors import DoesNotFit, InputError, McuPlanError
+from .output_dir import ModelInterface, write_manifest
 from .ram_budget import FirmwareTarget, RamBudget, cpu_has_helium, ram_budget
 from .resources import firmware_dir, templates_dir
 from .shown import shown

@@ -34,7 +34,7 @@ import inspect
 import re
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import tflite
 
@@ -164,7 +164,7 @@ def fields_from_binding_source(table: str, source: str) -> tuple[Field, ...]:
     return tuple(fields[vt] for vt in sorted(fields))
 
 
-@lru_cache(maxsize=None)
+@cache
 def table_fields(table: str) -> tuple[Field, ...]:
     """Every field of `table` LiteRT's verifier checks, in vtable order."""
     known: dict[int, Field] = {}
@@ -178,7 +178,7 @@ def table_fields(table: str) -> tuple[Field, ...]:
     return tuple(known[vt] for vt in sorted(known))
 
 
-@lru_cache(maxsize=None)
+@cache
 def union_members(enum: str) -> dict[int, str]:
     """Union type value -> table name (NONE left out)."""
     members = {v: k for k, v in vars(getattr(tflite, enum)).items() if not k.startswith("_") and isinstance(v, int)}

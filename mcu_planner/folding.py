@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

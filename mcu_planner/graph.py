@@ -83,7 +83,7 @@ class Tensor:
     def is_constant(self) -> bool:
         return self.data is not None and not self.is_variable
 
-    def same_quantization(self, other: "Tensor") -> bool:
+    def same_quantization(self, other: Tensor) -> bool:
         """Whether equal stored values mean equal real values in both tensors:
         same dtype, scales and zero points (and axis, when per channel), or
         both unquantized."""

@@ -8,9 +8,8 @@ The same plan gives the same bytes: no dates, no timings, fixed order."""
 from __future__ import annotations
 
 import json
-from typing import Any
 from dataclasses import dataclass
-
+from typing import Any
 
 from . import __version__
 from .resources import template_environment

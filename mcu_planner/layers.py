@@ -4,8 +4,8 @@ read these rows."""
 
 from __future__ import annotations
 
-from typing import Any
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .flash import table_bytes
 from .graph import Graph

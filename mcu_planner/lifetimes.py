@@ -46,8 +46,8 @@ from dataclasses import dataclass, field, replace
 from .graph import DTYPE_BITS, Graph, Operator, PatchStage
 from .overlap import kernel_walk, max_output_offset
 from .patches import stage_access
-from .program import Program, as_program
 from .problem import Buffer, Overlap, Problem, Step, align_up
+from .program import Program, as_program
 from .slicing import contiguous_pieces
 
 

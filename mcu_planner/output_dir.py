@@ -312,7 +312,7 @@ class OutputLock:
         if not succeeded:
             remove_created(self.created)
 
-    def __enter__(self) -> "OutputLock":
+    def __enter__(self) -> OutputLock:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:

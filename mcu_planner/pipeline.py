@@ -6,31 +6,31 @@ through here, and ram_budget.py is the one rule for whether a model fits.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable
 
 from .deadline import Deadline
+from .errors import InputError
 from .folding import fold_constants
-from .in_place_depthwise import candidates as in_place_candidates, with_in_place_depthwise
 from .graph import Graph
+from .in_place_depthwise import candidates as in_place_candidates
+from .in_place_depthwise import with_in_place_depthwise
 from .lifetimes import Lifetimes, compute_lifetimes
 from .model_file import read_model_file
 from .order import best_order, reorder
-from .errors import InputError
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
-from .program import Program, lower_program, reorder_program
-from .problem import peak_live, sharing_lower_bound
-from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
+from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
+from .problem import peak_live, sharing_lower_bound
+from .program import Program, lower_program, reorder_program
+from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
 from .regions import Region, RegionPlans, plan_regions, regions_shortfall
 from .validate import load_model
 
-from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
-
 
 def budget_of(
-    lifetimes: Lifetimes, arena_bytes: int, options: "PlanOptions", functions: frozenset[str] | None = None
+    lifetimes: Lifetimes, arena_bytes: int, options: PlanOptions, functions: frozenset[str] | None = None
 ) -> RamBudget:
     """The RAM (ram_budget.py) of the model of `lifetimes` generated with an arena of `arena_bytes`."""
     return lifetimes_budget(
@@ -90,7 +90,7 @@ class AnalysedModel:
     lifetimes: Lifetimes
     # When `graph` runs its ops in a memory-aware order: the model in its own
     # order, which planning keeps instead unless the new order's arena is smaller.
-    model_order: "AnalysedModel | None" = None
+    model_order: AnalysedModel | None = None
     # The op indices of the model (after constant folding) in the order `graph` runs them.
     op_order: tuple[int, ...] | None = None
     # When `graph` runs some depthwise convolutions over their own input
@@ -98,7 +98,7 @@ class AnalysedModel:
     # unless it does not fit --ram and the in-place arena is smaller (the
     # channel-by-channel kernel is slower: kws_ref_model on the M4 takes
     # 367,833 ticks in place against 224,091).
-    without_in_place: "AnalysedModel | None" = None
+    without_in_place: AnalysedModel | None = None
     # SHA-256 (hex) of the model file's bytes, written into the generated header.
     model_sha256: str = ""
 

@@ -33,7 +33,7 @@ class Buffer:
     start: int  # first step at which the bytes are held
     end: int  # one past the last step (half-open)
 
-    def overlaps_in_time(self, other: "Buffer") -> bool:
+    def overlaps_in_time(self, other: Buffer) -> bool:
         return self.start < other.end and other.start < self.end
 
 
@@ -162,7 +162,7 @@ class Problem:
                     limits[(o.output, o.input)] = o.max_offset
         return limits
 
-    def without_slower_overlaps(self) -> "Problem":
+    def without_slower_overlaps(self) -> Problem:
         """The problem without the overlaps that would slow their kernel
         (itself when it has none)."""
         if not any(o.slower for step in self.steps for o in step.overlaps):

@@ -13,9 +13,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from .check import BOARD_FILE_TARGETS, Target, TargetRun, register_target
 from .errors import CheckMismatch, InputError, McuPlanError
@@ -99,7 +99,7 @@ class QemuRun:
             name = f"invoke returned {self.invoke_status}"
         return f"exit {self.exit_status} ({name or 'unknown status'})"
 
-    def check(self) -> "QemuRun":
+    def check(self) -> QemuRun:
         """Self, or QemuError naming how the run ended."""
         if not self.ok:
             console = self.console.strip().replace("\n", " | ")
@@ -203,13 +203,13 @@ class QemuTarget(Target):
         self.stack_bytes = stack_bytes or DEFAULT_STACK_BYTES
         self.timeout = timeout
 
-    def with_ram(self, ram_bytes: int | None, stack_bytes: int | None = None) -> "QemuTarget":
+    def with_ram(self, ram_bytes: int | None, stack_bytes: int | None = None) -> QemuTarget:
         """This board with `ram_bytes` as the linker's RAM region and `stack_bytes` of stack reserve."""
         return QemuTarget(self.name, ram_bytes=ram_bytes, stack_bytes=stack_bytes, timeout=self.timeout)
 
     def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False):
-        from .output_dir import read_interface
         from .firmware_build import PLAN_CHECK_CFLAGS, PROFILE_CFLAGS, build_firmware
+        from .output_dir import read_interface
 
         # The model's interface comes from the manifest write_output left in `generated`.
         interface = read_interface(generated)

@@ -10,12 +10,12 @@ the bytes ends as one InputError line naming the file and what was being read.
 from __future__ import annotations
 
 import inspect
-from collections import Counter
 import os
 import re
 import struct
+from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import flatbuffers
@@ -163,7 +163,7 @@ class OptionField:
 _METHOD_RE = re.compile(r"\n    def (\w+)\(self(, j)?\):\n(.*?)(?=\n    (?:#|def |@)|\Z)", re.S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def option_fields(table: str) -> tuple[OptionField, ...]:
     """The fields of an options table, in schema order, found by reading the
     generated binding's source (uniform flatc output), so that every options

@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 
 from .graph import Graph, Tensor
 from .layers import arena_uses, layer_rows
-from .program import Program
 from .lifetimes import Lifetimes
 from .planning import ArenaPlan, plan_auto
 from .problem import LiveSet, peak_live, sharing_lower_bound
+from .program import Program
 from .ram_budget import RamBudget, lifetimes_budget
 from .regions import RegionPlans
 from .scratch import scratch_op

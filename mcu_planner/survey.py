@@ -10,9 +10,10 @@ import csv
 import io
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .errors import InputError, McuPlanError, one_line
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import flatbuffers
 import numpy as np
@@ -186,7 +187,7 @@ class ModelBuilder:
         return len(self.ops) - 1
 
     @classmethod
-    def from_graph(cls, graph: Graph) -> "ModelBuilder":
+    def from_graph(cls, graph: Graph) -> ModelBuilder:
         """A builder holding `graph` (as read_model returns it), so that tests
         can change its values -- scales, shapes, options, op order -- and
         write the model again."""
@@ -210,7 +211,7 @@ class ModelBuilder:
     def set_io(self, inputs: Iterable[int], outputs: Iterable[int]) -> None:
         self.inputs, self.outputs = list(inputs), list(outputs)
 
-    def add_subgraph(self, name: str = "") -> "ModelBuilder":
+    def add_subgraph(self, name: str = "") -> ModelBuilder:
         """A further subgraph (index 1, 2, ... in the order added), filled
         tensor by tensor and op by op as this one; build() writes it after
         subgraph 0, sharing the model's buffers and operator codes."""
@@ -219,7 +220,7 @@ class ModelBuilder:
         self.subgraphs.append(sub)
         return sub
 
-    def subgraph_index(self, sub: "ModelBuilder") -> int:
+    def subgraph_index(self, sub: ModelBuilder) -> int:
         return 1 + next(i for i, s in enumerate(self.subgraphs) if s is sub)
 
     # -- resource variables (TFLite's VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE)
@@ -246,7 +247,7 @@ class ModelBuilder:
     def assign_variable(self, handle: int, value: int) -> None:
         self.add_op("ASSIGN_VARIABLE", (handle, value), ())
 
-    def call_once(self, init: "ModelBuilder") -> None:
+    def call_once(self, init: ModelBuilder) -> None:
         """A CALL_ONCE running subgraph `init` (added with add_subgraph)."""
         self.add_op("CALL_ONCE", (), (), {"init_subgraph_index": self.subgraph_index(init)})
 

@@ -8,13 +8,13 @@ parameters; layer-by-layer networks are in mcu_planner_testing.builder.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import check_model
 from mcu_planner.gemmlowp16 import ReciprocalTable, reciprocal_table
+from mcu_planner_testing.builder import ModelBuilder
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 

@@ -42,17 +42,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a source checkout
 
-from mcu_planner_testing.builder import (
-    Int8Net,
-    Int16x8Net,
-    ModelBuilder,
-    NUMPY_DTYPES,
-    single_op_model,
-    tiny_kws_int8,
-)
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model
+from mcu_planner_testing.builder import (
+    NUMPY_DTYPES,
+    Int8Net,
+    Int16x8Net,
+    ModelBuilder,
+    single_op_model,
+    tiny_kws_int8,
+)
 
 
 def _float_conv() -> bytes:

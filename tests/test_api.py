@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO, model_param, needs_shared, shared_model_paths
 
 import mcu_planner
-from conftest import REPO, model_param, needs_shared, shared_model_paths
 from mcu_planner.cli import main
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
-from mcu_planner_testing.builder import ModelBuilder
+
 from mcu_planner.check import check_model
 from mcu_planner.graph import Quantization
 from mcu_planner.quant import f32, quantize_multiplier
 from mcu_planner.validate import InvalidModel
+from mcu_planner_testing.builder import ModelBuilder
 
 BIAS_SCALE = 0.25  # input scale 0.5 x filter scale 0.5
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import model_param, needs_shared, shared_model_paths
+
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import plan_auto, run_planner
 from mcu_planner.problem import peak_live

@@ -6,6 +6,7 @@ import hashlib
 import subprocess
 
 from conftest import REPO
+
 from mcu_planner_testing.shared import provenance_lines
 
 

@@ -14,9 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-
 from conftest import REPO
+from hypothesis import given, settings
+from test_cli import assert_one_line_error, run_main
+from test_overlap import _largest_safe_shift, walks
+
 from mcu_planner import overlap
 from mcu_planner.deadline import Deadline
 from mcu_planner.model_file import MAX_MODEL_BYTES
@@ -25,8 +27,6 @@ from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.problem import WindowAccess
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net
-from test_cli import assert_one_line_error, run_main
-from test_overlap import _largest_safe_shift, walks
 
 MEMORY_CAP = 2 << 30  # bytes of address space for a command under test
 DONE_WHEN_SECONDS = 20  # the bound for each large model, with the defaults

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import (
     Int8Net,
     ModelBuilder,
@@ -23,7 +24,6 @@ from mcu_planner_testing.builder import (
     single_op_model,
     tiny_kws_int8,
 )
-from mcu_planner.reader import read_model
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

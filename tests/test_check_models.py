@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import model_param, needs_shared, supported_shared_model_paths
+
 from mcu_planner import reference, report
-from mcu_planner_testing.builder import Int8Net, ModelBuilder
 from mcu_planner.check import HostTarget, check_model
 from mcu_planner.errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import run_planner
 from mcu_planner.reader import read_model
+from mcu_planner_testing.builder import Int8Net, ModelBuilder
 
 
 @needs_shared

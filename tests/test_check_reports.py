@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.check import _compare, check_model
 from mcu_planner.cli import main
+from mcu_planner_testing.builder import ModelBuilder
 
 
 def _tiny_output_add() -> bytes:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MODELS_DIR, REPO, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import MODELS_DIR, REPO, needs_shared
 from mcu_planner.cli import main
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from mcu_planner.lifetimes import compute_lifetimes
@@ -135,6 +135,7 @@ def test_a_budget_below_the_arena_exits_3_and_writes_nothing(tmp_path):
 @needs_shared
 def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     from conftest import parse_int, shared_model_table
+
     from mcu_planner.problem import peak_live
 
     row = next(r for r in shared_model_table() if r["file"].endswith(MOBILENET.name))

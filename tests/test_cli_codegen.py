@@ -11,13 +11,13 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-
 from conftest import MODELS_DIR, REPO, UNSUPPORTED_PEER_MODELS, needs_firmware_build, needs_shared
-from mcu_planner.output_dir import MANIFEST_NAME
+from test_codegen import assert_names_every_unsupported_operator, chain_model
+
 from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.output_dir import MANIFEST_NAME
 from mcu_planner.planning import plan_auto
 from mcu_planner.reader import read_model
-from test_codegen import assert_names_every_unsupported_operator, chain_model
 
 
 def cli(*args) -> list[str]:

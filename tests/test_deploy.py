@@ -12,11 +12,11 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import MODELS_DIR, REPO, needs_shared
+
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.regions import Region, buffer_macs, subproblem
 from mcu_planner.planning import run_planner
+from mcu_planner.regions import Region, buffer_macs, subproblem
 from mcu_planner.verify import verify
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

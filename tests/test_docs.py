@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, SHARED, needs_cortex_m, needs_shared, needs_tools
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -155,8 +154,7 @@ def test_the_apt_list_in_the_docs_is_setup_sh_s():
 
 
 def test_every_option_is_in_the_readme_synopsis():
-    from mcu_planner.cli import _check_parser, _plan_parser
-    from mcu_planner.cli import survey_parser
+    from mcu_planner.cli import _check_parser, _plan_parser, survey_parser
 
     readme = (REPO / "README.md").read_text()
     synopsis = readme[readme.index("## The command") : readme.index("## Exit codes")]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, needs_arm_gcc, needs_tools
+
 from mcu_planner.reader import read_model
 from mcu_planner.reference import ReferenceModel
 

@@ -5,8 +5,8 @@ line and nothing written."""
 
 from __future__ import annotations
 
-import inspect
 import faulthandler
+import inspect
 import os
 import random
 import re
@@ -16,8 +16,9 @@ import time
 import flatbuffers
 import pytest
 import tflite
-
 from conftest import SHARED, needs_shared
+from semantic_fuzz import BASE_MODELS
+
 from mcu_planner.cli import main
 from mcu_planner.flatbuffer_verifier import (
     MAX_TABLES,
@@ -30,7 +31,6 @@ from mcu_planner.flatbuffer_verifier import (
     union_members,
     verify_model_buffer,
 )
-from semantic_fuzz import BASE_MODELS
 
 litert_interpreter = pytest.importorskip("ai_edge_litert.interpreter")
 

@@ -8,19 +8,18 @@ import re
 
 import numpy as np
 import pytest
+from conftest import SHARED
+from kernel_models import assert_matches_reference
 
-from mcu_planner_testing.builder import Int8Net, int8_quant
 from mcu_planner.check import generate_for_model
-from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.cli import main
+from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.folding import fold_constants
 from mcu_planner.graph import Quantization
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.problem import peak_live, sharing_lower_bound
 from mcu_planner.reader import read_model
-
-from conftest import SHARED
-from kernel_models import assert_matches_reference
+from mcu_planner_testing.builder import Int8Net, int8_quant
 
 Q = int8_quant(-2.0, 2.0)
 

@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
-
 from conftest import needs_cortex_m
+
 from mcu_planner.cli import main
 from mcu_planner.codegen import generate
 from mcu_planner.errors import InputError

@@ -5,8 +5,8 @@ bit-exact, with the plan checked at run time, when it runs."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import MODELS_DIR, needs_shared
+
 from mcu_planner.check import check_model
 from mcu_planner.in_place_depthwise import candidates
 from mcu_planner.pipeline import PlanOptions, analyse_model, generate_for_model, plan_model

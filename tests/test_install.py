@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

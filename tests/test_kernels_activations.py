@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
-from mcu_planner_testing.builder import int8_quant
+
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.quant import lut_int8
+from mcu_planner_testing.builder import int8_quant
 
 SHAPE = (4, 16, 16)
 

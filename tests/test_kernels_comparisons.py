@@ -6,7 +6,6 @@ values at different scales and zero points) are common."""
 from __future__ import annotations
 
 import numpy as np
-
 from kernel_models import FedBranches, assert_matches_reference, few
 
 COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import MODELS_DIR, needs_shared
 from kernel_models import ACTIVATIONS, Branches, assert_matches_reference, random_int8_quant
+
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.elementwise import broadcast_walk

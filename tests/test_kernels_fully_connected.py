@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_models import assert_matches_reference
 
-from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
 from mcu_planner.graph import Quantization
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.reader import read_model
-
-from kernel_models import assert_matches_reference
+from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 

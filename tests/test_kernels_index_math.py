@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
 from kernel_models import ACTIVATIONS, FedBranches, assert_matches_reference
+
 from mcu_planner.graph import Graph, Operator, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner_testing.builder import Int8Net, run_reference

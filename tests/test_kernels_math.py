@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
-from mcu_planner_testing.builder import FloatNet
-
 from kernel_models import ACTIVATIONS, Branches, assert_matches_reference, random_int8_quant
-from mcu_planner.check import check_model
 from test_kernels_elementwise import random_shape_pair
+
+from mcu_planner.check import check_model
+from mcu_planner_testing.builder import FloatNet
 
 BINARY = ("div", "pow", "squared_difference", "maximum", "minimum")
 UNARY = ("exp", "log", "sqrt", "rsqrt", "square", "abs", "neg", "logistic", "tanh")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_models import assert_matches_reference
 
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
-
-from kernel_models import assert_matches_reference
 
 AXES = [((1, 2), True), ((2, 1), False), ((3,), False), ((0, 3), True), ((-1, 1), True), ((0, 1, 2, 3), False)]
 

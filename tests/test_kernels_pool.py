@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from kernel_models import assert_matches_reference
 
 from mcu_planner_testing.builder import FloatNet, Int8Net
-
-from kernel_models import assert_matches_reference
 
 # (pool, strides, padding, activation)
 POOL_VARIANTS = [

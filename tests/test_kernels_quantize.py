@@ -6,9 +6,9 @@ import shutil
 
 import numpy as np
 import pytest
-
 from conftest import MODELS_DIR, needs_shared
 from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
+
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 

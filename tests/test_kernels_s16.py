@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
 from kernel_models import Branches, assert_matches_reference, random_scale
-from mcu_planner_testing.builder import FloatNet, Int16x8Net, Int8Net, ModelBuilder, int16_quant
+
 from mcu_planner.check import generate_for_model, random_inputs, run_generated
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.reader import read_model
 from mcu_planner.reference import ReferenceModel
+from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, ModelBuilder, int16_quant
 
 # (kernel, strides, padding, dilation, activation)
 CONV_VARIANTS = [

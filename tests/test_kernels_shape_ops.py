@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_models import assert_matches_reference
 
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
-
-from kernel_models import assert_matches_reference
 
 
 def test_int8_reshape_squeeze_expand_dims():

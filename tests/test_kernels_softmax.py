@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from kernel_models import Branches, assert_matches_reference
 
 from mcu_planner_testing.builder import FloatNet, Int8Net
-
-import numpy as np
-
-from kernel_models import Branches, assert_matches_reference
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

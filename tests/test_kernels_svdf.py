@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import MODELS_DIR, needs_cortex_m, needs_shared
+from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
+
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.reader import read_model
-
-from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
 
 # (batch, input_size, units, rank, memory_size, with bias)
 SHAPES = [

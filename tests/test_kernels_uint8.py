@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import SHARED
-from mcu_planner_testing.builder import ModelBuilder, Uint8Net
+from kernel_models import assert_matches_reference
+
 from mcu_planner.check import check_model
 from mcu_planner.graph import Quantization
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.reader import read_model
-
-from kernel_models import assert_matches_reference
+from mcu_planner_testing.builder import ModelBuilder, Uint8Net
 
 CORAL = SHARED / "peer-tests" / "coral"
 

@@ -16,11 +16,10 @@ import struct
 
 import pytest
 import tflite
+from conftest import SHARED, needs_cortex_m
 
 from mcu_planner.check import check_model
 from mcu_planner_testing.builder import streaming_int8_model
-
-from conftest import SHARED, needs_cortex_m
 
 MICROWAKEWORD = SHARED / "peer-tests" / "microwakeword"
 needs_microwakeword = pytest.mark.skipif(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from conftest import MODELS_DIR, needs_shared, parse_int, shared_model_table
+
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planning import run_planner
 from mcu_planner.problem import peak_live
@@ -128,8 +128,8 @@ def _int8(mb, shape, name, scale=0.05, zero_point=-3):
 
 
 def test_in_place_never_writes_over_a_graph_output():
-    from mcu_planner_testing.builder import ModelBuilder
     from mcu_planner.check import check_model
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     x = _int8(mb, (1, 8, 8, 4), "x")
@@ -148,8 +148,8 @@ def test_in_place_never_writes_over_a_graph_output():
 def test_reshapes_feeding_a_concatenation_move_into_its_slices():
     import numpy as np
 
-    from mcu_planner_testing.builder import ModelBuilder
     from mcu_planner.check import check_model
+    from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
     x = _int8(mb, (1, 4, 4, 2), "x")

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import BENCHMARKS_DIR, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import BENCHMARKS_DIR, needs_shared
 from mcu_planner.errors import DoesNotFit, InputError, McuPlanError
 from mcu_planner.intervals import read_intervals, write_offsets
 from mcu_planner.planners import load_all

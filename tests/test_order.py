@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from test_random_networks import NETWORK_RECIPES, network, recipe_id, recipe_seed
 
-from mcu_planner_testing.builder import Int8Net
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.order import best_order, reorder
@@ -18,7 +18,7 @@ from mcu_planner.planning import run_planner
 from mcu_planner.problem import peak_live
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
-from test_random_networks import NETWORK_RECIPES, network, recipe_id, recipe_seed
+from mcu_planner_testing.builder import Int8Net
 
 
 def two_wide_branches() -> bytes:

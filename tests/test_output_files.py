@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from mcu_planner import output_dir
 from mcu_planner.cli import main
 from mcu_planner.output_dir import replace_output_dir, write_output

@@ -21,16 +21,15 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import needs_cortex_m
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import needs_cortex_m
-from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 from mcu_planner.check import random_inputs, run_generated
 from mcu_planner.codegen import generate
 from mcu_planner.overlap import max_output_offset
-from mcu_planner.planners.greedy import plan_greedy
 from mcu_planner.pipeline import PlanOptions, analyse_model
+from mcu_planner.planners.greedy import plan_greedy
 from mcu_planner.planning import ArenaPlan, run_planner
 from mcu_planner.problem import (
     Buffer,
@@ -45,6 +44,7 @@ from mcu_planner.problem import (
 )
 from mcu_planner.reference import run_isolated
 from mcu_planner.verify import check_plan, verify
+from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 
 
 def _taps(a: WindowAccess):

@@ -9,15 +9,15 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import model_param, needs_shared, supported_shared_model_paths
 from kernel_models import Branches
+
 from mcu_planner import cli
-from mcu_planner_testing.builder import FloatNet, Int16x8Net, Int8Net, Uint8Net, int8_quant
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.reader import read_model
 from mcu_planner.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
+from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, int8_quant
 
 # -- the parser ---------------------------------------------------------------------
 

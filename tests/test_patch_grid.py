@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
+from test_patches import _random_chain, _vww_like, planned_verified_and_bit_exact
+
 from mcu_planner.check import check_model
 from mcu_planner.errors import InputError
 from mcu_planner.patches import candidate_stages, make_stage, patchable_call, with_stage
-from mcu_planner.program import lower_program
 from mcu_planner.pipeline import PlanOptions, forced_grid, patch_counts, plan_model
+from mcu_planner.program import lower_program
 from mcu_planner.reader import read_model
 from mcu_planner.report import in_place_depthwise_ops, patches_json
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net
-from test_patches import _random_chain, _vww_like, planned_verified_and_bit_exact
 
 
 def _taps(first: int, end: int, stride: int, pad: int, filter_size: int, dilation: int) -> list[tuple[int, int]]:
@@ -146,11 +146,12 @@ def test_verifier_rejects_a_patch_buffer_over_the_stage_output():
 
 
 def test_check_build_stops_a_patch_scattered_from_over_the_stage_output(tmp_path):
+    from test_codegen import run_host, seeded_inputs
+
     from mcu_planner.codegen import generate
     from mcu_planner.errors import CheckMismatch
     from mcu_planner.output_dir import write_output
     from mcu_planner.planning import ArenaPlan
-    from test_codegen import run_host, seeded_inputs
 
     model, planned, stage, good, bad = _grid_plan_with_a_patch_buffer_over_the_stage_output()
     graph, lifetimes = planned.graph, planned.lifetimes

@@ -9,11 +9,11 @@ import json
 import re
 
 import pytest
+from test_patches import _vww_like
 
 from mcu_planner import cli
-from mcu_planner.reader import read_model
 from mcu_planner.program import lower_program
-from test_patches import _vww_like
+from mcu_planner.reader import read_model
 
 
 @pytest.mark.parametrize("patches", ["3", "4x1"])

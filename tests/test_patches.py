@@ -10,14 +10,14 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m, needs_shared
+
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering.common import compute_out_size, compute_padding
-from mcu_planner.program import lower_program
 from mcu_planner.patches import RowGeometry, candidate_stages, make_stage, stage_access, with_stage
 from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.program import lower_program
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net
@@ -170,11 +170,12 @@ def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
 
 
 def test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads(tmp_path):
+    from test_codegen import run_host, seeded_inputs
+
     from mcu_planner.codegen import generate
     from mcu_planner.errors import CheckMismatch
     from mcu_planner.output_dir import write_output
     from mcu_planner.planning import ArenaPlan
-    from test_codegen import run_host, seeded_inputs
 
     model = _vww_like()
     graph = read_model(model)

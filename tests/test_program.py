@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import needs_shared
+from test_order import two_wide_branches
 
 from mcu_planner import lowering
 from mcu_planner.order import reorder
@@ -13,9 +15,7 @@ from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.program import lower_program, reorder_program
 from mcu_planner.reader import read_model
 from mcu_planner.report import plan_json
-from conftest import needs_shared
 from mcu_planner_testing.shared import MODELS_DIR
-from test_order import two_wide_branches
 
 
 def test_every_lowered_opcode_declares_its_facts():

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import REPO
+
 from mcu_planner import __version__
 from mcu_planner.check import HostTarget
 from mcu_planner.cli import main

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import MODELS_DIR, REPO, model_param, needs_cortex_m, needs_shared, supported_shared_model_paths
-from mcu_planner.output_dir import ModelInterface
+
 from mcu_planner.errors import DoesNotFit, InputError
 from mcu_planner.firmware_build import board_names, build_firmware, load_board
+from mcu_planner.output_dir import ModelInterface
 from mcu_planner.qemu import QemuError, exit_code_names, run_firmware
 
 FAKE_MODEL = REPO / "tests" / "fixtures" / "fake_model"

@@ -6,9 +6,9 @@ must still give the reference's floats exactly."""
 from __future__ import annotations
 
 from conftest import needs_cortex_m
-from mcu_planner_testing.builder import Int8Net, Uint8Net
-
 from kernel_models import assert_matches_reference
+
+from mcu_planner_testing.builder import Int8Net, Uint8Net
 
 pytestmark = needs_cortex_m
 

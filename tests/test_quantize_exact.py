@@ -17,11 +17,11 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import needs_cortex_m
 from kernel_models import assert_matches_reference
-from mcu_planner_testing.builder import ModelBuilder
+
 from mcu_planner.quant import INT_RANGES
+from mcu_planner_testing.builder import ModelBuilder
 
 F32 = np.float32
 PIXELS = np.arange(256, dtype=np.float32)
@@ -250,8 +250,8 @@ def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     and every compiler command in the README and docs/ pass it (a fused multiply-add
     would change float results)."""
     from mcu_planner.check import generate_for_model
-    from mcu_planner.output_dir import write_output
     from mcu_planner.firmware_build import build_firmware
+    from mcu_planner.output_dir import write_output
     from mcu_planner.resources import templates_dir
 
     model = conversion_model([("int8", 1 / 255, -128)], [], 16)

@@ -10,32 +10,31 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 
 from mcu_planner import cli
 from mcu_planner.errors import DoesNotFit
-from mcu_planner.flash import flash_shortfall
-from mcu_planner.program import lower_program
 from mcu_planner.firmware_build import (
     DEFAULT_STACK_BYTES,
+    firmware_target,
     linked_ram_bytes,
     load_board,
     make_firmware,
     write_firmware_files,
 )
+from mcu_planner.flash import flash_shortfall
 from mcu_planner.output_dir import read_interface
 from mcu_planner.pipeline import PlanOptions, smallest_ram
-from mcu_planner.reader import read_model
+from mcu_planner.program import lower_program
 from mcu_planner.ram_budget import (
     HARNESS_STATIC_BYTES,
     KERNEL_STATIC_BUFFERS,
     LIBC_STATE_BYTES,
-    libc_state_functions,
     cpu_has_helium,
+    libc_state_functions,
     ram_budget,
 )
-from mcu_planner.firmware_build import firmware_target
+from mcu_planner.reader import read_model
 from mcu_planner.resources import firmware_dir
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"

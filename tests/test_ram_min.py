@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from conftest import REPO, model_param, needs_shared, shared_model_paths
 from test_cli import assert_one_line_error, run_main
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from mcu_planner_testing.builder import Int8Net, ModelBuilder
 from mcu_planner.check import check_model
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planners import load_all
@@ -41,6 +40,7 @@ from mcu_planner.planning import plan_auto, run_planner
 from mcu_planner.problem import arena_bytes
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
+from mcu_planner_testing.builder import Int8Net, ModelBuilder
 
 # Bounds the exact planner (some of these problems it cannot prove optimal
 # in seconds); every assertion holds whatever it finds in that time.

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflite
-
 from conftest import MODELS_DIR, model_param, needs_shared, parse_int, shared_model_paths, shared_model_table
-from mcu_planner_testing.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
+
+from mcu_planner.check import check_model
 from mcu_planner.errors import InputError, UnsupportedModel
 from mcu_planner.graph import Quantization
-from mcu_planner.check import check_model
 from mcu_planner.reader import BUILTIN_CODES, DYNAMIC_INNER_NOTE, enum_for, option_fields, read_model
+from mcu_planner_testing.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
 
 NUMPY_TO_DTYPE = {
     np.dtype(np.float32): "float32",

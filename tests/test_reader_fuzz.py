@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MODELS_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import MODELS_DIR
-from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES, InputError, UnsupportedModel
 from mcu_planner.graph import DTYPE_BITS, Graph
 from mcu_planner.reader import read_model
+from mcu_planner_testing.builder import ModelBuilder
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

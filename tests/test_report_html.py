@@ -16,17 +16,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from conftest import MODELS_DIR, REPO, needs_firmware_build, needs_shared
+from test_cli import assert_one_line_error, run_cli
+
 from mcu_planner import flash as flash_module
-from mcu_planner_testing.builder import Int8Net
 from mcu_planner.cli import main
 from mcu_planner.codegen import lower_all
 from mcu_planner.flash import counted_flash, measure_flash
-from mcu_planner.program import lower_program
 from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.program import lower_program
 from mcu_planner.reader import read_model
-from test_cli import assert_one_line_error, run_cli
+from mcu_planner_testing.builder import Int8Net
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

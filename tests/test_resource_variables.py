@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SHARED
 
 from mcu_planner.errors import UnsupportedModel
 from mcu_planner.pipeline import PlanOptions, analyse_model
 from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import ModelBuilder, streaming_int8_model
-
-from conftest import SHARED
 
 MICROWAKEWORD = SHARED / "peer-tests" / "microwakeword"
 needs_microwakeword = pytest.mark.skipif(

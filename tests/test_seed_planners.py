@@ -8,10 +8,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from conftest import BENCHMARKS_DIR, model_param, needs_shared, shared_model_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import BENCHMARKS_DIR, model_param, needs_shared, shared_model_paths
 from mcu_planner.intervals import read_intervals
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.planners import SEED_FILES, load_all

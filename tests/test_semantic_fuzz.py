@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from semantic_fuzz import Draws, mutated_model, run_one
 
 

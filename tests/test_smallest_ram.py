@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from conftest import REPO
 from test_overlap import _vww_like
+
 from mcu_planner.pipeline import PlanOptions, plan_model, smallest_ram
 from mcu_planner.verify import verify
 

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import needs_arm_gcc
 
 from mcu_planner.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 from mcu_planner.firmware_build import load_board
@@ -19,8 +20,6 @@ from mcu_planner.output_dir import write_output
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.resources import firmware_dir
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net
-
-from conftest import needs_arm_gcc
 
 
 def _quantized(net: Int8Net) -> bytes:

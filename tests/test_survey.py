@@ -9,11 +9,11 @@ import io
 import shutil
 
 import pytest
+from conftest import MODELS_DIR, REPO, needs_shared, shared_model_paths
+from test_cli import run_main
 
 import mcu_planner
-from conftest import MODELS_DIR, REPO, needs_shared, shared_model_paths
 from mcu_planner.survey import COLUMNS
-from test_cli import run_main
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import numpy as np
-
 from conftest import REPO
-from mcu_planner_testing.builder import ModelBuilder
-from mcu_planner.errors import MAX_UNSUPPORTED_LINES
 from test_codegen import unsupported_lines
+
+from mcu_planner.errors import MAX_UNSUPPORTED_LINES
+from mcu_planner_testing.builder import ModelBuilder
 
 
 def run_plan(model_path, *args) -> subprocess.CompletedProcess:
@@ -153,8 +153,9 @@ def test_an_int8_svdf_state_is_named_as_the_wrong_state_type(tmp_path, capsys):
     state's type and what TFLite keeps, not an unnamed tensor (issue 21)."""
     import dataclasses
 
-    from mcu_planner.reader import read_model
     from test_validate import _bench_coverage
+
+    from mcu_planner.reader import read_model
 
     graph = read_model(_bench_coverage().build_variant("SVDF", "int8"))
     state = next(t for t in graph.tensors if t.is_variable)

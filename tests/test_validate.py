@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import SHARED, needs_shared
-from mcu_planner_testing.builder import Int8Net, ModelBuilder, single_op_model, tiny_kws_int8
+from semantic_fuzz import with_op, with_tensor
+
 from mcu_planner.cli import main
 from mcu_planner.graph import Graph, Quantization
 from mcu_planner.reader import read_model
-from semantic_fuzz import with_op, with_tensor
+from mcu_planner_testing.builder import Int8Net, ModelBuilder, single_op_model, tiny_kws_int8
 
 
 def rebuilt(graph: Graph) -> bytes:

@@ -54,8 +54,9 @@ operator inputs and constants, non-const for outputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Union
 
 from ..errors import InvalidModel
 from ..graph import Graph, Operator, PatchWindow, Window, operator_name
@@ -123,18 +124,18 @@ class KernelFacts:
     # The call walking in the order `access` declares, for a kernel that
     # otherwise takes a faster walk (program.in_raster_order, where the plan
     # overlaps its output with its input); None: it always walks so.
-    in_raster_order: Callable[[], "KernelCall"] | None = field(default=None, compare=False)
+    in_raster_order: Callable[[], KernelCall] | None = field(default=None, compare=False)
     # The op's window along height and width, when the kernel reads its input
     # only through it (so one patch of rows and columns is an ordinary call,
     # patches.py); `for_window` is that call for one patch.
     window: Window | None = None
-    for_window: Callable[[PatchWindow], "KernelCall"] | None = field(default=None, compare=False)
+    for_window: Callable[[PatchWindow], KernelCall] | None = field(default=None, compare=False)
     # This call runs a depthwise convolution channel by channel over its own
     # input through one scratch buffer (in_place_depthwise.py): the output
     # takes the input's bytes.
     writes_over_input: bool = False
     # The call of the same op run that way, given the scratch tensor; None: it cannot.
-    over_input: Callable[[int], "KernelCall"] | None = field(default=None, compare=False)
+    over_input: Callable[[int], KernelCall] | None = field(default=None, compare=False)
     # Static working buffers of the kernel outside the arena: (name, bytes).
     static_buffers: tuple[tuple[str, int], ...] = ()
 

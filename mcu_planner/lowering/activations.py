@@ -15,9 +15,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from functools import lru_cache
-from typing import Callable
+from functools import cache
 
 import numpy as np
 
@@ -37,15 +37,15 @@ from ..quant import (
     wrap_int32,
 )
 from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
-from .walks import unary_elementwise_facts, values_walk
 from .common import TYPE_SUFFIX, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 from .math import lower_float_gelu, lower_float_unary
+from .walks import unary_elementwise_facts, values_walk
 
 SOURCES = ("mcu_activations",)
 SOURCES_S16 = ("mcu_activations_s16",)  # the int16 kernels
 
 
-@lru_cache(maxsize=None)
+@cache
 def _libm_float_function(name: str) -> Callable[[float], float] | None:
     """The C library's single-precision `name` (expf, tanhf), the function
     TFLite's table builder calls, or None where no C library can be loaded."""

@@ -3,17 +3,15 @@ which dispatches to one file per variant family; 16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import math
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
 from . import CArray, KernelCall, KernelFacts, NotLowerable, ScratchNeed, facts_for, lowers, scratch_for
-from .walks import PIXEL_BY_PIXEL, RasterOrder, image_window_facts
 from .common import (
     activation_params,
     hybrid_weighted_operands,
@@ -29,6 +27,7 @@ from .common import (
     uint8_weighted_params,
     zero_point,
 )
+from .walks import PIXEL_BY_PIXEL, RasterOrder, image_window_facts
 
 # mcu_conv.c and its variant families (firmware/runtime; mcu_conv_internal.h is header-only).
 SOURCES = (

@@ -28,7 +28,6 @@ from .common import (
     zero_point,
 )
 
-
 SOURCES = ("mcu_elementwise",)
 SOURCES_S16 = ("mcu_elementwise_s16",)  # the 16x8 kernels
 

@@ -9,15 +9,14 @@ import numpy as np
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers
 from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
-from .walks import PIXEL_BY_PIXEL, RasterOrder, rows_facts
 from .common import (
     activation_params,
     fused_activation,
     hybrid_weighted_operands,
-    is_hybrid_weighted_op,
     input_tensor,
     int32_array,
     is_float_weighted_op,
+    is_hybrid_weighted_op,
     kernel_call,
     output_tensor,
     require_16x8_weighted_op,
@@ -25,6 +24,7 @@ from .common import (
     uint8_weighted_params,
     zero_point,
 )
+from .walks import PIXEL_BY_PIXEL, RasterOrder, rows_facts
 
 SOURCES = ("mcu_fully_connected",)
 

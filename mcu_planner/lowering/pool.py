@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
-from .walks import PIXEL_BY_PIXEL, image_window_facts
 from .common import (
     TYPE_SUFFIX,
     activation_params,
@@ -17,6 +16,7 @@ from .common import (
     sliding_window,
     zero_point,
 )
+from .walks import PIXEL_BY_PIXEL, image_window_facts
 
 
 def _lower(op: Operator, graph: Graph, stem: str) -> KernelCall:

@@ -6,8 +6,8 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
-from .walks import pad_facts
 from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
+from .walks import pad_facts
 
 
 def strides(dims: list[int]) -> list[int]:

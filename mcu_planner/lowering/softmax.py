@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from ..graph import Graph, Operator
 import math
 
-from ..graph import Tensor
+from ..graph import Graph, Operator, Tensor
 from ..quant import calculate_input_radius, f32, lut_int16, preprocess_softmax_scaling, quantize_multiplier
 from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point

@@ -7,9 +7,8 @@ walk and the fields into `KernelFacts`."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ..graph import DTYPE_BITS, Graph, Operator, PatchWindow, Window
 from ..problem import WindowAccess

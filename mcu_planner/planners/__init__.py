@@ -12,7 +12,7 @@ others are bounded by counts and get no time limit from the command line.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..problem import Budget, PlannerResult, Problem
 from ..registry import Registry

@@ -23,8 +23,8 @@ from __future__ import annotations
 import importlib
 import math
 import time
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
