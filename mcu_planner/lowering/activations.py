@@ -52,7 +52,7 @@ def _libm_float_function(name: str) -> Callable[[float], float] | None:
     path = ctypes.util.find_library("m")
     try:
         library = ctypes.CDLL(path) if path else ctypes.CDLL(None)
-        function = getattr(library, name)
+        function = library[name]
     except (OSError, AttributeError):
         return None
     function.restype = ctypes.c_float
@@ -79,7 +79,10 @@ def _tanh_f32(x: np.float32) -> np.float32:
 def _logistic_f32(x: np.float32) -> np.float32:
     one = np.float32(1.0)
     with np.errstate(over="ignore"):
-        return one / (one + _exp_f32(-x))
+        # numpy's stubs type float32 arithmetic as Any when checked for Python
+        # 3.10 (numpy 2.4 needs 3.11): the annotation states the float32 result.
+        logistic: np.float32 = one / (one + _exp_f32(-x))
+    return logistic
 
 
 def _unary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor]:
@@ -124,14 +127,16 @@ _SQRT_2_OVER_PI = np.float32(1.12837916709551257390 * 0.70710678118654752440)
 
 def _gelu_f32(x: np.float32) -> np.float32:
     """GeluTransform: 0.5f * in * std::erfc(in * -M_SQRT1_2), in float32."""
-    return np.float32(0.5) * x * _erfc_f32(x * _MINUS_SQRT1_2)
+    gelu: np.float32 = np.float32(0.5) * x * _erfc_f32(x * _MINUS_SQRT1_2)
+    return gelu
 
 
 def _gelu_approximate_f32(x: np.float32) -> np.float32:
     """GeluTransformApproximate, its float32 operations in the C++ order."""
     cube_term = np.float32(0.044715) * x * x * x
     inner = _SQRT_2_OVER_PI * (x + cube_term)
-    return np.float32(0.5) * x * (np.float32(1.0) + _tanh_f32(inner))
+    gelu: np.float32 = np.float32(0.5) * x * (np.float32(1.0) + _tanh_f32(inner))
+    return gelu
 
 
 def _log_f32(x: np.float32) -> np.float32:
@@ -254,7 +259,7 @@ def lower_gelu(op: Operator, graph: Graph) -> KernelCall:
     return _lut_call(op, inp, out, transform)
 
 
-def _lut_call(op: Operator, inp: Tensor, out: Tensor, transform) -> KernelCall:
+def _lut_call(op: Operator, inp: Tensor, out: Tensor, transform: Callable[[np.float32], np.float32]) -> KernelCall:
     """int8 / uint8 through a 256-entry table filled as TFLite's
     LUTPopulate fills it (quant.lut_int8)."""
     table = lut_int8((scale(inp), zero_point(inp)), (scale(out), zero_point(out)), transform, inp.dtype)

@@ -6,6 +6,8 @@ resolved here into the outer / axis / inner sizes of TFLite's ArgMinMax.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..graph import Graph, Operator
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
 from .common import TYPE_SUFFIX, constant_ints, input_tensor, kernel_call, output_tensor
@@ -14,7 +16,7 @@ INPUT_TYPES = ("float32", "int8", "uint8", "int32")
 INDEX_TYPES = ("int32", "int64")
 
 
-def _product(values) -> int:
+def _product(values: Iterable[int]) -> int:
     result = 1
     for v in values:
         result *= v

@@ -4,6 +4,8 @@ integer inputs, element sizes and window geometry."""
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import numpy as np
 
 from ..graph import DTYPE_BITS, Graph, Operator, Tensor
@@ -21,7 +23,12 @@ MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "int64": "s64", "float32": "f32"}
 
 
+@overload
+def input_tensor(op: Operator, graph: Graph, position: int, optional: Literal[False] = False) -> Tensor: ...
+@overload
+def input_tensor(op: Operator, graph: Graph, position: int, optional: bool) -> Tensor | None: ...
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
+    """The op's input at `position`; None only when `optional` and it is absent."""
     if position >= len(op.inputs) or op.inputs[position] < 0:
         if optional:
             return None

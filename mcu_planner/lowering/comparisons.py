@@ -107,7 +107,7 @@ def lower_logical_not(op: Operator, graph: Graph) -> KernelCall:
 def _select_strides(op: Operator, shape: tuple[int, ...], out_shape: tuple[int, ...]) -> list[int]:
     """Element strides of `shape` walked along `out_shape` (0 where it is broadcast)."""
     padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    if len(padded) != len(out_shape) or any(d not in (1, o) for d, o in zip(padded, out_shape)):
+    if len(padded) != len(out_shape) or any(d not in (1, o) for d, o in zip(padded, out_shape, strict=True)):
         raise NotLowerable(f"{op.opcode} cannot broadcast {shape} to {out_shape}")
     strides = [0] * len(out_shape)
     step = 1

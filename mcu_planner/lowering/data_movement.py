@@ -11,13 +11,14 @@ output pixel (TFLite's GetNearestNeighbor, float32 arithmetic).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier, tflite_round
 from ..slicing import SliceAxis, strided_slice_axes
-from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor, scale, zero_point
 
 CONCAT_MAX_INPUTS = 8  # MCU_CONCAT_MAX_INPUTS in firmware/runtime/mcu_concat.h
@@ -26,7 +27,7 @@ INT32_LOWEST = -(1 << 31)
 INT32_HIGHEST = (1 << 31) - 1
 
 
-def _product(values) -> int:
+def _product(values: Iterable[int]) -> int:
     result = 1
     for v in values:
         result *= v
@@ -67,7 +68,11 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     copy_bytes = [_product(t.shape[axis:]) * size for t in inputs]
     padding = (-1,) * (CONCAT_MAX_INPUTS - len(inputs))
     args = tuple(op.inputs) + padding + (op.outputs[0],)
-    common = {"num_inputs": len(inputs), "outer_size": outer, "copy_bytes": int32_array(copy_bytes)}
+    common: dict[str, ParamValue] = {
+        "num_inputs": len(inputs),
+        "outer_size": outer,
+        "copy_bytes": int32_array(copy_bytes),
+    }
 
     if out.dtype not in ("int8", "uint8") or all(t.same_quantization(out) for t in inputs):
         return KernelCall(
@@ -105,7 +110,9 @@ def lower_concatenation(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
-def _concatenation_with_scaling(inputs, out, common: dict, args: tuple) -> KernelCall:
+def _concatenation_with_scaling(
+    inputs: list[Tensor], out: Tensor, common: dict[str, ParamValue], args: tuple[int, ...]
+) -> KernelCall:
     """uint8 inputs quantized unlike the output, as reference_ops::
     ConcatenationWithScaling rescales them: in float32, scale = input_scale *
     (1.f / output_scale), bias = -zero_point * scale; an input whose scale
@@ -162,9 +169,9 @@ def strided_copy(op: Operator, element_size: int, shape: tuple[int, ...], axes: 
     """mcu_strided_slice taking `axes` of an input of `shape` (SLICE and
     STRIDED_SLICE both lower to it)."""
     input_strides = [_product(shape[axis + 1 :]) for axis in range(len(shape))]
-    first = sum(a.start * s for a, s in zip(axes, input_strides))
+    first = sum(a.start * s for a, s in zip(axes, input_strides, strict=True))
     counts = [a.count for a in axes]
-    steps = [a.stride * s for a, s in zip(axes, input_strides)]
+    steps = [a.stride * s for a, s in zip(axes, input_strides, strict=True)]
     return strided_slice_call(op, element_size, first, counts, steps)
 
 

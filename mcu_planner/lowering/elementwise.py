@@ -14,7 +14,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import (
     MAX_RANK,
     TYPE_SUFFIX,
@@ -37,21 +37,23 @@ ADD_LEFT_SHIFT = 20
 ADD_LEFT_SHIFT_INT16 = 15
 
 
-def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...], out_shape: tuple[int, ...]):
-    """(dims, strides1, strides2) walking the output row-major, inputs addressed
+def broadcast_walk(
+    op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...], out_shape: tuple[int, ...]
+) -> tuple[CArray, CArray, CArray, int]:
+    """(dims, strides1, strides2, rank) walking the output row-major, inputs addressed
     by element strides that are 0 along broadcast dimensions; dimensions that
     can be walked as one are merged, so same-shaped inputs become rank 1."""
     rank = max(len(shape1), len(shape2), len(out_shape), 1)
     s1 = (1,) * (rank - len(shape1)) + tuple(shape1)
     s2 = (1,) * (rank - len(shape2)) + tuple(shape2)
     so = (1,) * (rank - len(out_shape)) + tuple(out_shape)
-    for a, b, o in zip(s1, s2, so):
+    for a, b, o in zip(s1, s2, so, strict=True):
         if max(a, b) != o or a not in (1, o) or b not in (1, o):
             raise NotLowerable(f"{op.opcode} cannot broadcast {shape1} and {shape2} to {out_shape}")
     if 0 in so:
         raise NotLowerable(f"{op.opcode} on an empty tensor")
 
-    def strides(shape):
+    def strides(shape: tuple[int, ...]) -> list[int]:
         result, step = [], 1
         for dim in reversed(shape):
             result.append(step if dim > 1 else 0)
@@ -61,7 +63,7 @@ def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...
     dims, st1, st2 = list(so), strides(s1), strides(s2)
     # Drop size-1 dimensions, then merge a dimension into the next inner one
     # when both inputs step through it contiguously (or not at all).
-    kept = [(d, a, b) for d, a, b in zip(dims, st1, st2) if d > 1] or [(1, 0, 0)]
+    kept = [(d, a, b) for d, a, b in zip(dims, st1, st2, strict=True) if d > 1] or [(1, 0, 0)]
     merged = [kept[-1]]
     for d, a, b in reversed(kept[:-1]):
         inner_d, inner_a, inner_b = merged[0]
@@ -79,7 +81,7 @@ def broadcast_walk(op: Operator, shape1: tuple[int, ...], shape2: tuple[int, ...
     )
 
 
-def broadcast_params(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict:
+def broadcast_params(op: Operator, a: Tensor, b: Tensor, out: Tensor) -> dict[str, ParamValue]:
     """The walk fields every broadcasting params struct starts with."""
     dims, strides1, strides2, rank = broadcast_walk(op, a.shape, b.shape, out.shape)
     return {"rank": rank, "dims": dims, "input1_strides": strides1, "input2_strides": strides2}
@@ -95,7 +97,9 @@ def binary_operands(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, Tensor]
     return a, b, out
 
 
-def _call(op: Operator, function: str, params_type: str, operands: tuple[Tensor, Tensor, Tensor], **own) -> KernelCall:
+def _call(
+    op: Operator, function: str, params_type: str, operands: tuple[Tensor, Tensor, Tensor], **own: ParamValue
+) -> KernelCall:
     """Fields in the order every params struct here declares them: the
     broadcast walk, the kernel's own constants, the fused activation."""
     a, b, out = operands
@@ -104,7 +108,17 @@ def _call(op: Operator, function: str, params_type: str, operands: tuple[Tensor,
     return kernel_call(op, function, params_type, params, sources, inputs=2)
 
 
-def _lower_add_sub_s16_pot(op: Operator, operands: tuple[Tensor, Tensor, Tensor]) -> KernelCall:
+def _power_of_two_exponents(operands: tuple[Tensor, Tensor, Tensor]) -> tuple[int, int, int] | None:
+    """log2 of each operand's scale, or None unless every scale is a power of two."""
+    log2_a, log2_b, log2_out = (checked_log2(scale(t)) for t in operands)
+    if log2_a is None or log2_b is None or log2_out is None:
+        return None
+    return log2_a, log2_b, log2_out
+
+
+def _lower_add_sub_s16_pot(
+    op: Operator, operands: tuple[Tensor, Tensor, Tensor], exponents: tuple[int, int, int]
+) -> KernelCall:
     """TFLite's int16 ADD/SUB with pot_scale_int16 and power-of-two scales
     (the LSTM-era path): one input is right-shifted to the output's scale."""
     a, b, out = operands
@@ -113,8 +127,8 @@ def _lower_add_sub_s16_pot(op: Operator, operands: tuple[Tensor, Tensor, Tensor]
         raise NotLowerable(f"int16 {op.opcode} with power-of-two scales on shapes {a.shape}, {b.shape}")
     if any(zero_point(t) for t in operands):
         raise NotLowerable(f"int16 {op.opcode} with a non-zero zero point")
-    out_log2 = checked_log2(scale(out))
-    shift1, shift2 = checked_log2(scale(a)) - out_log2, checked_log2(scale(b)) - out_log2
+    log2_a, log2_b, log2_out = exponents
+    shift1, shift2 = log2_a - log2_out, log2_b - log2_out
     if (shift1 and shift2) or shift1 > 0 or shift2 > 0:
         # Prepare refuses these.
         raise NotLowerable(f"int16 {op.opcode} with power-of-two input shifts {shift1}, {shift2}")
@@ -162,8 +176,9 @@ def lower_add_sub(op: Operator, graph: Graph) -> KernelCall:
         return _lower_int32(op, operands)
     require_dtype(op, out, "int8", "uint8", "int16")
     if out.dtype == "int16":
-        if op.options.get("pot_scale_int16", False) and all(checked_log2(scale(t)) is not None for t in operands):
-            return _lower_add_sub_s16_pot(op, operands)
+        exponents = _power_of_two_exponents(operands) if op.options.get("pot_scale_int16", False) else None
+        if exponents is not None:
+            return _lower_add_sub_s16_pot(op, operands, exponents)
         kernel, left_shift = "mcu_add_s16", ADD_LEFT_SHIFT_INT16
     else:
         kernel, left_shift = f"mcu_add_{TYPE_SUFFIX[out.dtype]}", ADD_LEFT_SHIFT

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import mean_multiplier, quantize_multiplier
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import (
     MAX_RANK,
     TYPE_SUFFIX,
@@ -21,7 +21,7 @@ from .common import (
 from .shape_ops import padded, strides
 
 
-def _reduction(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, dict | None]:
+def _reduction(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, dict[str, ParamValue] | None]:
     """(input, output, shape fields) of a reduction over constant axes; the
     shape fields are None when no axis is reduced (TFLite then copies)."""
     inp = input_tensor(op, graph, 0)
@@ -41,7 +41,7 @@ def _reduction(op: Operator, graph: Graph) -> tuple[Tensor, Tensor, dict | None]
     reduced = [d if i in axes else 1 for i, d in enumerate(inp.shape)]
     if out.num_elements != int(np.prod(kept)):
         raise NotLowerable(f"{op.opcode} output {out.shape} does not match input {inp.shape} over axes {axes}")
-    shape = {
+    shape: dict[str, ParamValue] = {
         "kept_dims": int32_array(padded(kept)),
         "reduced_dims": int32_array(padded(reduced)),
         "input_strides": int32_array(padded(strides(list(inp.shape)), fill=0)),
@@ -76,7 +76,7 @@ def lower_sum_reduce_max(op: Operator, graph: Graph) -> KernelCall:
     return KernelCall(function, "mcu_mean_f32_params", shape, (op.inputs[0], op.outputs[0]), ("mcu_mean",))
 
 
-def _quantized_sum(op: Operator, inp: Tensor, out: Tensor, shape: dict) -> KernelCall:
+def _quantized_sum(op: Operator, inp: Tensor, out: Tensor, shape: dict[str, ParamValue]) -> KernelCall:
     """int8 SUM: QuantizedMeanOrSum with compute_sum (the rescale
     input_scale / output_scale, in double, not divided by the count), on the
     bytes read as uint8 as LiteRT's reference does (mcu_sum_s8)."""
@@ -97,6 +97,7 @@ def lower_mean(op: Operator, graph: Graph) -> KernelCall:
     if shape is None:
         return _copy(op, inp, out)
     count = shape["count"]
+    assert isinstance(count, int), "_reduction stores the reduced element count there"
     args = (op.inputs[0], op.outputs[0])
 
     if inp.dtype == "float32":
@@ -144,7 +145,7 @@ def lower_cumsum(op: Operator, graph: Graph) -> KernelCall:
     if len(axes) != 1 or not -rank <= axes[0] < rank:
         raise NotLowerable(f"CUMSUM along axis {axes} of a rank-{rank} tensor")
     axis = axes[0] % rank
-    params = {
+    params: dict[str, ParamValue] = {
         "outer_size": int(np.prod(inp.shape[:axis], dtype=np.int64)),
         "axis_size": inp.shape[axis],
         "inner_size": int(np.prod(inp.shape[axis + 1 :], dtype=np.int64)),

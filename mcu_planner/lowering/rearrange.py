@@ -17,7 +17,7 @@ axes with negative steps (mcu_strided_slice).
 from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor, zero_point
 from .data_movement import SLICE_RANK, strided_slice_call
 from .shape_ops import _check_same_quantization, padded, strides
@@ -92,7 +92,7 @@ def _merged(op: Operator, dims: list[int], steps: list[int]) -> tuple[list[int],
     """The same walk in as few dimensions as mcu_transpose takes: size-1
     dimensions dropped, a dimension merged into the next inner one where it
     steps by exactly that one's whole extent."""
-    kept = [(d, s) for d, s in zip(dims, steps) if d > 1] or [(1, 0)]
+    kept = [(d, s) for d, s in zip(dims, steps, strict=True) if d > 1] or [(1, 0)]
     merged = [kept[-1]]
     for d, s in reversed(kept[:-1]):
         inner_d, inner_s = merged[0]
@@ -111,10 +111,10 @@ def lower_tile(op: Operator, graph: Graph) -> KernelCall:
     multiples = constant_ints(op, input_tensor(op, graph, 1), "multiples")
     if len(multiples) != len(inp.shape) or any(m < 1 for m in multiples):
         raise NotLowerable(f"TILE of shape {inp.shape} by {multiples}")
-    if tuple(out.shape) != tuple(d * m for d, m in zip(inp.shape, multiples)) or inp.num_elements == 0:
+    if tuple(out.shape) != tuple(d * m for d, m in zip(inp.shape, multiples, strict=True)) or inp.num_elements == 0:
         raise NotLowerable(f"TILE of shape {inp.shape} by {multiples} into {out.shape}")
     dims, steps = [], []
-    for d, m, s in zip(inp.shape, multiples, strides(list(inp.shape))):
+    for d, m, s in zip(inp.shape, multiples, strides(list(inp.shape)), strict=True):
         dims += [m, d]
         steps += [0, s]
     return _gather(op, inp, *_merged(op, dims, steps))
@@ -125,13 +125,19 @@ def lower_broadcast_to(op: Operator, graph: Graph) -> KernelCall:
     inp, out = _operands(op, graph)
     rank = len(out.shape)
     shape = (1,) * (rank - len(inp.shape)) + tuple(inp.shape)
-    if len(shape) != rank or any(d not in (1, o) for d, o in zip(shape, out.shape)) or out.num_elements == 0:
+    if (
+        len(shape) != rank
+        or any(d not in (1, o) for d, o in zip(shape, out.shape, strict=True))
+        or out.num_elements == 0
+    ):
         raise NotLowerable(f"BROADCAST_TO of shape {inp.shape} to {out.shape}")
-    steps = [s if d > 1 else 0 for d, s in zip(shape, strides(list(shape)))]
+    steps = [s if d > 1 else 0 for d, s in zip(shape, strides(list(shape)), strict=True)]
     return _gather(op, inp, *_merged(op, list(out.shape), steps))
 
 
-def _space_batch_geometry(op: Operator, graph: Graph, what: str):
+def _space_batch_geometry(
+    op: Operator, graph: Graph, what: str
+) -> tuple[Tensor, Tensor, tuple[int, int, int, int], tuple[int, int], tuple[tuple[int, int], tuple[int, int]]]:
     """(input, output, (batch, h, w, depth), (block_h, block_w), ((top, bottom), (left, right))):
     the 4-D view the reference takes (a 3-D tensor gets width 1, block 1, no padding)."""
     inp, out = _operands(op, graph)
@@ -165,7 +171,7 @@ def lower_space_to_batch(op: Operator, graph: Graph) -> KernelCall:
     pad = zero_point(out) if out.dtype in ("int8", "uint8") else 0
     if out.dtype not in ("int8", "uint8") and zero_point(out):
         raise NotLowerable(f"{out.dtype} SPACE_TO_BATCH_ND with a non-zero zero point")
-    params = {
+    params: dict[str, ParamValue] = {
         "batch": n,
         "input_h": h,
         "input_w": w,
@@ -203,7 +209,8 @@ def lower_batch_to_space(op: Operator, graph: Graph) -> KernelCall:
     w_offsets = [((x + left) % bw) * batch * image + ((x + left) // bw) * channels for x in range(out_w)]
     c_offsets = list(range(channels))
     axes = [batch_offsets, h_offsets] + ([w_offsets] if len(inp.shape) == 4 else []) + [c_offsets]
-    starts, offsets = [], []
+    starts: list[int] = []
+    offsets: list[int] = []
     for axis in axes:
         starts.append(len(offsets))
         offsets += axis

@@ -9,6 +9,7 @@ for int8 and int16 (ResizeBilinearInteger).  The kernel blends with the tables.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -100,6 +101,8 @@ def lower_resize_bilinear(op: Operator, graph: Graph) -> KernelCall:
     half_pixel_centers = bool(op.options.get("half_pixel_centers", False))
     if align_corners and half_pixel_centers:
         raise NotLowerable("RESIZE_BILINEAR with both align_corners and half_pixel_centers (TFLite rejects it)")
+    # Per output index along one axis: (lower, upper, fraction), see the two functions.
+    samples: Callable[[int, int, bool, bool], tuple[list[int], list[int], Sequence[float]]]
     if inp.dtype in ("int8", "int16"):
         samples, fraction_type = integer_samples, "int32_t"
         function, params_type = f"mcu_resize_bilinear_{TYPE_SUFFIX[inp.dtype]}", "mcu_resize_bilinear_int_params"

@@ -70,7 +70,7 @@ def lower_pad(op: Operator, graph: Graph) -> KernelCall:
     paddings = paddings.reshape(rank, 2)
     if (paddings < 0).any():
         raise NotLowerable(f"{op.opcode} with negative padding")
-    expected = tuple(int(d + b + a) for d, (b, a) in zip(inp.shape, paddings))
+    expected = tuple(int(d + b + a) for d, (b, a) in zip(inp.shape, paddings, strict=True))
     if out.shape != expected or out.dtype != inp.dtype:
         raise NotLowerable(f"{op.opcode} output {out.shape} is not {expected}")
     _check_same_quantization(op, inp, out)
@@ -88,7 +88,7 @@ def lower_pad(op: Operator, graph: Graph) -> KernelCall:
         pad_value = bytes(eb)
 
     out_strides = strides(list(out.shape))
-    origin = sum(int(b) * s for (b, _), s in zip(paddings, out_strides))
+    origin = sum(int(b) * s for (b, _), s in zip(paddings, out_strides, strict=True))
     return KernelCall(
         function="mcu_pad",
         params_type="mcu_pad_params",
@@ -133,17 +133,18 @@ def lower_mirror_pad(op: Operator, graph: Graph) -> KernelCall:
     offset = {"REFLECT": 1, "SYMMETRIC": 0}.get(mode)
     if offset is None:
         raise NotLowerable(f"MIRROR_PAD mode {mode}")
-    pairs = list(zip(paddings[0::2], paddings[1::2]))
+    pairs = list(zip(paddings[0::2], paddings[1::2], strict=True))
     # Prepare: each padding at most the dimension (less one for REFLECT).
-    if any(max(b, a) > d - offset for d, (b, a) in zip(inp.shape, pairs)):
+    if any(max(b, a) > d - offset for d, (b, a) in zip(inp.shape, pairs, strict=True)):
         raise NotLowerable(f"MIRROR_PAD {mode} padding {pairs} wider than {inp.shape}")
-    expected = tuple(d + b + a for d, (b, a) in zip(inp.shape, pairs))
+    expected = tuple(d + b + a for d, (b, a) in zip(inp.shape, pairs, strict=True))
     if tuple(out.shape) != expected or out.dtype != inp.dtype:
         raise NotLowerable(f"MIRROR_PAD output {out.shape} is not {expected}")
     _check_same_quantization(op, inp, out)
     in_strides = strides(list(inp.shape))
-    starts, offsets = [], []
-    for size, (before, _), stride, out_size in zip(inp.shape, pairs, in_strides, out.shape):
+    starts: list[int] = []
+    offsets: list[int] = []
+    for size, (before, _), stride, out_size in zip(inp.shape, pairs, in_strides, out.shape, strict=True):
         starts.append(len(offsets))
         offsets += [mirrored_index(i, before, size, offset) * stride for i in range(out_size)]
     lead = MAX_RANK - rank
