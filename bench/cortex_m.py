@@ -149,7 +149,7 @@ def outputs_match(got: list[bytes], expected: list[np.ndarray]) -> bool:
     """Bytes equal to the reference; float outputs within 1e-5 of the largest magnitude."""
     if len(got) != len(expected):
         return False
-    for raw, e in zip(got, expected):
+    for raw, e in zip(got, expected, strict=True):
         if e.dtype == np.float32:
             g = np.frombuffer(raw, "<f4")
             if g.size != e.size or not np.allclose(g, e.reshape(-1), rtol=0, atol=1e-5 * max(1e-30, np.abs(e).max())):

@@ -720,7 +720,7 @@ def measure(
             for i, (_, model) in enumerate(models):
                 (Path(tmp) / f"{i:05d}.tflite").write_bytes(model)
             for tool in ("tflm", "reference"):
-                for (key, _), (result, why) in zip(models, run_in_children(tool, Path(tmp), len(models))):
+                for (key, _), (result, why) in zip(models, run_in_children(tool, Path(tmp), len(models)), strict=True):
                     cells[key][tool] = result == "yes"
                     cells[key][f"{tool}_why"] = why
     return cells
@@ -770,8 +770,8 @@ def totals(cells: dict, opcodes: list[str]) -> list[str]:
         ours = [supported(c) for c in of]
         tflm = [bool(c["tflm"]) for c in of]
         rows.append(
-            f"| {variant} | {sum(ours)} | {sum(tflm)} | {sum(o and t for o, t in zip(ours, tflm))} | "
-            f"{sum(o and not t for o, t in zip(ours, tflm))} | {sum(t and not o for o, t in zip(ours, tflm))} |"
+            f"| {variant} | {sum(ours)} | {sum(tflm)} | {sum(o and t for o, t in zip(ours, tflm, strict=True))} | "
+            f"{sum(o and not t for o, t in zip(ours, tflm, strict=True))} | {sum(t and not o for o, t in zip(ours, tflm, strict=True))} |"
         )
     return rows
 

@@ -245,7 +245,7 @@ def bench_intervals(
         target = capacity if capacity is not None else bound
         row = [label, str(len(buffers)), f"{bound:,}", f"{capacity:,}" if capacity else "-"]
 
-        def over(arena: int) -> str:
+        def over(arena: int, capacity: int | None = capacity) -> str:
             return " >cap" if capacity is not None and arena > capacity else ""
 
         for name in heuristics:

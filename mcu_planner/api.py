@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .pipeline import PlannedModel, PlanOptions
 
 ModelSource = Union[str, "os.PathLike[str]", bytes]
-Size = Union[int, str, None]  # bytes, "64K", "min", or None (no budget)
+Size = int | str | None  # bytes, "64K", "min", or None (no budget)
 
 
 def _budget(ram: Size) -> int | str | None:

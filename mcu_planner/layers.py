@@ -42,7 +42,7 @@ def layer_rows(
     rows = []
     # Ops run patch by patch recompute their halos: their MACs count them.
     stage = program.patch_stage
-    extra_macs = dict(zip(stage.ops, stage.op_extra_macs)) if stage is not None else {}
+    extra_macs = dict(zip(stage.ops, stage.op_extra_macs, strict=True)) if stage is not None else {}
     for step, op in enumerate(graph.operators):
         tables: int | None
         if op.index in lifetimes.elided_ops:

@@ -178,7 +178,7 @@ class _AliasBuilder:
                 return
             if self.graph.tensors[dst].dtype != self.graph.tensors[src].dtype:
                 return
-        for dst, offset in zip(op.outputs, offsets):
+        for dst, offset in zip(op.outputs, offsets, strict=True):
             self._merge(dst, into=src, offset=offset)
             self.aliases[dst] = src
         self.elided.add(op.index)
@@ -265,7 +265,7 @@ def compute_lifetimes(model: Program | Graph, alignment: int = 16, alias: bool =
         # (a plan valid for one patch is valid for each, as they run in turn).
         last[stage.input] = max(last[stage.input], stage.ops[-1])
         first[stage.output] = stage.ops[0]
-        nbytes.update(zip(stage.intermediates, stage.patch_bytes))
+        nbytes.update(zip(stage.intermediates, stage.patch_bytes, strict=True))
     builder = _AliasBuilder(program, activations, first, last)
     if alias:
         builder.run()

@@ -186,7 +186,7 @@ def steps_from_intervals(buffers: tuple[Buffer, ...]) -> tuple[Step, ...]:
         outputs[b.start].append(b.id)
         if b.end - 1 > b.start:
             inputs[b.end - 1].append(b.id)
-    return tuple(Step(tuple(i), tuple(o)) for i, o in zip(inputs, outputs))
+    return tuple(Step(tuple(i), tuple(o)) for i, o in zip(inputs, outputs, strict=True))
 
 
 def problem_from_intervals(buffers: list[Buffer], alignment: int = 1) -> Problem:

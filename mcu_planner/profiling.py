@@ -75,7 +75,7 @@ class Profile:
         lines = []
         for row in rows:
             cells = [row[0].rjust(widths[0]), row[1].ljust(widths[1])] + [
-                c.rjust(w) for c, w in zip(row[2:], widths[2:])
+                c.rjust(w) for c, w in zip(row[2:], widths[2:], strict=True)
             ]
             lines.append("  ".join(cells).rstrip())
         lines.append(f"whole invocation in the profile build: {self.invoke_ticks:,} {self.unit} (hooks included)")

@@ -279,7 +279,7 @@ class ModelBuilder:
         model = self._serialise(locations)
         assert len(model) == len(placeholder)
         out = bytearray(model)
-        for (offset, size), blob in zip(locations, blobs):
+        for (offset, _size), blob in zip(locations, blobs, strict=True):
             out.extend(b"\0" * (offset - len(out)))
             out.extend(blob)
         return bytes(out)
@@ -348,7 +348,7 @@ class ModelBuilder:
                     "Name": fb.CreateString(graph.name),
                 },
             )
-            for graph, tensors, ops in zip(graphs, tensor_offsets, op_offsets)
+            for graph, tensors, ops in zip(graphs, tensor_offsets, op_offsets, strict=True)
         ]
         model_fields = {
             "Version": 3,
@@ -993,7 +993,7 @@ class Int8Net:
         p = self._int32_const(
             np.array(paddings, dtype=np.int32).reshape(len(shape), 2), f"pad_{self._count.get('pad', 0) + 1}/paddings"
         )
-        out = tuple(d + before + after for d, (before, after) in zip(shape, paddings))
+        out = tuple(d + before + after for d, (before, after) in zip(shape, paddings, strict=True))
         return self._same_quant("PAD", self._name("pad"), x, out, {}, (p,))
 
     def mean(self, x, axes: Sequence[int], keep_dims=True) -> int:
@@ -1030,7 +1030,7 @@ class Int8Net:
         return values if isinstance(values, (int, np.integer)) else self._int32_const(values, name)
 
     def slice(self, x, begin: Sequence[int], size: Sequence[int]) -> int:
-        out = tuple(d - b if n == -1 else n for b, n, d in zip(begin, size, self.shape(x)))
+        out = tuple(d - b if n == -1 else n for b, n, d in zip(begin, size, self.shape(x), strict=True))
         name = self._name("slice")
         b, n = self._int32_const(begin, f"{name}/begin"), self._int32_const(size, f"{name}/size")
         return self._same_quant("SLICE", name, x, out, {}, (b, n))
@@ -1443,7 +1443,7 @@ def single_op_model(
     `activations` type ("int8", or "int16" for the 16x8 scheme)."""
     net = (Int16x8Net if activations == "int16" else Int8Net)(seed, description=f"single {layer}")
     ranges = input_ranges or [(-1.0, 1.0)] * len(input_shapes)
-    xs = [net.input(shape, low, high) for shape, (low, high) in zip(input_shapes, ranges)]
+    xs = [net.input(shape, low, high) for shape, (low, high) in zip(input_shapes, ranges, strict=True)]
     return net.build(getattr(net, layer)(*xs, **kwargs))
 
 

@@ -31,7 +31,7 @@ def shared_model_table() -> list[dict[str, str]]:
     """Rows of models/MODELS.md as dicts keyed by column header."""
     rows = [line for line in (MODELS_DIR / "MODELS.md").read_text().splitlines() if line.startswith("|")]
     header = [c.strip() for c in rows[0].strip("|").split("|")]
-    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in rows[2:]]
+    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True)) for line in rows[2:]]
 
 
 def parse_int(cell: str) -> int | None:

@@ -14,6 +14,7 @@ from mcu_planner.graph import Quantization
 from mcu_planner.quant import f32, quantize_multiplier
 from mcu_planner.validate import InvalidModel
 from mcu_planner_testing.builder import ModelBuilder
+from mcu_planner_testing.shared import SHARED
 
 BIAS_SCALE = 0.25  # input scale 0.5 x filter scale 0.5
 
@@ -97,8 +98,11 @@ SANITIZE_SAMPLE = {
 def _sanitize_models():
     paths = supported_shared_model_paths()
     if not os.environ.get("MCU_PLAN_SANITIZE_ALL"):
-        paths = [p for p in paths if p.stem in SANITIZE_SAMPLE]
-    return [model_param(p) for p in paths]
+        return [model_param(p) for p in paths if p.stem in SANITIZE_SAMPLE]
+    # Every run: the peer tests' models too (SEANet's int16 layers, Coral's
+    # uint8 models, microWakeWord's streaming models).
+    peer = sorted((SHARED / "peer-tests").rglob("*.tflite")) if (SHARED / "peer-tests").is_dir() else []
+    return [model_param(p) for p in paths] + [pytest.param(p, id=f"peer-{p.stem}") for p in peer]
 
 
 @needs_shared

@@ -150,7 +150,7 @@ def test_per_channel_weights_and_bias_scales():
     assert np.all(np.abs(weights).reshape(6, -1).max(axis=1) == 127)
     bias, bq = int32_bias(rng, 0.05, wq.scales, 0.1)
     assert bias.dtype == np.int32
-    for bias_scale, weight_scale in zip(bq.scales, wq.scales):
+    for bias_scale, weight_scale in zip(bq.scales, wq.scales, strict=True):
         assert bias_scale == float(np.float32(0.05) * np.float32(weight_scale))
 
 

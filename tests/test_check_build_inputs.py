@@ -32,7 +32,7 @@ def _run_with_offsets(tmp_path, edit) -> None:
     arena = int(re.search(r"#define M_ARENA_SIZE (\d+)", files["m.h"].decode()).group(1))
     slots = [tensors.index(t) for t in graph.inputs]
     new_offsets = edit(offsets, slots, arena)
-    new_rows = [re.sub(r"^\s*\d+u", f"    {o}u", row) for row, o in zip(rows, new_offsets)]
+    new_rows = [re.sub(r"^\s*\d+u", f"    {o}u", row) for row, o in zip(rows, new_offsets, strict=True)]
     files = dict(files)
     edited = source.replace(table.group(1), "\n".join(new_rows))
     # Not const, so that the compiler cannot see the bad offset at build time:

@@ -74,8 +74,8 @@ def test_inputs_are_seeded():
     first = random_inputs(graph, np.random.default_rng(5))
     again = random_inputs(graph, np.random.default_rng(5))
     other = random_inputs(graph, np.random.default_rng(6))
-    assert all(np.array_equal(a, b) for a, b in zip(first, again))
-    assert not all(np.array_equal(a, b) for a, b in zip(first, other))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other, strict=True))
     # int8 inputs span the whole range, not a corner of it.
     values = np.concatenate([random_inputs(graph, np.random.default_rng(s))[0].reshape(-1) for s in range(20)])
     assert values.min() == -128 and values.max() == 127

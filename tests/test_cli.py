@@ -282,7 +282,7 @@ def test_intervals_within_capacity_write_verified_offsets(tmp_path):
     assert [r[0] for r in rows] == ["b1", "b2", "b3", "b4", "b5"]
     buffers = read_intervals(source)
     problem = problem_from_intervals(buffers)
-    offsets = {b.id: int(r[4]) for b, r in zip(buffers, rows)}
+    offsets = {b.id: int(r[4]) for b, r in zip(buffers, rows, strict=True)}
     assert verify(problem, offsets, 12) == []
 
 

@@ -38,7 +38,7 @@ def readme_rows() -> dict[str, dict[str, str]]:
     for line in lines[2:]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         assert set(cells[1:]) <= {"yes", "folded", ""}, line
-        rows[cells[0]] = {dtype: cell for dtype, cell in zip(coverage.DTYPES, cells[1:]) if cell}
+        rows[cells[0]] = {dtype: cell for dtype, cell in zip(coverage.DTYPES, cells[1:], strict=True) if cell}
     return rows
 
 

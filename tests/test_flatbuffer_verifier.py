@@ -156,7 +156,7 @@ def test_mutated_models_are_refused_exactly_when_litert_refuses_them():
     bases = [BASE_MODELS[name]() for name in sorted(BASE_MODELS)]
     models = [_mutated(rng, rng.choice(bases)) for _ in range(1000)]
     verdicts: dict[tuple[str, str], int] = {}
-    for k, (model, theirs) in enumerate(zip(models, litert_verdicts(models))):
+    for k, (model, theirs) in enumerate(zip(models, litert_verdicts(models), strict=True)):
         pair = (ours(model), theirs)
         verdicts[pair] = verdicts.get(pair, 0) + 1
         assert (pair[0] == "refused") == (pair[1] == "refused"), (k, pair)

@@ -72,7 +72,7 @@ def test_float_conv_and_depthwise():
             "fused_activation_function": activation,
         }
 
-        def out_size(n, k, s, d):
+        def out_size(n, k, s, d, padding=padding):
             return (n + s - 1) // s if padding == "SAME" else (n - (k - 1) * d - 1 + s) // s
 
         oh, ow = out_size(7, kh, sh, dh), out_size(8, kw, sw, dw)

@@ -393,7 +393,7 @@ def test_int8_div_matches_reference():
     rng = np.random.default_rng(20)
     model = Branches("int8 div")
     input_sets: list[list[np.ndarray]] = [[], []]
-    for k in range(8):
+    for _ in range(8):
         shape1, shape2 = random_shape_pair(rng)
         q1 = random_int8_quant(rng, 0.01, 0.1)
         q2 = random_int8_quant(rng, 0.01, 0.1)

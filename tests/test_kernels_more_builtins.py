@@ -48,7 +48,7 @@ def builtin_interpreter_outputs(model: bytes, inputs: list[np.ndarray]) -> list[
 
     interpreter = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN)
     interpreter.allocate_tensors()
-    for detail, value in zip(interpreter.get_input_details(), inputs):
+    for detail, value in zip(interpreter.get_input_details(), inputs, strict=True):
         interpreter.set_tensor(detail["index"], value)
     interpreter.invoke()
     return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
@@ -76,7 +76,7 @@ def test_ceil_round_elu_match_litert_builtin_kernels():
     graph, _plan, files = generate_for_model(model_bytes, name="model")
     (run,) = run_generated(graph, files, "model", sets, check_build=False)
     assert len(run.outputs) == len(sets)
-    for sample, inputs in zip(run.outputs, sets):
+    for sample, inputs in zip(run.outputs, sets, strict=True):
         want = builtin_interpreter_outputs(model_bytes, inputs)
         assert len(sample) == len(want) == 3
         # ROUND (output 1) follows TFLM's RoundToNearest, equal in value to LiteRT's optimized kernel.
@@ -87,7 +87,7 @@ def test_ceil_round_elu_match_litert_builtin_kernels():
         tflm_elu = tflm_elu_f32(inputs[2])
         assert np.allclose(want[2], tflm_elu, rtol=2e-7, atol=0)
         want[2] = tflm_elu
-        for got_bytes, expected in zip(sample, want):
+        for got_bytes, expected in zip(sample, want, strict=True):
             assert got_bytes == expected.tobytes(), (np.frombuffer(got_bytes, expected.dtype), expected)
     assert tflm_round(np.array([-0.5, 0.5, 1.5, 2.5, -1.5], np.float32)).tolist() == [0.0, 0.0, 2.0, 2.0, -2.0]
     assert not np.signbit(tflm_round(np.array([-0.5], np.float32)))[0]
@@ -123,7 +123,7 @@ def rearrangements_model() -> FedBranches:
         draw = few([False, True]) if dtype == "bool" else few([-5, 0, 7, 100])
         x = model.fed(shape, dtype, draw, quant)
         m = model.constant(np.array(multiples, np.int32), "int32")
-        model.op("TILE", (x, m), tuple(d * k for d, k in zip(shape, multiples)), dtype, quant)
+        model.op("TILE", (x, m), tuple(d * k for d, k in zip(shape, multiples, strict=True)), dtype, quant)
     for dtype, shape, target, quant in (("int8", (3, 1), (2, 3, 4), (0.2, 3)), ("float32", (4,), (3, 4), None)):
         x = model.fed(shape, dtype, few([-5, 0, 7, 100]), quant)
         s = model.constant(np.array(target, np.int32), "int32")
@@ -140,7 +140,7 @@ def rearrangements_model() -> FedBranches:
     for mode, dtype, shape, pads, quant in mirror:
         x = model.fed(shape, dtype, lambda rng, s: rng.integers(-100, 100, size=s), quant)
         p = model.constant(np.array(pads, np.int32), "int32")
-        out_shape = tuple(d + b + a for d, (b, a) in zip(shape, pads))
+        out_shape = tuple(d + b + a for d, (b, a) in zip(shape, pads, strict=True))
         model.op("MIRROR_PAD", (x, p), out_shape, dtype, quant, {"mode": mode})
     # EMBEDDING_LOOKUP: rows by ids, repeated and at both ends of the table.
     for dtype, table_shape in (("float32", (5, 3)), ("int8", (7, 2, 2))):
@@ -168,7 +168,7 @@ def space_batch_model() -> FedBranches:
     for dtype, shape, block, pads, quant in to_batch:
         x = model.fed(shape, dtype, values if dtype != "uint8" else few([0, 9, 255]), quant)
         b, p = (model.constant(np.array(v, np.int32), "int32") for v in (block, pads))
-        spatial = [(d + lo + hi) // k for d, k, (lo, hi) in zip(shape[1:-1], block, pads)]
+        spatial = [(d + lo + hi) // k for d, k, (lo, hi) in zip(shape[1:-1], block, pads, strict=True)]
         out_shape = (shape[0] * int(np.prod(block)), *spatial, shape[-1])
         model.op("SPACE_TO_BATCH_ND", (x, b, p), out_shape, dtype, quant)
     to_space = [
@@ -179,7 +179,7 @@ def space_batch_model() -> FedBranches:
     for dtype, shape, block, crops, quant in to_space:
         x = model.fed(shape, dtype, values, quant)
         b, c = (model.constant(np.array(v, np.int32), "int32") for v in (block, crops))
-        spatial = [d * k - lo - hi for d, k, (lo, hi) in zip(shape[1:-1], block, crops)]
+        spatial = [d * k - lo - hi for d, k, (lo, hi) in zip(shape[1:-1], block, crops, strict=True)]
         out_shape = (shape[0] // int(np.prod(block)), *spatial, shape[-1])
         model.op("BATCH_TO_SPACE_ND", (x, b, c), out_shape, dtype, quant)
     return model

@@ -34,7 +34,7 @@ def test_float_pools():
     outputs = []
     for (ph, pw), (sh, sw), padding, activation in POOL_VARIANTS:
 
-        def out_size(n, k, s):
+        def out_size(n, k, s, padding=padding):
             return (n + s - 1) // s if padding == "SAME" else (n - k + s) // s
 
         shape = (1, out_size(7, ph, sh), out_size(9, pw, sw), 3)

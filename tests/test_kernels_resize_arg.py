@@ -66,7 +66,7 @@ def test_resize_sample_tables_stay_inside_the_input(align_corners, half_pixel_ce
             lower_f, upper_f, frac_f = float_samples(out_size, in_size, align_corners, half_pixel_centers)
             lower_i, upper_i, frac_i = integer_samples(out_size, in_size, align_corners, half_pixel_centers)
             for lo, up, frac, one in ((lower_f, upper_f, frac_f, 1.0), (lower_i, upper_i, frac_i, 1024)):
-                assert all(0 <= a <= b <= in_size - 1 and b - a <= 1 for a, b in zip(lo, up))
+                assert all(0 <= a <= b <= in_size - 1 and b - a <= 1 for a, b in zip(lo, up, strict=True))
                 assert all(f < one for f in frac)
             if align_corners and out_size > 1:
                 assert upper_f[-1] == in_size - 1 and frac_f[0] == 0.0

@@ -117,7 +117,7 @@ def test_invoke_fails_where_the_reference_fails(case):
     make, good, bad = CASES[case]
     model = make()
     reference = ReferenceModel(model)
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError):
         reference.run(bad)
     graph, _plan, files = generate_for_model(model, name="model")
     with pytest.raises(McuPlanError, match=KERNEL_FAILED):

@@ -77,7 +77,7 @@ def interval_sets(draw, max_buffers: int = 6):
             start = draw(st.integers(0, 8))
             spans.append((start, start + draw(st.integers(1, 6))))
     alignment = draw(st.sampled_from([1, 4, 16]))
-    buffers = [Buffer(i, size, start, end) for i, (size, (start, end)) in enumerate(zip(sizes, spans))]
+    buffers = [Buffer(i, size, start, end) for i, (size, (start, end)) in enumerate(zip(sizes, spans, strict=True))]
     return problem_from_intervals(buffers, alignment)
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 
@@ -290,7 +291,7 @@ def _tight_chain_offsets(problem: Problem, scratch: frozenset[int] = frozenset()
     limits = problem.overlap_limits()
     order = sorted((b for b in problem.buffers if b.id not in scratch), key=lambda b: (b.start, b.id))
     offsets = {order[0].id: 0}
-    for previous, b in zip(order, order[1:]):
+    for previous, b in itertools.pairwise(order):
         limit = limits.get((b.id, previous.id))
         step = b.size if limit is None else -align_down(limit, problem.alignment)
         offsets[b.id] = offsets[previous.id] - step

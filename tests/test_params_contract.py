@@ -71,7 +71,7 @@ def test_parser_reads_fields_in_declaration_order():
 )
 def test_parser_marks_structs_outside_the_subset(declaration, complaint):
     """Kept with the reason, raised only when a lowering names the struct."""
-    (parsed,), _ = parse_header("typedef struct { int32_t n; %s } y_params;" % declaration, "y.h")
+    (parsed,), _ = parse_header(f"typedef struct {{ int32_t n; {declaration} }} y_params;", "y.h")
     assert parsed.problem is not None and complaint in parsed.problem
 
 

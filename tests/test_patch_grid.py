@@ -53,7 +53,7 @@ def test_grid_windows_read_exactly_the_pixels_their_taps_touch(seed):
             covered[last.out_first : last.out_end, last.columns.out_first : last.columns.out_end] += 1
         else:
             covered[last.out_first : last.out_end, :] += 1
-        for position, (window, whole) in enumerate(zip(windows, wholes)):
+        for position, (window, whole) in enumerate(zip(windows, wholes, strict=True)):
             axes = [
                 (window, whole.input_h, whole.stride_h, whole.pad_h, whole.filter_h, whole.dilation_h),
             ]

@@ -148,7 +148,10 @@ def test_c_multiplier_matches_python(quant_harness):
     cases = [
         (int(x), int(m), int(s))
         for x, m, s in zip(
-            rng.integers(-(1 << 24), 1 << 24, 400), rng.integers(1 << 30, 1 << 31, 400), rng.integers(-31, 3, 400)
+            rng.integers(-(1 << 24), 1 << 24, 400),
+            rng.integers(1 << 30, 1 << 31, 400),
+            rng.integers(-31, 3, 400),
+            strict=True,
         )
     ]
     cases += [(-(1 << 31), (1 << 31) - 1, 0), (1 << 20, 1 << 30, -31), (-5, 1 << 30, -1), (5, 1 << 30, -1)]
@@ -176,7 +179,10 @@ def test_c_accumulated_multiplier_equals_tflite(quant_harness):
     cases += [
         (int(x), int(m), int(s))
         for x, m, s in zip(
-            rng.integers(-(1 << 31), 1 << 31, 3000), rng.integers(0, 1 << 31, 3000), rng.integers(-31, 0, 3000)
+            rng.integers(-(1 << 31), 1 << 31, 3000),
+            rng.integers(0, 1 << 31, 3000),
+            rng.integers(-31, 0, 3000),
+            strict=True,
         )
     ]
     out = quant_harness([f"v {x} {m} {s}" for x, m, s in cases] + ["v 5 1073741824 0", "v 5 -1073741824 -3"])
@@ -313,10 +319,10 @@ def test_c_fixed_point_exp_and_reciprocal(quant_harness):
     sums = [1.0, 1.5, 2.999, 17.25, 1000.0]
     rec_lines = [f"r {round(v * 2 ** (31 - 12))} 0 12" for v in sums]
     out = quant_harness(exp_lines + rec_lines)
-    for line, d in zip(out, diffs):
+    for line, d in zip(out[: len(diffs)], diffs, strict=True):
         # gemmlowp's polynomial is good to a few 1e-7.
         assert abs(int(line) / 2**31 - math.exp(d)) < 1e-6
-    for line, v in zip(out[len(diffs) :], sums):
+    for line, v in zip(out[len(diffs) : len(diffs) + len(sums)], sums, strict=True):
         raw, bits_over_unit = (int(t) for t in line.split())
         assert abs(raw / 2**31 / 2**bits_over_unit * v - 1) < 1e-6
 
@@ -347,7 +353,7 @@ def test_c_inverse_square_root_multiplier(quant_harness):
     multiplier and shift 0."""
     values = [2, 3, 7, 100, 12345, 1 << 20, (1 << 29) - 1, 1 << 29, 1 << 30, (1 << 31) - 1]
     out = quant_harness([f"q {v} 0 0" for v in values] + ["q 1 0 0", "q 0 0 0"])
-    for line, v in zip(out, values):
+    for line, v in zip(out[: len(values)], values, strict=True):
         multiplier, shift = (int(t) for t in line.split())
         assert abs(multiplier * 2.0 ** (shift - 31) * math.sqrt(v) - 1) < 2e-6, v
     assert out[len(values)].split() == [str((1 << 31) - 1), "0"]
@@ -362,13 +368,19 @@ def test_c_int64_multiplier_matches_python(quant_harness):
     cases = [
         (int(x), int(m), int(s))
         for x, m, s in zip(
-            rng.integers(-(1 << 47), 1 << 47, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, 8, 300)
+            rng.integers(-(1 << 47), 1 << 47, 300),
+            rng.integers(1 << 30, 1 << 31, 300),
+            rng.integers(-31, 8, 300),
+            strict=True,
         )
     ]
     cases += [
         (int(x), int(m), int(s))
         for x, m, s in zip(
-            rng.integers(-(1 << 30), 1 << 30, 300), rng.integers(1 << 30, 1 << 31, 300), rng.integers(-31, -10, 300)
+            rng.integers(-(1 << 30), 1 << 30, 300),
+            rng.integers(1 << 30, 1 << 31, 300),
+            rng.integers(-31, -10, 300),
+            strict=True,
         )
     ]
     half = 1 << 14  # reduced multiplier 0x4000 = 0.5: x = odd -> a tie at shift 0 becomes +0.5
@@ -383,7 +395,7 @@ def test_c_int64_multiplier_matches_python(quant_harness):
         ((1 << 47) - 1, 1 << 30, -31),
     ]
     out = quant_harness([f"w {x} {m} {s}" for x, m, s in cases])
-    for line, (x, m, s) in zip(out, cases):
+    for line, (x, m, s) in zip(out[: len(cases)], cases, strict=True):
         assert int(line) == quant.multiply_by_quantized_multiplier_int64(x, m, s), (x, m, s)
         reduced = min((m + (1 << 15)) >> 16, 0x7FFF)
         exact = Fraction(x * reduced, 1 << (15 - s))

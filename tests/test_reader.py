@@ -74,7 +74,7 @@ def test_shared_model_matches_litert(path):
                 assert t.quantization.axis == q["quantized_dimension"]
         else:
             assert t.quantization is None
-    for op, d in zip(graph.operators, ops):
+    for op, d in zip(graph.operators, ops, strict=True):
         assert op.opcode == d["op_name"]
         assert op.inputs == tuple(int(i) for i in d["inputs"])
         assert op.outputs == tuple(int(i) for i in d["outputs"])
@@ -104,7 +104,7 @@ def test_shared_models_match_models_table():
         assert len(graph.operators) == parse_int(row["ops"]), row["file"]
         assert sorted({op.opcode for op in graph.operators}) == sorted(row["op types"].split(", ")), row["file"]
 
-        def signature(indices):
+        def signature(indices, graph=graph):
             return ";".join(f"{graph.tensors[i].dtype}{list(graph.tensors[i].shape)}" for i in indices)
 
         assert signature(graph.inputs) == row["inputs"], row["file"]

@@ -55,7 +55,7 @@ def run_case(model: Path, target: str = "host", check_build: bool = False) -> tu
     graph, _plan, files = generate_for_model(model.read_bytes(), name=name, label=str(model))
     inputs = case_inputs(model)
     assert len(inputs) == len(graph.inputs), f"{model.stem}: {len(inputs)} csv inputs for {len(graph.inputs)}"
-    arrays = [a.reshape(graph.tensors[t].shape) for a, t in zip(inputs, graph.inputs)]
+    arrays = [a.reshape(graph.tensors[t].shape) for a, t in zip(inputs, graph.inputs, strict=True)]
     golden = read_csv(model.parent / f"{model.stem}_golden_int16.csv")
     runs = run_generated(graph, files, name, [arrays], target=target, check_build=check_build)
     (out,) = graph.outputs

@@ -53,7 +53,7 @@ def test_offsets_read_back_and_the_model_still_computes_the_same():
     header = np.frombuffer(_metadata(written)[OFFLINE_PLAN_METADATA], dtype="<i4")
     assert list(header[:3]) == [1, 0, count]
     inputs = random_inputs(read_model(model), np.random.default_rng(3))
-    for got, want in zip(run_reference(written, inputs), run_reference(model, inputs)):
+    for got, want in zip(run_reference(written, inputs), run_reference(model, inputs), strict=True):
         assert np.array_equal(got, want)
 
 
@@ -118,7 +118,7 @@ def _tflm_case(model: Path, tmp_path: Path) -> tuple[int, tuple[int, int], tuple
     ours = int(re.search(r"([\d,]+) B of TFLM's arena", result.stdout).group(1).replace(",", ""))
     graph = read_model(model)
     input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(3)]
-    for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets)):
+    for got, want in zip(_tflm_outputs(out, input_sets), _tflm_outputs(model, input_sets), strict=True):
         assert np.array_equal(got, want)
     before, after = tflm_arena(str(model)), tflm_arena(str(out))
     assert before is not None and after is not None

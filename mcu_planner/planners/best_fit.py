@@ -99,7 +99,7 @@ class _BestFitPool:
 
     def _smallest_fit(self, size: int) -> int | None:
         best = None
-        for index, (offset, block_size) in enumerate(self.free):
+        for index, (_offset, block_size) in enumerate(self.free):
             if block_size >= size and (best is None or block_size < self.free[best][1]):
                 best = index
         return best

@@ -118,7 +118,7 @@ class _Instance:
         """Live units at the busiest time, less what the overlap pairs alive
         then could share: no plan the search allows goes below it."""
         events: dict[int, int] = {}
-        for size, start, end in zip(self.sizes, self.starts, self.ends):
+        for size, start, end in zip(self.sizes, self.starts, self.ends, strict=True):
             events[start] = events.get(start, 0) + size
             events[end] = events.get(end, 0) - size
         for lower, upper, height in self.pairs:
@@ -179,10 +179,10 @@ class _Instance:
         return best
 
     def height(self, offsets: list[int]) -> int:
-        return max((o + s for o, s in zip(offsets, self.sizes)), default=0)
+        return max((o + s for o, s in zip(offsets, self.sizes, strict=True)), default=0)
 
     def byte_offsets(self, offsets: list[int]) -> dict[int, int]:
-        placed = {i: o * self.unit for i, o in zip(self.ids, offsets)}
+        placed = {i: o * self.unit for i, o in zip(self.ids, offsets, strict=True)}
         placed.update({i: 0 for i in self.fixed})
         return placed
 
