@@ -443,6 +443,7 @@ def rule_c_types(graph: Graph, call: KernelCall, op: Operator, fail: Fail) -> No
     fields = {f.name: f.c_type for f in struct.fields} if struct is not None else {}
     for name, value in call.params.items():
         c_type: str | None
+        values: tuple[object, ...]
         if isinstance(value, CArray):
             c_type, values = value.c_type, tuple(value.values)
         else:

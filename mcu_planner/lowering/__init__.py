@@ -54,9 +54,8 @@ operator inputs and constants, non-const for outputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 from ..errors import InvalidModel
 from ..graph import Graph, Operator, PatchWindow, Window, operator_name
@@ -68,17 +67,19 @@ from ..registry import Registry, package_modules
 @dataclass(frozen=True)
 class CArray:
     c_type: str  # element type, e.g. "int32_t"
-    values: tuple  # ints or floats
+    values: tuple[int | float, ...]
 
 
-ParamValue = Union[int, float, str, CArray, tuple]
+# A struct field's value: a number, "NULL" (or another C expression), a
+# CArray the field points at, or a tuple filling an array field.
+ParamValue = int | float | str | CArray | tuple[int | float, ...]
 
 
 @dataclass(frozen=True)
 class KernelCall:
     function: str  # C function, e.g. "mcu_conv_2d_s8"
     params_type: str  # C struct type of the first argument, e.g. "mcu_conv_2d_params"
-    params: dict[str, ParamValue] = field(default_factory=dict)  # struct fields in declaration order
+    params: Mapping[str, ParamValue] = field(default_factory=dict)  # struct fields in declaration order
     args: tuple[int, ...] = ()  # tensor indices after the params pointer; -1 -> NULL
     # Runtime file stems this call needs: "mcu_conv" means firmware/runtime/mcu_conv.c and .h.
     sources: tuple[str, ...] = ()

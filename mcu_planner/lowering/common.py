@@ -4,18 +4,19 @@ integer inputs, element sizes and window geometry."""
 
 from __future__ import annotations
 
-from typing import Literal, overload
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, overload
 
 import numpy as np
 
-from ..graph import DTYPE_BITS, Graph, Operator, Tensor
+from ..graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
 from ..quant import (
     activation_range_float,
     activation_range_quantized,
     conv_output_multipliers,
     wrap_int32,
 )
-from . import CArray, KernelCall, NotLowerable
+from . import CArray, KernelCall, NotLowerable, ParamValue
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h
 
@@ -25,10 +26,14 @@ TYPE_SUFFIX = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "int
 
 @overload
 def input_tensor(op: Operator, graph: Graph, position: int, optional: Literal[False] = False) -> Tensor: ...
+
+
 @overload
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool) -> Tensor | None: ...
+
+
 def input_tensor(op: Operator, graph: Graph, position: int, optional: bool = False) -> Tensor | None:
-    """The op's input at `position`; None only when `optional` and it is absent."""
+    """Input `position` of the op; an absent one is NotLowerable, or None when `optional`."""
     if position >= len(op.inputs) or op.inputs[position] < 0:
         if optional:
             return None
@@ -99,7 +104,7 @@ def element_bytes(op: Operator, tensor: Tensor) -> int:
 
 def constant_ints(op: Operator, tensor: Tensor | None, what: str) -> list[int]:
     """The values of a constant int32 / int64 input (axes, paddings, sizes ...)."""
-    if tensor is None or not tensor.is_constant:
+    if tensor is None or not tensor.is_constant or tensor.data is None:
         raise NotLowerable(f"{op.opcode} with a {what} that is not a constant")
     if tensor.dtype not in ("int32", "int64"):
         raise NotLowerable(f"{op.opcode} with {tensor.dtype} {what}")
@@ -112,15 +117,17 @@ def zero_point_row_sums(weights: Tensor, zero_point: int, bias: list[int] | None
     int32 arithmetic.  A kernel adding it to raw products sum(w x) gets
     sum(w (x + zero_point)) + bias mod 2^32, as the per-term loop does."""
     rows = weights.shape[0]
+    if bias is not None and len(bias) != rows:
+        raise NotLowerable(f"bias of {len(bias)} values for the {rows} rows of {weights.name!r}")
     values = list(bias) if bias is not None else [0] * rows
     if zero_point != 0:
         w = np.frombuffer(weights.data or b"", dtype="i1", count=weights.num_elements).astype(np.int64)
         sums = w.reshape(rows, -1).sum(axis=1)
-        values = [wrap_int32(v + wrap_int32(int(s) * zero_point)) for v, s in zip(values, sums)]
+        values = [wrap_int32(v + wrap_int32(int(s) * zero_point)) for v, s in zip(values, sums, strict=True)]
     return values
 
 
-def int32_array(values) -> CArray:
+def int32_array(values: Iterable[int | np.integer[Any]]) -> CArray:
     return CArray("int32_t", tuple(int(v) for v in values))
 
 
@@ -168,7 +175,12 @@ def compute_padding(stride: int, dilation: int, in_size: int, filter_size: int, 
 
 
 def kernel_call(
-    op: Operator, function: str, params_type: str, params: dict, sources: tuple[str, ...], inputs: int = 1
+    op: Operator,
+    function: str,
+    params_type: str,
+    params: Mapping[str, ParamValue],
+    sources: tuple[str, ...],
+    inputs: int = 1,
 ) -> KernelCall:
     """The call most kernels take: params, then the op's first `inputs` input
     tensors (-1, NULL in C, for an absent optional one), then its output."""
@@ -178,7 +190,9 @@ def kernel_call(
     )
 
 
-def uint8_weighted_params(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> dict:
+def uint8_weighted_params(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor
+) -> dict[str, ParamValue]:
     """The quantization fields of a uint8 op with weights (the legacy TF1 /
     Coral scheme, reference_ops' uint8 Conv / DepthwiseConv / FullyConnected):
     three offsets and one multiplier, which PopulateConvolutionQuantizationParams
@@ -212,9 +226,12 @@ def is_hybrid_weighted_op(inp: Tensor, filt: Tensor) -> bool:
     return inp.dtype == "float32" and filt.dtype == "int8"
 
 
-def hybrid_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor) -> None:
+def hybrid_weighted_operands(
+    op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor
+) -> tuple[Quantization, bytes]:
     """Checks a hybrid op's other tensors: float32 output and bias, and
-    constant symmetric int8 weights (the reference ignores a zero point)."""
+    constant symmetric int8 weights (the reference ignores a zero point).
+    Returns the filter's quantization and its constant bytes."""
     require_dtype(op, out, "float32")
     if bias is not None:
         require_dtype(op, bias, "float32")
@@ -225,6 +242,7 @@ def hybrid_weighted_operands(op: Operator, filt: Tensor, bias: Tensor | None, ou
         raise NotLowerable(f"hybrid {op.opcode} with a non-zero filter zero point")
     if not filt.is_constant or filt.data is None:
         raise NotLowerable(f"hybrid {op.opcode} whose filter is not a constant")
+    return q, filt.data
 
 
 def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> bool:
@@ -240,25 +258,31 @@ def is_float_weighted_op(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor |
         require_dtype(op, t, "int8")
     if bias is not None:
         require_dtype(op, bias, "int32")
-    if filt.quantization is None:
-        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
+    filter_quantization(op, filt)
     return False
+
+
+def filter_quantization(op: Operator, filt: Tensor) -> Quantization:
+    """The quantization of an op's integer filter; none is NotLowerable."""
+    if filt.quantization is None:
+        raise NotLowerable(f"{op.opcode} with an unquantized {filt.dtype} filter")
+    return filt.quantization
 
 
 def require_16x8_weighted_op(
     op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, bias_dtypes: tuple[str, ...]
-) -> None:
+) -> Quantization:
     """Checks an op with weights for TFLite's 16x8 scheme: int16 activations
     with zero point 0, symmetric int8 weights, a bias of one of `bias_dtypes`
-    (or none)."""
+    (or none).  Returns the filter's quantization."""
     for t, dtype in ((inp, "int16"), (out, "int16"), (filt, "int8")):
         require_dtype(op, t, dtype)
     if bias is not None:
         require_dtype(op, bias, *bias_dtypes)
-    if filt.quantization is None:
-        raise NotLowerable(f"{op.opcode} with an unquantized int8 filter")
-    if any(filt.quantization.zero_points):
+    quantization = filter_quantization(op, filt)
+    if any(quantization.zero_points):
         raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
     if zero_point(inp) or zero_point(out):
         # TFLite's int16 kernels take symmetric activations only.
         raise NotLowerable(f"16x8 {op.opcode} with a non-zero activation zero point")
+    return quantization

@@ -11,9 +11,10 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import CArray, KernelCall, KernelFacts, NotLowerable, ScratchNeed, facts_for, lowers, scratch_for
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, ScratchNeed, facts_for, lowers, scratch_for
 from .common import (
     activation_params,
+    filter_quantization,
     hybrid_weighted_operands,
     input_tensor,
     int32_array,
@@ -139,12 +140,13 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
             op, f"{stem}_f32", "mcu_conv_f32_params", {**params, **activation_params(op, out)}, SOURCES, inputs=3
         )
 
-    if any(filt.quantization.zero_points):
+    quantization = filter_quantization(op, filt)
+    if any(quantization.zero_points):
         # The reference kernels ignore the filter zero point: only symmetric weights are valid.
         raise NotLowerable(f"{op.opcode} with a non-zero filter zero point")
-    multipliers, shifts = conv_output_multipliers(scale(inp), filt.quantization.scales, scale(out), out_c)
+    multipliers, shifts = conv_output_multipliers(scale(inp), quantization.scales, scale(out), out_c)
     input_offset = -zero_point(inp)
-    s8_params = {
+    s8_params: dict[str, ParamValue] = {
         **params,
         "input_offset": input_offset,
         "output_offset": zero_point(out),
@@ -186,7 +188,7 @@ def conv_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
 
 
 def _lower_u8(
-    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict[str, int]
 ) -> KernelCall:
     """reference_ops::Conv / DepthwiseConv for uint8."""
     params = {**geometry, **uint8_weighted_params(op, inp, filt, bias, out)}
@@ -194,14 +196,14 @@ def _lower_u8(
 
 
 def _lower_hybrid(
-    op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict, depthwise: bool
+    op: Operator, filt: Tensor, bias: Tensor | None, out: Tensor, stem: str, geometry: dict[str, int], depthwise: bool
 ) -> KernelCall:
     """The hybrid (dynamic-range) convolutions of TFLite's conv.cc and
     depthwise_conv.cc: a CONV_2D with one filter scale (all scales equal)
     quantizes its input symmetrically (EvalHybrid), one with per-channel
     scales and every DEPTHWISE_CONV_2D asymmetrically (EvalHybridPerChannel)."""
-    hybrid_weighted_operands(op, filt, bias, out)
-    scales = filt.quantization.scales
+    quantization, _ = hybrid_weighted_operands(op, filt, bias, out)
+    scales = quantization.scales
     channels = out.shape[3]
     if len(scales) not in (1, channels):
         raise NotLowerable(f"hybrid {op.opcode} filter with {len(scales)} scales for {channels} channels")
@@ -229,13 +231,20 @@ def _lower_hybrid(
 
 
 def _lower_16x8(
-    op: Operator, stem: str, params: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, depthwise: bool
+    op: Operator,
+    stem: str,
+    params: dict[str, int],
+    inp: Tensor,
+    filt: Tensor,
+    bias: Tensor | None,
+    out: Tensor,
+    depthwise: bool,
 ) -> KernelCall:
     """int16 activations, int8 weights, an int64 bias (CONV_2D: or int32, as
     TFLM takes it); the sums accumulate in int64 either way."""
-    require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",) if depthwise else ("int64", "int32"))
+    quantization = require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",) if depthwise else ("int64", "int32"))
     function = f"{stem}_s16_bias32" if bias is not None and bias.dtype == "int32" else f"{stem}_s16"
-    multipliers, shifts = int64_rescale_multipliers(scale(inp), filt.quantization.scales, scale(out), out.shape[3])
+    multipliers, shifts = int64_rescale_multipliers(scale(inp), quantization.scales, scale(out), out.shape[3])
     s16_params = {
         **params,
         "output_multiplier": int32_array(multipliers),
@@ -313,7 +322,8 @@ def _raster_walk_is_slower(call: KernelCall) -> bool:
     pointwise convolution (channel pairs outermost without Helium), and the
     int8 convolution of windows longer than a column (Helium).  Measured on
     vww_96_int8 the first two cost +3.8% ticks on the M4, +3.0% on the M55."""
-    p = call.params
+    # The integer fields: the geometry ones all are (image_window_facts reads them so).
+    p = {k: v for k, v in call.params.items() if isinstance(v, int)}
     if call.function == "mcu_depthwise_conv_2d_s8":
         return True
     if call.function != "mcu_conv_2d_s8":
@@ -325,7 +335,7 @@ def _raster_walk_is_slower(call: KernelCall) -> bool:
     # group pixels down border columns and along rows, which aligned raster
     # groups split into passes of one or two pixels (3x3x160 on 10x10 that
     # way: 82 against 138 MACs per tick).
-    filter_h, filter_w, input_c, output_c = (int(p[k]) for k in ("filter_h", "filter_w", "input_c", "output_c"))
+    filter_h, filter_w, input_c, output_c = (p[k] for k in ("filter_h", "filter_w", "input_c", "output_c"))
     if filter_h * filter_w * input_c <= CONV_COLUMN_MAX:
         return False
     return filter_w * input_c > CONV_COLUMN_MAX or 16 * output_c > CONV_CHUNK_SUMS_MAX

@@ -8,9 +8,10 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers
-from . import CArray, KernelCall, KernelFacts, NotLowerable, facts_for, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, facts_for, lowers
 from .common import (
     activation_params,
+    filter_quantization,
     fused_activation,
     hybrid_weighted_operands,
     input_tensor,
@@ -44,7 +45,9 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
     return int32_array(terms)
 
 
-def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+def _lower_u8(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict[str, int]
+) -> KernelCall:
     """reference_ops::FullyConnected for uint8."""
     params = {**sizes, **uint8_weighted_params(op, inp, filt, bias, out)}
     return kernel_call(
@@ -56,21 +59,23 @@ def _lower_u8(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out:
 HYBRID_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 
 
-def _lower_hybrid(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict) -> KernelCall:
+def _lower_hybrid(
+    op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor, sizes: dict[str, int]
+) -> KernelCall:
     """EvalHybrid: the float input quantized per batch row when the op runs,
     symmetric or (asymmetric_quantize_inputs) with a zero point."""
-    hybrid_weighted_operands(op, filt, bias, out)
+    quantization, weights_data = hybrid_weighted_operands(op, filt, bias, out)
     activation = fused_activation(op)
     if activation not in HYBRID_ACTIVATIONS:
         raise NotLowerable(f"hybrid FULLY_CONNECTED with fused activation {activation}")
     output_depth = sizes["output_depth"]
-    scales = filt.quantization.scales
-    if len(scales) not in (1, output_depth) or (len(scales) > 1 and filt.quantization.axis != 0):
+    scales = quantization.scales
+    if len(scales) not in (1, output_depth) or (len(scales) > 1 and quantization.axis != 0):
         raise NotLowerable(f"hybrid FULLY_CONNECTED filter with {len(scales)} scales for {output_depth} outputs")
     asymmetric = bool(op.options.get("asymmetric_quantize_inputs", False))
     row_sums: CArray | str = "NULL"
     if asymmetric:
-        weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+        weights = np.frombuffer(weights_data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
         row_sums = int32_array(weights.sum(axis=1))
     params = {
         **sizes,
@@ -90,13 +95,14 @@ def _lower_hybrid(op: Operator, inp: Tensor, filt: Tensor, bias: Tensor | None, 
     )
 
 
-def _lower_16x8(op: Operator, sizes: dict, inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor) -> KernelCall:
+def _lower_16x8(
+    op: Operator, sizes: dict[str, int], inp: Tensor, filt: Tensor, bias: Tensor | None, out: Tensor
+) -> KernelCall:
     """LiteRT rescales the int64 sums in double by input * filter / output
     scale (see mcu_fully_connected_s16.c); it reads a 16x8 bias as int64
     whatever its type (an int32 one gives garbage), so only int64 has a
     reference to match."""
-    require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",))
-    filter_scales = filt.quantization.scales
+    filter_scales = require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",)).scales
     per_channel = len(filter_scales) > 1
     if per_channel and len(filter_scales) != sizes["output_depth"]:
         raise NotLowerable(
@@ -139,10 +145,10 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
     if inp.dtype == "int16":
         return _lower_16x8(op, sizes, inp, filt, bias, out)
     if is_float_weighted_op(op, inp, filt, bias, out):
-        params = {**sizes, **activation_params(op, out)}
+        params: dict[str, ParamValue] = {**sizes, **activation_params(op, out)}
         return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)
 
-    filter_scales = filt.quantization.scales
+    filter_scales = filter_quantization(op, filt).scales
     per_channel = len(filter_scales) > 1
     multipliers, shifts = conv_output_multipliers(
         scale(inp), filter_scales, scale(out), output_depth if per_channel else 1

@@ -17,7 +17,10 @@ cells (LiteRT's kernel reads past the peephole weights there).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from ..gemmlowp16 import ReciprocalTable, reciprocal_table
 from ..graph import Graph, Operator, Tensor
@@ -60,7 +63,7 @@ FLOAT_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3, "TANH"
 class LstmShape:
     """Sizes and optional parts of one LSTM op, checked as TFLite's Prepare does."""
 
-    def __init__(self, op: Operator, graph: Graph):
+    def __init__(self, op: Operator, graph: Graph) -> None:
         if len(op.inputs) not in (20, NUM_INPUTS):
             raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM with {len(op.inputs)} inputs (TFLite takes 20 or 24)")
         self.op, self.graph = op, graph
@@ -85,10 +88,10 @@ class LstmShape:
         if len(to_output.shape) != 2 or len(recurrent.shape) != 2:
             raise NotLowerable("UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal (rank-1) recurrent weights")
         self.n_cell, self.n_output = to_output.shape[0], recurrent.shape[1]
-        self.cifg = self.tensor(INPUT_WEIGHTS["input"], optional=True) is None
-        self.peephole = self.tensor(CELL_WEIGHTS["output"], optional=True) is not None
-        self.projection = self.tensor(PROJECTION_WEIGHTS, optional=True) is not None
-        self.layer_norm = len(op.inputs) == NUM_INPUTS and self.tensor(LAYER_NORM["forget"], optional=True) is not None
+        self.cifg = self.optional_tensor(INPUT_WEIGHTS["input"]) is None
+        self.peephole = self.optional_tensor(CELL_WEIGHTS["output"]) is not None
+        self.projection = self.optional_tensor(PROJECTION_WEIGHTS) is not None
+        self.layer_norm = len(op.inputs) == NUM_INPUTS and self.optional_tensor(LAYER_NORM["forget"]) is not None
         self.gates = GATES[1:] if self.cifg else GATES
         expected = ((INPUT_WEIGHTS, (self.n_cell, self.n_input)), (RECURRENT_WEIGHTS, (self.n_cell, self.n_output)))
         for slots, shape in expected:
@@ -98,7 +101,7 @@ class LstmShape:
                         f"UNIDIRECTIONAL_SEQUENCE_LSTM {gate} weights of shape "
                         f"{self.tensor(slots[gate]).shape}, expected {shape}"
                     )
-        if self.cifg and self.tensor(RECURRENT_WEIGHTS["input"], optional=True) is not None:
+        if self.cifg and self.optional_tensor(RECURRENT_WEIGHTS["input"]) is not None:
             raise NotLowerable("UNIDIRECTIONAL_SEQUENCE_LSTM with recurrent but no input weights for the input gate")
         out = output_tensor(op, graph)
         if out.shape != inp.shape[:-1] + (self.n_output,):
@@ -113,8 +116,11 @@ class LstmShape:
             if state.num_elements != self.n_batch * size:
                 raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM {what} of shape {state.shape}")
 
-    def tensor(self, slot: int, optional: bool = False) -> Tensor | None:
-        return input_tensor(self.op, self.graph, slot, optional=optional)
+    def tensor(self, slot: int) -> Tensor:
+        return input_tensor(self.op, self.graph, slot)
+
+    def optional_tensor(self, slot: int) -> Tensor | None:
+        return input_tensor(self.op, self.graph, slot, optional=True)
 
     @property
     def rows(self) -> int:
@@ -142,7 +148,7 @@ def lstm_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
     if shape.tensor(INPUT).dtype == "float32":
         accumulator = shape.rows * max(shape.n_cell, shape.n_output)
         return (ScratchNeed("gates", "float32", gates), ScratchNeed("accumulator", "float32", accumulator))
-    needs = (ScratchNeed("gates", "int16", gates),)
+    needs: tuple[ScratchNeed, ...] = (ScratchNeed("gates", "int16", gates),)
     if shape.projection:
         needs += (ScratchNeed("hidden", "int8", shape.rows * shape.n_cell),)
     return needs
@@ -171,14 +177,14 @@ def lower_lstm(op: Operator, graph: Graph) -> KernelCall:
 
 def _lower_float(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, ...]) -> KernelCall:
     for slot in range(NUM_INPUTS):
-        tensor = shape.tensor(slot, optional=True) if slot < len(op.inputs) else None
+        tensor = shape.optional_tensor(slot) if slot < len(op.inputs) else None
         if tensor is not None:
             require_dtype(op, tensor, "float32")
     require_dtype(op, output_tensor(op, graph), "float32")
     activation = op.options.get("fused_activation_function", "TANH") or "NONE"
     if activation not in FLOAT_ACTIVATIONS:
         raise NotLowerable(f"float32 UNIDIRECTIONAL_SEQUENCE_LSTM with activation {activation}")
-    params = {
+    params: dict[str, ParamValue] = {
         **shape.sizes(),
         "activation": FLOAT_ACTIVATIONS[activation],
         "cell_clip": f32(op.options.get("cell_clip", 0.0)),
@@ -206,7 +212,7 @@ def _row_sums_times(tensor: Tensor, zero_point: int, bias: Tensor | None) -> lis
     return zero_point_row_sums(tensor, zero_point, [int(v) for v in _constant(bias, "<i4")] if bias else None)
 
 
-def _constant(tensor: Tensor, dtype: str) -> np.ndarray:
+def _constant(tensor: Tensor, dtype: str) -> npt.NDArray[np.signedinteger[Any]]:
     if not tensor.is_constant or tensor.data is None:
         raise NotLowerable(f"UNIDIRECTIONAL_SEQUENCE_LSTM with non-constant {tensor.name!r}")
     return np.frombuffer(tensor.data, dtype=dtype, count=tensor.num_elements)
@@ -253,8 +259,8 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
             require_dtype(op, shape.tensor(CELL_WEIGHTS[gate]), "int16")
     if shape.peephole and shape.n_output > shape.n_cell:
         raise NotLowerable("int8 UNIDIRECTIONAL_SEQUENCE_LSTM with a peephole and more outputs than cells")
-    projection = shape.tensor(PROJECTION_WEIGHTS, optional=True)
-    projection_bias = shape.tensor(PROJECTION_BIAS, optional=True)
+    projection = shape.optional_tensor(PROJECTION_WEIGHTS)
+    projection_bias = shape.optional_tensor(PROJECTION_BIAS)
     if projection is not None:
         require_dtype(op, projection, "int8")
     if projection_bias is not None:
@@ -312,7 +318,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
     hidden_multiplier, hidden_shift = quantize_multiplier(hidden)
     projection_scale = np.float32(_weight_scale(op, projection))
     proj_multiplier, proj_shift = quantize_multiplier(float(projection_scale * np.float32(hidden_scale) / state_scale))
-    params = {
+    params: dict[str, ParamValue] = {
         **shape.sizes(),
         "input_multiplier": int32_array(multipliers["input"]),
         "input_shift": int32_array(shifts["input"]),

@@ -105,7 +105,7 @@ def lower_slice(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"SLICE computes shape {tuple(counts)} but the model says {out.shape}")
     if math.prod(counts) == 0:
         raise NotLowerable("SLICE with an empty result")
-    axes = [SliceAxis(b, n, 1, False) for b, n in zip(starts, counts)]
+    axes = [SliceAxis(b, n, 1, False) for b, n in zip(starts, counts, strict=True)]
     return strided_copy(op, element_bytes(op, inp), tuple(inp.shape), axes)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import f32, quantize_multiplier
-from . import KernelCall, KernelFacts, NotLowerable, ScratchNeed, facts_for, lowers, scratch_for
+from . import KernelCall, KernelFacts, NotLowerable, ParamValue, ScratchNeed, facts_for, lowers, scratch_for
 from .common import (
     fused_activation,
     input_tensor,
@@ -131,7 +131,7 @@ def lower_svdf(op: Operator, graph: Graph) -> KernelCall:
     if _is_float(op, graph):
         if activation not in FLOAT_ACTIVATIONS:
             raise NotLowerable(f"float32 SVDF with fused {activation}")
-        params = {**sizes, "activation": FLOAT_ACTIVATIONS[activation]}
+        params: dict[str, ParamValue] = {**sizes, "activation": FLOAT_ACTIVATIONS[activation]}
         return KernelCall("mcu_svdf_f32", "mcu_svdf_f32_params", params, args, SOURCES)
 
     inp, weights_feature, weights_time = (input_tensor(op, graph, i) for i in range(3))

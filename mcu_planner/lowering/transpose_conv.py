@@ -87,7 +87,7 @@ def lower_transpose_conv(op: Operator, graph: Graph) -> KernelCall:
         )
     if inp.dtype == "int16":
         # TFLite's 16x8 kernel reads the bias as int64 whatever its type.
-        require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",))
+        quantization = require_16x8_weighted_op(op, inp, filt, bias, out, ("int64",))
         function = "mcu_transpose_conv_s16"
     else:
         for t in (inp, filt, out):
@@ -96,9 +96,10 @@ def lower_transpose_conv(op: Operator, graph: Graph) -> KernelCall:
             require_dtype(op, bias, "int32")
         if filt.quantization is None or any(filt.quantization.zero_points):
             raise NotLowerable("TRANSPOSE_CONV with an unquantized or asymmetric int8 filter")
+        quantization = filt.quantization
         function = "mcu_transpose_conv_s8"
     rescale = int64_rescale_multipliers if inp.dtype == "int16" else conv_output_multipliers
-    multipliers, shifts = rescale(scale(inp), filt.quantization.scales, scale(out), out_c)
+    multipliers, shifts = rescale(scale(inp), quantization.scales, scale(out), out_c)
     quantized = {
         **params,
         "input_offset": -zero_point(inp),
