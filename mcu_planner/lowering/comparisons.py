@@ -15,7 +15,7 @@ import math
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import quantize_multiplier_smaller_than_one_exp
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import (
     MAX_RANK,
     element_bytes,
@@ -133,7 +133,7 @@ def lower_select(op: Operator, graph: Graph) -> KernelCall:
         raise NotLowerable(f"{op.opcode} of rank {len(out_shape)}")
     if math.prod(out_shape) == 0:
         raise NotLowerable(f"{op.opcode} on an empty tensor")
-    params = {
+    params: dict[str, ParamValue] = {
         "rank": len(out_shape),
         "dims": int32_array(out_shape),
         "condition_strides": int32_array(_select_strides(op, condition.shape, out_shape)),

@@ -6,7 +6,7 @@ import math
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import calculate_input_radius, f32, lut_int16, preprocess_softmax_scaling, quantize_multiplier
-from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
+from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, declare_facts, lowers
 from .common import input_tensor, kernel_call, output_tensor, require_dtype, scale, zero_point
 
 SOURCES = ("mcu_softmax",)
@@ -73,7 +73,7 @@ def _lower_softmax_s16(op: Operator, inp: Tensor, out: Tensor, beta: float, oute
     # float input scale * float beta in float32, then / (10 / 65535) in
     # double: the differences [-65535, 0] become [-10, 0].
     multiplier, shift = quantize_multiplier(f32(scale(inp) * beta) / (10.0 / INT16_RANGE))
-    params = {
+    params: dict[str, ParamValue] = {
         "outer_size": outer_size,
         "depth": depth,
         "input_multiplier": multiplier,
