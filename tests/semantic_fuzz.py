@@ -7,8 +7,10 @@ ModelBuilder.from_graph.  `run_one` then runs `mcu-plan MODEL -o OUT --json J`
 and, when that succeeds, `check` on the model, and returns what happened.
 
 tests/test_semantic_fuzz.py draws mutations with Hypothesis (a few dozen in
-CI); `python tests/semantic_fuzz.py N SEED` runs N seeded random mutations
-once and prints the counts per exit code.
+CI); `python tests/semantic_fuzz.py N SEED [K] [--start=S]` runs the seeded
+random mutations S .. S+N-1 (each from its own seed "SEED/i", so ranges run
+at different times add up to one campaign) and prints the counts per exit
+code.
 
 Recorded run (`timeout ... nice -n 10 semantic_fuzz.py 10000 20261127 8`, stopped at
 the time limit after 4,612 mutations, code of commit f99bce1 + 44555ca): plan
@@ -497,14 +499,13 @@ def _stop(signum, frame):
     raise _Stopped
 
 
-def campaign(count: int, seed: int, check_every: int = 1) -> None:
+def campaign(count: int, seed: int, check_every: int = 1, start: int = 0) -> None:
     """`count` seeded mutations, each planned in a child process; prints the
     counts per plan exit code and per check result, the slowest run and the
     largest peak memory, and every run that breaks the contract (exit 1, a
     bad stderr, files left behind, a control character printed, over
     MAX_RUN_SECONDS or MAX_RUN_BYTES, a model planned that LiteRT refuses).
     SIGTERM (`timeout`) ends it early with the summary of the runs done."""
-    rng = random.Random(seed)
     plan_codes: Counter = Counter()
     check_codes: Counter[int] = Counter()
     problem_kinds: Counter[str] = Counter()
@@ -530,8 +531,11 @@ def campaign(count: int, seed: int, check_every: int = 1) -> None:
     signal.signal(signal.SIGTERM, _stop)
     done = 0
     try:
-        for i in range(count):
-            done = i
+        for i in range(start, start + count):
+            done = i - start
+            # Each mutation draws from its own seed, so a campaign can be run in
+            # ranges (--start) across processes or days and still be one run.
+            rng = random.Random(f"{seed}/{i}")
             try:
                 description, model = mutated_model(Draws(rng))
             except ValueError as exc:  # a mutation the builder cannot write (not a finding about mcu-plan)
@@ -566,8 +570,10 @@ def campaign(count: int, seed: int, check_every: int = 1) -> None:
         done = count
     except _Stopped:
         print(f"stopped by SIGTERM after {done} mutations", flush=True)
-    print(f"seed {seed}, {done} mutations: {summary()}", flush=True)
+    print(f"seed {seed}, mutations {start}..{start + done - 1} ({done}): {summary()}", flush=True)
 
 
 if __name__ == "__main__":
-    campaign(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--start=")]
+    first = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--start=")), 0)
+    campaign(int(arguments[0]), int(arguments[1]), int(arguments[2]) if len(arguments) > 2 else 1, first)
