@@ -39,7 +39,7 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     module = _API.get(name)
     if module is None:
         raise AttributeError(f"module 'mcu_planner' has no attribute {name!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from .errors import InputError
 
@@ -98,7 +99,7 @@ def c_float(value: float) -> str:
         return "NAN"
     if math.isinf(value):
         return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = "%.9g" % value
+    text = f"{value:.9g}"
     if not any(c in text for c in ".en"):
         text += ".0"
     return text + "f"
@@ -138,13 +139,13 @@ def value_lines(values: list[str], per_line: int) -> list[str]:
     return [", ".join(values[i : i + per_line]) for i in range(0, len(values), per_line)]
 
 
-def format_values(values, c_type: str) -> list[str]:
+def format_values(values: Iterable[int | float], c_type: str) -> list[str]:
     if c_type == "float":
         return [c_float(v) for v in values]
     if c_type == "double":
         return [c_double(v) for v in values]
     if c_type in ("int32_t", "uint32_t", "int64_t", "uint64_t", "int", "long"):
-        return [c_int(v) for v in values]
+        return [c_int(int(v)) for v in values]
     return [str(int(v)) for v in values]
 
 

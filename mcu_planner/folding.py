@@ -29,8 +29,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .graph import Graph, Operator, Tensor
 from .quant import UnsupportedQuantization, activation_range_float
@@ -55,12 +58,14 @@ class NotFoldable(Exception):
     """This op is left for lowering (it then runs, or is named in exit 4)."""
 
 
-Values = list[np.ndarray]
+# Any dtype: an op's values have its tensors' dtypes.
+Array = npt.NDArray[Any]
+Values = list[Array]
 FoldFn = Callable[[Operator, Graph, Values], Values]
 FOLDERS: dict[str, FoldFn] = {}
 
 
-def folds(*opcodes: str):
+def folds(*opcodes: str) -> Callable[[FoldFn], FoldFn]:
     def wrap(fn: FoldFn) -> FoldFn:
         for opcode in opcodes:
             FOLDERS[opcode] = fn
@@ -76,10 +81,12 @@ SHAPE_READERS = frozenset({"SHAPE", "RANK"})
 # ------------------------------------------------------------------ the pass
 
 
-def constant_value(tensor: Tensor) -> np.ndarray:
+def constant_value(tensor: Tensor) -> Array:
     """A constant tensor's values as a numpy array of its shape."""
     if tensor.dtype not in _NUMPY_DTYPES:
         raise NotFoldable(f"{tensor.dtype} constant")
+    if tensor.data is None:
+        raise NotFoldable("not a constant")
     values = np.frombuffer(tensor.data, dtype=_NUMPY_DTYPES[tensor.dtype], count=tensor.num_elements)
     return values.reshape(tensor.shape)
 
@@ -99,7 +106,7 @@ def fold_constants(graph: Graph) -> Graph:
         if values is None:
             kept.append(op)
             continue
-        for t, value in zip(op.outputs, values):
+        for t, value in zip(op.outputs, values, strict=True):
             data = np.ascontiguousarray(value).tobytes()
             if t not in graph.outputs:
                 tensors[t] = dataclasses.replace(tensors[t], data=data)
@@ -130,18 +137,21 @@ def _try_fold(op: Operator, graph: Graph, tensors: list[Tensor], protected: set[
     fn = FOLDERS.get(op.opcode)
     if fn is None or not op.outputs:
         return None
-    outputs = [tensors[t] if t >= 0 else None for t in op.outputs]
-    if any(t is None or t.index in protected or t.is_variable or t.dtype not in _NUMPY_DTYPES for t in outputs):
+    if any(t < 0 for t in op.outputs):
+        return None
+    outputs = [tensors[t] for t in op.outputs]
+    if any(t.index in protected or t.is_variable or t.dtype not in _NUMPY_DTYPES for t in outputs):
         return None
     if op.opcode in SHAPE_READERS:
         if not op.inputs or op.inputs[0] < 0:
             return None
         inputs = [np.broadcast_to(np.int8(0), tensors[op.inputs[0]].shape)]  # only its shape is read
     else:
-        if any(t >= 0 and not tensors[t].is_constant for t in op.inputs):
+        # No folded op has optional inputs: one left out is the lowering's to refuse.
+        if any(t < 0 or not tensors[t].is_constant for t in op.inputs):
             return None
         try:
-            inputs = [constant_value(tensors[t]) if t >= 0 else None for t in op.inputs]
+            inputs = [constant_value(tensors[t]) for t in op.inputs]
         except NotFoldable:
             return None
     view = dataclasses.replace(graph, tensors=tuple(tensors))
@@ -150,7 +160,7 @@ def _try_fold(op: Operator, graph: Graph, tensors: list[Tensor], protected: set[
             values = fn(op, view, inputs)
     except (NotFoldable, SliceRefused):
         return None
-    for tensor, value in zip(outputs, values):
+    for tensor, value in zip(outputs, values, strict=True):
         if tuple(value.shape) != tuple(tensor.shape) or value.dtype != _NUMPY_DTYPES[tensor.dtype]:
             return None  # the model's shapes or types disagree with TFLite's rule: let lowering say so
     return values
@@ -163,17 +173,17 @@ def _output(op: Operator, graph: Graph, position: int = 0) -> Tensor:
     return graph.tensors[op.outputs[position]]
 
 
-def _dtype_of(op: Operator, graph: Graph, position: int = 0) -> np.dtype:
+def _dtype_of(op: Operator, graph: Graph, position: int = 0) -> np.dtype[Any]:
     return _NUMPY_DTYPES[_output(op, graph, position).dtype]
 
 
-def _ints(value: np.ndarray | None, what: str) -> list[int]:
-    if value is None or value.dtype.kind not in "iu":
+def _ints(value: Array, what: str) -> list[int]:
+    if value.dtype.kind not in "iu":
         raise NotFoldable(f"{what} is not an integer constant")
     return [int(v) for v in value.reshape(-1)]
 
 
-def _scalar_int(value: np.ndarray | None, what: str) -> int:
+def _scalar_int(value: Array, what: str) -> int:
     values = _ints(value, what)
     if len(values) != 1:
         raise NotFoldable(f"{what} has {len(values)} values")
@@ -195,7 +205,7 @@ def _unquantized(op: Operator, graph: Graph) -> None:
             raise NotFoldable("quantized arithmetic")
 
 
-def _wrap(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def _wrap(values: Array, dtype: np.dtype[Any]) -> Array:
     """Two's-complement wrap-around of exact integer results (what int32
     arithmetic does on every target TFLite runs on)."""
     return values.astype(np.int64).astype(dtype) if dtype.itemsize < 8 else values.astype(dtype)
@@ -214,13 +224,13 @@ def _same_quantization(op: Operator, graph: Graph) -> None:
 
 
 @folds("SHAPE")
-def _shape(op, graph, inputs):
+def _shape(op: Operator, graph: Graph, inputs: Values) -> Values:
     out_type = _TENSOR_TYPE_NAMES.get(str(op.options.get("out_type", "INT32")), "int32")
     return [np.array(inputs[0].shape, dtype=_NUMPY_DTYPES[out_type])]
 
 
 @folds("RANK")
-def _rank(op, graph, inputs):
+def _rank(op: Operator, graph: Graph, inputs: Values) -> Values:
     return [np.array(inputs[0].ndim, dtype=np.int32)]
 
 
@@ -228,7 +238,7 @@ def _rank(op, graph, inputs):
 
 
 @folds("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
-def _reshape(op, graph, inputs):
+def _reshape(op: Operator, graph: Graph, inputs: Values) -> Values:
     # The output shape is the model's (TFLite copies the bytes whatever the
     # quantization says, as the RESHAPE kernel does).
     out = _output(op, graph)
@@ -238,14 +248,14 @@ def _reshape(op, graph, inputs):
 
 
 @folds("PACK")
-def _pack(op, graph, inputs):
+def _pack(op: Operator, graph: Graph, inputs: Values) -> Values:
     _same_quantization(op, graph)
     axis = _axis(op.options.get("axis", 0), inputs[0].ndim + 1)
     return [np.stack(inputs, axis=axis).astype(_dtype_of(op, graph))]
 
 
 @folds("UNPACK")
-def _unpack(op, graph, inputs):
+def _unpack(op: Operator, graph: Graph, inputs: Values) -> Values:
     value = inputs[0]
     axis = _axis(op.options.get("axis", 0), value.ndim)
     if value.shape[axis] != len(op.outputs):
@@ -254,7 +264,7 @@ def _unpack(op, graph, inputs):
 
 
 @folds("CONCATENATION")
-def _concatenation(op, graph, inputs):
+def _concatenation(op: Operator, graph: Graph, inputs: Values) -> Values:
     out = _output(op, graph)
     if any(not graph.tensors[t].same_quantization(out) for t in op.inputs):
         raise NotFoldable("CONCATENATION requantizing its inputs")
@@ -264,18 +274,18 @@ def _concatenation(op, graph, inputs):
     return [np.concatenate(inputs, axis=axis)]
 
 
-def _split_pieces(value: np.ndarray, axis: int, sizes: list[int]) -> Values:
+def _split_pieces(value: Array, axis: int, sizes: list[int]) -> Values:
     bounds = np.cumsum([0] + sizes)
     index = [slice(None)] * value.ndim
     pieces = []
-    for start, stop in zip(bounds[:-1], bounds[1:]):
+    for start, stop in pairwise(bounds):
         index[axis] = slice(int(start), int(stop))
         pieces.append(value[tuple(index)])
     return pieces
 
 
 @folds("SPLIT")
-def _split(op, graph, inputs):
+def _split(op: Operator, graph: Graph, inputs: Values) -> Values:
     axis_value, value = inputs[0], inputs[1]
     axis = _axis(_scalar_int(axis_value, "SPLIT axis"), value.ndim)
     count = len(op.outputs)
@@ -285,7 +295,7 @@ def _split(op, graph, inputs):
 
 
 @folds("SPLIT_V")
-def _split_v(op, graph, inputs):
+def _split_v(op: Operator, graph: Graph, inputs: Values) -> Values:
     value = inputs[0]
     sizes = _ints(inputs[1], "SPLIT_V size_splits")
     axis = _axis(_scalar_int(inputs[2], "SPLIT_V axis"), value.ndim)
@@ -293,15 +303,15 @@ def _split_v(op, graph, inputs):
 
 
 @folds("SLICE")
-def _slice(op, graph, inputs):
+def _slice(op: Operator, graph: Graph, inputs: Values) -> Values:
     value = inputs[0]
     begin, size = _ints(inputs[1], "SLICE begin"), _ints(inputs[2], "SLICE size")
     starts, counts = resolve_slice(begin, size, value.shape)
-    return [value[tuple(slice(b, b + n) for b, n in zip(starts, counts))]]
+    return [value[tuple(slice(b, b + n) for b, n in zip(starts, counts, strict=True))]]
 
 
 @folds("STRIDED_SLICE")
-def _strided_slice(op, graph, inputs):
+def _strided_slice(op: Operator, graph: Graph, inputs: Values) -> Values:
     value = inputs[0]
     begin = _ints(inputs[1], "begin")
     end = _ints(inputs[2], "end")
@@ -314,7 +324,7 @@ def _strided_slice(op, graph, inputs):
 
 
 @folds("GATHER")
-def _gather(op, graph, inputs):
+def _gather(op: Operator, graph: Graph, inputs: Values) -> Values:
     params, indices = inputs[0], inputs[1]
     index_values = np.asarray(_ints(indices, "GATHER indices"), dtype=np.int64).reshape(indices.shape)
     axis = _axis(op.options.get("axis", 0), params.ndim)
@@ -333,7 +343,7 @@ def _gather(op, graph, inputs):
 
 
 @folds("TRANSPOSE")
-def _transpose(op, graph, inputs):
+def _transpose(op: Operator, graph: Graph, inputs: Values) -> Values:
     rank = inputs[0].ndim
     perm = [_axis(p, rank) for p in _ints(inputs[1], "TRANSPOSE permutation")]
     if sorted(perm) != list(range(rank)):
@@ -342,7 +352,7 @@ def _transpose(op, graph, inputs):
 
 
 @folds("FILL")
-def _fill(op, graph, inputs):
+def _fill(op: Operator, graph: Graph, inputs: Values) -> Values:
     dims = _ints(inputs[0], "FILL dims")
     if any(d < 0 for d in dims) or inputs[1].size != 1:
         raise NotFoldable("FILL with negative dims or a non-scalar value")
@@ -350,7 +360,7 @@ def _fill(op, graph, inputs):
 
 
 @folds("RANGE")
-def _range(op, graph, inputs):
+def _range(op: Operator, graph: Graph, inputs: Values) -> Values:
     start, limit, delta = (v.reshape(-1)[0] for v in inputs[:3])
     dtype = _dtype_of(op, graph)
     if delta == 0 or (start < limit and delta < 0) or (start > limit and delta > 0):
@@ -375,7 +385,7 @@ def _range(op, graph, inputs):
 
 
 @folds("CAST")
-def _cast(op, graph, inputs):
+def _cast(op: Operator, graph: Graph, inputs: Values) -> Values:
     value, target = inputs[0], _dtype_of(op, graph)
     if target == np.bool_:
         return [value != 0]
@@ -392,7 +402,7 @@ def _cast(op, graph, inputs):
 
 
 @folds("DEQUANTIZE")
-def _dequantize(op, graph, inputs):
+def _dequantize(op: Operator, graph: Graph, inputs: Values) -> Values:
     # Only float16 -> float32 is folded: exact in any arithmetic.  Quantized
     # integers go through the scale in the runtime's own exact kernel.
     if inputs[0].dtype != np.float16 or _dtype_of(op, graph) != np.float32:
@@ -403,7 +413,7 @@ def _dequantize(op, graph, inputs):
 # ------------------------------------------------------------------ arithmetic on plain numbers
 
 
-def _activation(op, value: np.ndarray) -> np.ndarray:
+def _activation(op: Operator, value: Array) -> Array:
     """The fused activation as CalculateActivationRange gives it: for float
     even NONE clamps to +-FLT_MAX (so an infinite sum becomes FLT_MAX); NaN
     passes through std::min/std::max as through numpy's.  Ops without a fused
@@ -419,10 +429,11 @@ def _activation(op, value: np.ndarray) -> np.ndarray:
     if value.dtype.kind in "iu":
         info = np.iinfo(value.dtype)
         low, high = max(low, info.min), min(high, info.max)
-    return np.minimum(np.maximum(value, value.dtype.type(low)), value.dtype.type(high))
+    clamped: Array = np.minimum(np.maximum(value, value.dtype.type(low)), value.dtype.type(high))
+    return clamped
 
 
-def _binary_operands(op, graph, inputs) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+def _binary_operands(op: Operator, graph: Graph, inputs: Values) -> tuple[Array, Array, np.dtype[Any]]:
     _unquantized(op, graph)
     a, b = inputs[0], inputs[1]
     dtype = _dtype_of(op, graph)
@@ -431,36 +442,42 @@ def _binary_operands(op, graph, inputs) -> tuple[np.ndarray, np.ndarray, np.dtyp
     return a, b, dtype
 
 
-def _integer_or_float(op, graph, inputs, integer: Callable, floating: Callable) -> Values:
+# An integer op is applied to int64 arrays and, for int64 results, to Python ints.
+IntegerFn = Callable[[Any, Any], Any]
+FloatFn = Callable[[Array, Array], Array]
+
+
+def _integer_or_float(op: Operator, graph: Graph, inputs: Values, integer: IntegerFn, floating: FloatFn) -> Values:
     a, b, dtype = _binary_operands(op, graph, inputs)
+    result: Array
     if dtype.kind == "f":
         result = floating(a, b).astype(np.float32)
-    else:
-        result = _wrap(integer(a.astype(np.int64), b.astype(np.int64)), dtype) if dtype.itemsize < 8 else None
-        if result is None:  # int64: Python integers, wrapped to 64 bits
-            exact = np.vectorize(lambda x, y: integer(int(x), int(y)), otypes=[object])(a, b)
-            result = np.array([(v + (1 << 63)) % (1 << 64) - (1 << 63) for v in exact.reshape(-1)], np.int64)
-            result = result.reshape(exact.shape)
+    elif dtype.itemsize < 8:
+        result = _wrap(integer(a.astype(np.int64), b.astype(np.int64)), dtype)
+    else:  # int64: Python integers, wrapped to 64 bits
+        exact = np.vectorize(lambda x, y: integer(int(x), int(y)), otypes=[object])(a, b)
+        wrapped = np.array([(v + (1 << 63)) % (1 << 64) - (1 << 63) for v in exact.reshape(-1)], np.int64)
+        result = wrapped.reshape(exact.shape)
     return [_activation(op, result)]
 
 
 @folds("ADD")
-def _add(op, graph, inputs):
+def _add(op: Operator, graph: Graph, inputs: Values) -> Values:
     return _integer_or_float(op, graph, inputs, lambda a, b: a + b, np.add)
 
 
 @folds("SUB")
-def _sub(op, graph, inputs):
+def _sub(op: Operator, graph: Graph, inputs: Values) -> Values:
     return _integer_or_float(op, graph, inputs, lambda a, b: a - b, np.subtract)
 
 
 @folds("MUL")
-def _mul(op, graph, inputs):
+def _mul(op: Operator, graph: Graph, inputs: Values) -> Values:
     return _integer_or_float(op, graph, inputs, lambda a, b: a * b, np.multiply)
 
 
 @folds("MAXIMUM", "MINIMUM")
-def _maximum_minimum(op, graph, inputs):
+def _maximum_minimum(op: Operator, graph: Graph, inputs: Values) -> Values:
     _, _, _ = _binary_operands(op, graph, inputs)
     fn = np.maximum if op.opcode == "MAXIMUM" else np.minimum
     if inputs[0].dtype.kind == "f" and (np.isnan(inputs[0]).any() or np.isnan(inputs[1]).any()):
@@ -468,17 +485,17 @@ def _maximum_minimum(op, graph, inputs):
     return [fn(inputs[0], inputs[1])]
 
 
-def _nonzero_divisor(b: np.ndarray) -> None:
+def _nonzero_divisor(b: Array) -> None:
     if b.dtype.kind in "iu" and (b == 0).any():
         raise NotFoldable("integer division by zero (TFLite fails the invoke)")
 
 
 @folds("DIV")
-def _div(op, graph, inputs):
+def _div(op: Operator, graph: Graph, inputs: Values) -> Values:
     _nonzero_divisor(inputs[1])
 
     # C++ integer division truncates toward zero.
-    def truncating(a, b):
+    def truncating(a: Any, b: Any) -> Any:  # arrays or Python ints, as IntegerFn says
         q = np.abs(a) // np.abs(b)
         return np.where((a < 0) != (b < 0), -q, q)
 
@@ -486,17 +503,17 @@ def _div(op, graph, inputs):
 
 
 @folds("FLOOR_DIV")
-def _floor_div(op, graph, inputs):
+def _floor_div(op: Operator, graph: Graph, inputs: Values) -> Values:
     _nonzero_divisor(inputs[1])
     # floor_div.cc: std::floor(a / b) (for ints via double, exact for int32).
     return _integer_or_float(op, graph, inputs, lambda a, b: a // b, lambda a, b: np.floor(np.divide(a, b)))
 
 
 @folds("FLOOR_MOD")
-def _floor_mod(op, graph, inputs):
+def _floor_mod(op: Operator, graph: Graph, inputs: Values) -> Values:
     _nonzero_divisor(inputs[1])
 
-    def floating(a, b):
+    def floating(a: Array, b: Array) -> Array:
         # floor_mod.cc: std::fmod, then moved to the divisor's sign.
         trunc = np.fmod(a, b)
         return np.where((trunc != 0) & ((b < 0) != (trunc < 0)), trunc + b, trunc)
@@ -505,7 +522,7 @@ def _floor_mod(op, graph, inputs):
 
 
 @folds("REDUCE_PROD", "SUM")
-def _reduce(op, graph, inputs):
+def _reduce(op: Operator, graph: Graph, inputs: Values) -> Values:
     _unquantized(op, graph)
     value, dtype = inputs[0], _dtype_of(op, graph)
     if value.dtype != dtype or dtype.name not in ("int32", "int64"):

@@ -140,14 +140,15 @@ class ReciprocalTable:
 
 
 def _read(knots_tuple: tuple[int, ...], residuals: tuple[int, ...], index: Array) -> Array:
-    packed = np.array(residuals, dtype=np.int64)[index >> 1]
+    packed: Array = np.array(residuals, dtype=np.int64)[index >> 1]
     return _interpolate(np.array(knots_tuple, dtype=np.int64), index) + np.where(index & 1, packed >> 4, packed & 15)
 
 
 def _interpolate(knots: Array, index: Array) -> Array:
     """The knots' linear interpolation at each index, rounded down."""
     block, offset = index >> BLOCK_SHIFT, index & ((1 << BLOCK_SHIFT) - 1)
-    low, high = knots[block], knots[block + 1]
+    low: Array = knots[block]
+    high: Array = knots[block + 1]
     return low + (((high - low) * offset + (1 << (BLOCK_SHIFT - 1))) >> BLOCK_SHIFT)
 
 

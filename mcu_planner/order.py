@@ -135,9 +135,11 @@ class _Costs:
         return peak
 
 
+# An order of ops as a linked list from its last op: (op, the order before it).
+_Path = tuple[int, "_Path"] | None
 # One set of executed ops in a layer: (peak so far, live bytes now, its
-# order's rank in the layer, the order as a linked list (op, parent), ops ready to run).
-_State = tuple[int, int, int, "tuple | None", tuple[int, ...]]
+# order's rank in the layer, the order, ops ready to run).
+_State = tuple[int, int, int, _Path, tuple[int, ...]]
 
 
 def best_order(
@@ -166,7 +168,7 @@ def best_order(
                 keep = 1
                 deadline.cut("op order search")
         # executed set -> (peak, live after, (parent's rank, op), the order, the parent's state)
-        following: dict[int, tuple[int, int, tuple[int, int], tuple, _State]] = {}
+        following: dict[int, tuple[int, int, tuple[int, int], _Path, _State]] = {}
         for done, state in layer.items():
             peak, live, rank, path, ready = state
             for op in ready:

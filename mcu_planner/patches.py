@@ -201,7 +201,7 @@ def make_stage(program: Program, ops: tuple[int, ...], strip_rows: int, patch_co
             for first in range(0, width, patch_cols)
         ]
         windows = [
-            tuple(replace(r, columns=c) for r, c in zip(rows, columns))
+            tuple(replace(r, columns=c) for r, c in zip(rows, columns, strict=True))
             for rows in row_windows
             for columns in column_windows
         ]

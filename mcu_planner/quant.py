@@ -14,6 +14,7 @@ Parameters these helpers cannot turn into kernel constants raise
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -169,7 +170,10 @@ def calculate_input_radius(input_integer_bits: int, input_left_shift: int, total
 
 
 def lut_int8(
-    input_q: tuple[float, int], output_q: tuple[float, int], transform, dtype: str = "int8"
+    input_q: tuple[float, int],
+    output_q: tuple[float, int],
+    transform: Callable[[np.float32], np.float32],
+    dtype: str = "int8",
 ) -> tuple[int, ...]:
     """LUTPopulate<int8_t or uint8_t>: entry (uint8_t)q = quantized
     transform(dequantized q), clamped to the type's range."""
@@ -194,7 +198,9 @@ def lut_int8(
 INT16_LUT_STEPS = 512  # LUTPopulateInt16: 512 segments, 513 entries
 
 
-def lut_int16(input_q: tuple[float, int], output_q: tuple[float, int], transform) -> tuple[int, ...]:
+def lut_int16(
+    input_q: tuple[float, int], output_q: tuple[float, int], transform: Callable[[float], float]
+) -> tuple[int, ...]:
     """LUTPopulateInt16<double>: 513 int16 samples of `transform` (a function
     of a Python float, i.e. a double) over the int16 input range, each less
     half the error its interpolated midpoint would make; every step in double

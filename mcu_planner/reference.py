@@ -14,8 +14,10 @@ import signal
 import struct
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import InputError
 
@@ -26,9 +28,10 @@ REFERENCE_TIMEOUT_SECONDS = 600.0
 _QUANTIZED_DIMENSION_SLOT = 16
 
 
-def _interpreter_classes():
+def _interpreter_classes() -> tuple[Any, Any]:
     """ai-edge-litert's interpreter, or tflite-runtime's where only that is
-    installed (both ship the BUILTIN_REF resolver)."""
+    installed (both ship the BUILTIN_REF resolver): its Interpreter and
+    OpResolverType classes (the bindings carry no types)."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
@@ -51,13 +54,13 @@ class ReferenceModel:
             experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
         )
         self._interpreter.allocate_tensors()
-        self.input_details = self._interpreter.get_input_details()
-        self.output_details = self._interpreter.get_output_details()
+        self.input_details: list[dict[str, Any]] = self._interpreter.get_input_details()
+        self.output_details: list[dict[str, Any]] = self._interpreter.get_output_details()
 
-    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(self, inputs: list[npt.NDArray[Any]]) -> list[npt.NDArray[Any]]:
         if len(inputs) != len(self.input_details):
             raise ValueError(f"model takes {len(self.input_details)} inputs, got {len(inputs)}")
-        for detail, value in zip(self.input_details, inputs):
+        for detail, value in zip(self.input_details, inputs, strict=True):
             array = np.asarray(value, dtype=detail["dtype"]).reshape(detail["shape"])
             self._interpreter.set_tensor(detail["index"], array)
         self._interpreter.invoke()
@@ -98,8 +101,8 @@ class ReferenceRefused(InputError):
 
 
 def run_isolated(
-    model_bytes: bytes, input_sets: list[list[np.ndarray]], timeout: float = REFERENCE_TIMEOUT_SECONDS
-) -> list[list[np.ndarray]]:
+    model_bytes: bytes, input_sets: list[list[npt.NDArray[Any]]], timeout: float = REFERENCE_TIMEOUT_SECONDS
+) -> list[list[npt.NDArray[Any]]]:
     """The reference outputs for each input set, computed in a forked child
     process, so that a model the interpreter aborts on (TFLITE_CHECK, SIGABRT,
     a crash) ends as one ReferenceRefused line instead of ending mcu-plan.
@@ -117,6 +120,7 @@ def run_isolated(
                 # A fatal-error dump (pytest, PYTHONFAULTHANDLER) would go to
                 # the parent's stderr, not the child's.
                 faulthandler.disable()
+                answer: tuple[str, list[list[npt.NDArray[Any]]] | str]
                 try:
                     reference = ReferenceModel(model_bytes)
                     answer = ("ok", [reference.run(arrays) for arrays in input_sets])
@@ -157,7 +161,9 @@ def run_isolated(
     kind, value = pickle.loads(b"".join(chunks))
     if kind != "ok":
         raise ReferenceRefused(f"the reference interpreter refuses this model: {value}"[:400])
-    return value
+    # The child sends ("ok", its outputs per input set) or ("refused", message).
+    outputs: list[list[npt.NDArray[Any]]] = value
+    return outputs
 
 
 def _last_line(text: str) -> str:

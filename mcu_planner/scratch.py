@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .graph import Graph, Tensor
-from .lowering import SCRATCH_NEEDS, NotLowerable, load_all
+from .lowering import SCRATCH_NEEDS, NotLowerable, ScratchNeed, load_all
 
 
 def with_scratch_tensors(graph: Graph) -> Graph:
@@ -39,7 +39,7 @@ def with_scratch_tensors(graph: Graph) -> Graph:
     operators = []
     for op in graph.operators:
         need_fn = SCRATCH_NEEDS.get(op.opcode)
-        needs = ()
+        needs: tuple[ScratchNeed, ...] = ()
         if need_fn is not None and not op.scratch:
             try:
                 needs = need_fn(op, graph)

@@ -17,7 +17,7 @@ def shown(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     """`text` with every character that is not printable (control bytes,
     bidi overrides, ...) and every backslash written as a repr-style escape
     (\\x1b, \\r, \\u202e, \\\\), cut to `limit` characters ending in "..."."""
-    out = []
+    out: list[str] = []
     length = 0
     for char in text:
         piece = char if char.isprintable() and char != "\\" else repr(char)[1:-1]

@@ -6,10 +6,11 @@ TFLite's own Prepare refuses."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .graph import DTYPE_BITS
+from .graph import DTYPE_BITS, Graph, Operator, Tensor
 
 
 class SliceRefused(ValueError):
@@ -61,7 +62,7 @@ class SliceAxis:
 
 
 def strided_slice_axes(
-    shape: tuple[int, ...], begin: list[int], end: list[int], strides: list[int], options: dict
+    shape: tuple[int, ...], begin: list[int], end: list[int], strides: list[int], options: dict[str, Any]
 ) -> tuple[list[SliceAxis], tuple[int, ...]]:
     """What a STRIDED_SLICE takes along each axis, and the input shape it
     slices (the input's, with a 1 for every new axis): TFLite's strided_slice.cc
@@ -155,7 +156,7 @@ def resolve_slice(begin: list[int], size: list[int], shape: tuple[int, ...]) -> 
     if len(begin) != len(shape) or len(size) != len(shape):
         raise SliceRefused("SLICE begin/size length differs from the input rank")
     counts = []
-    for b, n, d in zip(begin, size, shape):
+    for b, n, d in zip(begin, size, shape, strict=True):  # lengths checked above
         n = d - b if n == -1 else n
         if b < 0 or n < 0 or b + n > d:
             raise SliceRefused(f"SLICE begin {b} size {n} of axis length {d}")
@@ -166,22 +167,24 @@ def resolve_slice(begin: list[int], size: list[int], shape: tuple[int, ...]) -> 
 # ------------------------------------------------------------------ pieces of one input
 
 
-def _constant_ints(tensor) -> list[int] | None:
-    if tensor is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
+def _constant_ints(tensor: Tensor | None) -> list[int] | None:
+    if tensor is None or tensor.data is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
         return None
     return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
 
 
-def split_layout(op, graph) -> tuple[int, int, list[int]]:
+def split_layout(op: Operator, graph: Graph) -> tuple[int, int, list[int]]:
     """(input position of the data, axis, length of each output along it) of
     a SPLIT, SPLIT_V or UNPACK, as TFLite's Prepare resolves them."""
 
-    def tensor(position):
+    def tensor(position: int) -> Tensor | None:
         t = op.inputs[position] if position < len(op.inputs) else -1
         return graph.tensors[t] if t >= 0 else None
 
     if op.opcode == "UNPACK":
         data = tensor(0)
+        if data is None:
+            raise SliceRefused("UNPACK without an input")
         axis = op.options.get("axis", 0)
         count = len(op.outputs)
         rank = len(data.shape)
@@ -208,7 +211,7 @@ def split_layout(op, graph) -> tuple[int, int, list[int]]:
     return position, axis, resolve_split_sizes(sizes, data.shape[axis], count)
 
 
-def contiguous_pieces(op, graph) -> list[int] | None:
+def contiguous_pieces(op: Operator, graph: Graph) -> list[int] | None:
     """Byte offset, inside the input, of each output of a SPLIT, SPLIT_V,
     UNPACK or SLICE when every output is one contiguous run of the input's
     bytes (cut along the outermost axis longer than 1), else None: then an
@@ -242,7 +245,7 @@ def contiguous_pieces(op, graph) -> list[int] | None:
         return None
     piece_bytes = data.nbytes // data.shape[axis] if data.shape[axis] else 0
     offsets, offset = [], 0
-    for size in sizes:
+    for length in sizes:
         offsets.append(offset)
-        offset += size * piece_bytes
+        offset += length * piece_bytes
     return offsets

@@ -27,11 +27,12 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
 from .errors import InvalidModel, unsupported_model_error
-from .graph import Graph, Operator, Tensor, operator_dtype_key
+from .graph import Graph, Operator, Quantization, Tensor, operator_dtype_key
 from .quant import INT_RANGES
 from .reader import options_table_for
 
@@ -54,7 +55,7 @@ class Context:
     graph: Graph
     label: str
 
-    def fail(self, rule: str, detail: str, op: Operator | None = None, tensor: int | None = None) -> None:
+    def fail(self, rule: str, detail: str, op: Operator | None = None, tensor: int | None = None) -> NoReturn:
         where = []
         if op is not None:
             where.append(f"op {op.index} ({op.opcode})")
@@ -80,7 +81,7 @@ def rule_dag_in_order(ctx: Context) -> None:
     writes its own input, a graph input, a constant or a tensor already
     written (which also rules out cycles)."""
     graph = ctx.graph
-    writer = {}
+    writer: dict[int, int] = {}  # tensor -> the op writing it
     for op in graph.operators:
         for t in op.outputs:
             if t in writer:
@@ -134,28 +135,26 @@ GRAPH_RULES: list[Callable[[Context], None]] = [rule_dag_in_order, rule_inputs_o
 # ---------------------------------------------------------------- tensor rules
 
 
-def rule_scales(ctx: Context, tensor: Tensor) -> None:
+def rule_scales(ctx: Context, tensor: Tensor, q: Quantization) -> None:
     """Quantization scales are finite and > 0 (TFLite divides by them)."""
-    q = tensor.quantization
     for s in q.scales:
         if not (math.isfinite(s) and s > 0.0):
             ctx.fail("scale-positive", f"quantization scale {s!r} is not a finite positive number", tensor=tensor.index)
 
 
-def rule_zero_points(ctx: Context, tensor: Tensor) -> None:
+def rule_zero_points(ctx: Context, tensor: Tensor, q: Quantization) -> None:
     """Zero points lie in the range of the tensor's integer type."""
     if tensor.dtype not in ZERO_POINT_RANGES:
         return
     lo, hi = ZERO_POINT_RANGES[tensor.dtype]
-    for z in tensor.quantization.zero_points:
+    for z in q.zero_points:
         if not lo <= z <= hi:
             ctx.fail("zero-point-range", f"zero point {z} outside {tensor.dtype} [{lo}, {hi}]", tensor=tensor.index)
 
 
-def rule_per_channel(ctx: Context, tensor: Tensor) -> None:
+def rule_per_channel(ctx: Context, tensor: Tensor, q: Quantization) -> None:
     """Per-channel vectors have one entry per element of their axis, and the
     axis is one of the tensor's dimensions."""
-    q = tensor.quantization
     if len(q.scales) <= 1:
         return
     if not 0 <= q.axis < len(tensor.shape):
@@ -170,7 +169,8 @@ def rule_per_channel(ctx: Context, tensor: Tensor) -> None:
         )
 
 
-TENSOR_RULES: list[Callable[[Context, Tensor], None]] = [rule_scales, rule_zero_points, rule_per_channel]
+# Each rule sees a quantized tensor and its quantization.
+TENSOR_RULES: list[Callable[[Context, Tensor, Quantization], None]] = [rule_scales, rule_zero_points, rule_per_channel]
 
 
 # ---------------------------------------------------------------- option rules
@@ -230,7 +230,7 @@ class OpView:
     def __init__(self, ctx: Context, op: Operator):
         self.ctx, self.op = ctx, op
 
-    def fail(self, rule: str, detail: str, tensor: int | None = None) -> None:
+    def fail(self, rule: str, detail: str, tensor: int | None = None) -> NoReturn:
         self.ctx.fail(rule, detail, self.op, tensor)
 
     def counts(self, inputs: tuple[int, int], outputs: tuple[int, int] = (1, 1)) -> None:
@@ -249,6 +249,13 @@ class OpView:
         if position >= len(self.op.inputs) or self.op.inputs[position] < 0:
             return None
         return self.ctx.graph.tensors[self.op.inputs[position]]
+
+    def required(self, position: int) -> Tensor:
+        """An input the op cannot run without (counts() has refused its absence)."""
+        tensor = self.input(position)
+        if tensor is None:
+            self.fail("input-count", f"required input {position} is absent")
+        return tensor
 
     def output(self, position: int = 0) -> Tensor:
         return self.ctx.graph.tensors[self.op.outputs[position]]
@@ -280,7 +287,7 @@ class OpView:
                 self.fail("quantized-tensor", f"{t.dtype} tensor without quantization parameters", t.index)
 
     def constant_ints(self, tensor: Tensor | None) -> list[int] | None:
-        if tensor is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
+        if tensor is None or tensor.data is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
             return None
         return [int(v) for v in np.frombuffer(tensor.data, dtype="<i4" if tensor.dtype == "int32" else "<i8")]
 
@@ -296,14 +303,15 @@ def _window_output_size(padding: str, size: int, window: int, stride: int, dilat
 def _check_window_output(v: OpView, inp: Tensor, out: Tensor, window_h: int, window_w: int) -> None:
     o = v.op.options
     padding = o.get("padding", "SAME")
-    sizes = []
+    sizes: list[int] = []
     for axis, window, stride, dilation in (
         (1, window_h, o.get("stride_h", 1), o.get("dilation_h_factor", 1)),
         (2, window_w, o.get("stride_w", 1), o.get("dilation_w_factor", 1)),
     ):
-        sizes.append(_window_output_size(padding, inp.shape[axis], window, stride, dilation))
-    if None in sizes:
-        return
+        size = _window_output_size(padding, inp.shape[axis], window, stride, dilation)
+        if size is None:  # a padding TFLite does not know: lowering refuses it
+            return
+        sizes.append(size)
     if min(sizes) < 0 or (out.shape[0], out.shape[1], out.shape[2]) != (inp.shape[0], *sizes):
         v.fail(
             "window-output-shape",
@@ -331,7 +339,7 @@ def _check_filter_channels(v: OpView, filt: Tensor, channels: int, axis: int) ->
 def _window_weighted_tensors(v: OpView) -> tuple[Tensor, Tensor, Tensor | None, Tensor]:
     """Input, filter, optional bias and output of CONV_2D / DEPTHWISE_CONV_2D, all 4-D."""
     v.counts((2, 3))
-    inp, filt, bias, out = v.input(0), v.input(1), v.input(2), v.output()
+    inp, filt, bias, out = v.required(0), v.required(1), v.input(2), v.output()
     for t in (inp, filt, out):
         v.rank(t, 4)
     if filt.shape[1] < 1 or filt.shape[2] < 1:
@@ -385,7 +393,7 @@ def op_depthwise_conv_2d(v: OpView) -> None:
 
 def op_fully_connected(v: OpView) -> None:
     v.counts((2, 3), (1, 2))
-    inp, filt, bias, out = v.input(0), v.input(1), v.input(2), v.output()
+    inp, filt, bias, out = v.required(0), v.required(1), v.input(2), v.output()
     v.rank(filt, 2)
     units, depth = filt.shape
     if depth == 0 or inp.num_elements % depth:
@@ -406,7 +414,7 @@ def op_fully_connected(v: OpView) -> None:
 
 def op_pool_2d(v: OpView) -> None:
     v.counts((1, 1))
-    inp, out = v.input(0), v.output()
+    inp, out = v.required(0), v.output()
     v.rank(inp, 4)
     v.rank(out, 4)
     if out.shape[3] != inp.shape[3]:
@@ -420,7 +428,7 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
     rank = max(len(a), len(b))
     a, b = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):  # both padded to `rank`
         if x != y and 1 not in (x, y):
             return None
         out.append(y if x == 1 else x)
@@ -429,7 +437,7 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] |
 
 def op_binary(v: OpView) -> None:
     v.counts((2, 2))
-    a, b, out = v.input(0), v.input(1), v.output()
+    a, b, out = v.required(0), v.required(1), v.output()
     shape = broadcast_shape(a.shape, b.shape)
     if shape is None:
         v.fail("broadcast", f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast", b.index)
@@ -440,14 +448,14 @@ def op_binary(v: OpView) -> None:
 
 def op_unary_same_shape(v: OpView) -> None:
     v.counts((1, 1))
-    v.same_shape(v.input(0), v.output())
-    v.quantized(v.input(0), v.output())
+    v.same_shape(v.required(0), v.output())
+    v.quantized(v.required(0), v.output())
 
 
 def op_same_elements(v: OpView) -> None:
     """RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes are reinterpreted."""
     v.counts((1, 2))
-    v.same_elements(v.input(0), v.output())
+    v.same_elements(v.required(0), v.output())
 
 
 def op_reshape(v: OpView) -> None:
@@ -457,7 +465,7 @@ def op_reshape(v: OpView) -> None:
     tensor's shape; the output is not a variable (TFLite's RESHAPE leaves
     such an output without data)."""
     op_same_elements(v)
-    inp, out, shape_input = v.input(0), v.output(), v.input(1)
+    inp, out, shape_input = v.required(0), v.output(), v.input(1)
     if out.is_variable:
         v.fail("reshape-variable-output", "RESHAPE into a variable tensor", out.index)
     if shape_input is not None and len(shape_input.shape) == 1 and shape_input.dtype == "int32":
@@ -529,7 +537,7 @@ def op_concatenation(v: OpView) -> None:
 
 def op_pad(v: OpView) -> None:
     v.counts((2, 3))
-    inp, out = v.input(0), v.output()
+    inp, out = v.required(0), v.output()
     paddings = v.constant_ints(v.input(1))
     if paddings is None:
         return
@@ -545,7 +553,7 @@ def op_pad(v: OpView) -> None:
 
 def op_transpose(v: OpView) -> None:
     v.counts((2, 2))
-    inp, out = v.input(0), v.output()
+    inp, out = v.required(0), v.output()
     perm = v.constant_ints(v.input(1))
     if perm is None:
         return
@@ -561,7 +569,7 @@ def op_transpose(v: OpView) -> None:
 
 def op_mean(v: OpView) -> None:
     v.counts((2, 2))
-    inp = v.input(0)
+    inp = v.required(0)
     axes = v.constant_ints(v.input(1))
     rank = len(inp.shape)
     for a in axes or ():
@@ -588,10 +596,10 @@ _SOFTMAX_OUTPUT_QUANTIZATION = {
 
 def op_softmax(v: OpView) -> None:
     op_unary_same_shape(v)
-    if not len(v.input(0).shape) >= 1:
+    if not len(v.required(0).shape) >= 1:
         v.fail("rank", "softmax of a scalar", v.op.inputs[0])
     out = v.output()
-    fixed = _SOFTMAX_OUTPUT_QUANTIZATION.get((v.input(0).dtype, out.dtype))
+    fixed = _SOFTMAX_OUTPUT_QUANTIZATION.get((v.required(0).dtype, out.dtype))
     if fixed is None or out.quantization is None:
         return
     zero_point, scale, tolerance = fixed
@@ -647,7 +655,7 @@ def op_split(v: OpView) -> None:
 def op_unpack(v: OpView) -> None:
     v.counts((1, 1), (0, 1 << 30))
     _declared_count(v, "num", len(v.op.outputs), "outputs")
-    inp = v.input(0)
+    inp = v.required(0)
     rank = len(inp.shape)
     axis = declared(v, "axis")
     if not -rank <= axis < rank:
@@ -673,8 +681,8 @@ def op_gather(v: OpView) -> None:
     """Constant indices lie inside the gathered axis: TFLite's GATHER fails
     every invoke otherwise (its Prepare does not look at the values)."""
     v.counts((2, 2))
-    params, indices = v.input(0), v.input(1)
-    if not indices.is_constant or indices.dtype not in _GATHER_INDEX_DTYPES:
+    params, indices = v.required(0), v.required(1)
+    if indices.data is None or not indices.is_constant or indices.dtype not in _GATHER_INDEX_DTYPES:
         return
     rank = len(params.shape)
     axis = declared(v, "axis")
@@ -859,7 +867,7 @@ def validate(graph: Graph, label: str = "model") -> Graph:
         tensor = graph.tensors[t]
         if tensor.quantization is not None:
             for tensor_rule in TENSOR_RULES:
-                tensor_rule(ctx, tensor)
+                tensor_rule(ctx, tensor, tensor.quantization)
     for op in graph.operators:
         for option_rule in OPTION_RULES:
             option_rule(ctx, op)
@@ -868,7 +876,7 @@ def validate(graph: Graph, label: str = "model") -> Graph:
     return graph
 
 
-def load_model(source, label: str | None = None) -> Graph:
+def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, label: str | None = None) -> Graph:
     """read_model, then validate: what every command reads a model with."""
     from .reader import read_model
 

@@ -15,7 +15,7 @@ from mcu_planner.check import generate_for_model
 from mcu_planner.cli import main
 from mcu_planner.codegen import ACTIVATION_DTYPES
 from mcu_planner.folding import fold_constants
-from mcu_planner.graph import Quantization
+from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.problem import peak_live, sharing_lower_bound
 from mcu_planner.reader import read_model
@@ -291,3 +291,27 @@ def test_folded_graph_outputs_are_copied_into_the_arena():
     for op in graph.operators:
         if op.opcode == "RESHAPE":
             assert graph.tensors[op.inputs[0]].is_constant and op.outputs[0] in graph.outputs
+
+
+def test_op_missing_a_required_input_is_left_for_lowering():
+    """An ADD whose first input is left out (-1) beside a constant is not
+    folded: it once reached the folder as None and raised AttributeError;
+    now the op stays in the graph for lowering to judge."""
+    constant = Tensor(0, "c", (2,), "int32", data=np.array([1, 2], np.int32).tobytes())
+    graph = Graph(
+        tensors=(
+            constant,
+            Tensor(1, "sum", (2,), "int32"),
+            Tensor(2, "x", (2,), "int32"),
+            Tensor(3, "y", (2,), "int32"),
+        ),
+        operators=(
+            Operator(index=0, opcode="ADD", version=1, inputs=(-1, 0), outputs=(1,)),
+            Operator(index=1, opcode="ADD", version=1, inputs=(1, 2), outputs=(3,)),
+        ),
+        inputs=(2,),
+        outputs=(3,),
+    )
+    folded = fold_constants(graph)
+    assert folded is graph
+    assert not folded.tensors[1].is_constant
