@@ -1,0 +1,87 @@
+"""int4 weights: TFLite stores an INT4 filter packed two values to a byte,
+the first in the low nibble.  At generation time each such filter is
+unpacked into an int8 constant holding the same values, so the int8 kernels
+run it unchanged: the product of an int4 filter is the product of the same
+values in int8 (LiteRT's reference kernels unpack the same way before they
+compute), and the output is bit-exact.
+
+The cost is flash: the unpacked filter takes a byte per weight where the
+file holds half a byte; a note on the graph states both figures.
+
+Only the combinations LiteRT's reference kernels compute correctly are
+unpacked (checked against them in tests/test_int4.py): the filter (input 1)
+of FULLY_CONNECTED and CONV_2D with int8, int16 or float32 (hybrid) input,
+and of DEPTHWISE_CONV_2D with int8 input (with int16 input LiteRT reads the
+packed bytes as if they were int8, and with float32 input it refuses int4).
+Any other int4 tensor is left as it is, and lowering names it in the usual
+exit-4 listing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .graph import Graph, Tensor
+
+FILTER_INPUT = 1
+# Opcode -> the dtypes of its data input (input 0) with which an int4 filter is unpacked.
+INT4_FILTER_INPUT_DTYPES: dict[str, tuple[str, ...]] = {
+    "FULLY_CONNECTED": ("int8", "int16", "float32"),
+    "CONV_2D": ("int8", "int16", "float32"),
+    "DEPTHWISE_CONV_2D": ("int8",),
+}
+
+
+def unpack_int4(packed: bytes, count: int) -> np.ndarray:
+    """`count` signed 4-bit values from `packed`, low nibble first, as int8."""
+    raw = np.frombuffer(packed, dtype=np.uint8, count=(count + 1) // 2)
+    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+    nibbles[0::2] = raw & 0x0F
+    nibbles[1::2] = raw >> 4
+    # Sign-extend: nibbles 8..15 are -8..-1.
+    values: np.ndarray = (nibbles[:count] ^ 8).astype(np.int8) - np.int8(8)
+    return values
+
+
+def _unpacks(graph: Graph, tensor: Tensor) -> bool:
+    """Whether every reader of the int4 constant `tensor` takes it as an
+    int4 filter (and nothing else reads or writes it)."""
+    if tensor.dtype != "int4" or not tensor.is_constant:
+        return False
+    if tensor.index in graph.inputs or tensor.index in graph.outputs:
+        return False
+    readers = 0
+    for op in graph.operators:
+        if tensor.index in op.outputs or tensor.index in op.intermediates:
+            return False
+        for position, t in enumerate(op.inputs):
+            if t != tensor.index:
+                continue
+            data = graph.tensors[op.inputs[0]] if op.inputs and op.inputs[0] >= 0 else None
+            allowed = INT4_FILTER_INPUT_DTYPES.get(op.opcode, ())
+            if position != FILTER_INPUT or data is None or data.dtype not in allowed:
+                return False
+            readers += 1
+    return readers > 0
+
+
+def unpack_int4_weights(graph: Graph) -> Graph:
+    """`graph` with each int4 filter its op can take (see the module note)
+    replaced by an int8 constant of the same values and quantization."""
+    unpacked = [t for t in graph.tensors if _unpacks(graph, t)]
+    if not unpacked:
+        return graph
+    tensors = list(graph.tensors)
+    for t in unpacked:
+        assert t.data is not None
+        values = unpack_int4(t.data, t.num_elements)
+        tensors[t.index] = dataclasses.replace(t, dtype="int8", data=values.tobytes())
+    packed_bytes = sum(t.nbytes for t in unpacked)
+    int8_bytes = sum(t.num_elements for t in unpacked)
+    note = (
+        f"int4 weights of {len(unpacked)} tensor{'s' if len(unpacked) != 1 else ''} unpacked to int8 for the kernels: "
+        f"{int8_bytes} B of flash where the file packs them in {packed_bytes} B"
+    )
+    return dataclasses.replace(graph, tensors=tuple(tensors), notes=graph.notes + (note,))

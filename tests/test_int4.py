@@ -1,0 +1,207 @@
+"""int4 weights (TFLite's INT4, packed two to a byte, low nibble first):
+the filters of FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D that LiteRT's
+reference kernels take are unpacked to int8 at generation time
+(mcu_planner/int4_weights.py) and the generated C is bit-exact with LiteRT;
+any other int4 tensor ends in exit 4 naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import needs_cortex_m
+from kernel_models import assert_matches_reference
+
+from mcu_planner.cli import main
+from mcu_planner.errors import InputError
+from mcu_planner.int4_weights import unpack_int4
+from mcu_planner.pipeline import PlanOptions, analyse_model
+from mcu_planner.reader import read_model
+from mcu_planner_testing.builder import (
+    Int4Net,
+    Int8Net,
+    Int16x4Net,
+    ModelBuilder,
+    int4_weights,
+    int8_quant,
+    pack_int4,
+    run_reference,
+)
+
+
+def test_unpack_int4_inverts_the_packing_for_every_value_and_an_odd_count():
+    values = np.array([*range(-8, 8), 7, -8, 0], dtype=np.int8)  # 19 values: the last byte half used
+    packed = pack_int4(values)
+    assert len(packed) == 10 and packed[0] == 0x98  # -8 (0x8) low, -7 (0x9) high
+    assert np.array_equal(unpack_int4(packed, values.size), values)
+
+
+def _int8_branches(net: Int4Net) -> list[int]:
+    """FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D with odd filter sizes,
+    on inputs whose zero points sit at both ends of int8 (all-positive and
+    all-negative ranges) and in between; ReLU outputs have zero point -128."""
+    low = net.input((1, 5, 6, 3), 0.0, 2.0)  # zero point -128
+    high = net.input((1, 5, 6, 3), -3.0, 0.0)  # zero point 127
+    flat = net.input((2, 9), -0.5, 1.5)
+    return [
+        net.fully_connected(flat, 5),  # 45 weights
+        net.fully_connected(flat, 7, activation="RELU"),
+        net.conv2d(low, 3, kernel=(3, 3), activation="RELU"),  # 81 weights
+        net.conv2d(high, 5, kernel=(2, 3), strides=(2, 1), padding="VALID"),
+        net.depthwise_conv2d(high, activation="RELU6"),  # 27 weights
+        net.depthwise_conv2d(low, kernel=(3, 1), depth_multiplier=3, strides=(2, 2)),
+    ]
+
+
+@pytest.mark.slow
+def test_int8_models_with_int4_filters_are_bit_exact():
+    net = Int4Net(21)
+    outputs = _int8_branches(net)  # one scale per output channel
+    net.per_channel = False
+    outputs += _int8_branches(net)  # one scale per filter
+    model = net.build(*outputs)
+    weights = [t for t in read_model(model).tensors if t.name.endswith("/weights")]
+    assert [t.dtype for t in weights] == ["int4"] * 12
+    assert [len(t.quantization.scales) for t in weights] == [5, 7, 3, 5, 3, 9] + [1] * 6
+    values = np.concatenate([unpack_int4(t.data, t.num_elements) for t in weights])
+    assert values.min() == -8 and values.max() == 7  # both ends of the range are exercised
+    assert_matches_reference(model, inputs=3)
+
+
+@pytest.mark.slow
+def test_int16_models_with_int4_filters_are_bit_exact():
+    net = Int16x4Net(23)
+    x = net.input((1, 5, 5, 3))
+    flat = net.input((1, 11))
+    outputs = [net.conv2d(x, 3, activation="RELU"), net.fully_connected(flat, 5)]
+    assert_matches_reference(net.build(*outputs), inputs=3)
+
+
+def _hybrid_model(seed: int) -> bytes:
+    """float32 activations, int4 filters (per channel) and float biases:
+    FULLY_CONNECTED over two rows and a CONV_2D, as LiteRT's hybrid kernels take."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder("hybrid int4")
+    x = mb.add_tensor((2, 9), "float32", name="x")
+    image = mb.add_tensor((1, 5, 5, 3), "float32", name="image")
+    outputs = []
+    for opcode, source, shape, out_shape, options in (
+        ("FULLY_CONNECTED", x, (5, 9), (2, 5), {}),
+        ("CONV_2D", image, (4, 3, 3, 3), (1, 5, 5, 4), {"padding": "SAME", "stride_h": 1, "stride_w": 1}),
+    ):
+        values, quant = int4_weights(rng, shape, 0, 0.5)
+        w = mb.add_tensor(shape, "int4", quant, data=values, name=f"{opcode}/weights")
+        b = mb.add_tensor((shape[0],), "float32", data=rng.normal(0, 0.1, shape[0]).astype(np.float32))
+        y = mb.add_tensor(out_shape, "float32", name=opcode)
+        mb.add_op(opcode, (source, w, b), (y,), {"fused_activation_function": "NONE", **options})
+        outputs.append(y)
+    mb.set_io([x, image], outputs)
+    return mb.build()
+
+
+@pytest.mark.slow
+def test_hybrid_models_with_int4_filters_are_bit_exact():
+    assert_matches_reference(_hybrid_model(24), inputs=3)
+
+
+def _same_model_with_int8_filters(model: bytes) -> bytes:
+    mb = ModelBuilder.from_graph(read_model(model))
+    for spec in mb.tensors:
+        if spec.dtype == "int4":
+            spec.dtype = "int8"
+            spec.data = unpack_int4(spec.data, int(np.prod(spec.shape))).tobytes()
+    return mb.build()
+
+
+def test_unpacking_costs_a_byte_per_weight_and_says_so():
+    net = Int4Net(25)
+    flat = net.input((1, 9))
+    model = net.build(net.fully_connected(flat, 5))  # 45 weights: 23 bytes packed
+    analysed = analyse_model(model, PlanOptions(order="model"))
+    weights = next(t for t in analysed.graph.tensors if t.name.endswith("/weights"))
+    assert weights.dtype == "int8" and len(weights.data) == 45
+    assert any("45 B of flash where the file packs them in 23 B" in note for note in analysed.graph.notes)
+    # The same values stored as int8 in the file give LiteRT the same outputs.
+    unpacked = _same_model_with_int8_filters(model)
+    for seed in range(2):
+        expected, got = run_reference(model, seed=seed), run_reference(unpacked, seed=seed)
+        assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+
+
+def _run_plan(tmp_path, model: bytes, capsys) -> tuple[int, str]:
+    """`mcu-plan MODEL -o OUT` in this process: its exit code and stderr."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    code = main([str(path), "-o", str(tmp_path / "out")])
+    return code, capsys.readouterr().err
+
+
+def _int4_transpose_conv() -> bytes:
+    net = Int8Net(26)
+    model = net.build(net.transpose_conv(net.input((1, 3, 3, 2)), 3))
+    mb = ModelBuilder.from_graph(read_model(model))
+    weights = next(spec for spec in mb.tensors if spec.name.endswith("/weights"))
+    values = np.clip(np.frombuffer(weights.data, dtype=np.int8), -8, 7)
+    weights.dtype, weights.data = "int4", pack_int4(values)
+    return mb.build()
+
+
+def _int4_depthwise_with_int16_input() -> bytes:
+    # LiteRT's int16 depthwise kernel reads the packed bytes as int8.
+    net = Int16x4Net(27)
+    return net.build(net.depthwise_conv2d(net.input((1, 4, 4, 2))))
+
+
+def _int4_add_operand() -> bytes:
+    mb = ModelBuilder()
+    q = int8_quant(-1.0, 1.0)
+    x = mb.add_tensor((1, 5), "int8", q, name="x")
+    c = mb.add_tensor((1, 5), "int4", (0.1, 0), data=np.array([[-8, -1, 0, 3, 7]]), name="c")
+    y = mb.add_tensor((1, 5), "int8", q, name="y")
+    mb.add_op("ADD", (x, c), (y,), {"fused_activation_function": "NONE"})
+    mb.set_io([x], [y])
+    return mb.build()
+
+
+@pytest.mark.parametrize(
+    "make, line",
+    [
+        (
+            _int4_transpose_conv,
+            "TRANSPOSE_CONV int8: 1 op (TRANSPOSE_CONV with int4 tensor 'transpose_conv_1/weights')",
+        ),
+        (
+            _int4_depthwise_with_int16_input,
+            "DEPTHWISE_CONV_2D int16: 1 op (DEPTHWISE_CONV_2D with int4 tensor 'depthwise_conv2d_1/weights')",
+        ),
+        (_int4_add_operand, "ADD int8: 1 op (ADD mixing int8, int4 -> int8)"),
+    ],
+    ids=["transpose-conv", "int16-depthwise", "add"],
+)
+def test_int4_where_no_kernel_takes_it_exits_4_naming_the_tensor(tmp_path, capsys, make, line):
+    code, stderr = _run_plan(tmp_path, make(), capsys)
+    assert code == 4 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert lines[-2:] == ["mcu-plan: error: 1 op in 1 unsupported operator and dtype combination:", f"  {line}"]
+    assert stderr.count("int4") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_int4_data_of_the_wrong_length_is_refused():
+    # 5 int4 values take 3 bytes; a 5-byte (int8-sized) buffer is refused.
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 5), "int8", int8_quant(-1, 1), name="x")
+    w = mb.add_tensor((1, 5), "int4", (0.1, 0), data=bytes(5), name="w")
+    y = mb.add_tensor((1, 1), "int8", int8_quant(-1, 1), name="y")
+    mb.add_op("FULLY_CONNECTED", (x, w, -1), (y,), {"fused_activation_function": "NONE"})
+    mb.set_io([x], [y])
+    with pytest.raises(InputError, match=r"constant data has 5 bytes but int4\[1, 5\] needs 3"):
+        read_model(mb.build())
+
+
+@needs_cortex_m
+def test_int4_model_bit_exact_on_mps2_an386():
+    net = Int4Net(28)
+    x = net.input((1, 6, 6, 3), 0.0, 2.0)
+    y = net.depthwise_conv2d(net.conv2d(x, 4, activation="RELU"), depth_multiplier=2)
+    z = net.fully_connected(net.reshape(y, (1, 288)), 7)
+    assert_matches_reference(net.build(z), inputs=2, target="mps2-an386")
