@@ -6,7 +6,10 @@ values in int8 (LiteRT's reference kernels unpack the same way before they
 compute), and the output is bit-exact.
 
 The cost is flash: the unpacked filter takes a byte per weight where the
-file holds half a byte; a note on the graph states both figures.
+file holds half a byte; a note on the graph states both figures.  The one
+kernel that reads int4 filters packed, FULLY_CONNECTED with int8 input
+(mcu_fully_connected_s4.c, a chunk unpacked at a time), keeps them packed:
+4 bits a weight in flash.
 
 Only the combinations LiteRT's reference kernels compute correctly are
 unpacked (checked against them in tests/test_int4.py): the filter (input 1)
@@ -45,43 +48,64 @@ def unpack_int4(packed: bytes, count: int) -> np.ndarray:
     return values
 
 
-def _unpacks(graph: Graph, tensor: Tensor) -> bool:
-    """Whether every reader of the int4 constant `tensor` takes it as an
-    int4 filter (and nothing else reads or writes it)."""
+# (opcode, data input dtype) whose kernel reads the int4 filter packed.
+PACKED_KERNELS = frozenset({("FULLY_CONNECTED", "int8")})
+
+
+def _filter_readers(graph: Graph, tensor: Tensor) -> list[tuple[str, str]] | None:
+    """(opcode, data input dtype) of each op reading the int4 constant
+    `tensor` as a filter it can take; None when anything else reads or
+    writes it (it is then left for lowering to name)."""
     if tensor.dtype != "int4" or not tensor.is_constant:
-        return False
+        return None
     if tensor.index in graph.inputs or tensor.index in graph.outputs:
-        return False
-    readers = 0
+        return None
+    readers: list[tuple[str, str]] = []
     for op in graph.operators:
         if tensor.index in op.outputs or tensor.index in op.intermediates:
-            return False
+            return None
         for position, t in enumerate(op.inputs):
             if t != tensor.index:
                 continue
             data = graph.tensors[op.inputs[0]] if op.inputs and op.inputs[0] >= 0 else None
             allowed = INT4_FILTER_INPUT_DTYPES.get(op.opcode, ())
             if position != FILTER_INPUT or data is None or data.dtype not in allowed:
-                return False
-            readers += 1
-    return readers > 0
+                return None
+            readers.append((op.opcode, data.dtype))
+    return readers or None
 
 
 def unpack_int4_weights(graph: Graph) -> Graph:
-    """`graph` with each int4 filter its op can take (see the module note)
-    replaced by an int8 constant of the same values and quantization."""
-    unpacked = [t for t in graph.tensors if _unpacks(graph, t)]
-    if not unpacked:
+    """`graph` with each int4 filter its ops can take (see the module note)
+    replaced by an int8 constant of the same values and quantization, except
+    those only kernels reading them packed read (PACKED_KERNELS)."""
+    unpacked: list[Tensor] = []
+    packed: list[Tensor] = []
+    for t in graph.tensors:
+        readers = _filter_readers(graph, t)
+        if readers is not None:
+            (packed if all(r in PACKED_KERNELS for r in readers) else unpacked).append(t)
+    if not unpacked and not packed:
         return graph
     tensors = list(graph.tensors)
     for t in unpacked:
         assert t.data is not None
         values = unpack_int4(t.data, t.num_elements)
         tensors[t.index] = dataclasses.replace(t, dtype="int8", data=values.tobytes())
-    packed_bytes = sum(t.nbytes for t in unpacked)
-    int8_bytes = sum(t.num_elements for t in unpacked)
-    note = (
-        f"int4 weights of {len(unpacked)} tensor{'s' if len(unpacked) != 1 else ''} unpacked to int8 for the kernels: "
-        f"{int8_bytes} B of flash where the file packs them in {packed_bytes} B"
-    )
-    return dataclasses.replace(graph, tensors=tuple(tensors), notes=graph.notes + (note,))
+    notes = []
+    if packed:
+        notes.append(
+            f"int4 weights of {_tensors(packed)} kept packed for the FULLY_CONNECTED kernels: "
+            f"{sum(t.nbytes for t in packed)} B of flash, 4 bits a weight"
+        )
+    if unpacked:
+        notes.append(
+            f"int4 weights of {_tensors(unpacked)} unpacked to int8 for the kernels: "
+            f"{sum(t.num_elements for t in unpacked)} B of flash where the file packs them in "
+            f"{sum(t.nbytes for t in unpacked)} B"
+        )
+    return dataclasses.replace(graph, tensors=tuple(tensors), notes=graph.notes + tuple(notes))
+
+
+def _tensors(tensors: list[Tensor]) -> str:
+    return f"{len(tensors)} tensor{'s' if len(tensors) != 1 else ''}"

@@ -12,7 +12,9 @@ from conftest import needs_cortex_m
 from kernel_models import assert_matches_reference
 
 from mcu_planner.cli import main
+from mcu_planner.codegen import lower_all
 from mcu_planner.errors import InputError
+from mcu_planner.flash import counted_flash
 from mcu_planner.int4_weights import unpack_int4
 from mcu_planner.pipeline import PlanOptions, analyse_model
 from mcu_planner.reader import read_model
@@ -42,9 +44,12 @@ def _int8_branches(net: Int4Net) -> list[int]:
     low = net.input((1, 5, 6, 3), 0.0, 2.0)  # zero point -128
     high = net.input((1, 5, 6, 3), -3.0, 0.0)  # zero point 127
     flat = net.input((2, 9), -0.5, 1.5)
+    wide = net.input((3, 67), -1.0, 0.5)
     return [
-        net.fully_connected(flat, 5),  # 45 weights
+        net.fully_connected(flat, 5),  # 45 weights; rows of odd depth start inside a byte
         net.fully_connected(flat, 7, activation="RELU"),
+        net.fully_connected(wide, 6),  # rows unpacked 32 values at a time: 32 + 32 + 3
+        net.fully_connected(wide, 4, activation="RELU6"),
         net.conv2d(low, 3, kernel=(3, 3), activation="RELU"),  # 81 weights
         net.conv2d(high, 5, kernel=(2, 3), strides=(2, 1), padding="VALID"),
         net.depthwise_conv2d(high, activation="RELU6"),  # 27 weights
@@ -60,8 +65,8 @@ def test_int8_models_with_int4_filters_are_bit_exact():
     outputs += _int8_branches(net)  # one scale per filter
     model = net.build(*outputs)
     weights = [t for t in read_model(model).tensors if t.name.endswith("/weights")]
-    assert [t.dtype for t in weights] == ["int4"] * 12
-    assert [len(t.quantization.scales) for t in weights] == [5, 7, 3, 5, 3, 9] + [1] * 6
+    assert [t.dtype for t in weights] == ["int4"] * 16
+    assert [len(t.quantization.scales) for t in weights] == [5, 7, 6, 4, 3, 5, 3, 9] + [1] * 8
     values = np.concatenate([unpack_int4(t.data, t.num_elements) for t in weights])
     assert values.min() == -8 and values.max() == 7  # both ends of the range are exercised
     assert_matches_reference(model, inputs=3)
@@ -112,15 +117,25 @@ def _same_model_with_int8_filters(model: bytes) -> bytes:
     return mb.build()
 
 
-def test_unpacking_costs_a_byte_per_weight_and_says_so():
+def test_fully_connected_keeps_int4_packed_and_the_convolutions_unpack():
     net = Int4Net(25)
-    flat = net.input((1, 9))
-    model = net.build(net.fully_connected(flat, 5))  # 45 weights: 23 bytes packed
+    dense = net.fully_connected(net.input((1, 9)), 5)  # 45 weights: 23 bytes packed
+    conv = net.conv2d(net.input((1, 4, 4, 3)), 3)  # 81 weights: 41 bytes packed
+    model = net.build(dense, conv)
     analysed = analyse_model(model, PlanOptions(order="model"))
-    weights = next(t for t in analysed.graph.tensors if t.name.endswith("/weights"))
-    assert weights.dtype == "int8" and len(weights.data) == 45
-    assert any("45 B of flash where the file packs them in 23 B" in note for note in analysed.graph.notes)
-    # The same values stored as int8 in the file give LiteRT the same outputs.
+    tensors = {t.name: t for t in analysed.graph.tensors}
+    assert tensors["fully_connected_1/weights"].dtype == "int4"
+    assert len(tensors["fully_connected_1/weights"].data) == 23
+    assert tensors["conv2d_1/weights"].dtype == "int8" and len(tensors["conv2d_1/weights"].data) == 81
+    calls = lower_all(analysed.lifetimes.program)
+    assert [call.function for call in calls.values()][0] == "mcu_fully_connected_s8_s4"
+    assert counted_flash(analysed.graph, calls)[0] == 23 + 81 + sum(
+        tensors[name].nbytes for name in ("fully_connected_1/bias", "conv2d_1/bias")
+    )
+    notes = " | ".join(analysed.graph.notes)
+    assert "1 tensor kept packed for the FULLY_CONNECTED kernels: 23 B" in notes
+    assert "1 tensor unpacked to int8 for the kernels: 81 B of flash where the file packs them in 41 B" in notes
+    # The same values stored as int8 give LiteRT the same outputs: unpacking is exact.
     unpacked = _same_model_with_int8_filters(model)
     for seed in range(2):
         expected, got = run_reference(model, seed=seed), run_reference(unpacked, seed=seed)

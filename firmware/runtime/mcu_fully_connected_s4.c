@@ -1,0 +1,105 @@
+/* FULLY_CONNECTED int8 x packed int4: the weights are unpacked to int8 a
+ * chunk at a time (four rows of MCU_S4_CHUNK values on the stack) and go
+ * through mcu_dot4_s8, the int8 kernel's dot product with its DSP and Helium
+ * paths.  The int32 sums are exact in any order, so chunking changes no
+ * value: the results are those of mcu_fully_connected_s8 on the unpacked
+ * filter, the int8 kernel LiteRT's int4 path matches (it unpacks first). */
+#include "mcu_fully_connected_s4.h"
+
+#include "mcu_quant.h"
+
+/* A nibble 0..15 as the int4 value it holds: 8..15 are -8..-1. */
+static int8_t s4_value(uint32_t nibble)
+{
+    return (int8_t)((int32_t)(nibble ^ 8u) - 8);
+}
+
+/* Weights [first, first + count) of the packed filter, as int8. */
+static void unpack_s4(const int8_t *packed, size_t first, int32_t count, int8_t *out)
+{
+    int32_t i = 0;
+    size_t k = first;
+    if ((k & 1u) != 0u && count > 0) { /* a row starting in a high nibble */
+        out[i++] = s4_value((uint32_t)(uint8_t)packed[k >> 1] >> 4);
+        ++k;
+    }
+    for (; i + 2 <= count; i += 2, k += 2) {
+        const uint32_t byte = (uint8_t)packed[k >> 1];
+        out[i] = s4_value(byte & 15u);
+        out[i + 1] = s4_value(byte >> 4);
+    }
+    if (i < count) {
+        out[i] = s4_value((uint32_t)(uint8_t)packed[k >> 1] & 15u);
+    }
+}
+
+static int8_t requantize(const mcu_fully_connected_s8_params *p, int32_t acc, const int32_t *bias, int32_t o)
+{
+    const int32_t q = p->per_channel ? o : 0;
+    if (bias) {
+        acc += bias[o];
+    }
+    acc = mcu_mul_by_quantized_mul_single_round(acc, p->output_multiplier[q], (int)p->output_shift[q]);
+    acc += p->output_offset;
+    return (int8_t)mcu_clamp_s32(acc, p->act_min, p->act_max);
+}
+
+/* Rows o .. o + rows - 1 (rows is 4 or 1) against input row x: the raw
+ * sums of products. */
+static void dot_rows(const int8_t *x, const int8_t *filter, int32_t depth, int32_t o, int32_t rows, int32_t sums[4])
+{
+    int8_t chunk[4 * MCU_S4_CHUNK];
+    int32_t d, k, i;
+    for (k = 0; k < 4; ++k) {
+        sums[k] = 0;
+    }
+    for (d = 0; d < depth; d += MCU_S4_CHUNK) {
+        const int32_t n = depth - d < MCU_S4_CHUNK ? depth - d : MCU_S4_CHUNK;
+        for (k = 0; k < rows; ++k) {
+            unpack_s4(filter, (size_t)(o + k) * (size_t)depth + (size_t)d, n, chunk + k * n);
+        }
+        if (rows == 4) {
+            int32_t part[4];
+            mcu_dot4_s8(x + d, chunk, n, part);
+            for (k = 0; k < 4; ++k) {
+                sums[k] += part[k];
+            }
+        } else {
+            for (i = 0; i < n; ++i) {
+                sums[0] += (int32_t)chunk[i] * (int32_t)x[d + i];
+            }
+        }
+    }
+}
+
+/* Memory-plan contract as mcu_fully_connected_s8 (mcu_planner/lowering/
+ * fully_connected.py, WALKS): output row b is written only after input row b
+ * is read, and no other input row is read for it.  row_offset_terms is never
+ * NULL here (the lowering refuses a filter whose terms overflow int32). */
+void mcu_fully_connected_s8_s4(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,
+                               const int32_t *bias, int8_t *output)
+{
+    const int32_t depth = p->accum_depth, outputs = p->output_depth;
+    const int32_t *terms = p->row_offset_terms;
+    int32_t b, o, d, k;
+    for (b = 0; b < p->batches; ++b) {
+        const int8_t *x = input + (size_t)b * (size_t)depth;
+        int8_t *out = output + (size_t)b * (size_t)outputs;
+        /* sum((w + fo) * (x + io)) = sum(w * x) + fo * sum(x) + io * (sum(w) + n * fo) */
+        int32_t input_term = 0;
+        if (p->filter_offset != 0) {
+            for (d = 0; d < depth; ++d) {
+                input_term += x[d];
+            }
+            input_term *= p->filter_offset;
+        }
+        for (o = 0; o < outputs;) {
+            int32_t sums[4];
+            const int32_t rows = outputs - o >= 4 ? 4 : 1;
+            dot_rows(x, filter, depth, o, rows, sums);
+            for (k = 0; k < rows; ++k, ++o) {
+                out[o] = requantize(p, sums[k] + input_term + terms[o], bias, o);
+            }
+        }
+    }
+}
