@@ -213,10 +213,15 @@ def test_int4_data_of_the_wrong_length_is_refused():
         read_model(mb.build())
 
 
+# The packed FULLY_CONNECTED kernel unpacks with word operations on the M4
+# and with Helium on the M55, and sums through the int8 kernel's DSP and
+# Helium dot products.
 @needs_cortex_m
-def test_int4_model_bit_exact_on_mps2_an386():
+@pytest.mark.parametrize("target", ["mps2-an386", "mps3-an547"])
+def test_int4_model_bit_exact_on_cortex_m(target):
     net = Int4Net(28)
     x = net.input((1, 6, 6, 3), 0.0, 2.0)
     y = net.depthwise_conv2d(net.conv2d(x, 4, activation="RELU"), depth_multiplier=2)
     z = net.fully_connected(net.reshape(y, (1, 288)), 7)
-    assert_matches_reference(net.build(z), inputs=2, target="mps2-an386")
+    wide = net.fully_connected(net.input((3, 67), -1.0, 0.5), 9)  # odd rows, chunks of 32 + 32 + 3
+    assert_matches_reference(net.build(z, wide), inputs=2, target=target)

@@ -6,6 +6,7 @@
  * filter, the int8 kernel LiteRT's int4 path matches (it unpacks first). */
 #include "mcu_fully_connected_s4.h"
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 
 /* A nibble 0..15 as the int4 value it holds: 8..15 are -8..-1. */
@@ -13,6 +14,28 @@ static int8_t s4_value(uint32_t nibble)
 {
     return (int8_t)((int32_t)(nibble ^ 8u) - 8);
 }
+
+#if defined(MCU_MVE) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+#include <string.h>
+#define MCU_S4_WORDS 1
+/* Eight weights from four packed bytes, two words at a time: the low and
+ * the high nibbles apart (bytes n0 n2 n4 n6 and n1 n3 n5 n7), each byte
+ * sign-extended by or-ing 0xF0 where its bit 3 is set (8 * 0x1E = 0xF0, no
+ * carry into the next byte), then interleaved back into order. */
+static void unpack8_s4(const int8_t *packed, int8_t *out)
+{
+    uint32_t word, lo, hi, first, second;
+    memcpy(&word, packed, sizeof word);
+    lo = word & 0x0F0F0F0Fu;
+    hi = (word >> 4) & 0x0F0F0F0Fu;
+    lo |= (lo & 0x08080808u) * 0x1Eu;
+    hi |= (hi & 0x08080808u) * 0x1Eu;
+    first = (lo & 0xFFu) | ((hi & 0xFFu) << 8) | ((lo & 0xFF00u) << 8) | ((hi & 0xFF00u) << 16);
+    second = ((lo >> 16) & 0xFFu) | ((hi >> 8) & 0xFF00u) | ((lo >> 8) & 0xFF0000u) | (hi & 0xFF000000u);
+    memcpy(out, &first, sizeof first);
+    memcpy(out + 4, &second, sizeof second);
+}
+#endif
 
 /* Weights [first, first + count) of the packed filter, as int8. */
 static void unpack_s4(const int8_t *packed, size_t first, int32_t count, int8_t *out)
@@ -23,6 +46,23 @@ static void unpack_s4(const int8_t *packed, size_t first, int32_t count, int8_t 
         out[i++] = s4_value((uint32_t)(uint8_t)packed[k >> 1] >> 4);
         ++k;
     }
+#if defined(MCU_MVE)
+    /* Sixteen weights a pass: eight bytes widened to halfwords, the low
+     * nibbles narrowed into the even byte lanes and the high ones into the
+     * odd lanes, then sign-extended as (n ^ 8) - 8. */
+    for (; i + 16 <= count; i += 16, k += 16) {
+        const uint16x8_t bytes = vldrbq_u16((const uint8_t *)packed + (k >> 1));
+        uint8x16_t nibbles = vdupq_n_u8(0);
+        nibbles = vmovnbq_u16(nibbles, vandq_u16(bytes, vdupq_n_u16(15)));
+        nibbles = vmovntq_u16(nibbles, vshrq_n_u16(bytes, 4));
+        vst1q_s8(out + i, vsubq_n_s8(vreinterpretq_s8_u8(veorq_u8(nibbles, vdupq_n_u8(8))), 8));
+    }
+#endif
+#if defined(MCU_S4_WORDS)
+    for (; i + 8 <= count; i += 8, k += 8) {
+        unpack8_s4(packed + (k >> 1), out + i);
+    }
+#endif
     for (; i + 2 <= count; i += 2, k += 2) {
         const uint32_t byte = (uint8_t)packed[k >> 1];
         out[i] = s4_value(byte & 15u);
