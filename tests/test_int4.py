@@ -213,9 +213,10 @@ def test_int4_data_of_the_wrong_length_is_refused():
         read_model(mb.build())
 
 
-# The packed FULLY_CONNECTED kernel unpacks with word operations on the M4
-# and with Helium on the M55, and sums through the int8 kernel's DSP and
-# Helium dot products.
+# The packed FULLY_CONNECTED kernel multiplies rows of an even depth straight
+# from the nibbles (SMLAD on the M4, VMLADAVA on the M55; 288 values: whole
+# passes, 70: a tail of 6 on both) and unpacks rows of an odd depth a chunk
+# at a time into the int8 dot product (67: 32 + 32 + 3).
 @needs_cortex_m
 @pytest.mark.parametrize("target", ["mps2-an386", "mps3-an547"])
 def test_int4_model_bit_exact_on_cortex_m(target):
@@ -223,5 +224,6 @@ def test_int4_model_bit_exact_on_cortex_m(target):
     x = net.input((1, 6, 6, 3), 0.0, 2.0)
     y = net.depthwise_conv2d(net.conv2d(x, 4, activation="RELU"), depth_multiplier=2)
     z = net.fully_connected(net.reshape(y, (1, 288)), 7)
-    wide = net.fully_connected(net.input((3, 67), -1.0, 0.5), 9)  # odd rows, chunks of 32 + 32 + 3
-    assert_matches_reference(net.build(z, wide), inputs=2, target=target)
+    odd = net.fully_connected(net.input((3, 67), -1.0, 0.5), 9)
+    even = net.fully_connected(net.input((2, 70), 0.0, 3.0), 6, activation="RELU")
+    assert_matches_reference(net.build(z, odd, even), inputs=2, target=target)
