@@ -1,18 +1,18 @@
 """int4 weights: TFLite stores an INT4 filter packed two values to a byte,
-the first in the low nibble.  At generation time each such filter is
-unpacked into an int8 constant holding the same values, so the int8 kernels
-run it unchanged: the product of an int4 filter is the product of the same
-values in int8 (LiteRT's reference kernels unpack the same way before they
-compute), and the output is bit-exact.
+the first in the low nibble.  Right after constant folding each filter this
+module accepts either stays packed, for the one kernel that reads it so
+(FULLY_CONNECTED with int8 input, mcu_fully_connected_s4.c: 4 bits a weight
+in flash), or is unpacked into an int8 constant of the same values, which
+the int8 (int16, hybrid) kernels run unchanged.  Both are bit-exact: the
+product of an int4 filter is the product of the same values in int8, and
+LiteRT's reference kernels unpack the same way before they compute.
 
-The cost is flash: the unpacked filter takes a byte per weight where the
-file holds half a byte; a note on the graph states both figures.  The one
-kernel that reads int4 filters packed, FULLY_CONNECTED with int8 input
-(mcu_fully_connected_s4.c, a chunk unpacked at a time), keeps them packed:
-4 bits a weight in flash.
+An unpacked filter costs flash: a byte per weight where the file holds half
+a byte.  A note on the graph states what stays packed and what is unpacked,
+with the bytes.
 
 Only the combinations LiteRT's reference kernels compute correctly are
-unpacked (checked against them in tests/test_int4.py): the filter (input 1)
+accepted (checked against them in tests/test_int4.py): the filter (input 1)
 of FULLY_CONNECTED and CONV_2D with int8, int16 or float32 (hybrid) input,
 and of DEPTHWISE_CONV_2D with int8 input (with int16 input LiteRT reads the
 packed bytes as if they were int8, and with float32 input it refuses int4).

@@ -1,9 +1,11 @@
-/* FULLY_CONNECTED int8 x packed int4: the weights are unpacked to int8 a
+/* FULLY_CONNECTED int8 x packed int4.  Rows of an even depth are multiplied
+ * straight from the packed bytes on cores with Helium or the DSP extension
+ * (dot4_packed); other rows, and every row elsewhere, are unpacked to int8 a
  * chunk at a time (four rows of MCU_S4_CHUNK values on the stack) and go
- * through mcu_dot4_s8, the int8 kernel's dot product with its DSP and Helium
- * paths.  The int32 sums are exact in any order, so chunking changes no
- * value: the results are those of mcu_fully_connected_s8 on the unpacked
- * filter, the int8 kernel LiteRT's int4 path matches (it unpacks first). */
+ * through mcu_dot4_s8, the int8 kernel's dot product.  The int32 sums are
+ * exact in any order, so either way the results are those of
+ * mcu_fully_connected_s8 on the unpacked filter, the int8 kernel LiteRT's
+ * int4 path matches (it unpacks first). */
 #include "mcu_fully_connected_s4.h"
 
 #include "mcu_dsp.h"

@@ -7,7 +7,8 @@
 
 #include "mcu_fully_connected.h"
 
-/* Weights unpacked per pass: four rows of this many values, on the stack. */
+/* Weights unpacked per pass where a row is unpacked: four rows of this many
+ * values, on the stack. */
 #define MCU_S4_CHUNK 32
 
 /* filter: the packed bytes, ceil(output_depth * accum_depth / 2) of them.
