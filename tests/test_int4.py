@@ -6,6 +6,8 @@ any other int4 tensor ends in exit 4 naming it."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import needs_cortex_m
@@ -15,7 +17,7 @@ from mcu_planner.cli import main
 from mcu_planner.codegen import lower_all
 from mcu_planner.errors import InputError
 from mcu_planner.flash import counted_flash
-from mcu_planner.int4_weights import unpack_int4
+from mcu_planner.int4_weights import unpack_int4, unpack_int4_weights
 from mcu_planner.pipeline import PlanOptions, analyse_model
 from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import (
@@ -140,6 +142,27 @@ def test_fully_connected_keeps_int4_packed_and_the_convolutions_unpack():
     for seed in range(2):
         expected, got = run_reference(model, seed=seed), run_reference(unpacked, seed=seed)
         assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+
+
+def test_a_filter_shared_with_a_kernel_that_cannot_read_it_packed_is_unpacked():
+    # One int4 filter read by an int8 FULLY_CONNECTED (which reads it packed)
+    # and an int16 one (which does not): unpacked once, for both.
+    mb = ModelBuilder()
+    values, quant = int4_weights(np.random.default_rng(29), (3, 5), 0, 0.5)
+    w = mb.add_tensor((3, 5), "int4", quant, data=values, name="shared")
+    x8 = mb.add_tensor((1, 5), "int8", int8_quant(-1, 1), name="x8")
+    x16 = mb.add_tensor((1, 5), "int16", (1 / 32767, 0), name="x16")
+    y8 = mb.add_tensor((1, 3), "int8", int8_quant(-1, 1), name="y8")
+    y16 = mb.add_tensor((1, 3), "int16", (1 / 32767, 0), name="y16")
+    for x, y in ((x8, y8), (x16, y16)):
+        mb.add_op("FULLY_CONNECTED", (x, w, -1), (y,), {"fused_activation_function": "NONE"})
+    mb.set_io([x8, x16], [y8, y16])
+    graph = read_model(mb.build())
+    shared = unpack_int4_weights(graph).tensors[w]
+    assert shared.dtype == "int8" and np.array_equal(np.frombuffer(shared.data, np.int8), values.reshape(-1))
+    # Without the int16 reader the filter stays packed, byte for byte.
+    alone = dataclasses.replace(graph, operators=graph.operators[:1], inputs=(x8,), outputs=(y8,))
+    assert unpack_int4_weights(alone).tensors[w] == graph.tensors[w]
 
 
 def _run_plan(tmp_path, model: bytes, capsys) -> tuple[int, str]:
