@@ -212,6 +212,8 @@ def zero_point_of(tensor: Tensor) -> int:
 
 
 def _tensor_c_type(tensor: Tensor) -> str:
+    if tensor.dtype == "int4" and tensor.is_constant:
+        return "int8_t"  # the packed bytes, two weights each (int4_weights.py)
     try:
         return DTYPE_C_TYPE[tensor.dtype]
     except KeyError:
@@ -322,8 +324,10 @@ class _Builder:
 
     def _array_of(self, tensor: Tensor, symbol: str, mutable: bool) -> CArrayDef:
         c_type = _tensor_c_type(tensor)
-        count = tensor.num_elements
-        if tensor.data is not None:
+        count = tensor.nbytes if tensor.dtype == "int4" else tensor.num_elements
+        if tensor.data is not None and tensor.dtype == "int4":
+            values = np.frombuffer(tensor.data, dtype="<i1", count=count).tolist()
+        elif tensor.data is not None:
             values = np.frombuffer(tensor.data, dtype=_NUMPY_DTYPE[tensor.dtype], count=count).tolist()
         else:
             values = [0] * count

@@ -14,6 +14,7 @@ from .deadline import Deadline
 from .errors import InputError
 from .folding import fold_constants
 from .graph import Graph
+from .int4_weights import unpack_int4_weights
 from .in_place_depthwise import candidates as in_place_candidates
 from .in_place_depthwise import with_in_place_depthwise
 from .lifetimes import Lifetimes, compute_lifetimes
@@ -197,6 +198,7 @@ def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label
     digest = model_sha256(model)
     _progress(options, "folding constants")
     graph = fold_constants(graph)  # ops on constants and shapes run now, once
+    graph = unpack_int4_weights(graph)  # int4 filters become the int8 ones the kernels read
     program = lower_program(graph)  # and every op is lowered now, once
     _progress(options, "lifetimes")
     analysed = AnalysedModel(

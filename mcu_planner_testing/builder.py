@@ -920,7 +920,9 @@ class Int8Net:
         in_q = self.quant(x)
         # Weights of variance 1/fan_in keep the output's spread at the input's RMS.
         std = self._rms(x)
-        w = self.mb.add_tensor(weights.shape, str(weights.dtype), wq, data=weights, name=f"{name}/weights")
+        w = self.mb.add_tensor(
+            weights.shape, self._weight_dtype(opcode, weights), wq, data=weights, name=f"{name}/weights"
+        )
         b = -1
         if use_bias:
             per_tensor = len(wq.scales) == 1
@@ -933,6 +935,10 @@ class Int8Net:
         inputs = (*leading, w, x, b) if leading else (x, w, b)
         self.mb.add_op(opcode, inputs, (y,), options)
         return y
+
+    def _weight_dtype(self, opcode: str, weights: np.ndarray) -> str:
+        """The tensor type `opcode`'s filter is stored as (Int4Weights: int4)."""
+        return str(weights.dtype)
 
     # layers that keep their input's quantization
     def _same_quant(self, opcode, name, x, out_shape, options=None, extra_inputs=()) -> int:
@@ -1265,6 +1271,54 @@ class Int16x8Net(Int8Net):
 
     activation_dtype = "int16"
     bias_dtype = "int64"
+
+
+def int4_weights(
+    rng: np.random.Generator, shape: Sequence[int], axis: int | None, std: float
+) -> tuple[np.ndarray, Quantization]:
+    """Random normal weights quantized symmetrically to int4, per channel
+    along `axis` (None: one scale for the tensor), zero points 0.  The scale
+    is max|w| / 8, so every channel's largest weight lands on an end of the
+    int4 range: -8, or 7 (+8 clipped), the edges a kernel must get right."""
+    weights = rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+    if axis is None:
+        scales = np.array([max(float(np.max(np.abs(weights))), 1e-8) / 8.0], dtype=np.float32)
+        quantized = np.clip(np.round(weights / scales[0]), -8, 7).astype(np.int8)
+        return quantized, Quantization((float(scales[0]),), (0,))
+    other_axes = tuple(a for a in range(len(shape)) if a != axis)
+    absmax = np.max(np.abs(weights), axis=other_axes)
+    scales = np.maximum(absmax, np.float32(1e-8)).astype(np.float32) / np.float32(8.0)
+    broadcast = [1] * len(shape)
+    broadcast[axis] = shape[axis]
+    quantized = np.clip(np.round(weights / scales.reshape(broadcast)), -8, 7).astype(np.int8)
+    return quantized, Quantization(tuple(float(s) for s in scales), (0,) * len(scales), axis)
+
+
+# The layers whose filter TFLite stores as int4 (the others keep int8 weights).
+INT4_FILTER_OPCODES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
+
+
+class Int4Weights:
+    """Mixin for Int8Net and Int16x8Net: CONV_2D, DEPTHWISE_CONV_2D and
+    FULLY_CONNECTED filters are int4, packed two to a byte as TFLite stores
+    them (int4_weights: per channel, or one scale with per_channel=False)."""
+
+    per_channel = True
+    rng: np.random.Generator
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        return int4_weights(self.rng, shape, axis if self.per_channel else None, std)
+
+    def _weight_dtype(self, opcode: str, weights: np.ndarray) -> str:
+        return "int4" if opcode in INT4_FILTER_OPCODES else str(weights.dtype)
+
+
+class Int4Net(Int4Weights, Int8Net):
+    """Int8Net with int4 filters (Int4Weights)."""
+
+
+class Int16x4Net(Int4Weights, Int16x8Net):
+    """Int16x8Net (int16 activations, int64 biases) with int4 filters (Int4Weights)."""
 
 
 class Uint8Net(Int8Net):

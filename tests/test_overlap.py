@@ -45,7 +45,7 @@ from mcu_planner.problem import (
 )
 from mcu_planner.reference import run_isolated
 from mcu_planner.verify import check_plan, verify
-from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, conv_output_size
+from mcu_planner_testing.builder import FloatNet, Int4Net, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 
 
 def _taps(a: WindowAccess):
@@ -367,6 +367,7 @@ def _quantize_chain() -> tuple[bytes, set[str]]:
 
 CHAINS = {
     "int8": lambda: _int_chain(Int8Net(seed=1)),
+    "int4": lambda: _int_chain(Int4Net(seed=7)),  # FULLY_CONNECTED reads its int4 filter packed
     "uint8": lambda: _int_chain(Uint8Net(seed=2)),
     "int16": lambda: _int_chain(Int16x8Net(seed=4), activation=False),
     "float32": _float_chain,

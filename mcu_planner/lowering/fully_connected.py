@@ -1,12 +1,17 @@
 """FULLY_CONNECTED -> mcu_fully_connected_{s8,f32} (mcu_fully_connected.c), 16x8 ->
 mcu_fully_connected_s16 (mcu_fully_connected_s16.c), uint8 -> mcu_fully_connected_u8,
-hybrid (float activations, int8 weights) -> mcu_fully_connected_hybrid."""
+hybrid (float activations, int8 weights) -> mcu_fully_connected_hybrid; int8 with a
+packed int4 filter -> mcu_fully_connected_s8_s4 (mcu_fully_connected_s4.c)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import numpy.typing as npt
 
 from ..graph import Graph, Operator, Tensor
+from ..int4_weights import unpack_int4
 from ..quant import conv_output_multipliers
 from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, facts_for, lowers
 from .common import (
@@ -38,11 +43,19 @@ def _row_offset_terms(filt: Tensor, input_offset: int, filter_offset: int) -> CA
     added per term) when the filter is not a constant."""
     if not filt.is_constant or filt.data is None:
         return "NULL"
-    weights = np.frombuffer(filt.data, dtype=np.int8).astype(np.int64).reshape(filt.shape)
+    weights = _filter_values(filt).astype(np.int64).reshape(filt.shape)
     terms = input_offset * (weights.sum(axis=1) + filt.shape[1] * filter_offset)
     if terms.size and (terms.min() < -(2**31) or terms.max() >= 2**31):
         return "NULL"
     return int32_array(terms)
+
+
+def _filter_values(filt: Tensor) -> npt.NDArray[np.int8]:
+    """A constant int8 filter's values, or a packed int4 one's (two a byte)."""
+    assert filt.data is not None
+    if filt.dtype == "int4":
+        return unpack_int4(filt.data, filt.num_elements)
+    return np.frombuffer(filt.data, dtype=np.int8)
 
 
 def _lower_u8(
@@ -144,7 +157,10 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
         return _lower_hybrid(op, inp, filt, bias, out, sizes)
     if inp.dtype == "int16":
         return _lower_16x8(op, sizes, inp, filt, bias, out)
-    if is_float_weighted_op(op, inp, filt, bias, out):
+    # An int4 filter of an int8 op stays packed (int4_weights.py): the int8
+    # kernel's checks apply to the values it holds.
+    packed = inp.dtype == "int8" and filt.dtype == "int4" and filt.is_constant
+    if is_float_weighted_op(op, inp, replace(filt, dtype="int8") if packed else filt, bias, out):
         params: dict[str, ParamValue] = {**sizes, **activation_params(op, out)}
         return kernel_call(op, "mcu_fully_connected_f32", "mcu_fully_connected_f32_params", params, SOURCES, inputs=3)
 
@@ -166,6 +182,17 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
         **activation_params(op, out),
         "row_offset_terms": _row_offset_terms(filt, input_offset, filter_offset),
     }
+    if packed:
+        if params["row_offset_terms"] == "NULL":
+            raise NotLowerable("FULLY_CONNECTED with an int4 filter whose row sums overflow int32")
+        return kernel_call(
+            op,
+            "mcu_fully_connected_s8_s4",
+            "mcu_fully_connected_s8_params",
+            params,
+            ("mcu_fully_connected_s4",),
+            inputs=3,
+        )
     return kernel_call(op, "mcu_fully_connected_s8", "mcu_fully_connected_s8_params", params, SOURCES, inputs=3)
 
 
@@ -173,6 +200,7 @@ def lower_fully_connected(op: Operator, graph: Graph) -> KernelCall:
 # The hybrid kernel quantizes its whole input first: no walk.
 WALKS: dict[str, RasterOrder] = {
     "mcu_fully_connected_s8": PIXEL_BY_PIXEL,
+    "mcu_fully_connected_s8_s4": PIXEL_BY_PIXEL,
     "mcu_fully_connected_f32": PIXEL_BY_PIXEL,
     "mcu_fully_connected_u8": PIXEL_BY_PIXEL,
     "mcu_fully_connected_s16": PIXEL_BY_PIXEL,
