@@ -1524,13 +1524,15 @@ def streaming_int8_model(seed: int = 0) -> bytes:
 _CF_A, _CF_B, _CF_OUT = (0.05, 3), (0.04, -5), (0.1, -2)
 
 
-def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3)) -> bytes:
+def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3), constant: bool | None = None) -> bytes:
     """IF on a bool input choosing between two branches of (a, b):
     then -> (a + b, a), else -> (a * b, b).  The second output is an input
-    passed through, which the IF copies into its output."""
+    passed through, which the IF copies into its output.  With `constant`,
+    the condition is that constant instead of an input."""
     quant = {name: (q if dtype == "int8" else None) for name, q in (("a", _CF_A), ("b", _CF_B), ("out", _CF_OUT))}
     mb = ModelBuilder(f"IF {dtype} model built by mcu_planner.builder")
-    cond = mb.add_tensor((1,), "bool", name="cond")
+    data = None if constant is None else np.array([constant])
+    cond = mb.add_tensor((1,), "bool", data=data, name="cond")
     a = mb.add_tensor(shape, dtype, quant["a"], name="a")
     b = mb.add_tensor(shape, dtype, quant["b"], name="b")
     y = mb.add_tensor(shape, dtype, quant["out"], name="y")
@@ -1550,7 +1552,7 @@ def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3)) -> bytes:
             sub.set_io([sa, sb], [out, passed])
         branches.append(sub)
     mb.if_op(cond, (a, b), (y, z), branches[0], branches[1])
-    mb.set_io([cond, a, b], [y, z])
+    mb.set_io([cond, a, b] if constant is None else [a, b], [y, z])
     return mb.build()
 
 

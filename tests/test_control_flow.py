@@ -12,7 +12,9 @@ from kernel_models import assert_matches_reference
 from test_cli import assert_one_line_error, run_main
 
 from mcu_planner.control_flow import bodies
+from mcu_planner.lowering.control_flow import ControlFlowCall
 from mcu_planner.pipeline import PlanOptions, plan_model
+from mcu_planner.program import lower_program
 from mcu_planner.reader import read_model
 from mcu_planner.verify import verify
 from mcu_planner_testing.builder import ModelBuilder, if_model, run_reference, while_model
@@ -71,6 +73,16 @@ def test_while_loop_variables_live_in_its_outputs():
     assert all(graph.tensors[t].is_scratch for t in op.scratch)
 
 
+def test_a_constant_condition_runs_its_branch_only():
+    """Known at generation time: no test in C, the other branch not generated."""
+    for constant, opcodes in ((True, ["ADD", "COPY"]), (False, ["MUL", "MUL"])):
+        graph = read_model(if_model("int8", constant=constant))
+        (lowered,) = lower_program(graph).ops
+        assert isinstance(lowered.call, ControlFlowCall)
+        assert [step.kind for step in lowered.call.steps] == ["call"] * len(opcodes)
+        assert [step.op.opcode for step in lowered.call.steps if step.op is not None] == opcodes
+
+
 @pytest.mark.parametrize("model", [if_model("int8"), while_model("int8")], ids=["if", "while"])
 def test_plans_pass_the_verifier(model):
     """The subgraphs' tensors are planned as scratch of the op: alive at its
@@ -105,6 +117,12 @@ def test_the_reference_runs_the_builder_models():
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_if_bit_exact_on_the_host(dtype):
     assert_matches_reference(if_model(dtype), input_sets=if_inputs(dtype))
+
+
+@pytest.mark.slow
+def test_if_with_a_constant_condition_bit_exact_on_the_host():
+    sets = [inputs[1:] for inputs in if_inputs("int8")[:2]]
+    assert_matches_reference(if_model("int8", constant=False), input_sets=sets)
 
 
 @pytest.mark.slow

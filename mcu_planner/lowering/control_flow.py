@@ -4,9 +4,10 @@ or a `for (;;)` loop that codegen writes around them.
 The subgraphs' ops are already on subgraph 0's tensors (control_flow.py),
 so each lowers as it would in subgraph 0; what is added is the copies TFLite
 makes between a subgraph's values and the op's:
-- IF: `if (cond) { then } else { else }`; a branch output that its ops do
-  not write into the IF's output directly (an input passed through, a
-  constant, one value given twice) is copied there at the end of the branch;
+- IF: `if (cond) { then } else { else }` (only the branch taken when the
+  condition is a constant); a branch output that its ops do not write into
+  the IF's output directly (an input passed through, a constant, one value
+  given twice) is copied there at the end of the branch;
 - WHILE: the inputs are copied into the outputs, which hold the loop
   variables; then `for (;;) { cond; if (!c) break; body; copies }`, where
   each body result is copied into its loop variable.  A result that is
@@ -68,6 +69,14 @@ def op_calls(op: Operator, call: KernelCall) -> Iterator[tuple[Operator, KernelC
         yield op, call
 
 
+def kernel_calls(call: KernelCall) -> Iterator[KernelCall]:
+    """The kernel calls `call` makes: itself, or an IF's or WHILE's calls."""
+    if isinstance(call, ControlFlowCall):
+        yield from (step.call for step in call.steps if step.call is not None)
+    else:
+        yield call
+
+
 def _copy(source: int, target: int, graph: Graph, where: Operator) -> ControlStep:
     """The step copying tensor `source` into `target` (same layout)."""
     nbytes = graph.tensors[target].nbytes
@@ -122,15 +131,22 @@ def lower_control_flow(op: Operator, graph: Graph) -> KernelCall:
     sources: list[str] = ["mcu_copy"]
     if op.opcode == "IF":
         then_body, else_body = bodies(op)
-        steps.append(ControlStep("if", tensor=op.inputs[0]))
-        for position, body in enumerate((then_body, else_body)):
+        condition = graph.tensors[op.inputs[0]]
+        if condition.data is not None:
+            # Known at generation time (a constant, or folded from constants): only that branch runs.
+            taken = (then_body,) if any(condition.data[:1]) else (else_body,)
+        else:
+            taken = (then_body, else_body)
+            steps.append(ControlStep("if", tensor=op.inputs[0]))
+        for position, body in enumerate(taken):
             if position:
                 steps.append(ControlStep("else"))
             steps.extend(_body_steps(body, graph, failed, reasons))
             for result, output in zip(body.results, op.outputs):
                 if result != output:
                     steps.append(_copy(result, output, graph, op))
-        steps.append(ControlStep("end"))
+        if len(taken) == 2:
+            steps.append(ControlStep("end"))
     else:
         cond, body = bodies(op)
         steps.extend(_copy(x, y, graph, op) for x, y in zip(op.inputs, op.outputs))
