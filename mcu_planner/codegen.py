@@ -307,6 +307,8 @@ class _Builder:
         buffers = sorted(lifetimes.problem.buffers, key=lambda b: b.id)
         self.slot_of = {b.id: i for i, b in enumerate(buffers)}
         self.buffers = buffers
+        # While an IF's or WHILE's calls are rendered: value -> (its sub-arena tensor, byte offset there).
+        self.sub_arena_places: dict[int, tuple[int, int]] = {}
 
     # -- addresses
 
@@ -322,6 +324,12 @@ class _Builder:
             return KernelArg("null")
         tensor = self.graph.tensors[t]
         c_type = _tensor_c_type(tensor)
+        if t in self.sub_arena_places:
+            # A value an IF's or WHILE's subgraph computes: inside that op's sub-arena.
+            sub_arena, offset = self.sub_arena_places[t]
+            base = self.arg(sub_arena, writes=True)
+            self._check_aligned(tensor, c_type, "arena", self.tensor_address(sub_arena) + offset)
+            return KernelArg("arena", c_type, not writes, slot=base.slot, inner=base.inner + offset)
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
             self._check_aligned(tensor, c_type, "arena", self.tensor_address(t))
@@ -556,6 +564,7 @@ class _Builder:
     def _render_control_flow(self, op, call: ControlFlowCall, code: OpCode) -> None:
         """`code.body`: an IF's or WHILE's steps, each call rendered as an
         op of its own (its parameter tables named after the op and step)."""
+        self.sub_arena_places = {t: (call.sub_arena, offset) for t, offset in call.places}
         depth = 1
         for position, step in enumerate(call.steps):
             if step.kind in ("else", "end"):
@@ -577,6 +586,7 @@ class _Builder:
             code.body.append(item)
             if step.kind in ("if", "else", "loop"):
                 depth += 1
+        self.sub_arena_places = {}
 
     def _render_call(
         self, op, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None

@@ -13,9 +13,12 @@ onto subgraph 0's tensors:
   WHILE's output (the loop variables live in the WHILE's outputs);
 - an IF branch output computed by an op of the branch is that op writing the
   IF's output directly;
-- every other tensor a subgraph computes becomes a scratch tensor of the IF
-  or WHILE (scratch.py: alive at that op's step only), so the arena holds it
-  while the op runs; constants are added as constants;
+- every other tensor a subgraph computes is added to subgraph 0's tensors
+  but read and written by no op of it: lowering/control_flow.py plans those
+  inside one scratch tensor of the IF or WHILE (scratch.py: alive at that
+  op's step only), with lifetimes of their own along the op's code, so the
+  then and else branches, and a loop's cond and body, share its bytes;
+  constants are added as constants;
 - `Body.results` are the tensors holding the subgraph's outputs when it ends
   (lowering/control_flow.py copies those that are not the IF's outputs, and
   each WHILE body result into its loop variable).
@@ -56,6 +59,9 @@ class Body:
     operators: tuple[Operator, ...]
     inputs: tuple[int, ...]  # the tensors its inputs are
     results: tuple[int, ...]  # the tensors holding its outputs when it ends
+    # A WHILE body: per output, the tensor it is copied aside to first (a
+    # loop variable passed on as another one), else -1.
+    asides: tuple[int, ...] = ()
 
 
 def bodies(op: Operator) -> tuple[Body, ...]:
@@ -84,7 +90,6 @@ class _Inliner:
         sub: SubgraphRead,
         inputs: tuple[int, ...],
         direct_outputs: tuple[int, ...] | None,
-        scratch: list[int],
     ) -> Body:
         """`sub` rewritten onto subgraph 0's tensors: its inputs are `inputs`;
         with `direct_outputs`, an output an op of it computes is written
@@ -117,8 +122,7 @@ class _Inliner:
             if tensor.is_constant:
                 mapping[t] = self.add(tensor, tensor.name, scratch=False)
             else:
-                mapping[t] = self.add(tensor, f"{prefix}_{tensor.name or t}", scratch=True)
-                scratch.append(mapping[t])
+                mapping[t] = self.add(tensor, f"{prefix}_{tensor.name or t}", scratch=False)
 
         def onto(refs: tuple[int, ...]) -> tuple[int, ...]:
             return tuple(mapping[t] if t >= 0 else t for t in refs)
@@ -132,7 +136,7 @@ class _Inliner:
                 outputs=onto(inner.outputs),
                 intermediates=onto(inner.intermediates),
             )
-            operators.append(self.with_scratch(rewritten, prefix, scratch))
+            operators.append(self.with_scratch(rewritten, prefix))
         graph = Graph(
             tensors=tuple(sub.tensors),
             operators=tuple(sub.operators),
@@ -141,9 +145,9 @@ class _Inliner:
         )
         return Body(role, sub.index, graph, tuple(operators), tuple(inputs), onto(sub.outputs))
 
-    def with_scratch(self, op: Operator, prefix: str, scratch: list[int]) -> Operator:
+    def with_scratch(self, op: Operator, prefix: str) -> Operator:
         """`op` with the working memory its kernel needs (scratch.py) as
-        further scratch tensors of the IF or WHILE."""
+        scratch tensors of its own, planned with the subgraph's tensors."""
         from .lowering import SCRATCH_NEEDS, NotLowerable, load_all
 
         load_all()
@@ -160,7 +164,6 @@ class _Inliner:
             name = f"{prefix}_{op.opcode.lower()}_scratch_{need.name}"
             self.tensors.append(Tensor(index, name, (need.elements,), need.dtype, is_scratch=True))
             indices.append(index)
-        scratch.extend(indices)
         return replace(op, scratch=tuple(indices))
 
     def same_layout(self, where: str, what: str, inner: Tensor, outer: Tensor) -> None:
@@ -213,7 +216,6 @@ def inline_control_flow(
             subs.append((role, read_subgraph(index)))
         if any(t < 0 for t in op.inputs + op.outputs):
             raise InputError(f"{label}: op {op.index} ({op.opcode}) has an absent input or output")
-        scratch: list[int] = []
         found: list[Body] = []
         if op.opcode == "IF":
             if not op.inputs:
@@ -221,7 +223,7 @@ def inline_control_flow(
             inliner.check_bool(op, "the condition", inliner.tensors[op.inputs[0]])
             for role, sub in subs:
                 inliner.check_count(op, role, sub, len(op.inputs) - 1, len(op.outputs))
-                found.append(inliner.body(op, role, sub, op.inputs[1:], op.outputs, scratch))
+                found.append(inliner.body(op, role, sub, op.inputs[1:], op.outputs))
         else:
             if len(op.inputs) != len(op.outputs):
                 raise InputError(
@@ -235,14 +237,18 @@ def inline_control_flow(
             inliner.check_count(op, "cond", cond, len(op.inputs), 1)
             inliner.check_count(op, "body", body, len(op.inputs), len(op.outputs))
             inliner.check_bool(op, f"cond subgraph {cond.index}'s output", cond.tensors[cond.outputs[0]])
-            found.append(inliner.body(op, "cond", cond, op.outputs, None, scratch))
-            found.append(inliner.body(op, "body", body, op.outputs, None, scratch))
+            found.append(inliner.body(op, "cond", cond, op.outputs, None))
+            found.append(inliner.body(op, "body", body, op.outputs, None))
+            asides = []
             for position, passed in enumerate(found[-1].results):
                 if passed in op.outputs and passed != op.outputs[position]:
                     # Another loop variable passed through: copied aside
                     # before the loop variables take the new values.
                     variable = inliner.tensors[passed]
-                    scratch.append(inliner.add(variable, f"op{op.index}_aside_{position}", scratch=True))
+                    asides.append(inliner.add(variable, f"op{op.index}_aside_{position}", scratch=False))
+                else:
+                    asides.append(-1)
+            found[-1] = replace(found[-1], asides=tuple(asides))
             for position, t in enumerate(body.outputs):
                 inliner.same_layout(
                     f"{label}: op {op.index} (WHILE) body subgraph {body.index}",
@@ -250,5 +256,5 @@ def inline_control_flow(
                     body.tensors[t],
                     inliner.tensors[op.outputs[position]],
                 )
-        result.append(replace(op, options={**op.options, BODIES: tuple(found)}, scratch=tuple(scratch)))
+        result.append(replace(op, options={**op.options, BODIES: tuple(found)}))
     return inliner.tensors, result

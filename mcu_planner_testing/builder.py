@@ -1526,8 +1526,10 @@ _CF_A, _CF_B, _CF_OUT = (0.05, 3), (0.04, -5), (0.1, -2)
 
 def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3), constant: bool | None = None) -> bytes:
     """IF on a bool input choosing between two branches of (a, b):
-    then -> (a + b, a), else -> (a * b, b).  The second output is an input
-    passed through, which the IF copies into its output.  With `constant`,
+    then -> (relu(a + b), a), else -> (relu(a * b), b).  The sum and the
+    product are values of the branches (they share the IF's sub-arena); the
+    second output is an input passed through, which the IF copies into its
+    output.  With `constant`,
     the condition is that constant instead of an input."""
     quant = {name: (q if dtype == "int8" else None) for name, q in (("a", _CF_A), ("b", _CF_B), ("out", _CF_OUT))}
     mb = ModelBuilder(f"IF {dtype} model built by mcu_planner.builder")
@@ -1542,8 +1544,10 @@ def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3), constant: bool 
         sub = mb.add_subgraph(opcode.lower())
         sa = sub.add_tensor(shape, dtype, quant["a"], name="a")
         sb = sub.add_tensor(shape, dtype, quant["b"], name="b")
-        out = sub.add_tensor(shape, dtype, quant["out"], name=opcode.lower())
-        sub.add_op(opcode, (sa, sb), (out,))
+        value = sub.add_tensor(shape, dtype, quant["out"], name=opcode.lower())
+        sub.add_op(opcode, (sa, sb), (value,))
+        out = sub.add_tensor(shape, dtype, quant["out"], name=f"relu_{opcode.lower()}")
+        sub.add_op("RELU", (value,), (out,))
         if opcode == "ADD":
             sub.set_io([sa, sb], [out, sa])
         else:

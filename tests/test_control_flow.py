@@ -13,6 +13,7 @@ from test_cli import assert_one_line_error, run_main
 
 from mcu_planner.control_flow import bodies
 from mcu_planner.lowering.control_flow import ControlFlowCall
+from mcu_planner.lowering.control_flow import sub_arena as sub_arena_of
 from mcu_planner.pipeline import PlanOptions, plan_model
 from mcu_planner.program import lower_program
 from mcu_planner.reader import read_model
@@ -50,15 +51,20 @@ def test_if_keeps_its_branches_on_subgraph_zero_tensors():
     (op,) = graph.operators
     then_body, else_body = bodies(op)
     assert (op.opcode, then_body.role, else_body.role) == ("IF", "then", "else")
-    assert [inner.opcode for inner in then_body.operators] == ["ADD"]
-    assert [inner.opcode for inner in else_body.operators] == ["MUL", "MUL"]
+    assert [inner.opcode for inner in then_body.operators] == ["ADD", "RELU"]
+    assert [inner.opcode for inner in else_body.operators] == ["MUL", "RELU", "MUL"]
     # The branch inputs are the IF's inputs; outputs an op computes are written
     # into the IF's outputs, the input passed through is copied there.
     assert then_body.inputs == else_body.inputs == op.inputs[1:]
     assert then_body.results == (op.outputs[0], op.inputs[1])
     assert else_body.results == op.outputs
-    # Nothing else is computed, so the IF has no scratch tensor.
-    assert op.scratch == ()
+    # The sum and the product (6 B each) share the one 16-byte sub-arena:
+    # one branch runs.
+    (sub_arena,) = op.scratch
+    assert graph.tensors[sub_arena].nbytes == 16
+    size, places = sub_arena_of(op, graph)
+    assert size == 16 and sorted(places.values()) == [0, 0]
+    assert {graph.tensors[t].name for t in places} == {"op0_then_add", "op0_else_mul"}
 
 
 def test_while_loop_variables_live_in_its_outputs():
@@ -66,16 +72,23 @@ def test_while_loop_variables_live_in_its_outputs():
     (op,) = graph.operators
     cond, body = bodies(op)
     assert cond.inputs == body.inputs == op.outputs
-    scratch = {graph.tensors[t].name for t in op.scratch}
+    size, places = sub_arena_of(op, graph)
+    names = {graph.tensors[t].name: offset for t, offset in places.items()}
     # The cond's bool, the body's three new values, and q copied aside
     # before the loop variable p takes it.
-    assert scratch == {"op0_cond_i_less_n", "op0_body_i_next", "op0_body_acc_next", "op0_body_q_next", "op0_aside_4"}
-    assert all(graph.tensors[t].is_scratch for t in op.scratch)
+    assert set(names) == {"op0_cond_i_less_n", "op0_body_i_next", "op0_body_acc_next", "op0_body_q_next", "op0_aside_4"}
+    # The four body values are all held at the copies that end a turn: side
+    # by side (float32[2, 3] in 32 B, int32[1] in 16 B); the bool is dead by
+    # then and shares their bytes.
+    assert size == 3 * 32 + 16 == graph.tensors[op.scratch[0]].nbytes
+    body_values = ("op0_body_i_next", "op0_body_acc_next", "op0_body_q_next", "op0_aside_4")
+    assert sorted(names[name] for name in body_values) == [0, 32, 64, 96]
+    assert names["op0_cond_i_less_n"] in (0, 32, 64, 96)
 
 
 def test_a_constant_condition_runs_its_branch_only():
     """Known at generation time: no test in C, the other branch not generated."""
-    for constant, opcodes in ((True, ["ADD", "COPY"]), (False, ["MUL", "MUL"])):
+    for constant, opcodes in ((True, ["ADD", "RELU", "COPY"]), (False, ["MUL", "RELU", "MUL"])):
         graph = read_model(if_model("int8", constant=constant))
         (lowered,) = lower_program(graph).ops
         assert isinstance(lowered.call, ControlFlowCall)
@@ -99,13 +112,31 @@ def test_plans_pass_the_verifier(model):
     for (start, size), (next_start, _) in zip(spans, spans[1:]):
         assert start + size <= next_start
     assert analysed.plan.arena_bytes >= sum(size for _, size in spans)
+    # Inside the sub-arena, step by step: the bytes of the values a step
+    # touches, and of those still to be touched later, are nobody else's.
+    call = analysed.lifetimes.program.call(op.index)
+    places = dict(call.places)
+    touched = [
+        {t for t in (step.op.inputs + step.op.outputs if step.op else (step.tensor,)) if t in places}
+        for step in call.steps
+    ]
+    for position in range(len(touched)):
+        live = {
+            t
+            for t in places
+            if any(t in s for s in touched[: position + 1]) and any(t in s for s in touched[position:])
+        }
+        owner: dict[int, int] = {}
+        for t in live:
+            for byte in range(places[t], places[t] + analysed.graph.tensors[t].nbytes):
+                assert owner.setdefault(byte, t) == t, (position, t, owner[byte])
 
 
 def test_the_reference_runs_the_builder_models():
     """The models are what LiteRT runs: a worked example of each."""
     ones = np.ones(SHAPE, np.float32)
     y, z = run_reference(if_model("float32"), [np.array([False]), 2 * ones, 3 * ones])
-    assert (y == 6).all() and (z == 3).all()
+    assert (y == 6).all() and (z == 3).all()  # relu(2 * 3), and b
     i, acc, q = run_reference(while_model("float32"), [np.array([4], np.int32), ones, 0 * ones, ones])
     assert i[0] == 4 and (acc == 4).all() and (q == 5).all()  # Fibonacci: (0, 1) -> (3, 5)
 

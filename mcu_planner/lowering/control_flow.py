@@ -14,8 +14,9 @@ makes between a subgraph's values and the op's:
   another loop variable is first copied aside, so that no copy reads a loop
   variable an earlier copy of the same iteration has written.
 
-Everything a subgraph computes is a scratch tensor of the op, so no byte of
-it is shared with the op's inputs or outputs: the copies never overlap.
+Everything a subgraph computes lives in one scratch tensor of the op, its
+sub-arena (`sub_arena`: planned here, along the op's code), so no byte of it
+is shared with the op's inputs or outputs: the copies never overlap.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from ..control_flow import Body, bodies
+from ..control_flow import bodies
 from ..errors import InvalidModel, McuPlanError
 from ..graph import Graph, Operator, operator_dtype_key, operator_name
-from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lower, lowers
+from . import KernelCall, KernelFacts, NotLowerable, ScratchNeed, declare_facts, lower, lowers, scratch_for
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ class ControlFlowCall(KernelCall):
     """An IF's or WHILE's code: `steps` in order (codegen renders them)."""
 
     steps: tuple[ControlStep, ...] = field(default=())
+    # The scratch tensor holding what the subgraphs compute (-1: nothing),
+    # and where each such value starts in it: (tensor, byte offset).
+    sub_arena: int = -1
+    places: tuple[tuple[int, int], ...] = ()
 
 
 class BranchNotLowerable(NotLowerable):
@@ -91,44 +96,10 @@ def _copy(source: int, target: int, graph: Graph, where: Operator) -> ControlSte
     return ControlStep("call", copy_op, call)
 
 
-def _body_steps(body: Body, graph: Graph, failed: dict[str, int], reasons: dict[str, str]) -> list[ControlStep]:
-    steps = []
-    for inner in body.operators:
-        try:
-            steps.append(ControlStep("call", inner, lower(inner, graph)))
-        except NotLowerable as exc:
-            key = operator_dtype_key(inner, graph.tensors)
-            failed[key] = failed.get(key, 0) + 1
-            reason = str(exc).strip()
-            if key not in reasons and reason and reason != operator_name(inner):
-                reasons[key] = reason
-        except McuPlanError as exc:
-            raise InvalidModel(f"{body.role} subgraph {body.subgraph}: {exc}") from None
-    return steps
-
-
-def _scratch(graph: Graph, op: Operator, like: int, count: int) -> int:
-    """The op's scratch tensor for copying loop variable `like` aside:
-    the first of its scratch tensors of that layout not yet taken."""
-    tensor = graph.tensors[like]
-    candidates = [
-        t
-        for t in op.scratch
-        if graph.tensors[t].name.startswith(f"op{op.index}_aside_")
-        and graph.tensors[t].shape == tensor.shape
-        and graph.tensors[t].dtype == tensor.dtype
-    ]
-    if len(candidates) <= count:
-        raise NotLowerable(f"WHILE: no scratch tensor to copy loop variable {like} aside")
-    return candidates[count]
-
-
-@lowers("IF", "WHILE")
-def lower_control_flow(op: Operator, graph: Graph) -> KernelCall:
-    failed: dict[str, int] = {}
-    reasons: dict[str, str] = {}
+def _code(op: Operator, graph: Graph) -> list[ControlStep]:
+    """The op's steps in order, each subgraph op's call not yet made
+    (`call` None): what the sub-arena is planned over and lowering fills."""
     steps: list[ControlStep] = []
-    sources: list[str] = ["mcu_copy"]
     if op.opcode == "IF":
         then_body, else_body = bodies(op)
         condition = graph.tensors[op.inputs[0]]
@@ -141,7 +112,7 @@ def lower_control_flow(op: Operator, graph: Graph) -> KernelCall:
         for position, body in enumerate(taken):
             if position:
                 steps.append(ControlStep("else"))
-            steps.extend(_body_steps(body, graph, failed, reasons))
+            steps.extend(ControlStep("call", inner) for inner in body.operators)
             for result, output in zip(body.results, op.outputs):
                 if result != output:
                     steps.append(_copy(result, output, graph, op))
@@ -151,28 +122,105 @@ def lower_control_flow(op: Operator, graph: Graph) -> KernelCall:
         cond, body = bodies(op)
         steps.extend(_copy(x, y, graph, op) for x, y in zip(op.inputs, op.outputs))
         steps.append(ControlStep("loop"))
-        steps.extend(_body_steps(cond, graph, failed, reasons))
+        steps.extend(ControlStep("call", inner) for inner in cond.operators)
         steps.append(ControlStep("break_unless", tensor=cond.results[0]))
-        steps.extend(_body_steps(body, graph, failed, reasons))
+        steps.extend(ControlStep("call", inner) for inner in body.operators)
         results = list(body.results)
-        aside = 0
-        for position, (result, variable) in enumerate(zip(results, op.outputs)):
-            if result in op.outputs and result != variable:
-                kept = _scratch(graph, op, result, aside)
-                aside += 1
-                steps.append(_copy(result, kept, graph, op))
-                results[position] = kept
+        for position, aside in enumerate(body.asides):
+            if aside >= 0:
+                steps.append(_copy(results[position], aside, graph, op))
+                results[position] = aside
         for result, variable in zip(results, op.outputs):
             if result != variable:
                 steps.append(_copy(result, variable, graph, op))
         steps.append(ControlStep("end"))
-    if failed:
-        raise BranchNotLowerable(failed, reasons)
-    for step in steps:
+    return steps
+
+
+# Every value inside the sub-arena starts at a multiple of this (the arena's own alignment).
+SUB_ARENA_ALIGNMENT = 16
+
+
+def sub_arena(op: Operator, graph: Graph, steps: list[ControlStep] | None = None) -> tuple[int, dict[int, int]]:
+    """Bytes of the op's sub-arena and where each value its subgraphs
+    compute starts in it.  A value is held from the first to the last step
+    touching it, the steps taken in code order: an output never shares its
+    input's bytes, the then and else branches (of which one runs) follow one
+    another, and so do a loop's cond and body (every such value is written
+    anew in each turn before it is read: the loop variables live in the
+    WHILE's outputs, outside).  Placed first fit, largest first."""
+    steps = _code(op, graph) if steps is None else steps
+    outside = set(op.inputs) | set(op.outputs)
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for position, step in enumerate(steps):
+        touched: tuple[int, ...] = (step.tensor,)
+        if step.op is not None:
+            touched = step.op.inputs + step.op.outputs + step.op.intermediates + step.op.scratch
+        for t in touched:
+            if t >= 0 and t not in outside and not graph.tensors[t].is_constant:
+                first.setdefault(t, position)
+                last[t] = position
+    size_of = {t: -(-max(graph.tensors[t].nbytes, 1) // SUB_ARENA_ALIGNMENT) * SUB_ARENA_ALIGNMENT for t in first}
+    places: dict[int, int] = {}
+    for t in sorted(first, key=lambda t: (-size_of[t], first[t], t)):
+        taken = sorted(
+            (places[u], places[u] + size_of[u]) for u in places if first[u] <= last[t] and first[t] <= last[u]
+        )
+        offset = 0
+        for start, end in taken:
+            if offset + size_of[t] <= start:
+                break
+            offset = max(offset, end)
+        places[t] = offset
+    return max((places[t] + size_of[t] for t in places), default=0), places
+
+
+@scratch_for("IF", "WHILE")
+def control_flow_scratch(op: Operator, graph: Graph) -> tuple[ScratchNeed, ...]:
+    """The sub-arena holding what the op's subgraphs compute."""
+    size, _ = sub_arena(op, graph)
+    return (ScratchNeed("subgraphs", "uint8", size),) if size else ()
+
+
+@lowers("IF", "WHILE")
+def lower_control_flow(op: Operator, graph: Graph) -> KernelCall:
+    failed: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    code = _code(op, graph)
+    size, places = sub_arena(op, graph, code)
+    if size and (len(op.scratch) != 1 or graph.tensors[op.scratch[0]].nbytes < size):
+        raise NotLowerable(f"{op.opcode}: no scratch tensor of {size} bytes for its subgraphs")
+    steps: list[ControlStep] = []
+    sources: list[str] = ["mcu_copy"]
+    for step in code:
+        if step.kind == "call" and step.call is None and step.op is not None:
+            inner = step.op
+            try:
+                step = replace(step, call=lower(inner, graph))
+            except NotLowerable as exc:
+                key = operator_dtype_key(inner, graph.tensors)
+                failed[key] = failed.get(key, 0) + 1
+                reason = str(exc).strip()
+                if key not in reasons and reason and reason != operator_name(inner):
+                    reasons[key] = reason
+                continue
+            except McuPlanError as exc:
+                raise InvalidModel(f"op {op.index} ({op.opcode}): {exc}") from None
         for stem in step.call.sources if step.call is not None else ():
             if stem not in sources:
                 sources.append(stem)
-    return ControlFlowCall(function="", params_type="", sources=tuple(sources), steps=tuple(steps))
+        steps.append(step)
+    if failed:
+        raise BranchNotLowerable(failed, reasons)
+    return ControlFlowCall(
+        function="",
+        params_type="",
+        sources=tuple(sources),
+        steps=tuple(steps),
+        sub_arena=op.scratch[0] if size else -1,
+        places=tuple(sorted(places.items())),
+    )
 
 
 # The op reads its inputs and writes its outputs whole, through kernels and
