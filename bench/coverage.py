@@ -43,7 +43,15 @@ sys.path.insert(0, str(REPO))
 
 from mcu_planner.errors import McuPlanError  # noqa: E402
 from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
-from mcu_planner_testing.builder import NUMPY_DTYPES, ModelBuilder, int32_bias, lstm_model, per_channel_int8_weights  # noqa: E402
+from mcu_planner_testing.builder import (  # noqa: E402
+    NUMPY_DTYPES,
+    ModelBuilder,
+    if_model,
+    int32_bias,
+    lstm_model,
+    per_channel_int8_weights,
+    while_model,
+)
 from mcu_planner_testing.shared import provenance_lines  # noqa: E402
 
 DTYPES = ("float32", "int8", "uint8", "int16", "hybrid", "int32/bool")
@@ -531,11 +539,21 @@ def _broadcast_args(m: OneOp) -> None:
     m.op((m.input((2,), "int32"), m.input((2,), "int32")), (2,), out_dtype="int32")
 
 
+@recipe("IF", variants=("float32", "int8"))
+def _if(m: OneOp) -> None:
+    """The builder's IF model: ADD or MUL of two inputs (tests/test_control_flow.py)."""
+    m.built = if_model(m.variant)
+
+
+@recipe("WHILE", variants=("float32", "int8", "int32/bool"))
+def _while(m: OneOp) -> None:
+    """The builder's WHILE model: a counter, an accumulator and a Fibonacci pair."""
+    m.built = while_model("int32" if m.variant == "int32/bool" else m.variant)
+
+
 # Builtins that need subgraphs, resource variables or a custom encoding: not
 # measured by a one-op model.
 NOT_MEASURED = {
-    "IF": "control flow (subgraphs)",
-    "WHILE": "control flow (subgraphs)",
     "CALL_ONCE": "control flow (subgraphs)",
     "VAR_HANDLE": "resource variables",
     "READ_VARIABLE": "resource variables",

@@ -21,6 +21,7 @@ import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, 
 from .identity import sources_sha256
 from .lifetimes import activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable
+from .lowering.control_flow import BranchNotLowerable, ControlFlowCall, op_calls
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .patches import patch_call, pixel_bytes, window_copy_calls
 from .program import Program, as_program, in_raster_order
@@ -162,9 +164,27 @@ class OpCode:
     gather: OpCode | None = None
     scatter: OpCode | None = None
     symbol: str = ""  # prefix of the op's parameter tables; "" -> op<index>
+    # An IF or WHILE: its calls and control statements, in order (lowering/control_flow.py).
+    body: list[BodyItem] = field(default_factory=list)
+
+    @property
+    def body_parts(self) -> list[OpCode]:
+        return [item.part for item in self.body if item.part is not None]
 
     def __post_init__(self) -> None:
         self.symbol = self.symbol or f"op{self.index}"
+
+
+@dataclass
+class BodyItem:
+    """One line of an IF's or WHILE's code: a call (`part`), or a control
+    statement ("if", "else", "end", "loop", "break_unless") testing the bool
+    at `arg`; `depth`: its indentation in invoke."""
+
+    kind: str
+    depth: int
+    part: OpCode | None = None
+    arg: KernelArg | None = None
 
 
 @dataclass
@@ -241,6 +261,12 @@ def lower_all(model: Program | Graph, elided: frozenset[int] = frozenset()) -> d
                 raise lowered.error
             assert lowered.call is not None
             calls[op.index] = lowered.call
+        except BranchNotLowerable as exc:
+            # Ops inside an IF's or WHILE's subgraphs are listed as themselves.
+            unsupported.update(exc.combinations)
+            for key, reason in exc.reasons.items():
+                reasons.setdefault(key, reason)
+            continue
         except NotLowerable as exc:
             key = operator_dtype_key(op, graph.tensors)
             unsupported[key] += 1
@@ -248,7 +274,8 @@ def lower_all(model: Program | Graph, elided: frozenset[int] = frozenset()) -> d
             if key not in reasons and reason and reason != operator_name(op):
                 reasons[key] = reason
             continue
-        check_kernel_call(graph, op, calls[op.index])
+        for runs_for, call in op_calls(op, calls[op.index]):
+            check_kernel_call(graph, runs_for, call)
     bad_types: Counter[str] = Counter()
     for t in activation_tensors(graph):
         # A scratch tensor's dtype is its kernel's choice, not the model's.
@@ -282,6 +309,8 @@ class _Builder:
         buffers = sorted(lifetimes.problem.buffers, key=lambda b: b.id)
         self.slot_of = {b.id: i for i, b in enumerate(buffers)}
         self.buffers = buffers
+        # While an IF's or WHILE's calls are rendered: value -> (its sub-arena tensor, byte offset there).
+        self.sub_arena_places: dict[int, tuple[int, int]] = {}
 
     # -- addresses
 
@@ -297,6 +326,12 @@ class _Builder:
             return KernelArg("null")
         tensor = self.graph.tensors[t]
         c_type = _tensor_c_type(tensor)
+        if t in self.sub_arena_places:
+            # A value an IF's or WHILE's subgraph computes: inside that op's sub-arena.
+            sub_arena, offset = self.sub_arena_places[t]
+            base = self.arg(sub_arena, writes=True)
+            self._check_aligned(tensor, c_type, "arena", self.tensor_address(sub_arena) + offset)
+            return KernelArg("arena", c_type, not writes, slot=base.slot, inner=base.inner + offset)
         if t in self.lifetimes.placements:
             slot, inner = self.tensor_slot(t)
             self._check_aligned(tensor, c_type, "arena", self.tensor_address(t))
@@ -394,7 +429,9 @@ class _Builder:
             if stage is not None and op.index == stage.ops[0]:
                 loop = self._stage_loop(stage, produced)
                 code.loop = loop
-            if call is not None:
+            if isinstance(call, ControlFlowCall):
+                self._render_control_flow(op, call, code)
+            elif call is not None:
                 if stage is not None and op.index in staged:
                     assert loop is not None
                     self._render_patches(op, call, code, stage, loop)
@@ -527,6 +564,33 @@ class _Builder:
         src, dst = op.inputs[0], op.outputs[0]
         placements = self.lifetimes.placements
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
+
+    def _render_control_flow(self, op, call: ControlFlowCall, code: OpCode) -> None:
+        """`code.body`: an IF's or WHILE's steps, each call rendered as an
+        op of its own (its parameter tables named after the op and step)."""
+        self.sub_arena_places = {t: (call.sub_arena, offset) for t, offset in call.places}
+        depth = 1
+        for position, step in enumerate(call.steps):
+            if step.kind in ("else", "end"):
+                depth -= 1
+            item = BodyItem(step.kind, depth)
+            if step.call is not None and step.op is not None:
+                # Named op<N>_<step> in the tables, writing what the inner op writes.
+                runs_for = SimpleNamespace(
+                    index=f"{op.index}_{position}",
+                    opcode=step.op.opcode,
+                    outputs=step.op.outputs,
+                    scratch=step.op.scratch,
+                )
+                part = OpCode(op.index, step.op.opcode, "", step.call, symbol=f"op{op.index}_{position}")
+                self._render_call(runs_for, step.call, part)
+                item.part = part
+            elif step.tensor >= 0:
+                item.arg = self.arg(step.tensor, writes=False)
+            code.body.append(item)
+            if step.kind in ("if", "else", "loop"):
+                depth += 1
+        self.sub_arena_places = {}
 
     def _render_call(
         self, op, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
@@ -857,7 +921,7 @@ def generate(
 
     stems: list[str] = []
     for code in ops:
-        for part in (code.gather, code, code.scatter):
+        for part in (code.gather, code, code.scatter, *code.body_parts):
             if part is not None and part.call is not None:
                 for stem in part.call.sources:
                     if stem not in stems:
@@ -932,7 +996,14 @@ def generate(
         region_sections=sorted({r.section for r in regions.regions if r.section}) if regions else [],
         num_buffers=len(slots),
         arena_alignment=max(arena_alignment, 16),
-        kernel_functions=sorted({call.function for call in calls.values()}),
+        kernel_functions=sorted(
+            {
+                inner.function
+                for op in graph.operators
+                if op.index in calls
+                for _, inner in op_calls(op, calls[op.index])
+            }
+        ),
     )
     return GeneratedSources(dict(sorted(files.items())), interface)
 

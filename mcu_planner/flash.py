@@ -80,12 +80,15 @@ def table_bytes(call: KernelCall) -> int:
 def counted_flash(graph: Graph, calls: dict[int, KernelCall]) -> tuple[int, int]:
     """(weights, tables) bytes: the constant tensors the kernel calls read
     (each once) and the parameter arrays."""
+    from .lowering.control_flow import kernel_calls
+
+    every_call = [inner for call in calls.values() for inner in kernel_calls(call)]
     read: set[int] = set()
-    for call in calls.values():
+    for call in every_call:
         read.update(t for t in call.args if t >= 0 and graph.tensors[t].is_constant)
     read.update(t.index for t in graph.tensors if t.is_variable and t.data is not None)
     weights = sum(max(graph.tensors[t].nbytes, 1) for t in read)
-    return weights, sum(table_bytes(call) for call in calls.values())
+    return weights, sum(table_bytes(call) for call in every_call)
 
 
 def _entry_points(name: str) -> list[str]:

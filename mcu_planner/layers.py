@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .flash import table_bytes
+from .lowering.control_flow import kernel_calls
 from .graph import Graph
 from .lifetimes import Lifetimes
 from .lowering import NotLowerable
@@ -56,7 +57,9 @@ def layer_rows(
             if call is None:
                 read, tables = op.inputs, None
             else:
-                read, tables = call.args, table_bytes(call)
+                inner = list(kernel_calls(call))  # an IF's or WHILE's: the calls of its subgraphs
+                read = tuple(t for each in inner for t in each.args)
+                tables = sum(table_bytes(each) for each in inner)
         weights = 0
         for t in read:  # the constants the kernel reads (a RESHAPE's shape tensor, say, it does not)
             if t >= 0 and graph.tensors[t].is_constant and t not in seen:

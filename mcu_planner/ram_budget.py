@@ -239,8 +239,14 @@ def kernel_functions(program: Program, elided_ops: frozenset[int] = frozenset())
     """The C kernels the generated model calls, from the calls the Program
     lowered once (ops without a kernel are left out: such a model cannot be
     generated anyway)."""
-    calls = (program.call(op.index) for op in program.graph.operators if op.index not in elided_ops)
-    return frozenset(call.function for call in calls if call is not None)
+    from .lowering.control_flow import op_calls
+
+    functions: set[str] = set()
+    for op in program.graph.operators:
+        call = program.call(op.index)
+        if op.index not in elided_ops and call is not None:
+            functions.update(inner.function for _, inner in op_calls(op, call))
+    return frozenset(functions)
 
 
 def lifetimes_budget(

@@ -2,7 +2,8 @@
 
 Subgraph 0 is read, and the init subgraph a CALL_ONCE names, which
 resource_variables.py runs now to give the resource variables their initial
-values (other control flow is refused).  Every field the later stages use is read and checked
+values, and the subgraphs an IF or WHILE runs, which control_flow.py hands
+to the op running them (CALL is refused).  Every field the later stages use is read and checked
 here, once, so that no later stage ever touches a flatbuffer; any problem with
 the bytes ends as one InputError line naming the file and what was being read.
 """
@@ -25,6 +26,7 @@ import tflite
 from .errors import InputError, InvalidModel, McuPlanError, UnsupportedModel, unsupported_model_error
 from .flatbuffer_verifier import CorruptFlatbuffer, verify_model_buffer
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
+from .control_flow import CONTROL_FLOW_OPCODES, inline_control_flow
 from .resource_variables import RESOURCE_OPCODES, SubgraphRead, resolve_resource_variables
 from .scratch import with_scratch_tensors
 
@@ -313,6 +315,10 @@ class _ModelParser:
                 main, lambda index: self.read_init_subgraph(index, op_codes), self.label
             )
             self.notes.append(note)
+        if any(op.opcode in CONTROL_FLOW_OPCODES for op in operators):
+            tensors, operators = inline_control_flow(
+                tensors, operators, lambda index: self.read_subgraph(index, op_codes), self.num_subgraphs, self.label
+            )
         used = set(main.inputs) | set(main.outputs)
         for op in operators:
             used.update(op.inputs + op.outputs + op.intermediates)
@@ -429,7 +435,7 @@ class _ModelParser:
         intermediates = self.tensor_refs(op.IntermediatesAsNumpy(), "intermediate", allow_absent=True)
         options, tables = self.read_options(index, opcode, op)
         calls_subgraph = opcode in ("WHILE", "IF", "CALL") or any("subgraph" in k for k in options)
-        if calls_subgraph and opcode != "CALL_ONCE":
+        if calls_subgraph and opcode not in ("CALL_ONCE", *CONTROL_FLOW_OPCODES):
             raise UnsupportedModel(
                 f"{self.label}: control flow ({opcode}) with {self.num_subgraphs} subgraphs is not supported"
             )

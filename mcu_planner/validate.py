@@ -873,7 +873,17 @@ def validate(graph: Graph, label: str = "model") -> Graph:
             option_rule(ctx, op)
         for op_rule in OP_RULES.get(op.opcode, ()):
             op_rule(OpView(ctx, op))
+    validate_bodies(graph, label)
     return graph
+
+
+def validate_bodies(graph: Graph, label: str) -> None:
+    """The subgraphs an IF or WHILE runs (control_flow.py), each by the same rules."""
+    from .control_flow import bodies
+
+    for op in graph.operators:
+        for body in bodies(op):
+            validate(body.graph, f"{label} ({op.opcode} op {op.index}, {body.role} subgraph {body.subgraph})")
 
 
 def load_model(source: str | os.PathLike[str] | bytes | bytearray | memoryview, label: str | None = None) -> Graph:

@@ -251,6 +251,25 @@ class ModelBuilder:
         """A CALL_ONCE running subgraph `init` (added with add_subgraph)."""
         self.add_op("CALL_ONCE", (), (), {"init_subgraph_index": self.subgraph_index(init)})
 
+    # -- control flow (TFLite's IF and WHILE)
+
+    def if_op(
+        self, cond: int, inputs: Iterable[int], outputs: Iterable[int], then: ModelBuilder, otherwise: ModelBuilder
+    ) -> None:
+        """An IF on the bool `cond` running subgraph `then` or `otherwise`
+        (added with add_subgraph, each with inputs and outputs matching)."""
+        options = {
+            "then_subgraph_index": self.subgraph_index(then),
+            "else_subgraph_index": self.subgraph_index(otherwise),
+        }
+        self.add_op("IF", (cond, *inputs), tuple(outputs), options)
+
+    def while_op(self, inputs: Iterable[int], outputs: Iterable[int], cond: ModelBuilder, body: ModelBuilder) -> None:
+        """A WHILE over the loop variables `inputs` -> `outputs`: subgraph
+        `cond` (one bool output) says whether subgraph `body` runs again."""
+        options = {"cond_subgraph_index": self.subgraph_index(cond), "body_subgraph_index": self.subgraph_index(body)}
+        self.add_op("WHILE", tuple(inputs), tuple(outputs), options)
+
     def add_metadata(self, name: str, data: bytes) -> None:
         self.metadata.append((name, bytes(data)))
 
@@ -1551,6 +1570,97 @@ def streaming_int8_model(seed: int = 0) -> bytes:
     ring_again = mb.read_variable(mb.var_handle("stream/ring"), ring_shape, "int8", ring_quant, name="ring_after")
     dense = net.fully_connected(net.reshape(window, (1, 32)), 4)
     return net.build(dense, ring_again, total)
+
+
+# -- control flow ------------------------------------------------------------------------
+
+# int8 quantization of the control-flow models' values: (scale, zero point).
+_CF_A, _CF_B, _CF_OUT = (0.05, 3), (0.04, -5), (0.1, -2)
+
+
+def if_model(dtype: str = "int8", shape: Sequence[int] = (2, 3), constant: bool | None = None) -> bytes:
+    """IF on a bool input choosing between two branches of (a, b):
+    then -> (relu(a + b), a), else -> (relu(a * b), b).  The sum and the
+    product are values of the branches (they share the IF's sub-arena); the
+    second output is an input passed through, which the IF copies into its
+    output.  With `constant`,
+    the condition is that constant instead of an input."""
+    quant = {name: (q if dtype == "int8" else None) for name, q in (("a", _CF_A), ("b", _CF_B), ("out", _CF_OUT))}
+    mb = ModelBuilder(f"IF {dtype} model built by mcu_planner.builder")
+    data = None if constant is None else np.array([constant])
+    cond = mb.add_tensor((1,), "bool", data=data, name="cond")
+    a = mb.add_tensor(shape, dtype, quant["a"], name="a")
+    b = mb.add_tensor(shape, dtype, quant["b"], name="b")
+    y = mb.add_tensor(shape, dtype, quant["out"], name="y")
+    z = mb.add_tensor(shape, dtype, quant["a"], name="z")
+    branches = []
+    for opcode in ("ADD", "MUL"):
+        sub = mb.add_subgraph(opcode.lower())
+        sa = sub.add_tensor(shape, dtype, quant["a"], name="a")
+        sb = sub.add_tensor(shape, dtype, quant["b"], name="b")
+        value = sub.add_tensor(shape, dtype, quant["out"], name=opcode.lower())
+        sub.add_op(opcode, (sa, sb), (value,))
+        out = sub.add_tensor(shape, dtype, quant["out"], name=f"relu_{opcode.lower()}")
+        sub.add_op("RELU", (value,), (out,))
+        if opcode == "ADD":
+            sub.set_io([sa, sb], [out, sa])
+        else:
+            passed = sub.add_tensor(shape, dtype, quant["a"], name="b_as_a")
+            sub.add_op("MUL", (sb, sub.add_tensor((1,), dtype, quant["a"], data=_one(dtype, quant["a"]))), (passed,))
+            sub.set_io([sa, sb], [out, passed])
+        branches.append(sub)
+    mb.if_op(cond, (a, b), (y, z), branches[0], branches[1])
+    mb.set_io([cond, a, b] if constant is None else [a, b], [y, z])
+    return mb.build()
+
+
+def _one(dtype: str, quant: tuple[float, int] | None) -> np.ndarray:
+    """The value 1 (or the int8 value nearest it) as a [1] tensor of `dtype`."""
+    if dtype == "int8" and quant is not None:
+        scale, zero_point = quant
+        return np.array([min(127, round(1.0 / scale) + zero_point)], dtype=np.int8)
+    return np.array([1], dtype=dtype)
+
+
+def while_model(dtype: str = "int8", shape: Sequence[int] = (2, 3)) -> bytes:
+    """WHILE counting i from 0 while i < n (n an int32 input) over the loop
+    variables (i, n, acc, x, p, q): each turn acc += x, and (p, q) becomes
+    (q, p + q) -- a loop variable passed on as another one.  Outputs: the
+    final i, acc and q.  `dtype` is acc's, x's, p's and q's type ("int8":
+    quantized ADDs; "float32"; "int32")."""
+    quant = _CF_OUT if dtype == "int8" else None
+    mb = ModelBuilder(f"WHILE {dtype} model built by mcu_planner.builder")
+    n = mb.add_tensor((1,), "int32", name="n")
+    x = mb.add_tensor(shape, dtype, quant, name="x")
+    p = mb.add_tensor(shape, dtype, quant, name="p")
+    q = mb.add_tensor(shape, dtype, quant, name="q")
+    zero = np.zeros(shape, dtype=dtype) if dtype != "int8" else np.full(shape, _CF_OUT[1], dtype=np.int8)
+    acc0 = mb.add_tensor(shape, dtype, quant, data=zero, name="acc0")
+    i0 = mb.add_tensor((1,), "int32", data=np.array([0], dtype=np.int32), name="i0")
+    layouts = [((1,), "int32", None), ((1,), "int32", None)] + [(shape, dtype, quant)] * 4
+    names = ("i", "n", "acc", "x", "p", "q")
+    outs = [mb.add_tensor(s, d, qq, name=f"{name}_out") for (s, d, qq), name in zip(layouts, names)]
+
+    cond = mb.add_subgraph("cond")
+    cv = [cond.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names)]
+    less = cond.add_tensor((1,), "bool", name="i_less_n")
+    cond.add_op("LESS", (cv[0], cv[1]), (less,))
+    cond.set_io(cv, [less])
+
+    body = mb.add_subgraph("body")
+    bv = [body.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names)]
+    one = body.add_tensor((1,), "int32", data=np.array([1], dtype=np.int32), name="one")
+    i_next = body.add_tensor((1,), "int32", name="i_next")
+    body.add_op("ADD", (bv[0], one), (i_next,))
+    acc_next = body.add_tensor(shape, dtype, quant, name="acc_next")
+    body.add_op("ADD", (bv[2], bv[3]), (acc_next,))
+    q_next = body.add_tensor(shape, dtype, quant, name="q_next")
+    body.add_op("ADD", (bv[4], bv[5]), (q_next,))
+    body.set_io(bv, [i_next, bv[1], acc_next, bv[3], bv[5], q_next])
+
+    mb.while_op((i0, n, acc0, x, p, q), outs, cond, body)
+    mb.set_io([n, x, p, q], [outs[0], outs[2], outs[5]])
+    return mb.build()
 
 
 # -- the reference interpreter -------------------------------------------------------

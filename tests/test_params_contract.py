@@ -15,6 +15,7 @@ from kernel_models import Branches
 from mcu_planner import cli
 from mcu_planner.codegen import lower_all
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
+from mcu_planner.lowering.control_flow import op_calls
 from mcu_planner.reader import read_model
 from mcu_planner.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, int8_quant
@@ -364,7 +365,12 @@ def _int16x8_models() -> dict[str, bytes]:
 def _calls(model: bytes) -> list[tuple[str, KernelCall]]:
     graph = read_model(model)
     calls = lower_all(graph)
-    return [(f"op {i} {graph.operators[i].opcode}", call) for i, call in sorted(calls.items())]
+    # An IF's or WHILE's calls are those of its subgraphs' ops (and copies).
+    return [
+        (f"op {i} {graph.operators[i].opcode} ({inner_op.opcode})", inner)
+        for i, call in sorted(calls.items())
+        for inner_op, inner in op_calls(graph.operators[i], call)
+    ]
 
 
 def _math_models() -> dict[str, bytes]:
@@ -421,6 +427,13 @@ def _resource_variable_models() -> dict[str, bytes]:
     return {"resource_variables": streaming_int8_model()}
 
 
+def _control_flow_models() -> dict[str, bytes]:
+    """IF and WHILE (lowering/control_flow.py)."""
+    from mcu_planner_testing.builder import if_model, while_model
+
+    return {"if": if_model("int8"), "while": while_model("float32")}
+
+
 def _index_math_models() -> dict[str, bytes]:
     """The ops of issue 21: CAST, GATHER_ND, int32 arithmetic, comparisons,
     SELECT(_V2), float unary ops, LOGICAL_*, ZEROS_LIKE, TILE, BROADCAST_TO."""
@@ -457,6 +470,7 @@ BUILT_MODELS = {
     **_int16x8_models(),
     **_math_models(),
     **_resource_variable_models(),
+    **_control_flow_models(),
 }
 
 

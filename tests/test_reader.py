@@ -396,10 +396,10 @@ def test_per_channel_scales_must_match_their_dimension():
 def test_control_flow_is_unsupported():
     mb = ModelBuilder()
     x = mb.add_tensor((1,), "int32")
-    mb.add_op("WHILE", (x,), (x,), {"cond_subgraph_index": 1, "body_subgraph_index": 2})
+    mb.add_op("CALL", (x,), (x,), {"subgraph": 1})
     mb.set_io([x], [x])
     mb.extra_subgraphs = 2
-    with pytest.raises(UnsupportedModel, match=r"control flow \(WHILE\) with 3 subgraphs is not supported"):
+    with pytest.raises(UnsupportedModel, match=r"control flow \(CALL\) with 3 subgraphs is not supported"):
         read_model(mb.build(), label="loop.tflite")
 
 

@@ -168,10 +168,10 @@ def test_a_var_handle_without_its_output_is_a_bad_model():
 def test_other_control_flow_stays_refused():
     mb = ModelBuilder()
     x = mb.add_tensor((1,), "int32")
-    mb.add_op("IF", (x, x), (x,), {"then_subgraph_index": 1, "else_subgraph_index": 1})
+    mb.add_op("CALL", (x,), (x,), {"subgraph": 1})
     mb.set_io([x], [x])
     mb.extra_subgraphs = 1
-    with pytest.raises(UnsupportedModel, match=r"control flow \(IF\) with 2 subgraphs is not supported"):
+    with pytest.raises(UnsupportedModel, match=r"control flow \(CALL\) with 2 subgraphs is not supported"):
         read_model(mb.build())
 
 
