@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from ..control_flow import bodies
+from ..control_flow import Body, bodies
 from ..errors import InvalidModel, McuPlanError
 from ..graph import Graph, Operator, operator_dtype_key, operator_name
 from . import KernelCall, KernelFacts, NotLowerable, ScratchNeed, declare_facts, lower, lowers, scratch_for
@@ -105,7 +105,7 @@ def _code(op: Operator, graph: Graph) -> list[ControlStep]:
         condition = graph.tensors[op.inputs[0]]
         if condition.data is not None:
             # Known at generation time (a constant, or folded from constants): only that branch runs.
-            taken = (then_body,) if any(condition.data[:1]) else (else_body,)
+            taken: tuple[Body, ...] = (then_body,) if any(condition.data[:1]) else (else_body,)
         else:
             taken = (then_body, else_body)
             steps.append(ControlStep("if", tensor=op.inputs[0]))
