@@ -13,6 +13,7 @@ offsets of 128 and -127).
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import numpy as np
@@ -286,7 +287,10 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
     outdir = write_output(files, tmp_path / "out")
     report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
     (outdir / "board" / "semihost_main.c").write_text(HELIUM_TABLE_CHECK)
-    (outdir / "board" / "mcu_quant.h").write_bytes((firmware_dir() / "runtime" / "mcu_quant.h").read_bytes())
+    runtime = firmware_dir() / "runtime"
+    quant = (runtime / "mcu_quant.h").read_text()
+    for header in ["mcu_quant.h", *re.findall(r'#include "(\w+\.h)"', quant)]:  # it includes one per family
+        (outdir / "board" / header).write_bytes((runtime / header).read_bytes())
     tables = {"r0": (0, None), "r3": (3, None), "r4": (4, None), "r7": (7, None), "r4_from_r3": (4, "r3")}
     (outdir / "board" / "tables.h").write_text(fp16_tables_header(tables))
     subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
