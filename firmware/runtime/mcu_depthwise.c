@@ -34,46 +34,62 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
     const int8_t *x0 = x[0] + in_c, *x1 = x[1] + in_c, *x2 = x[2] + in_c, *x3 = x[3] + in_c;
     const int8_t *w_row = filter + oc;
     int32_t r, k;
-    for (r = 0; r < filter_h; ++r, w_row += filter_row) {
-        const int8_t *wk = w_row;
-        const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
+    if (single && filter_w == 1) {
+        /* One pixel under a column of taps (the (k, 1) filters of streaming
+         * models): one loop over the rows, not a loop of one tap in each. */
+        const size_t x_row = row[0];
         if (multiplier == 1) {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
-                x0k += input_tap;
-                if (!single) {
-                    a1 = vaddq_s32(a1,
-                                   vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
-                    a2 = vaddq_s32(a2,
-                                   vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
-                    a3 = vaddq_s32(a3,
-                                   vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
-                    x1k += input_tap;
-                    x2k += input_tap;
-                    x3k += input_tap;
-                }
+            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
+                const int32x4_t w = mcu_helium_load_s8x4(w_row, full, lanes);
+                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0, full, lanes, with_offset, offset), w));
             }
         } else {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vmlaq_n_s32(a0, w, *x0k + offset);
-                x0k += input_tap;
-                if (!single) {
-                    a1 = vmlaq_n_s32(a1, w, *x1k + offset);
-                    a2 = vmlaq_n_s32(a2, w, *x2k + offset);
-                    a3 = vmlaq_n_s32(a3, w, *x3k + offset);
-                    x1k += input_tap;
-                    x2k += input_tap;
-                    x3k += input_tap;
-                }
+            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
+                a0 = vmlaq_n_s32(a0, mcu_helium_load_s8x4(w_row, full, lanes), *x0 + offset);
             }
         }
-        x0 += row[0];
-        if (!single) {
-            x1 += row[1];
-            x2 += row[2];
-            x3 += row[3];
+    } else {
+        for (r = 0; r < filter_h; ++r, w_row += filter_row) {
+            const int8_t *wk = w_row;
+            const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
+            if (multiplier == 1) {
+                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
+                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
+                    a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
+                    x0k += input_tap;
+                    if (!single) {
+                        a1 = vaddq_s32(a1,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
+                        a2 = vaddq_s32(a2,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
+                        a3 = vaddq_s32(a3,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
+                        x1k += input_tap;
+                        x2k += input_tap;
+                        x3k += input_tap;
+                    }
+                }
+            } else {
+                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
+                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
+                    a0 = vmlaq_n_s32(a0, w, *x0k + offset);
+                    x0k += input_tap;
+                    if (!single) {
+                        a1 = vmlaq_n_s32(a1, w, *x1k + offset);
+                        a2 = vmlaq_n_s32(a2, w, *x2k + offset);
+                        a3 = vmlaq_n_s32(a3, w, *x3k + offset);
+                        x1k += input_tap;
+                        x2k += input_tap;
+                        x3k += input_tap;
+                    }
+                }
+            }
+            x0 += row[0];
+            if (!single) {
+                x1 += row[1];
+                x2 += row[2];
+                x3 += row[3];
+            }
         }
     }
     {
