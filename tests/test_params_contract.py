@@ -83,14 +83,17 @@ def test_parser_reads_tensor_arguments_grouped_in_a_struct():
     assert (by_name["z_not_grouped"].tensors_type, by_name["z_not_grouped"].num_tensor_args) == (None, 1)
 
 
-def test_grouped_kernels_are_called_with_a_compound_literal():
-    """The generated call passes the tensors in one struct, in the call's order."""
+def test_grouped_kernels_are_called_with_a_struct_in_its_block():
+    """The generated call passes the tensors in one struct, in the call's
+    order, declared in a block of its own (so that the ops' structs share
+    their stack)."""
     from mcu_planner.pipeline import generate_for_model
     from mcu_planner_testing.builder import lstm_model
 
     _, _, files = generate_for_model(lstm_model("int8", n_cell=4), name="m")
     source = files["m.c"].decode()
-    assert "mcu_lstm_s8(&op0_params, &(const mcu_lstm_s8_tensors){ " in source
+    assert "\n        const mcu_lstm_s8_tensors op0_tensors = { (const int8_t *)" in source
+    assert "        mcu_lstm_s8(&op0_params, &op0_tensors);\n    }\n" in source
     assert runtime_declarations().functions["mcu_lstm_s8"].num_tensor_args == 27
 
 
