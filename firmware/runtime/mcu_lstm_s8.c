@@ -213,7 +213,8 @@ MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t 
     for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
         const mve_pred16_t lanes = vctp16q((uint32_t)left);
         const int16x8_t x = vldrhq_z_s16(gate, lanes);
-        vstrhq_p_s16(gate, gate_index == MCU_LSTM_GATE_CELL ? mcu_fp16_table_tanh_x8(t, x) : mcu_fp16_table_logistic_x8(t, x),
+        vstrhq_p_s16(gate,
+                     gate_index == MCU_LSTM_GATE_CELL ? mcu_fp16_table_tanh_x8(t, x) : mcu_fp16_table_logistic_x8(t, x),
                      lanes);
     }
 #else
