@@ -148,6 +148,7 @@ class OpCode:
     claims: list[int] = field(default_factory=list)  # slots this op writes first
     releases: list[int] = field(default_factory=list)  # slots whose count drops after it
     returns_status: bool = False  # the kernel can fail: invoke stops on a status other than MCU_STATUS_OK
+    tensors_type: str = ""  # the struct the kernel takes its tensor arguments in ("": one parameter each)
     # In a patched stage: one parameter block per distinct patch geometry
     # (`params` is then unused) and, per patch, the block it runs with.
     param_sets: list[list[tuple[str, str]]] = field(default_factory=list)
@@ -599,7 +600,9 @@ class _Builder:
         `arrays` (a stage's patch geometries), an array already defined under
         a symbol there is reused, and new ones are numbered after them."""
         params_struct = check_call(call, f"op {op.index} {op.opcode}")
-        code.returns_status = runtime_declarations().functions[call.function].returns_status
+        function = runtime_declarations().functions[call.function]
+        code.returns_status = function.returns_status
+        code.tensors_type = function.tensors_type or ""
         for f in params_struct.fields:
             value = call.params[f.name]
             if isinstance(value, CArray) and arrays is not None and (f.name, value) in arrays:

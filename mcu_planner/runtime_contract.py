@@ -12,6 +12,11 @@ type.  A disagreement is a bug in a lowering, reported naming the kernel, the
 field and the op, instead of C's designated initializers silently zeroing a
 forgotten field.
 
+A kernel with many tensor arguments takes them grouped instead, as its one
+parameter after the params pointer: `const NAME_tensors *t`, a struct of
+pointer fields declared in the same header, one field per tensor argument in
+the call's order (the generated C passes a compound literal of it).
+
 Every header in firmware/runtime is read, so a kernel in a new runtime file is
 checked without registering anything.
 """
@@ -94,6 +99,9 @@ class CFunction:
     params_type: str  # the struct its first parameter points at
     num_tensor_args: int  # parameters after the params pointer
     returns_status: bool = False  # declared `mcu_status NAME(...)`: it can fail (mcu_runtime.h)
+    # The struct grouping the tensor arguments (num_tensor_args: its fields),
+    # or None where they are parameters of their own.
+    tensors_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,25 @@ def _parse_field(declaration: str, struct_name: str, header: str, macros: dict[s
     return CField(name=name, c_type=c_type, pointer=pointer, length=length)
 
 
+# The one parameter after the params pointer of a kernel taking its tensor
+# arguments grouped (group: the struct's type), and a field of that struct.
+_TENSORS_PARAMETER = re.compile(r"^,\s*const\s+([A-Za-z_]\w*)\s*\*\s*(?:const\s+)?[A-Za-z_]\w*$")
+_POINTER_FIELD = re.compile(r"^(?:const\s+)?[A-Za-z_]\w*\s*\*\s*[A-Za-z_]\w*$")
+
+
+def _pointer_struct_sizes(code: str, macros: dict[str, str], header: str) -> dict[str, int]:
+    """The typedef structs of `code` whose fields are all pointers: name ->
+    number of fields (a kernel's grouped tensor arguments)."""
+    sizes = {}
+    for match in _TYPEDEF_STRUCT.finditer(code):
+        body, name = match.groups()
+        declarations = [" ".join(d.split()) for d in _expand(body, macros, header).split(";")]
+        fields = [d for d in declarations if d]
+        if fields and all(_POINTER_FIELD.match(d) for d in fields):
+            sizes[name] = len(fields)
+    return sizes
+
+
 def _count_parameters(rest: str) -> int:
     """Parameters after the first, from the text after it (`, const int8_t *input, ...`)."""
     rest = rest.strip()
@@ -211,16 +238,21 @@ def parse_header(text: str, header: str, macros: dict[str, str] | None = None) -
             structs.append(CStruct(name=name, header=header, fields=(), problem=str(exc)))
             continue
         structs.append(CStruct(name=name, header=header, fields=tuple(fields)))
-    functions = [
-        CFunction(
-            name=name,
-            header=header,
-            params_type=params_type,
-            num_tensor_args=_count_parameters(rest),
-            returns_status=returns == "mcu_status",
+    pointer_structs = _pointer_struct_sizes(code, macros, header)
+    functions = []
+    for returns, name, params_type, rest in _PROTOTYPE.findall(code):
+        grouped = _TENSORS_PARAMETER.match(rest.strip())
+        tensors_type = grouped.group(1) if grouped and grouped.group(1) in pointer_structs else None
+        functions.append(
+            CFunction(
+                name=name,
+                header=header,
+                params_type=params_type,
+                num_tensor_args=_count_parameters(rest) if tensors_type is None else pointer_structs[tensors_type],
+                returns_status=returns == "mcu_status",
+                tensors_type=tensors_type,
+            )
         )
-        for returns, name, params_type, rest in _PROTOTYPE.findall(code)
-    ]
     return structs, functions
 
 

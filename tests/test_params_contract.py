@@ -60,6 +60,44 @@ def test_parser_reads_fields_in_declaration_order():
     assert (function.name, function.params_type, function.num_tensor_args) == ("x_kernel", "x_params", 2)
 
 
+GROUPED_HEADER = r"""
+typedef struct { int32_t n; } z_params;
+typedef struct {
+    const int8_t *input;
+    const void *weights; /* may be NULL */
+    int16_t *state;
+    int8_t *output;
+} z_tensors;
+typedef struct { const int8_t *input; int32_t n; } z_mixed;
+void z_kernel(const z_params *p, const z_tensors *t);
+void z_not_grouped(const z_params *p, const z_mixed *m);
+"""
+
+
+def test_parser_reads_tensor_arguments_grouped_in_a_struct():
+    """A kernel taking `const NAME *` of a struct of pointers after its
+    params takes one tensor argument per field of it; a struct with any
+    other field is one argument."""
+    _, functions = parse_header(GROUPED_HEADER, "z.h")
+    by_name = {f.name: f for f in functions}
+    assert (by_name["z_kernel"].tensors_type, by_name["z_kernel"].num_tensor_args) == ("z_tensors", 4)
+    assert (by_name["z_not_grouped"].tensors_type, by_name["z_not_grouped"].num_tensor_args) == (None, 1)
+
+
+def test_grouped_kernels_are_called_with_a_struct_in_its_block():
+    """The generated call passes the tensors in one struct, in the call's
+    order, declared in a block of its own (so that the ops' structs share
+    their stack)."""
+    from mcu_planner.pipeline import generate_for_model
+    from mcu_planner_testing.builder import lstm_model
+
+    _, _, files = generate_for_model(lstm_model("int8", n_cell=4), name="m")
+    source = files["m.c"].decode()
+    assert "\n        const mcu_lstm_s8_tensors op0_tensors = { (const int8_t *)" in source
+    assert "        mcu_lstm_s8(&op0_params, &op0_tensors);\n    }\n" in source
+    assert runtime_declarations().functions["mcu_lstm_s8"].num_tensor_args == 27
+
+
 @pytest.mark.parametrize(
     "declaration, complaint",
     [

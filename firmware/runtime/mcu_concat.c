@@ -8,15 +8,14 @@
 
 #include "mcu_quant.h"
 
-void mcu_concatenation(const mcu_concatenation_params *p, const void *input0, const void *input1, const void *input2,
-                       const void *input3, const void *input4, const void *input5, const void *input6,
-                       const void *input7, void *output)
+void mcu_concatenation(const mcu_concatenation_params *p, const mcu_concatenation_tensors *t)
 {
     const uint8_t *const inputs[MCU_CONCAT_MAX_INPUTS] = {
-        (const uint8_t *)input0, (const uint8_t *)input1, (const uint8_t *)input2, (const uint8_t *)input3,
-        (const uint8_t *)input4, (const uint8_t *)input5, (const uint8_t *)input6, (const uint8_t *)input7,
+        (const uint8_t *)t->input0, (const uint8_t *)t->input1, (const uint8_t *)t->input2,
+        (const uint8_t *)t->input3, (const uint8_t *)t->input4, (const uint8_t *)t->input5,
+        (const uint8_t *)t->input6, (const uint8_t *)t->input7,
     };
-    uint8_t *out = (uint8_t *)output;
+    uint8_t *out = (uint8_t *)t->output;
     int32_t outer, i;
     for (outer = 0; outer < p->outer_size; ++outer) {
         for (i = 0; i < p->num_inputs; ++i) {
@@ -30,13 +29,11 @@ void mcu_concatenation(const mcu_concatenation_params *p, const void *input0, co
     }
 }
 
-void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const int8_t *input0, const int8_t *input1,
-                          const int8_t *input2, const int8_t *input3, const int8_t *input4, const int8_t *input5,
-                          const int8_t *input6, const int8_t *input7, int8_t *output)
+void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const mcu_concatenation_s8_tensors *t)
 {
-    const int8_t *const inputs[MCU_CONCAT_MAX_INPUTS] = {input0, input1, input2, input3,
-                                                         input4, input5, input6, input7};
-    int8_t *out = output;
+    const int8_t *const inputs[MCU_CONCAT_MAX_INPUTS] = {t->input0, t->input1, t->input2, t->input3,
+                                                         t->input4, t->input5, t->input6, t->input7};
+    int8_t *out = t->output;
     int32_t outer, i, j;
     for (outer = 0; outer < p->outer_size; ++outer) {
         for (i = 0; i < p->num_inputs; ++i) {
@@ -59,13 +56,11 @@ void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const int8_t *in
     }
 }
 
-void mcu_concatenation_u8(const mcu_concatenation_u8_params *p, const uint8_t *input0, const uint8_t *input1,
-                          const uint8_t *input2, const uint8_t *input3, const uint8_t *input4, const uint8_t *input5,
-                          const uint8_t *input6, const uint8_t *input7, uint8_t *output)
+void mcu_concatenation_u8(const mcu_concatenation_u8_params *p, const mcu_concatenation_u8_tensors *t)
 {
-    const uint8_t *const inputs[MCU_CONCAT_MAX_INPUTS] = {input0, input1, input2, input3,
-                                                          input4, input5, input6, input7};
-    uint8_t *out = output;
+    const uint8_t *const inputs[MCU_CONCAT_MAX_INPUTS] = {t->input0, t->input1, t->input2, t->input3,
+                                                          t->input4, t->input5, t->input6, t->input7};
+    uint8_t *out = t->output;
     int32_t outer, i, j;
     for (outer = 0; outer < p->outer_size; ++outer) {
         for (i = 0; i < p->num_inputs; ++i) {

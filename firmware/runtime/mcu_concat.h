@@ -47,16 +47,49 @@ typedef struct {
     int32_t output_zero_point;
 } mcu_concatenation_u8_params;
 
-void mcu_concatenation(const mcu_concatenation_params *p, const void *input0, const void *input1, const void *input2,
-                       const void *input3, const void *input4, const void *input5, const void *input6,
-                       const void *input7, void *output);
+/* The tensor arguments: MCU_CONCAT_MAX_INPUTS inputs (unused ones NULL), the output. */
+typedef struct {
+    const void *input0;
+    const void *input1;
+    const void *input2;
+    const void *input3;
+    const void *input4;
+    const void *input5;
+    const void *input6;
+    const void *input7;
+    void *output;
+} mcu_concatenation_tensors;
 
-void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const int8_t *input0, const int8_t *input1,
-                          const int8_t *input2, const int8_t *input3, const int8_t *input4, const int8_t *input5,
-                          const int8_t *input6, const int8_t *input7, int8_t *output);
+void mcu_concatenation(const mcu_concatenation_params *p, const mcu_concatenation_tensors *t);
 
-void mcu_concatenation_u8(const mcu_concatenation_u8_params *p, const uint8_t *input0, const uint8_t *input1,
-                          const uint8_t *input2, const uint8_t *input3, const uint8_t *input4, const uint8_t *input5,
-                          const uint8_t *input6, const uint8_t *input7, uint8_t *output);
+/* The tensor arguments: MCU_CONCAT_MAX_INPUTS inputs (unused ones NULL), the output. */
+typedef struct {
+    const int8_t *input0;
+    const int8_t *input1;
+    const int8_t *input2;
+    const int8_t *input3;
+    const int8_t *input4;
+    const int8_t *input5;
+    const int8_t *input6;
+    const int8_t *input7;
+    int8_t *output;
+} mcu_concatenation_s8_tensors;
+
+void mcu_concatenation_s8(const mcu_concatenation_s8_params *p, const mcu_concatenation_s8_tensors *t);
+
+/* The tensor arguments: MCU_CONCAT_MAX_INPUTS inputs (unused ones NULL), the output. */
+typedef struct {
+    const uint8_t *input0;
+    const uint8_t *input1;
+    const uint8_t *input2;
+    const uint8_t *input3;
+    const uint8_t *input4;
+    const uint8_t *input5;
+    const uint8_t *input6;
+    const uint8_t *input7;
+    uint8_t *output;
+} mcu_concatenation_u8_tensors;
+
+void mcu_concatenation_u8(const mcu_concatenation_u8_params *p, const mcu_concatenation_u8_tensors *t);
 
 #endif /* MCU_CONCAT_H */

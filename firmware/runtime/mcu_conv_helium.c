@@ -10,12 +10,66 @@
 
 #if defined(MCU_MVE)
 
+/* One row of `n` int8 values (a lone pixel of a pointwise convolution, or
+ * one window copied into a column) against every filter: four filters per
+ * step, their sums one vector requantized per channel on four lanes and
+ * stored together, where mcu_helium_conv_rows_s8 would compute four rows to
+ * store one.  int32 sums wrap the same in any order. */
+MCU_NOINLINE static void mcu_helium_conv_row_s8(const mcu_conv_s8_params *p, const int8_t *x, const int8_t *filter,
+                                                int32_t n, const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
+    const int32_t blocks = n >> 4;
+    const size_t step = (size_t)n;
+    int32_t oc;
+    for (oc = 0; oc < out_c; oc += 4) {
+        const int32_t filters = MCU_MIN(out_c - oc, 4);
+        const mve_pred16_t lanes = vctp32q((uint32_t)filters);
+        /* Filters past out_c repeat the first; their lanes are not stored. */
+        const int8_t *w0 = filter + (size_t)oc * step;
+        const int8_t *w1 = filters > 1 ? w0 + step : w0;
+        const int8_t *w2 = filters > 2 ? w0 + 2 * step : w0;
+        const int8_t *w3 = filters > 3 ? w0 + 3 * step : w0;
+        const int8_t *xk = x;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, k;
+        int32x4_t acc;
+        for (k = blocks; k > 0; --k) {
+            const int8x16_t v = vldrbq_s8(xk);
+            s0 = vmladavaq_s8(s0, v, vldrbq_s8(w0));
+            s1 = vmladavaq_s8(s1, v, vldrbq_s8(w1));
+            s2 = vmladavaq_s8(s2, v, vldrbq_s8(w2));
+            s3 = vmladavaq_s8(s3, v, vldrbq_s8(w3));
+            xk += 16;
+            w0 += 16;
+            w1 += 16;
+            w2 += 16;
+            w3 += 16;
+        }
+        if (n & 15) {
+            const int8x16_t v = vldrbq_z_s8(xk, tail);
+            s0 = vmladavaq_s8(s0, v, vldrbq_z_s8(w0, tail));
+            s1 = vmladavaq_s8(s1, v, vldrbq_z_s8(w1, tail));
+            s2 = vmladavaq_s8(s2, v, vldrbq_z_s8(w2, tail));
+            s3 = vmladavaq_s8(s3, v, vldrbq_z_s8(w3, tail));
+        }
+        acc = vaddq_s32(mcu_helium_lanes(s0, s1, s2, s3), vldrwq_z_s32(p->window_offset_terms + oc, lanes));
+        if (q.bias) {
+            acc = vaddq_s32(acc, vldrwq_z_s32(q.bias + oc, lanes));
+        }
+        mcu_helium_store_pixel(&q, acc, vldrwq_z_s32(q.multiplier + oc, lanes),
+                               mcu_split_shift_x4(vldrwq_z_s32(q.shift + oc, lanes)), lanes, out + oc);
+    }
+}
+
 /* `count` (1 to 4) rows of `n` int8 values -- pixels of a pointwise
  * convolution, or windows copied into columns -- against every filter (`n`
  * values each, one after another): channel oc of row r goes to
  * out[r * output_c + oc].  Sixteen values per VMLADAVA, the last n % 16
- * tail-predicated; rows past `count` repeat row 0 and are not stored.  Rows
- * of at most 16 values stay in registers across all the filters. */
+ * tail-predicated; rows past `count` repeat row 0 and are not stored (one
+ * row: mcu_helium_conv_row_s8).  Rows of at most 16 values stay in registers
+ * across all the filters. */
 MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const int8_t *const rows[4],
                                                  int32_t count, const int8_t *filter, int32_t n,
                                                  const int32_t *bias, int8_t *out)
@@ -32,6 +86,10 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
     const int8_t *r2 = count > 2 ? rows[2] : r0;
     const int8_t *r3 = count > 3 ? rows[3] : r0;
     int32_t oc;
+    if (count == 1) {
+        mcu_helium_conv_row_s8(p, r0, filter, n, bias, out);
+        return;
+    }
     if (n <= 16) {
         const mve_pred16_t lanes = vctp8q((uint32_t)n);
         const int8x16_t a0 = vldrbq_z_s8(r0, lanes), a1 = vldrbq_z_s8(r1, lanes);

@@ -12,12 +12,15 @@
 
 #if defined(MCU_MVE)
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
- * of mcu_helium_depthwise_s8. */
+ * of mcu_helium_depthwise_s8; with `single` (a constant at every call, like
+ * `full` and `with_offset`) of pixel 0 alone, without the three pixels'
+ * loads and products a pass of one pixel would discard. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                                 int32_t count, const mcu_helium_taps *taps,
                                                                 const int8_t *filter, const mcu_helium_requant *q,
                                                                 const size_t row[4], int32_t oc, int full,
-                                                                int with_offset, mve_pred16_t lanes, int8_t *out)
+                                                                int with_offset, int single, mve_pred16_t lanes,
+                                                                int8_t *out)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
@@ -31,44 +34,72 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
     const int8_t *x0 = x[0] + in_c, *x1 = x[1] + in_c, *x2 = x[2] + in_c, *x3 = x[3] + in_c;
     const int8_t *w_row = filter + oc;
     int32_t r, k;
-    for (r = 0; r < filter_h; ++r, w_row += filter_row) {
-        const int8_t *wk = w_row;
-        const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
+    if (single && filter_w == 1) {
+        /* One pixel under a column of taps (the (k, 1) filters of streaming
+         * models): one loop over the rows, not a loop of one tap in each. */
+        const size_t x_row = row[0];
         if (multiplier == 1) {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
-                a1 = vaddq_s32(a1, vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
-                a2 = vaddq_s32(a2, vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
-                a3 = vaddq_s32(a3, vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
-                x0k += input_tap;
-                x1k += input_tap;
-                x2k += input_tap;
-                x3k += input_tap;
+            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
+                const int32x4_t w = mcu_helium_load_s8x4(w_row, full, lanes);
+                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0, full, lanes, with_offset, offset), w));
             }
         } else {
-            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                a0 = vmlaq_n_s32(a0, w, *x0k + offset);
-                a1 = vmlaq_n_s32(a1, w, *x1k + offset);
-                a2 = vmlaq_n_s32(a2, w, *x2k + offset);
-                a3 = vmlaq_n_s32(a3, w, *x3k + offset);
-                x0k += input_tap;
-                x1k += input_tap;
-                x2k += input_tap;
-                x3k += input_tap;
+            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
+                a0 = vmlaq_n_s32(a0, mcu_helium_load_s8x4(w_row, full, lanes), *x0 + offset);
             }
         }
-        x0 += row[0];
-        x1 += row[1];
-        x2 += row[2];
-        x3 += row[3];
+    } else {
+        for (r = 0; r < filter_h; ++r, w_row += filter_row) {
+            const int8_t *wk = w_row;
+            const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
+            if (multiplier == 1) {
+                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
+                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
+                    a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
+                    x0k += input_tap;
+                    if (!single) {
+                        a1 = vaddq_s32(a1,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
+                        a2 = vaddq_s32(a2,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
+                        a3 = vaddq_s32(a3,
+                                       vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
+                        x1k += input_tap;
+                        x2k += input_tap;
+                        x3k += input_tap;
+                    }
+                }
+            } else {
+                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
+                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
+                    a0 = vmlaq_n_s32(a0, w, *x0k + offset);
+                    x0k += input_tap;
+                    if (!single) {
+                        a1 = vmlaq_n_s32(a1, w, *x1k + offset);
+                        a2 = vmlaq_n_s32(a2, w, *x2k + offset);
+                        a3 = vmlaq_n_s32(a3, w, *x3k + offset);
+                        x1k += input_tap;
+                        x2k += input_tap;
+                        x3k += input_tap;
+                    }
+                }
+            }
+            x0 += row[0];
+            if (!single) {
+                x1 += row[1];
+                x2 += row[2];
+                x3 += row[3];
+            }
+        }
     }
     {
         const int32x4_t multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
         const mcu_shift_x4 shifts = mcu_split_shift_x4(vldrwq_z_s32(q->shift + oc, lanes));
         int8_t *o = out + oc;
         mcu_helium_store_pixel(q, a0, multipliers, shifts, lanes, o);
+        if (single) {
+            return;
+        }
         if (count > 1) {
             mcu_helium_store_pixel(q, a1, multipliers, shifts, lanes, o + out_step);
         }
@@ -81,6 +112,31 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
     }
 }
 
+/* Every channel of the pass of mcu_helium_depthwise_s8, four at a time
+ * (`single`: see mcu_helium_depthwise_group). */
+static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_channels(const mcu_conv_s8_params *p,
+                                                                   const int8_t *const x[4], int32_t count,
+                                                                   const mcu_helium_taps *taps, const int8_t *filter,
+                                                                   const mcu_helium_requant *q, const size_t row[4],
+                                                                   int single, int8_t *out)
+{
+    const int32_t out_c = p->output_c;
+    int32_t oc;
+    if (taps->inside) {
+        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+            mcu_helium_depthwise_group(p, x, count, taps, filter, q, row, oc, 1, 0, single, vctp32q(4u), out);
+        }
+    } else {
+        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+            mcu_helium_depthwise_group(p, x, count, taps, filter, q, row, oc, 1, 1, single, vctp32q(4u), out);
+        }
+    }
+    if (oc < out_c) {
+        mcu_helium_depthwise_group(p, x, count, taps, filter, q, row, oc, 0, !taps->inside, single,
+                                   vctp32q((uint32_t)(out_c - oc)), out);
+    }
+}
+
 /* `count` (1 to 4) output pixels of a depthwise convolution with depth
  * multiplier 1 or a multiple of 4 whose windows have the same taps inside
  * the input (`taps`): x[i] is the first inside tap of pixel i's window,
@@ -88,34 +144,25 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
  * four (the lanes) at a time, each filter vector loaded once for the pixels.
  * Multiplier 1: lane c reads input channel oc + c; a multiple of 4: the four
  * lanes read one input value, channel oc / multiplier.  Pixels past `count`
- * repeat pixel 0 and are not stored. */
+ * repeat pixel 0 and are not stored; a pass of one pixel computes it alone. */
 MCU_NOINLINE static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
                                                  const mcu_helium_taps *taps, const int8_t *filter,
                                                  const int32_t *bias, int8_t *out)
 {
-    const int32_t out_c = p->output_c;
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     /* Read once: the int8 stores could alias taps, so the compiler would
      * otherwise reload the steps for every channel group. */
     const size_t row[4] = {taps->row[0], taps->row[1], taps->row[2], taps->row[3]};
     const int8_t *px[4];
-    int32_t oc;
     px[0] = x[0];
     px[1] = count > 1 ? x[1] : x[0];
     px[2] = count > 2 ? x[2] : x[0];
     px[3] = count > 3 ? x[3] : x[0];
-    if (taps->inside) {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 0, vctp32q(4u), out);
-        }
+    if (count == 1) {
+        /* The last pixel of a run, a border pixel, a one-pixel output row. */
+        mcu_helium_depthwise_channels(p, px, count, taps, filter, &q, row, 1, out);
     } else {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 1, 1, vctp32q(4u), out);
-        }
-    }
-    if (oc < out_c) {
-        mcu_helium_depthwise_group(p, px, count, taps, filter, &q, row, oc, 0, !taps->inside,
-                                   vctp32q((uint32_t)(out_c - oc)), out);
+        mcu_helium_depthwise_channels(p, px, count, taps, filter, &q, row, 0, out);
     }
 }
 

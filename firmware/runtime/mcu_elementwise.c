@@ -241,25 +241,17 @@ void mcu_mul_s32(const mcu_binary_s32_params *p, const int32_t *input1, const in
 /* ADD_N: one pass per element over the inputs in order; each output element
  * is written after every input's element i is read (in place is safe). */
 #define MCU_ADD_N(name, T, ADD)                                                                              \
-    void name(const mcu_add_n_params *p, const T *input0, const T *input1, const T *input2, const T *input3, \
-              const T *input4, const T *input5, const T *input6, const T *input7, T *output)                 \
+    void name(const mcu_add_n_params *p, const name##_tensors *t)                                            \
     {                                                                                                        \
-        const T *inputs[MCU_ADD_N_MAX_INPUTS];                                                               \
+        const T *const inputs[MCU_ADD_N_MAX_INPUTS] = {t->input0, t->input1, t->input2, t->input3,          \
+                                                        t->input4, t->input5, t->input6, t->input7};         \
         int32_t i, j;                                                                                        \
-        inputs[0] = input0;                                                                                  \
-        inputs[1] = input1;                                                                                  \
-        inputs[2] = input2;                                                                                  \
-        inputs[3] = input3;                                                                                  \
-        inputs[4] = input4;                                                                                  \
-        inputs[5] = input5;                                                                                  \
-        inputs[6] = input6;                                                                                  \
-        inputs[7] = input7;                                                                                  \
         for (i = 0; i < p->size; ++i) {                                                                      \
             T sum = inputs[0][i];                                                                            \
             for (j = 1; j < p->num_inputs; ++j) {                                                            \
                 sum = ADD(sum, inputs[j][i]);                                                                \
             }                                                                                                \
-            output[i] = sum;                                                                                 \
+            t->output[i] = sum;                                                                              \
         }                                                                                                    \
     }
 

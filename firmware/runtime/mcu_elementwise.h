@@ -94,11 +94,33 @@ typedef struct {
     int32_t size;
 } mcu_add_n_params;
 
-void mcu_add_n_f32(const mcu_add_n_params *p, const float *input0, const float *input1, const float *input2,
-                   const float *input3, const float *input4, const float *input5, const float *input6,
-                   const float *input7, float *output);
-void mcu_add_n_s32(const mcu_add_n_params *p, const int32_t *input0, const int32_t *input1, const int32_t *input2,
-                   const int32_t *input3, const int32_t *input4, const int32_t *input5, const int32_t *input6,
-                   const int32_t *input7, int32_t *output);
+/* The tensor arguments: MCU_ADD_N_MAX_INPUTS inputs (unused ones NULL), the output. */
+typedef struct {
+    const float *input0;
+    const float *input1;
+    const float *input2;
+    const float *input3;
+    const float *input4;
+    const float *input5;
+    const float *input6;
+    const float *input7;
+    float *output;
+} mcu_add_n_f32_tensors;
+
+void mcu_add_n_f32(const mcu_add_n_params *p, const mcu_add_n_f32_tensors *t);
+/* The tensor arguments: MCU_ADD_N_MAX_INPUTS inputs (unused ones NULL), the output. */
+typedef struct {
+    const int32_t *input0;
+    const int32_t *input1;
+    const int32_t *input2;
+    const int32_t *input3;
+    const int32_t *input4;
+    const int32_t *input5;
+    const int32_t *input6;
+    const int32_t *input7;
+    int32_t *output;
+} mcu_add_n_s32_tensors;
+
+void mcu_add_n_s32(const mcu_add_n_params *p, const mcu_add_n_s32_tensors *t);
 
 #endif /* MCU_ELEMENTWISE_H */

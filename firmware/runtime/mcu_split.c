@@ -4,18 +4,15 @@
 
 #include <string.h>
 
-void mcu_split(const mcu_split_params *p, const void *input, void *output0, void *output1, void *output2,
-               void *output3, void *output4, void *output5, void *output6, void *output7, void *output8,
-               void *output9, void *output10, void *output11, void *output12, void *output13, void *output14,
-               void *output15)
+void mcu_split(const mcu_split_params *p, const mcu_split_tensors *t)
 {
     uint8_t *const outputs[MCU_SPLIT_MAX_OUTPUTS] = {
-        (uint8_t *)output0,  (uint8_t *)output1,  (uint8_t *)output2,  (uint8_t *)output3,
-        (uint8_t *)output4,  (uint8_t *)output5,  (uint8_t *)output6,  (uint8_t *)output7,
-        (uint8_t *)output8,  (uint8_t *)output9,  (uint8_t *)output10, (uint8_t *)output11,
-        (uint8_t *)output12, (uint8_t *)output13, (uint8_t *)output14, (uint8_t *)output15,
+        (uint8_t *)t->output0,  (uint8_t *)t->output1,  (uint8_t *)t->output2,  (uint8_t *)t->output3,
+        (uint8_t *)t->output4,  (uint8_t *)t->output5,  (uint8_t *)t->output6,  (uint8_t *)t->output7,
+        (uint8_t *)t->output8,  (uint8_t *)t->output9,  (uint8_t *)t->output10, (uint8_t *)t->output11,
+        (uint8_t *)t->output12, (uint8_t *)t->output13, (uint8_t *)t->output14, (uint8_t *)t->output15,
     };
-    const uint8_t *in = (const uint8_t *)input;
+    const uint8_t *in = (const uint8_t *)t->input;
     int32_t outer, k;
     for (outer = 0; outer < p->outer_size; ++outer) {
         const uint8_t *src = in + (size_t)outer * (size_t)p->input_block_bytes;

@@ -22,9 +22,27 @@ typedef struct {
     const int32_t *copy_bytes;  /* per output: its axis length * inner size * element bytes */
 } mcu_split_params;
 
-void mcu_split(const mcu_split_params *p, const void *input, void *output0, void *output1, void *output2,
-               void *output3, void *output4, void *output5, void *output6, void *output7, void *output8,
-               void *output9, void *output10, void *output11, void *output12, void *output13, void *output14,
-               void *output15);
+/* The tensor arguments: the input, MCU_SPLIT_MAX_OUTPUTS outputs (unused ones NULL). */
+typedef struct {
+    const void *input;
+    void *output0;
+    void *output1;
+    void *output2;
+    void *output3;
+    void *output4;
+    void *output5;
+    void *output6;
+    void *output7;
+    void *output8;
+    void *output9;
+    void *output10;
+    void *output11;
+    void *output12;
+    void *output13;
+    void *output14;
+    void *output15;
+} mcu_split_tensors;
+
+void mcu_split(const mcu_split_params *p, const mcu_split_tensors *t);
 
 #endif /* MCU_SPLIT_H */

@@ -136,10 +136,14 @@ static void units4_rank1(const mcu_svdf_s8_params *p, const int32_t *sums, const
 }
 #endif
 
-void mcu_svdf_s8(const mcu_svdf_s8_params *p, const int8_t *input, const int8_t *weights_feature,
-                 const int16_t *weights_time, const int32_t *bias, int16_t *state, int8_t *output,
-                 int32_t *filter_sums)
+void mcu_svdf_s8(const mcu_svdf_s8_params *p, const mcu_svdf_s8_tensors *t)
 {
+    const int8_t *const input = t->input, *const weights_feature = t->weights_feature;
+    const int16_t *const weights_time = t->weights_time;
+    const int32_t *const bias = t->bias;
+    int16_t *const state = t->state;
+    int8_t *const output = t->output;
+    int32_t *const filter_sums = t->filter_sums;
     const int32_t memory = p->memory_size;
     int32_t b, f, u, k;
     shift_state_s16(state, (size_t)p->batches * (size_t)p->num_filters * (size_t)memory);
@@ -293,9 +297,14 @@ static float activate(float x, int32_t activation)
     return lo < y ? y : lo;
 }
 
-void mcu_svdf_f32(const mcu_svdf_f32_params *p, const float *input, const float *weights_feature,
-                  const float *weights_time, const float *bias, float *state, float *output, float *filter_sums)
+void mcu_svdf_f32(const mcu_svdf_f32_params *p, const mcu_svdf_f32_tensors *t)
 {
+    const float *const input = t->input, *const weights_feature = t->weights_feature;
+    const float *const weights_time = t->weights_time;
+    const float *const bias = t->bias;
+    float *const state = t->state;
+    float *const output = t->output;
+    float *const filter_sums = t->filter_sums;
     const int32_t memory = p->memory_size;
     int32_t b, f, u, i;
     shift_state(state, (size_t)p->batches * (size_t)p->num_filters * (size_t)memory, sizeof *state);

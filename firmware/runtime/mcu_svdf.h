@@ -39,12 +39,28 @@ typedef struct {
     int32_t activation; /* 0 none, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6 */
 } mcu_svdf_f32_params;
 
-/* bias may be NULL.  filter_sums (scratch): batches * num_filters, each
- * filter's history . time weights. */
-void mcu_svdf_s8(const mcu_svdf_s8_params *p, const int8_t *input, const int8_t *weights_feature,
-                 const int16_t *weights_time, const int32_t *bias, int16_t *state, int8_t *output,
-                 int32_t *filter_sums);
-void mcu_svdf_f32(const mcu_svdf_f32_params *p, const float *input, const float *weights_feature,
-                  const float *weights_time, const float *bias, float *state, float *output, float *filter_sums);
+/* The tensor arguments, in the call's order. */
+typedef struct {
+    const int8_t *input;
+    const int8_t *weights_feature;
+    const int16_t *weights_time;
+    const int32_t *bias; /* may be NULL */
+    int16_t *state;      /* variable: read and rewritten */
+    int8_t *output;
+    int32_t *filter_sums; /* scratch: batches * num_filters, each filter's history . time weights */
+} mcu_svdf_s8_tensors;
+
+typedef struct {
+    const float *input;
+    const float *weights_feature;
+    const float *weights_time;
+    const float *bias; /* may be NULL */
+    float *state;      /* variable: read and rewritten */
+    float *output;
+    float *filter_sums; /* scratch: batches * num_filters, each filter's history . time weights */
+} mcu_svdf_f32_tensors;
+
+void mcu_svdf_s8(const mcu_svdf_s8_params *p, const mcu_svdf_s8_tensors *t);
+void mcu_svdf_f32(const mcu_svdf_f32_params *p, const mcu_svdf_f32_tensors *t);
 
 #endif /* MCU_SVDF_H */

@@ -36,7 +36,8 @@ from .common import (
     zero_point_row_sums,
 )
 
-SOURCES = ("mcu_lstm",)
+SOURCES_F32 = ("mcu_lstm_f32",)
+SOURCES_S8 = ("mcu_lstm_s8",)
 
 GATES = ("input", "forget", "cell", "output")
 # Input slots of the op (TFLite's lstm_shared.h).
@@ -190,7 +191,7 @@ def _lower_float(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int, 
         "cell_clip": f32(op.options.get("cell_clip", 0.0)),
         "proj_clip": f32(op.options.get("proj_clip", 0.0)),
     }
-    return KernelCall("mcu_lstm_f32", "mcu_lstm_f32_params", params, args, SOURCES)
+    return KernelCall("mcu_lstm_f32", "mcu_lstm_f32_params", params, args, SOURCES_F32)
 
 
 def _weight_scale(op: Operator, tensor: Tensor | None) -> float:
@@ -349,7 +350,7 @@ def _lower_integer(op: Operator, graph: Graph, shape: LstmShape, args: tuple[int
         # tanh(cell) reads the cell gate's table when the cell state is Q3.12 too.
         **_activation_table("cell_tanh", None if cell_exponent == -12 else reciprocal_table(16 + cell_exponent)),
     }
-    return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES)
+    return KernelCall("mcu_lstm_s8", "mcu_lstm_s8_params", params, args, SOURCES_S8)
 
 
 # UNIDIRECTIONAL_SEQUENCE_LSTM inputs that are weight matrices: the input (1-4)

@@ -1,0 +1,458 @@
+/* UNIDIRECTIONAL_SEQUENCE_LSTM as TensorFlow Lite's interpreter computes it
+ * (kernels/lstm_eval.cc: LstmStepInteger8x8_16 and LstmStepFloat, with the
+ * portable tensor_utils the x86 build dispatches to).  Each step function
+ * below names the TFLite function it follows; the order of operations,
+ * where the 16-bit gates saturate and which buffer holds what are kept,
+ * because they decide output bits. */
+#include "mcu_lstm_s8.h"
+
+#include <string.h>
+
+#include "mcu_dsp.h"
+#include "mcu_fixedpoint.h"
+#include "mcu_fully_connected.h"
+#include "mcu_fp16_table.h"
+#include "mcu_requant.h"
+
+/* ---------------------------------------------------------------- int8 x int8 -> int16 */
+
+/* Rows [r, r + count) of matrix . vector plus their effective biases: the
+ * accumulators of TFLite's PortableMatrixBatchVectorMultiplyAccumulate (the
+ * zero points are folded into the biases at generation time).  Integer sums
+ * are exact in any order; four rows go through mcu_dot4_s8 together. */
+static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *matrix, int32_t n_col,
+                       int32_t n_row, int32_t r, int32_t sums[4])
+{
+    int k;
+    if (r + 4 <= n_row) {
+        mcu_dot4_s8(vector, matrix + (size_t)r * (size_t)n_col, n_col, sums);
+        for (k = 0; k < 4; ++k) {
+            sums[k] += bias[r + k];
+        }
+        return 4;
+    }
+    {
+        const int8_t *row = matrix + (size_t)r * (size_t)n_col;
+        int32_t c, sum = bias[r];
+        for (c = 0; c < n_col; ++c) {
+            sum += (int32_t)vector[c] * (int32_t)row[c];
+        }
+        sums[0] = sum;
+    }
+    return 1;
+}
+
+#if defined(MCU_MVE)
+/* Rows [0, rows4) (a multiple of 4) four at a time: the inner products
+ * sixteen columns per VMLADAVA (tail predicated; integer sums are exact in
+ * any order), then the four sums plus biases rescaled on four lanes
+ * (mcu_mul_by_quantized_mul_n_x4 is mcu_mul_by_quantized_mul per lane),
+ * added to `out` and saturated to int16 (VQSHL by 16 then VSHR by 16 clamps
+ * an int32 to the int16 range). */
+MCU_NOINLINE static void mat_vec_accumulate_rows4_s16(const int8_t *vector, const int32_t *bias, const int8_t *matrix,
+                                                      int32_t multiplier, int32_t shift, int32_t n_col, int32_t rows4,
+                                                      int16_t *out)
+{
+    const int32_t left_shift = shift > 0 ? shift & 31 : 0;
+    const int32x4_t right = vdupq_n_s32(shift < 0 ? shift : 0);
+    int32_t r, left;
+    for (r = 0; r < rows4; r += 4, bias += 4, out += 4) {
+        const int8_t *x = vector, *w0 = matrix + (size_t)r * (size_t)n_col;
+        const int8_t *w1 = w0 + n_col, *w2 = w1 + n_col, *w3 = w2 + n_col;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int32x4_t value;
+        for (left = n_col; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
+            const mve_pred16_t lanes = vctp8q((uint32_t)left);
+            const int8x16_t a = vldrbq_z_s8(x, lanes);
+            s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
+            s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
+            s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2, lanes));
+            s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3, lanes));
+        }
+        value = vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
+        value = mcu_mul_by_quantized_mul_n_x4(vaddq_s32(value, vld1q_s32(bias)), multiplier, left_shift, right);
+        value = vaddq_s32(value, vldrhq_s32(out));
+        vstrhq_s32(out, vshrq_n_s32(vqshlq_n_s32(value, 16), 16));
+    }
+}
+#endif
+
+/* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
+ * accumulator rescaled, added to what `output` holds and saturated. */
+static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                   int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
+                                   int32_t n_row, int16_t *output)
+{
+    int32_t b, r, first_scalar_row = 0;
+    mcu_prepared_mul rescale = {0, 0, 0, -1};
+#if defined(MCU_MVE)
+    first_scalar_row = n_row & ~(int32_t)3;
+#endif
+    /* The multiplier's rounding terms worked out once, for the rows that
+     * take the scalar rescale. */
+    if (first_scalar_row < n_row) {
+        rescale = mcu_prepare_mul(multiplier, (int)shift);
+    }
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        int16_t *out = output + (size_t)b * (size_t)n_row;
+        r = first_scalar_row;
+#if defined(MCU_MVE)
+        mat_vec_accumulate_rows4_s16(vector, bias, matrix, multiplier, shift, n_col, r, out);
+#endif
+        while (r < n_row) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_apply_prepared_mul(sums[k], &rescale) + out[r];
+                out[r] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+            }
+        }
+    }
+}
+
+/* The same with int8 output and an output zero point (the projection). */
+static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
+                                  int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col, int32_t n_row,
+                                  int32_t output_zp, int8_t *output)
+{
+    const mcu_prepared_mul rescale = mcu_prepare_mul(multiplier, (int)shift);
+    int32_t b, r;
+    for (b = 0; b < n_batch; ++b) {
+        const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
+        int8_t *out = output + (size_t)b * (size_t)n_row;
+        for (r = 0; r < n_row;) {
+            int32_t sums[4];
+            const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
+            int k;
+            for (k = 0; k < count; ++k, ++r) {
+                const int32_t value = mcu_apply_prepared_mul(sums[k], &rescale) + output_zp + out[r];
+                out[r] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+            }
+        }
+    }
+}
+
+/* PortableApplyLayerNorm. */
+MCU_NOINLINE static void layer_norm_s16(int16_t *gate, const int16_t *weights, const int32_t *bias, int32_t multiplier,
+                           int32_t shift, int32_t variance_guard, int32_t n_batch, int32_t n_cell)
+{
+    const int64_t two_to_20 = (int64_t)1 << 20;
+    int32_t b, j;
+    for (b = 0; b < n_batch; ++b) {
+        int16_t *row = gate + (size_t)b * (size_t)n_cell;
+        int64_t sum = 0, sum_sq = 0, variance;
+        int32_t mean, variance2, inv_sqrt;
+        int inv_sqrt_shift;
+        for (j = 0; j < n_cell; ++j) {
+            sum += row[j];
+            sum_sq += (int32_t)row[j] * (int32_t)row[j];
+        }
+        mean = (int32_t)(sum * 1024 / n_cell);
+        /* Exact only for a power-of-two n_cell, as in TFLite. */
+        variance = sum_sq * (int64_t)(two_to_20 / n_cell) - (int64_t)mean * (int64_t)mean;
+        variance2 = (int32_t)(variance / two_to_20);
+        if (variance2 < 1) {
+            variance2 = variance_guard;
+        }
+        mcu_inv_sqrt_quantized_multiplier_exp(variance2, -1, &inv_sqrt, &inv_sqrt_shift);
+        for (j = 0; j < n_cell; ++j) {
+            const int32_t shifted = 1024 * (int32_t)row[j] - mean;
+            const int32_t rescaled = mcu_mul_by_quantized_mul(shifted, inv_sqrt, inv_sqrt_shift);
+            /* int32 arithmetic (wrapping) before the widening, as TFLite writes it. */
+            const int64_t weighted =
+                (int32_t)((uint32_t)rescaled * (uint32_t)(int32_t)weights[j] + (uint32_t)bias[j]);
+            const int32_t rounded = (int32_t)((weighted > 0 ? weighted + 512 : weighted - 512) / 1024);
+            const int32_t value = mcu_mul_by_quantized_mul(rounded, multiplier, (int)shift + 12);
+            row[j] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+/* The params' tables, built where they are read, in the activation loops,
+ * which call nothing (off the deepest stack): the sigmoid's, and the cell
+ * gate's tanh, which reads the sigmoid's below its first magnitude. */
+static mcu_fp16_table sigmoid_table(const mcu_lstm_s8_params *p)
+{
+    const mcu_fp16_table t = {p->sigmoid_knots, p->sigmoid_residuals, p->sigmoid_last, 0, NULL};
+    return t;
+}
+
+static mcu_fp16_table gate_tanh_table(const mcu_lstm_s8_params *p, const mcu_fp16_table *sigmoid)
+{
+    const mcu_fp16_table t = {p->gate_tanh_knots, p->gate_tanh_residuals, p->gate_tanh_last, p->gate_tanh_first,
+                              sigmoid};
+    return t;
+}
+
+/* The op's tensors other than the sequence and the states, by gate (NULL
+ * where absent), gathered once per call; steps take them by pointer, which
+ * keeps the stack of the call chain within a small firmware's reserve. */
+typedef struct {
+    const int8_t *input_weights[MCU_LSTM_GATES];
+    const int8_t *recurrent_weights[MCU_LSTM_GATES];
+    const int16_t *cell_weights[MCU_LSTM_GATES]; /* none for the cell gate */
+    const int32_t *gate_bias[MCU_LSTM_GATES];
+    const int16_t *layer_norm[MCU_LSTM_GATES];
+    const int8_t *projection_weights;
+    int16_t *gate_scratch;
+    int8_t *hidden_scratch;
+} lstm_s8_gates;
+
+/* The gate's accumulated products (Q3.12) to Q0.15: sigmoid, tanh for the
+ * cell gate. */
+MCU_NOINLINE static void activate_gate_s16(const mcu_lstm_s8_params *p, int16_t *gate, size_t n, int gate_index)
+{
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table tanh = gate_index == MCU_LSTM_GATE_CELL ? gate_tanh_table(p, &sigmoid) : sigmoid;
+    const mcu_fp16_table *const t = gate_index == MCU_LSTM_GATE_CELL ? &tanh : &sigmoid;
+#if defined(MCU_MVE)
+    /* Eight lanes per pass, the last pass predicated. */
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, gate += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t x = vldrhq_z_s16(gate, lanes);
+        vstrhq_p_s16(gate,
+                     gate_index == MCU_LSTM_GATE_CELL ? mcu_fp16_table_tanh_x8(t, x) : mcu_fp16_table_logistic_x8(t, x),
+                     lanes);
+    }
+#else
+    size_t i;
+    if (gate_index == MCU_LSTM_GATE_CELL) {
+        for (i = 0; i < n; ++i) {
+            gate[i] = mcu_fp16_table_tanh(t, gate[i]);
+        }
+    } else {
+        for (i = 0; i < n; ++i) {
+            gate[i] = mcu_fp16_table_logistic(t, gate[i]);
+        }
+    }
+#endif
+}
+
+/* tanh of the cell state (15 + log2(its scale) integer bits) into `out`: its
+ * own table, or the cell gate's where the params have none. */
+MCU_NOINLINE static void tanh_cell_s16(const mcu_lstm_s8_params *p, const int16_t *cell, size_t n, int16_t *out)
+{
+    const mcu_fp16_table sigmoid = sigmoid_table(p);
+    const mcu_fp16_table own = {p->cell_tanh_knots, p->cell_tanh_residuals, p->cell_tanh_last, 0, NULL};
+    const mcu_fp16_table table = p->cell_tanh_knots != NULL ? own : gate_tanh_table(p, &sigmoid);
+    const mcu_fp16_table *const t = &table;
+#if defined(MCU_MVE)
+    int32_t left;
+    for (left = (int32_t)n; left > 0; left -= 8, cell += 8, out += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        vstrhq_p_s16(out, mcu_fp16_table_tanh_x8(t, vldrhq_z_s16(cell, lanes)), lanes);
+    }
+#else
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        out[i] = mcu_fp16_table_tanh(t, cell[i]);
+    }
+#endif
+}
+
+/* PortableVectorBatchVectorCwiseProductAccumulate for the peephole, called
+ * by TFLite with n_output as the vector length (lowering refuses n_output >
+ * n_cell). */
+MCU_NOINLINE static void peephole_s16(const mcu_lstm_s8_params *p, int gate_index, int32_t rows,
+                                      const int16_t *cell_weights, const int16_t *cell_state, int16_t *gate)
+{
+    int32_t b, v;
+    for (b = 0; b < rows; ++b) {
+        for (v = 0; v < p->n_output; ++v) {
+            const size_t at = (size_t)b * (size_t)p->n_output + (size_t)v;
+            int32_t product = (int32_t)cell_weights[v] * (int32_t)cell_state[at];
+            product = mcu_mul_by_quantized_mul(product, p->cell_multiplier[gate_index], (int)p->cell_shift[gate_index]);
+            gate[at] = (int16_t)mcu_clamp_s32(product + gate[at], INT16_MIN, INT16_MAX);
+        }
+    }
+}
+
+#if !defined(MCU_MVE)
+/* The gate's two matrix products as PortableMatrixBatchVectorMultiply-
+ * Accumulate adds them to the zeroed gate (the input's rescaled and
+ * saturated to int16, the recurrent one's rescaled, added and saturated
+ * again), four rows of both at a time, in one pass. */
+MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index,
+                                           int32_t rows, const int8_t *input, const int8_t *output_state,
+                                           const mcu_accumulated_mul *input_rescale,
+                                           const mcu_accumulated_mul *recurrent_rescale, int16_t *gate)
+{
+    const int32_t n_cell = p->n_cell, n_input = p->n_input, n_output = p->n_output;
+    const int32_t *const input_bias = p->input_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int32_t *const recurrent_bias = p->recurrent_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int8_t *const input_weights = w->input_weights[gate_index];
+    const int8_t *const recurrent_weights = w->recurrent_weights[gate_index];
+    int32_t b, r, c;
+    for (b = 0; b < rows; ++b) {
+        const int8_t *const x = input + (size_t)b * (size_t)n_input;
+        const int8_t *const h = output_state + (size_t)b * (size_t)n_output;
+        int16_t *const out = gate + (size_t)b * (size_t)n_cell;
+        for (r = 0; r < n_cell; r += 4) {
+            int32_t input_sums[4], recurrent_sums[4];
+            int k, count = 4;
+            if (r + 4 <= n_cell) {
+                mcu_dot4_s8(x, input_weights + (size_t)r * (size_t)n_input, n_input, input_sums);
+                mcu_dot4_s8(h, recurrent_weights + (size_t)r * (size_t)n_output, n_output, recurrent_sums);
+            } else {
+                count = (int)(n_cell - r);
+                for (k = 0; k < count; ++k) {
+                    const int8_t *const input_row = input_weights + (size_t)(r + k) * (size_t)n_input;
+                    const int8_t *const recurrent_row = recurrent_weights + (size_t)(r + k) * (size_t)n_output;
+                    input_sums[k] = 0;
+                    recurrent_sums[k] = 0;
+                    for (c = 0; c < n_input; ++c) {
+                        input_sums[k] += (int32_t)x[c] * input_row[c];
+                    }
+                    for (c = 0; c < n_output; ++c) {
+                        recurrent_sums[k] += (int32_t)h[c] * recurrent_row[c];
+                    }
+                }
+            }
+            for (k = 0; k < count; ++k) {
+                const int32_t from_input = mcu_clamp_s32(
+                    mcu_apply_accumulated_mul(input_sums[k] + input_bias[r + k], input_rescale), INT16_MIN, INT16_MAX);
+                const int32_t value =
+                    from_input + mcu_apply_accumulated_mul(recurrent_sums[k] + recurrent_bias[r + k], recurrent_rescale);
+                out[r + k] = (int16_t)mcu_clamp_s32(value, INT16_MIN, INT16_MAX);
+            }
+        }
+    }
+}
+#endif
+
+/* CalculateLstmGateInteger8x8_16. */
+static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index, int32_t rows,
+                    const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
+#if !defined(MCU_MVE)
+    mcu_accumulated_mul input_rescale, recurrent_rescale;
+    if (mcu_prepare_accumulated_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index], &input_rescale) &&
+        mcu_prepare_accumulated_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index],
+                                    &recurrent_rescale)) {
+        gate_products_s16(p, w, gate_index, rows, input, output_state, &input_rescale, &recurrent_rescale, gate);
+    } else
+#endif
+    {
+        memset(gate, 0, n * sizeof *gate);
+        mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
+                               p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input,
+                               p->n_cell, gate);
+        mat_vec_accumulate_s16(output_state, p->recurrent_effective_bias + bias_at, w->recurrent_weights[gate_index],
+                               p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows,
+                               p->n_output, p->n_cell, gate);
+    }
+    if (w->cell_weights[gate_index] != NULL) {
+        peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
+    }
+    if (w->layer_norm[gate_index] != NULL) {
+        layer_norm_s16(gate, w->layer_norm[gate_index], w->gate_bias[gate_index], p->layer_norm_multiplier[gate_index],
+                       p->layer_norm_shift[gate_index], p->layer_norm_variance_guard[gate_index], rows, p->n_cell);
+    }
+    activate_gate_s16(p, gate, n, gate_index);
+}
+
+/* LstmStepInteger8x8_16 for `rows` batch rows. */
+static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int32_t rows, const int8_t *input,
+                    int8_t *output_state, int16_t *cell_state, int8_t *output)
+{
+    const size_t n = (size_t)rows * (size_t)p->n_cell;
+    int16_t *const input_gate = w->gate_scratch;
+    int16_t *const forget_gate = input_gate + n;
+    int16_t *const cell_gate = forget_gate + n;
+    int16_t *const output_gate = cell_gate + n;
+    const int use_cifg = w->input_weights[MCU_LSTM_GATE_INPUT] == NULL;
+    int8_t *const hidden = w->projection_weights != NULL ? w->hidden_scratch : output_state;
+    /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
+     * a projection and with +hidden_zp without one. */
+    const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
+    mcu_prepared_mul hidden_rescale;
+    int g;
+    size_t i;
+    for (g = use_cifg ? MCU_LSTM_GATE_FORGET : MCU_LSTM_GATE_INPUT; g <= MCU_LSTM_GATE_CELL; ++g) {
+        gate_s8(p, w, g, rows, input, output_state, cell_state, w->gate_scratch + (size_t)g * n);
+    }
+
+    /* UpdateLstmCellInteger: the forget gate's buffer becomes the scratch. */
+    for (i = 0; i < n; ++i) {
+        const int16_t forget = forget_gate[i];
+        const int16_t in_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : input_gate[i];
+        /* CwiseMul: rounded shifts (of products of two int16, shifts 15 ..
+         * 21), then a plain (wrapping) cast to int16. */
+        const int16_t kept = (int16_t)mcu_rounding_divide_by_pot_bounded((int32_t)forget * cell_state[i], 15);
+        const int16_t added =
+            (int16_t)mcu_rounding_divide_by_pot_bounded((int32_t)in_gate * cell_gate[i], (int)p->cell_product_shift);
+        int32_t cell = mcu_clamp_s32((int32_t)kept + added, INT16_MIN, INT16_MAX);
+        if (p->quantized_cell_clip > 0) {
+            cell = mcu_clamp_s32(cell, -p->quantized_cell_clip, p->quantized_cell_clip);
+        }
+        cell_state[i] = (int16_t)cell;
+    }
+
+    gate_s8(p, w, MCU_LSTM_GATE_OUTPUT, rows, input, output_state, cell_state, output_gate);
+
+    /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
+     * buffer (allocated even under CIFG). */
+    tanh_cell_s16(p, cell_state, n, input_gate);
+    hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
+    for (i = 0; i < n; ++i) {
+        int32_t value = (int32_t)output_gate[i] * input_gate[i];
+        value = mcu_apply_prepared_mul(value, &hidden_rescale) + hidden_zero_point;
+        hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+    }
+    if (w->projection_weights != NULL) {
+        const size_t outputs = (size_t)rows * (size_t)p->n_output;
+        memset(output_state, 0, outputs);
+        mat_vec_accumulate_s8(w->hidden_scratch, p->projection_effective_bias, w->projection_weights,
+                              p->projection_multiplier, p->projection_shift, rows, p->n_cell, p->n_output,
+                              p->output_state_zero_point, output_state);
+        if (p->quantized_proj_clip > 0) {
+            for (i = 0; i < outputs; ++i) {
+                output_state[i] = (int8_t)mcu_clamp_s32(output_state[i], -p->quantized_proj_clip, p->quantized_proj_clip);
+            }
+        }
+    }
+    memcpy(output, output_state, (size_t)rows * (size_t)p->n_output);
+}
+
+void mcu_lstm_s8(const mcu_lstm_s8_params *p, const mcu_lstm_s8_tensors *t)
+{
+    const lstm_s8_gates w = {
+        {t->input_to_input_weights, t->input_to_forget_weights, t->input_to_cell_weights, t->input_to_output_weights},
+        {t->recurrent_to_input_weights, t->recurrent_to_forget_weights, t->recurrent_to_cell_weights,
+         t->recurrent_to_output_weights},
+        {t->cell_to_input_weights, t->cell_to_forget_weights, NULL, t->cell_to_output_weights},
+        {t->input_gate_bias, t->forget_gate_bias, t->cell_gate_bias, t->output_gate_bias},
+        {t->input_layer_norm_coefficients, t->forget_layer_norm_coefficients, t->cell_layer_norm_coefficients,
+         t->output_layer_norm_coefficients},
+        t->projection_weights,
+        t->gate_scratch,
+        t->hidden_scratch,
+    };
+    const int8_t *const input = t->input;
+    int8_t *const output_state = t->output_state, *const output = t->output;
+    int16_t *const cell_state = t->cell_state;
+    const size_t in_row = (size_t)p->n_input, out_row = (size_t)p->n_output;
+    int32_t step, b;
+    /* t->projection_bias is folded into p->projection_effective_bias. */
+    if (p->time_major) {
+        /* All batch rows step together. */
+        for (step = 0; step < p->n_time; ++step) {
+            const size_t row = (size_t)step * (size_t)p->n_batch;
+            step_s8(p, &w, p->n_batch, input + row * in_row, output_state, cell_state, output + row * out_row);
+        }
+        return;
+    }
+    /* Batch-major: each sequence on its own, with its rows of the states. */
+    for (b = 0; b < p->n_batch; ++b) {
+        for (step = 0; step < p->n_time; ++step) {
+            const size_t row = (size_t)b * (size_t)p->n_time + (size_t)step;
+            step_s8(p, &w, 1, input + row * in_row, output_state + (size_t)b * out_row,
+                    cell_state + (size_t)b * (size_t)p->n_cell, output + row * out_row);
+        }
+    }
+}
