@@ -171,7 +171,9 @@ class PlannedModel:
 ORDERS = ("model", "auto", "memory")
 
 
-def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
+def analyse_model(
+    model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None = None
+) -> AnalysedModel:
     """Read and validate `model` (validate.py: exit 2 naming the op, tensor
     and rule a model breaks), fold constant chains, choose the op order
     (`options.order`, order.py), compute its tensors' lifetimes in it, and
@@ -188,7 +190,7 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     return AnalysedModel(program.graph, lifetimes, op_order=analysed.op_order, without_in_place=analysed)
 
 
-def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
+def _analyse_order(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
     if not isinstance(model, (bytes, bytearray, memoryview)):
         # Read once, bounded (model_file.py): the graph and the digest come from the same bytes.
         label = label or str(model)
@@ -231,7 +233,7 @@ def _progress(options: PlanOptions, stage: str) -> None:
         options.deadline.progress(stage)
 
 
-def model_sha256(model: str | os.PathLike | bytes) -> str:
+def model_sha256(model: str | os.PathLike[str] | bytes) -> str:
     """SHA-256 (hex) of the model's bytes (a path: read as the reader reads it)."""
     import hashlib
 
@@ -470,7 +472,7 @@ def _plan_whole(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     return planned
 
 
-def plan_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
+def plan_model(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
     """Read `model` (a path or .tflite bytes), compute lifetimes and plan it
     as `mcu-plan --planner P --time-limit T --ram R` does."""
     return plan_analysed(analyse_model(model, options, label), options)
@@ -603,7 +605,7 @@ def generate_models(
 
 
 def smallest_ram(
-    model: str | os.PathLike | bytes,
+    model: str | os.PathLike[str] | bytes,
     options: PlanOptions,
     label: str | None = None,
     *,
@@ -658,7 +660,7 @@ SMALLEST_RAM_STEPS_DOWN = 16
 
 
 def _smallest_ram_plan(
-    model: str | os.PathLike | bytes,
+    model: str | os.PathLike[str] | bytes,
     options: PlanOptions,
     label: str | None,
     accept: Callable[[PlannedModel], bool] | None,
