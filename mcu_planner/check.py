@@ -493,7 +493,7 @@ def _load(model: ModelSource | bytearray | memoryview) -> tuple[bytes, str]:
 
 def run_generated(
     graph: Graph,
-    files: GeneratedSources,
+    files: dict[str, bytes],
     name: str,
     input_sets: list[list[np.ndarray]],
     *,

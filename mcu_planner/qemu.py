@@ -9,10 +9,10 @@ locks up (e.g. a fault while stacking a fault) never exits on its own.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
-import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
