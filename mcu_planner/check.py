@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +42,14 @@ from .output_dir import read_interface, write_output
 from .pipeline import DEFAULT_TIME_LIMIT, generate_for_model
 from .profiling import Profile, parse_profile
 from .registry import Registry
+
+if TYPE_CHECKING:
+    from .codegen import GeneratedSources
+    from .planning import ArenaPlan
+    from .regions import Region
+
+# A model as check_model takes it: a .tflite path or its bytes.
+ModelSource = str | os.PathLike[str] | bytes
 
 # Modules that add targets when imported.
 TARGET_MODULES = ("mcu_planner.qemu",)
@@ -215,18 +224,18 @@ class HostTarget(Target):
 
     def run(
         self,
-        generated,
-        model_name,
-        samples,
+        generated: Path,
+        model_name: str,
+        samples: list[list[bytes]],
         *,
-        input_bytes,
-        output_bytes,
-        check_build,
-        workdir,
-        iterations=0,
-        reset_at=None,
-        profile=False,
-    ):
+        input_bytes: list[int],
+        output_bytes: list[int],
+        check_build: bool,
+        workdir: Path,
+        iterations: int = 0,
+        reset_at: int | None = None,
+        profile: bool = False,
+    ) -> TargetRun:
         program = self.build(
             generated, model_name, input_bytes=input_bytes, check_build=check_build, workdir=workdir, profile=profile
         )
@@ -298,6 +307,7 @@ def extreme_inputs(graph: Graph) -> list[list[np.ndarray]]:
         tensor = graph.tensors[t]
         q = tensor.quantization
         zero = q.zero_points[0] if q and q.zero_points else 0
+        values: tuple[float, float, float]  # (minimum, maximum, zero point); bools are ints
         if tensor.dtype in ("int8", "uint8", "int16"):
             info = np.iinfo(tensor.dtype)
             values = (info.min, info.max, zero)
@@ -427,7 +437,7 @@ class CheckReport:
         )
 
 
-def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | None | float:
+def _compare(expected: np.ndarray, got: bytes) -> tuple[int, object, object] | None:
     """None if equal; (index, expected, got) of the first difference otherwise."""
     if expected.dtype == np.float32:
         values = np.frombuffer(got, dtype="<f4")
@@ -472,7 +482,7 @@ def _float_error(expected: np.ndarray, got: bytes) -> float:
 # ---------------------------------------------------------------- the check
 
 
-def _load(model) -> tuple[bytes, str]:
+def _load(model: ModelSource | bytearray | memoryview) -> tuple[bytes, str]:
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model), "model"
     from .model_file import read_model_file
@@ -483,7 +493,7 @@ def _load(model) -> tuple[bytes, str]:
 
 def run_generated(
     graph: Graph,
-    files,
+    files: dict[str, bytes],
     name: str,
     input_sets: list[list[np.ndarray]],
     *,
@@ -491,7 +501,7 @@ def run_generated(
     ram: int | None = None,
     stack: int = DEFAULT_STACK_BYTES,
     check_build: bool = True,
-    keep_dir: str | os.PathLike | None = None,
+    keep_dir: str | os.PathLike[str] | None = None,
     reset_at: int | None = None,
     sanitize: bool = False,
     profile: bool = False,
@@ -551,7 +561,7 @@ def run_generated(
 
 
 def check_model(
-    model,
+    model: ModelSource,
     *,
     target: str = "host",
     inputs: int = 3,
@@ -562,12 +572,12 @@ def check_model(
     check_build: bool = True,
     raise_on_mismatch: bool = True,
     ram: int | None = None,
-    keep_dir: str | os.PathLike | None = None,
+    keep_dir: str | os.PathLike[str] | None = None,
     input_sets: list[list[np.ndarray]] | None = None,
     sanitize: bool = False,
     extremes: bool = False,
     order: str | tuple[int, ...] = "auto",
-    regions: tuple = (),
+    regions: tuple[Region, ...] = (),
     profile: bool = False,
     patches: str = "default",
     after_reset: int | None = None,
@@ -643,7 +653,7 @@ def check_model(
 
 
 def check_models(
-    models: list,
+    models: list[ModelSource],
     *,
     target: str = "host",
     inputs: int = 3,
@@ -674,7 +684,7 @@ def check_models(
     if ram is not None and shared.ram_needed > ram:
         raise DoesNotFit(f"the models need {shared.ram_needed:,} B, more than the {ram:,} B RAM budget")
     reports = []
-    for index, ((data, stem), model) in enumerate(zip(loaded, planned)):
+    for index, ((data, stem), model) in enumerate(zip(loaded, planned, strict=True)):
         files = generate_models(shared, interface_of=index)
         reports.append(
             _check_generated(
@@ -688,8 +698,8 @@ def _check_generated(
     model_bytes: bytes,
     stem: str,
     graph: Graph,
-    plan,
-    files,
+    plan: ArenaPlan,
+    files: GeneratedSources,
     *,
     target: str,
     inputs: int,
@@ -698,7 +708,7 @@ def _check_generated(
     raise_on_mismatch: bool = True,
     ram: int | None = None,
     stack: int = DEFAULT_STACK_BYTES,
-    keep_dir: str | os.PathLike | None = None,
+    keep_dir: str | os.PathLike[str] | None = None,
     input_sets: list[list[np.ndarray]] | None = None,
     sanitize: bool = False,
     extremes: bool = False,

@@ -15,12 +15,26 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .c_literals import PREFIX_RULE
 from .errors import DoesNotFit, InputError, McuPlanError
 from .shown import escape_controls
 from .sizes import format_bytes, parse_size
+
+if TYPE_CHECKING:
+    from .codegen import GeneratedSources
+    from .deadline import Deadline
+    from .flash import FlashReport
+    from .graph import Graph
+    from .lifetimes import Lifetimes
+    from .output_dir import ModelInterface
+    from .pipeline import PlannedModel, PlanOptions
+    from .ram_budget import FirmwareTarget
+    from .regions import Region
 
 EXIT_USAGE = 2
 
@@ -28,7 +42,7 @@ EXIT_USAGE = 2
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line and exit 2, like every other bad input."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise InputError(f"{message} (see {self.prog} --help)")
 
 
@@ -60,10 +74,16 @@ def _percent(text: str) -> float:
 class _VersionAction(argparse.Action):
     """--version: computed only when asked (it hashes the runtime and templates)."""
 
-    def __init__(self, option_strings, dest, **kwargs):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         from .identity import version_line
 
         print(version_line())
@@ -76,7 +96,7 @@ def _section_name(text: str) -> str:
     return validate_section_name(text)
 
 
-def _region(text: str):
+def _region(text: str) -> Region:
     from .regions import parse_region
 
     try:
@@ -218,7 +238,7 @@ def _add_region_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _regions_of(args: argparse.Namespace) -> tuple:
+def _regions_of(args: argparse.Namespace) -> tuple[Region, ...]:
     """--region's regions, checked; () without."""
     from .regions import check_regions
 
@@ -303,7 +323,7 @@ class Terminated(KeyboardInterrupt):
     directories, staged files, a half-swapped OUTDIR) runs on the way out."""
 
 
-def _raise_terminated(signum, frame) -> None:
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
@@ -678,7 +698,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     return 0
 
 
-def _smallest_ram(args: argparse.Namespace, options):
+def _smallest_ram(args: argparse.Namespace, options: PlanOptions) -> PlannedModel:
     """--ram min: the smallest budget (a multiple of --align) the model fits,
     within --max-extra-macs; its line says what it costs."""
     from . import report
@@ -686,7 +706,7 @@ def _smallest_ram(args: argparse.Namespace, options):
 
     cap = args.max_extra_macs
 
-    def within_cap(planned) -> bool:
+    def within_cap(planned: PlannedModel) -> bool:
         stage = planned.program.patch_stage
         return (
             cap is None or stage is None or not stage.model_macs or 100.0 * stage.extra_macs / stage.model_macs <= cap
@@ -699,7 +719,8 @@ def _smallest_ram(args: argparse.Namespace, options):
     names = report.technique_names(record)
     capped = f" (at most {cap:g}% extra MACs)" if cap is not None else ""
     print(
-        f"smallest --ram{capped}: {format_bytes(smallest.options.ram)}; techniques: {', '.join(names) or 'none'}; "
+        # smallest_ram sets the plan's options.ram to its need, to the byte.
+        f"smallest --ram{capped}: {format_bytes(smallest.ram_needed)}; techniques: {', '.join(names) or 'none'}; "
         f"extra MACs {report.mac_overhead_percent(record):+.1f}% (ticks: measure with mcu-plan check --profile)"
     )
     return smallest
@@ -720,7 +741,7 @@ def _model_names(paths: list[str]) -> list[str]:
     return list(names)
 
 
-def _say_if_stopped(deadline) -> None:
+def _say_if_stopped(deadline: Deadline | None) -> None:
     """The report's one line saying which searches the time limit stopped, if
     any (stdout, with the report: stderr keeps its one line for errors)."""
     if deadline is None:
@@ -731,7 +752,7 @@ def _say_if_stopped(deadline) -> None:
         print(line)
 
 
-def _plan_options(args: argparse.Namespace, regions: tuple = ()):
+def _plan_options(args: argparse.Namespace, regions: tuple[Region, ...] = ()) -> PlanOptions:
     """The plan options the arguments ask for, with the whole command's
     deadline (--time-limit) starting now."""
     from .deadline import Deadline
@@ -777,7 +798,7 @@ def _run_models(args: argparse.Namespace) -> int:
     names = _model_names(args.model)
     options = _plan_options(args)
     planned = []
-    for path, name in zip(args.model, names):
+    for path, name in zip(args.model, names, strict=True):
         model = plan_model(path, options)
         print(f"model: {path} (prefix {name}_)")
         for line in report.plan_summary(model.lifetimes, model.plan):
@@ -812,7 +833,7 @@ def _run_models(args: argparse.Namespace) -> int:
                     name=name,
                     arena_base=base,
                 )
-                for path, name, m, base in zip(args.model, names, models.planned, models.bases)
+                for path, name, m, base in zip(args.model, names, models.planned, models.bases, strict=True)
             ],
         }
         staged = _StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n")
@@ -835,7 +856,7 @@ def _run_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stage_tflm_plan(args: argparse.Namespace, options) -> _StagedFile:
+def _stage_tflm_plan(args: argparse.Namespace, options: PlanOptions) -> _StagedFile:
     """The model with our plan as TFLM's offline plan, staged beside --tflm-plan's path."""
     from .tflm_plan import tflm_plan_model
 
@@ -854,7 +875,9 @@ def _model_name(args: argparse.Namespace) -> str:
     return str(args.name or c_prefix(Path(args.model).stem))
 
 
-def _generate_and_measure(args: argparse.Namespace, planned):
+def _generate_and_measure(
+    args: argparse.Namespace, planned: PlannedModel
+) -> tuple[GeneratedSources | None, FlashReport]:
     """The generated sources (None when only --report asked and the model
     cannot be generated) and the model's flash (flash.py)."""
     from .codegen import lower_all
@@ -878,7 +901,7 @@ def _generate_and_measure(args: argparse.Namespace, planned):
     return files, measure_flash(files, name, counted, args.board)
 
 
-def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
+def _stage_report(args: argparse.Namespace, planned: PlannedModel, flash: FlashReport) -> _StagedFile:
     from . import report
     from .html_report import render_report
     from .scratch import scratch_op
@@ -892,7 +915,7 @@ def _stage_report(args: argparse.Namespace, planned, flash) -> _StagedFile:
     return _StagedFile(Path(args.report), page)
 
 
-def _generate(args, planned, files=None) -> None:
+def _generate(args: argparse.Namespace, planned: PlannedModel, files: GeneratedSources | None = None) -> None:
     from .output_dir import replace_output_dir, write_output
 
     name = _model_name(args)
@@ -905,7 +928,7 @@ def _generate(args, planned, files=None) -> None:
     if files is None:
         files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
-        from .firmware_build import CORES, build_firmware, build_library
+        from .firmware_build import CORES, FirmwareReport, LibraryReport, build_firmware, build_library
 
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
@@ -919,6 +942,7 @@ def _generate(args, planned, files=None) -> None:
             raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
         try:
             write_output(files, staging / "out")
+            firmware: LibraryReport | FirmwareReport
             if args.board in CORES:
                 firmware = build_library(
                     staging / "out",
@@ -951,7 +975,7 @@ def _generate(args, planned, files=None) -> None:
     print(f"wrote {args.output}/ ({len(files)} files, prefix {name}_)")
 
 
-def _check_board_flash(board_name: str, planned) -> None:
+def _check_board_flash(board_name: str, planned: PlannedModel) -> None:
     """DoesNotFit when no firmware of the model links on the board, whatever the RAM."""
     from .flash import flash_shortfall
 
@@ -960,7 +984,7 @@ def _check_board_flash(board_name: str, planned) -> None:
         raise DoesNotFit(message)
 
 
-def _firmware_target(args: argparse.Namespace, regions: tuple):
+def _firmware_target(args: argparse.Namespace, regions: tuple[Region, ...]) -> FirmwareTarget | None:
     """--board's firmware, whose RAM --ram budgets (None: no board, a core, or --region's own sizes)."""
     from .firmware_build import CORES, firmware_target
 
@@ -975,7 +999,7 @@ def _stack(args: argparse.Namespace) -> int:
     return DEFAULT_STACK_BYTES if args.stack is None else int(args.stack)
 
 
-def _firmware_ram(args: argparse.Namespace, interface) -> int:
+def _firmware_ram(args: argparse.Namespace, interface: ModelInterface) -> int:
     """The RAM a firmware links against: --ram, or with --region the firmware's
     RAM (ram_budget.py) with the regions whole as its arena."""
     if args.ram is not None:
@@ -985,7 +1009,7 @@ def _firmware_ram(args: argparse.Namespace, interface) -> int:
     return region_firmware_ram(interface, args.board, sum(region.size for region in args.region), _stack(args))
 
 
-def _warn_if_not_generatable(graph, lifetimes) -> None:
+def _warn_if_not_generatable(graph: Graph, lifetimes: Lifetimes) -> None:
     """Planning works for any model; say now, not at -o time, when C cannot be generated."""
     from .codegen import lower_all
     from .errors import UnsupportedModel
@@ -1012,7 +1036,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
         names = [n for n in planner_names() if n != "auto"]
     else:
         names = [args.planner]
-    best = None
+    plans = []
     print(f"intervals: {args.intervals} ({len(buffers)} buffers), lower bound {format_bytes(bound)}")
     for name in names:
         plan = plan_within(problem, name, min(args.time_limit, deadline.remaining()), args.capacity, args.stop_at_fit)
@@ -1020,8 +1044,8 @@ def _run_intervals(args: argparse.Namespace) -> int:
             deadline.cut(f"the {name} planner")
         proof = ", proven optimal" if plan.proven_optimal else ""
         print(f"{name}: {format_bytes(plan.arena_bytes)}{proof} ({plan.seconds:.2f} s)")
-        if best is None or plan.arena_bytes < best.arena_bytes:
-            best = plan
+        plans.append(plan)
+    best = min(plans, key=lambda plan: plan.arena_bytes)  # the first of the smallest
     _say_if_stopped(deadline)
     if args.capacity is not None:
         margin = args.capacity - best.arena_bytes

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -40,13 +41,14 @@ from .c_literals import (
     value_lines,
 )
 from .errors import InputError, UnsupportedModel, unsupported_model_error
-from .graph import DTYPE_C_TYPE, Graph, PatchStage, Tensor, operator_dtype_key, operator_name
+from .graph import DTYPE_C_TYPE, Graph, Operator, PatchStage, Tensor, operator_dtype_key, operator_name
 from .identity import sources_sha256
-from .lifetimes import activation_tensors
+from .lifetimes import Lifetimes, activation_tensors
 from .lowering import CArray, KernelCall, NotLowerable
 from .lowering.control_flow import BranchNotLowerable, ControlFlowCall, op_calls
 from .output_dir import MANIFEST_NAME, ModelInterface
 from .patches import patch_call, pixel_bytes, window_copy_calls
+from .planning import ArenaPlan
 from .program import Program, as_program, in_raster_order
 from .regions import RegionPlans
 from .resources import firmware_dir, template_environment
@@ -240,7 +242,7 @@ def _tensor_c_type(tensor: Tensor) -> str:
     except KeyError:
         raise UnsupportedModel(
             f"unsupported tensor type: {tensor.dtype} (tensor {tensor.index} '{shown(tensor.name)}')"
-        )
+        ) from None
 
 
 def lower_all(model: Program | Graph, elided: frozenset[int] = frozenset()) -> dict[int, KernelCall]:
@@ -295,7 +297,9 @@ def counter_slots(num_buffers: int) -> int:
 
 
 class _Builder:
-    def __init__(self, graph: Graph, lifetimes, plan, name: str, regions: RegionPlans | None = None):
+    def __init__(
+        self, graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, name: str, regions: RegionPlans | None = None
+    ):
         self.graph = graph
         self.lifetimes = lifetimes
         self.program: Program = lifetimes.program
@@ -481,7 +485,7 @@ class _Builder:
                 loop.claims.append(slot)
         return loop
 
-    def _render_patches(self, op, call: KernelCall, code: OpCode, stage: PatchStage, loop: StageLoop) -> None:
+    def _render_patches(self, op: Operator, call: KernelCall, code: OpCode, stage: PatchStage, loop: StageLoop) -> None:
         """A stage op: one parameter block per distinct patch geometry, each
         checked against the runtime's struct like any call.  In a grid the
         first op reads its gathered window and the last writes its patch
@@ -515,7 +519,7 @@ class _Builder:
             if last and t == stage.output:
                 code.args[k] = dataclasses.replace(code.args[k], patch_offset=f"{loop.symbol}_output_offset")
 
-    def _window_copies(self, op, stage: PatchStage, gather: bool, code: OpCode, loop: StageLoop) -> OpCode:
+    def _window_copies(self, op: Operator, stage: PatchStage, gather: bool, code: OpCode, loop: StageLoop) -> OpCode:
         """The gather from the stage input or the scatter into the stage
         output of every patch of a grid, its offset into the whole tensor per
         patch from the loop's table."""
@@ -528,7 +532,7 @@ class _Builder:
         copies.args[k] = dataclasses.replace(copies.args[k], patch_offset=offsets)
         return copies
 
-    def _render_variants(self, op, calls: list[KernelCall], code: OpCode) -> None:
+    def _render_variants(self, op: Operator, calls: list[KernelCall], code: OpCode) -> None:
         """`code`'s parameter blocks for one call per patch: one per distinct call, and the one each patch runs."""
         variants: list[KernelCall] = []
         for patched in calls:
@@ -561,7 +565,7 @@ class _Builder:
                     steps.add(index)
         return steps
 
-    def _output_shares_input(self, op) -> bool:
+    def _output_shares_input(self, op: Operator) -> bool:
         src, dst = op.inputs[0], op.outputs[0]
         placements = self.lifetimes.placements
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
@@ -594,7 +598,7 @@ class _Builder:
         self.sub_arena_places = {}
 
     def _render_call(
-        self, op, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
+        self, op: Operator, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
     ) -> None:
         """`code`'s parameter block, arrays and arguments for `call`; with
         `arrays` (a stage's patch geometries), an array already defined under
@@ -699,7 +703,7 @@ class _Builder:
         return infos
 
 
-def _in_place_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, int]]:
+def _in_place_table(lifetimes: Lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, int]]:
     table = []
     for step_index, step in enumerate(lifetimes.problem.steps):
         for out_id, in_id in step.in_place:
@@ -707,7 +711,9 @@ def _in_place_table(lifetimes, slot_of: dict[int, int]) -> list[tuple[int, int, 
     return table
 
 
-def _overlap_table(lifetimes, slot_of: dict[int, int], raster_steps: set[int]) -> list[tuple[int, int, int, int]]:
+def _overlap_table(
+    lifetimes: Lifetimes, slot_of: dict[int, int], raster_steps: set[int]
+) -> list[tuple[int, int, int, int]]:
     """(op, output slot, input slot, max offset): the op may write its output
     over that input when the output starts at most max offset bytes after it.
     A bound only the slower raster walk keeps (Overlap.slower) is listed only
@@ -750,11 +756,11 @@ def _runtime_files(stems: list[str]) -> dict[str, bytes]:
     return files
 
 
-def render(template: str, **context) -> bytes:
+def render(template: str, **context: Any) -> bytes:
     return template_environment().get_template(template).render(**context).encode("utf-8")
 
 
-def _section_macros(named: list[tuple[str, str]]) -> list[dict]:
+def _section_macros(named: list[tuple[str, str]]) -> list[dict[str, str]]:
     """Per (macro, section) of the arena's arrays: the section's name for any
     compiler, and with its NOBITS type for gcc on Arm and x86 ELF ('@' and '#'
     start comments in their assemblers)."""
@@ -769,11 +775,11 @@ def _section_macros(named: list[tuple[str, str]]) -> list[dict]:
     ]
 
 
-def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: list[IoInfo]) -> list[dict]:
+def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: list[IoInfo]) -> list[dict[str, Any]]:
     """Per memory region, what the templates need: its array, size macro,
     section, plan-check tables (a buffer of another region has size 0 there)
     and the graph inputs it holds."""
-    result = []
+    result: list[dict[str, Any]] = []
     for index, region in enumerate(regions.regions):
         own = [slot.region == index for slot in slots]
         size = max(regions.arena_bytes(index), max((s.offset + s.size for s in slots if s.region == index), default=0))
@@ -788,9 +794,9 @@ def _region_context(name: str, regions: RegionPlans, slots: list[Slot], inputs: 
                 section_name=region.section,
                 section_macro=f"{name.upper()}_REGION_{region.name.upper()}_SECTION",
                 plan=f"{name}_plan_{region.name}",
-                offsets=[slot.offset if mine else 0 for slot, mine in zip(slots, own)],
-                sizes=[slot.size if mine else 0 for slot, mine in zip(slots, own)],
-                live_at_start=[1 if mine and slot.live_at_start else 0 for slot, mine in zip(slots, own)],
+                offsets=[slot.offset if mine else 0 for slot, mine in zip(slots, own, strict=True)],
+                sizes=[slot.size if mine else 0 for slot, mine in zip(slots, own, strict=True)],
+                live_at_start=[1 if mine and slot.live_at_start else 0 for slot, mine in zip(slots, own, strict=True)],
                 inputs=[io for io in inputs if slots[io.slot].region == index],
             )
         )
@@ -856,7 +862,7 @@ def drop_in_build_files(name: str, files: dict[str, bytes], aliases: tuple[str, 
 DROP_IN_CMAKE = "CMakeLists.txt"
 
 
-class GeneratedSources(dict):
+class GeneratedSources(dict[str, bytes]):
     """File name -> contents of a generated directory (a plain dict to every
     caller), with the model's `interface` alongside."""
 
@@ -872,8 +878,8 @@ MAX_ARENA_BYTES = 2**31 - 1
 
 def generate(
     graph: Graph,
-    lifetimes,
-    plan,
+    lifetimes: Lifetimes,
+    plan: ArenaPlan,
     *,
     name: str,
     arena_section: str | None = None,

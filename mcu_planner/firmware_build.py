@@ -23,7 +23,9 @@ import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -132,12 +134,17 @@ def firmware_target(board: str, stack_bytes: int) -> FirmwareTarget:
     return FirmwareTarget(board, cpu_has_helium(load_board(board).cpu_flags), stack_bytes)
 
 
-def _region(entry: dict) -> MemoryRegion:
+def _region(entry: dict[str, Any]) -> MemoryRegion:
     return MemoryRegion(entry["name"], _address(entry["origin"]), _address(entry["length"]))
 
 
-def _address(value) -> int:
-    return value if isinstance(value, int) else int(value, 0)
+def _address(value: object) -> int:
+    """A JSON number, or a string such as "0x20000000"; TypeError or ValueError for anything else."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value, 0)
+    raise TypeError(f"not an address: {value!r}")
 
 
 # Cores `--board CORE` builds the library for, and a board.json's "core":
@@ -216,7 +223,7 @@ _BOARD_KEYS = {
 }
 
 
-def _region_problems(where: str, entry) -> list[str]:
+def _region_problems(where: str, entry: object) -> list[str]:
     if not isinstance(entry, dict):
         return [f"{where}: must be an object with name, origin, length"]
     problems = []
@@ -247,7 +254,7 @@ _CPU_FLAG = re.compile(r"-[A-Za-z0-9][A-Za-z0-9_.,=+:/-]{0,127}")
 _BOARD_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
-def _board_string_problems(facts: dict) -> list[str]:
+def _board_string_problems(facts: dict[str, Any]) -> list[str]:
     problems = []
     for key, (pattern, allowed) in _BOARD_STRINGS.items():
         value = facts.get(key)
@@ -314,7 +321,8 @@ def _board_from_file(path: Path) -> Board:
         problems.append("systick_hz: must be a positive whole number")
     if problems:
         raise InputError(f"board {path}: {len(problems)} problem(s)\n" + "\n".join(f"  {p}" for p in problems))
-    cpu_flags = tuple(flags) if flags is not None else core_flags(core, facts.get("fpu", True))
+    # No problems: exactly one of "core" (one of CORES) and "cpu_flags" is given.
+    cpu_flags = tuple(flags) if flags is not None else core_flags(facts["core"], facts.get("fpu", True))
     return Board(
         name=_BOARD_NAME_UNSAFE.sub("_", path.parent.name or path.stem),
         description=facts.get("description", "a board described by its board.json"),
@@ -323,7 +331,7 @@ def _board_from_file(path: Path) -> Board:
         cpu_flags=cpu_flags,
         code=_region(facts["code"]),
         const=_region(facts["const"]) if facts.get("const") else None,
-        ram=tuple(_region(r) for r in ram),
+        ram=tuple(_region(r) for r in facts["ram"]),
         startup=startup,
     )
 
@@ -351,14 +359,22 @@ class FirmwareReport:
     def elf(self) -> Path:
         return self.outdir / "firmware.elf"
 
+    def _sizes(self) -> tuple[int, int, int]:
+        """(text, data, bss) of the built firmware.elf."""
+        if self.text is None or self.data is None or self.bss is None:
+            raise ValueError(f"firmware in {self.outdir} was not built (make did not run): it has no sizes")
+        return self.text, self.data, self.bss
+
     @property
     def flash_bytes(self) -> int:
-        return self.text + self.data
+        text, data, _ = self._sizes()
+        return text + data
 
     @property
     def ram_bytes(self) -> int:
         """.data + .bss, where .bss holds the arena and the stack reserve."""
-        return self.data + self.bss
+        _, data, bss = self._sizes()
+        return data + bss
 
     @property
     def margin_bytes(self) -> int:
@@ -469,7 +485,7 @@ def write_firmware_files(
     write_manifest(outdir, [BOARD_DIR_NAME, "Makefile", *BUILD_PRODUCTS], files=board_files + objects)
 
 
-def _object_files(build_dirs, sources) -> list[str]:
+def _object_files(build_dirs: Iterable[str], sources: Iterable[str]) -> list[str]:
     """What make writes in each build directory for `sources` (OUTDIR-relative
     .c paths): an object and gcc's -MMD dependency file per source."""
     return [f"{d}/{source[:-2]}{suffix}" for d in build_dirs for source in sources for suffix in (".o", ".d")]
@@ -490,7 +506,7 @@ def _tool(name: str) -> str:
 
 def run_tool(
     command: list[str], *, timeout: float, input: bytes | None = None, text: bool = False
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[Any]:
     """subprocess.run(command, input=input, capture_output=True) in a session
     of its own, so that a timeout kills the whole process group (make's and
     the compiler driver's children too: cc1, as, ld) before TimeoutExpired
@@ -537,7 +553,8 @@ def make_firmware(outdir: Path, board: Board, ram_bytes: int, jobs: int | None =
         )
     flash = _FLASH_OVERFLOW.search(log)
     if flash:
-        region = board.code if flash.group(1) == "FLASH" else board.const
+        # The linker script has a CONST region only when the board has one.
+        region = board.code if flash.group(1) == "FLASH" or board.const is None else board.const
         raise DoesNotFit(
             f"firmware for {board.name} overflows {region.name} ({region.length} bytes, "
             f"holding {'code' if flash.group(1) == 'FLASH' else 'weights'}) by {flash.group(2)} B"
@@ -587,7 +604,7 @@ def linked_ram_bytes(elf: Path, board: Board) -> int:
 
 
 def build_firmware(
-    outdir,
+    outdir: str | os.PathLike[str],
     *,
     model: ModelInterface,
     board: str = DEFAULT_BOARD,
@@ -672,7 +689,13 @@ class LibraryReport:
 
 
 def build_library(
-    outdir: Path, *, model: ModelInterface, core: str, alignment: int = 16, region_memories=(), run_make: bool = True
+    outdir: Path,
+    *,
+    model: ModelInterface,
+    core: str,
+    alignment: int = 16,
+    region_memories: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    run_make: bool = True,
 ) -> LibraryReport:
     """Write OUTDIR/Makefile (lib{name}.a for `core`, no start-up code) and
     {name}_sections.ld (the arena's sections, NOLOAD), and with run_make

@@ -11,7 +11,10 @@ import shutil
 import signal
 import tempfile
 from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
 
 from .c_literals import c_identifier
 from .errors import InputError
@@ -60,7 +63,12 @@ def _relative_path(path: str) -> str:
     return path
 
 
-def write_manifest(directory: Path, entries, interface: ModelInterface | None = None, files=()) -> None:
+def write_manifest(
+    directory: Path,
+    entries: Iterable[str],
+    interface: ModelInterface | None = None,
+    files: Iterable[str] = (),
+) -> None:
     """Record `entries` (top-level names in `directory`) and `files` (paths
     inside those that are directories, "board/linker.ld"), added to any it
     already lists, as mcu-plan's own, with the model's interface if given."""
@@ -69,7 +77,7 @@ def write_manifest(directory: Path, entries, interface: ModelInterface | None = 
     owned = set(previous.get("entries", ())) | {_plain_name(e) for e in entries}
     owned.discard(MANIFEST_NAME)
     owned_files = set(previous.get("files", ())) | {_relative_path(f) for f in files}
-    record: dict = {"written_by": "mcu-plan", "entries": sorted(owned)}
+    record: dict[str, Any] = {"written_by": "mcu-plan", "entries": sorted(owned)}
     if owned_files:
         record["files"] = sorted(owned_files)
     if interface is not None:
@@ -81,7 +89,7 @@ def write_manifest(directory: Path, entries, interface: ModelInterface | None = 
     (directory / MANIFEST_NAME).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
-def read_manifest(directory: Path) -> dict:
+def read_manifest(directory: Path) -> dict[str, Any]:
     """The manifest mcu-plan left in `directory`, or {} when there is none
     (or it is not one mcu-plan could have written)."""
     try:
@@ -122,7 +130,7 @@ def read_interface(directory: Path) -> ModelInterface | None:
     return interface if well_formed else None
 
 
-def check_output_dir(outdir: str | os.PathLike) -> None:
+def check_output_dir(outdir: str | os.PathLike[str]) -> None:
     """InputError unless `outdir` is absent, empty, or holds only what
     mcu-plan wrote there (its manifest lists every entry)."""
     outdir = Path(outdir)
@@ -164,7 +172,7 @@ def _foreign_inside(outdir: Path, entry: str, owned_files: set[str]) -> list[str
     return []
 
 
-def make_parents(path: str | os.PathLike) -> list[Path]:
+def make_parents(path: str | os.PathLike[str]) -> list[Path]:
     """Create the missing parent directories of `path`; return the ones this
     call created, outermost first, for remove_created() after a failure."""
     created: list[Path] = []
@@ -199,16 +207,16 @@ class _SignalsHeld:
 
     _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
-    def __enter__(self):
+    def __enter__(self) -> _SignalsHeld:
         self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
         return False
 
 
-def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) -> Path:
+def replace_output_dir(staging: str | os.PathLike[str], outdir: str | os.PathLike[str]) -> Path:
     """Move the finished directory `staging` to `outdir` in one rename,
     retiring what was there, but only when check_output_dir allows it.
     `staging` must be on the same file system (e.g. made beside `outdir`)."""
@@ -231,7 +239,7 @@ def replace_output_dir(staging: str | os.PathLike, outdir: str | os.PathLike) ->
     return outdir
 
 
-def write_output(files: dict[str, bytes], outdir: str | os.PathLike) -> Path:
+def write_output(files: dict[str, bytes], outdir: str | os.PathLike[str]) -> Path:
     """Write `files` as the whole of `outdir`, atomically: a half-written
     directory is never visible.  An existing `outdir` is replaced only when
     everything in it is mcu-plan's own (see check_output_dir); otherwise
@@ -265,7 +273,7 @@ class OutputLock:
     directories are created first, so that every run locks the same file,
     and removed again by release() when the run failed."""
 
-    def __init__(self, outdir: str | os.PathLike):
+    def __init__(self, outdir: str | os.PathLike[str]):
         import fcntl
 
         outdir = Path(os.path.abspath(outdir))
@@ -315,6 +323,11 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         self.release(succeeded=exc_type is None)
         return False

@@ -9,11 +9,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .deadline import Deadline
 from .errors import InputError
 from .folding import fold_constants
-from .graph import Graph
+from .graph import Graph, PatchStage
 from .int4_weights import unpack_int4_weights
 from .in_place_depthwise import candidates as in_place_candidates
 from .in_place_depthwise import with_in_place_depthwise
@@ -21,13 +22,19 @@ from .lifetimes import Lifetimes, compute_lifetimes
 from .model_file import read_model_file
 from .order import best_order, reorder
 from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
-from .planners.optimal import DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
+from .planners.optimal import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
 from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .problem import peak_live, sharing_lower_bound
 from .program import Program, lower_program, reorder_program
 from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
 from .regions import Region, RegionPlans, plan_regions, regions_shortfall
 from .validate import load_model
+
+if TYPE_CHECKING:
+    from .codegen import GeneratedSources, SharedArena
+
+# A patch search candidate: (its sharing lower bound, the stage, the program run with it, its lifetimes).
+PatchCandidate = tuple[int, PatchStage, Program, Lifetimes]
 
 
 def budget_of(
@@ -152,7 +159,14 @@ class PlannedModel:
             return self.regions.fits()
         return self.options.ram is None or self.ram_needed <= self.options.ram
 
-    def generate(self, name: str, *, arena_section: str | None = None, extern_arena: bool = False, shared_arena=None):
+    def generate(
+        self,
+        name: str,
+        *,
+        arena_section: str | None = None,
+        extern_arena: bool = False,
+        shared_arena: SharedArena | None = None,
+    ) -> GeneratedSources:
         from .codegen import generate
 
         return generate(
@@ -172,7 +186,9 @@ class PlannedModel:
 ORDERS = ("model", "auto", "memory")
 
 
-def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> AnalysedModel:
+def analyse_model(
+    model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None = None
+) -> AnalysedModel:
     """Read and validate `model` (validate.py: exit 2 naming the op, tensor
     and rule a model breaks), fold constant chains, choose the op order
     (`options.order`, order.py), compute its tensors' lifetimes in it, and
@@ -189,7 +205,7 @@ def analyse_model(model: str | os.PathLike | bytes, options: PlanOptions, label:
     return AnalysedModel(program.graph, lifetimes, op_order=analysed.op_order, without_in_place=analysed)
 
 
-def _analyse_order(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
+def _analyse_order(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
     if not isinstance(model, (bytes, bytearray, memoryview)):
         # Read once, bounded (model_file.py): the graph and the digest come from the same bytes.
         label = label or str(model)
@@ -233,7 +249,7 @@ def _progress(options: PlanOptions, stage: str) -> None:
         options.deadline.progress(stage)
 
 
-def model_sha256(model: str | os.PathLike | bytes) -> str:
+def model_sha256(model: str | os.PathLike[str] | bytes) -> str:
     """SHA-256 (hex) of the model's bytes (a path: read as the reader reads it)."""
     import hashlib
 
@@ -295,7 +311,7 @@ def side_by_side(regions: RegionPlans) -> ArenaPlan:
     regions 0..k-1, arena_bytes the total the regions use."""
     offsets: dict[int, int] = {}
     base = 0
-    for region, plan in zip(regions.regions, regions.plans):
+    for region, plan in zip(regions.regions, regions.plans, strict=True):
         offsets.update({buffer: base + offset for buffer, offset in plan.offsets.items()})
         base += region.size
     planners = list(dict.fromkeys(plan.planner for plan in regions.plans if plan.offsets))
@@ -337,8 +353,8 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     forced = forced_grid(options.patches)
     program = model.lifetimes.program
     graph = program.graph
-    candidates = []
-    stage_sizes = []
+    candidates: list[PatchCandidate] = []
+    stage_sizes: list[tuple[tuple[int, ...], int, int]] = []  # (ops, output height, output width)
     most = max(PATCH_PLANS_TRIED, PATCH_SEARCH_OPS // max(1, len(graph.operators)))
     for ops in candidate_stages(program):
         if len(candidates) >= most:
@@ -392,17 +408,17 @@ def _plan_patched(model: AnalysedModel, options: PlanOptions, whole: PlannedMode
     return best[2]
 
 
-def _each_stage_in_turn(candidates: list, most: int = PATCH_PLANS_TRIED) -> list:
+def _each_stage_in_turn(candidates: list[PatchCandidate], most: int = PATCH_PLANS_TRIED) -> list[PatchCandidate]:
     """Up to `most` of `candidates` (in order of extra MACs), taking each
     stage's next one in turn: a bound below the budget does not promise a
     plan that fits, and the cheapest cuts may all be of a stage that does not
     hold the arena's peak (pretrainedResnet under --ram 160K: the later
     stages' cuts cost fewer MACs, only the first stage's lower the peak)."""
-    by_stage: dict[tuple[int, ...], list] = {}
+    by_stage: dict[tuple[int, ...], list[PatchCandidate]] = {}
     for candidate in candidates:
         by_stage.setdefault(candidate[1].ops, []).append(candidate)
     queues = [by_stage[ops] for ops in sorted(by_stage)]
-    turns: list = []
+    turns: list[PatchCandidate] = []
     while len(turns) < most and any(queues):
         for queue in queues:
             if queue and len(turns) < most:
@@ -417,7 +433,7 @@ def patch_counts(size: int) -> list[int]:
     return sorted({-(-size // -(-size // n)) for n in range(1, size + 1)})
 
 
-def _grids_possible(stage_sizes, forced: tuple[int, int]) -> str:
+def _grids_possible(stage_sizes: list[tuple[tuple[int, ...], int, int]], forced: tuple[int, int]) -> str:
     """Why no stage takes the grid `forced`, with what each stage does take."""
     if not stage_sizes:
         return "the model has no run of spatial ops to cut into patches"
@@ -472,7 +488,7 @@ def _plan_whole(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     return planned
 
 
-def plan_model(model: str | os.PathLike | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
+def plan_model(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None = None) -> PlannedModel:
     """Read `model` (a path or .tflite bytes), compute lifetimes and plan it
     as `mcu-plan --planner P --time-limit T --ram R` does."""
     return plan_analysed(analyse_model(model, options, label), options)
@@ -492,7 +508,7 @@ def generate_for_model(
     regions: tuple[Region, ...] = (),
     patches: str = "default",
     target: FirmwareTarget | None = None,
-):
+) -> tuple[Graph, ArenaPlan, GeneratedSources]:
     """Read, plan (as `mcu-plan --ram RAM [--board B]` or `--region ...`
     does) and generate: (graph, plan, files); `files.interface` describes the
     generated model.  DoesNotFit when the plan does not fit."""
@@ -565,7 +581,7 @@ def share_arena(names: list[str], planned: list[PlannedModel], *, concurrent: bo
 
 def generate_models(
     models: ModelsInOneArena, *, arena_section: str | None = None, extern_arena: bool = False, interface_of: int = 0
-):
+) -> GeneratedSources:
     """The files of all models (each with its own prefix), the runtime files
     once, the shared arena and one library of them all; `files.interface`
     describes model `interface_of` (the one a test harness runs), with the
@@ -576,7 +592,7 @@ def generate_models(
 
     files: dict[str, bytes] = {}
     interfaces = []
-    for name, model, base in zip(models.names, models.planned, models.bases):
+    for name, model, base in zip(models.names, models.planned, models.bases, strict=True):
         generated = model.generate(name, shared_arena=SharedArena(base))
         for file_name, data in generated.items():
             if files.get(file_name, data) != data:
@@ -605,7 +621,7 @@ def generate_models(
 
 
 def smallest_ram(
-    model: str | os.PathLike | bytes,
+    model: str | os.PathLike[str] | bytes,
     options: PlanOptions,
     label: str | None = None,
     *,
@@ -660,7 +676,7 @@ SMALLEST_RAM_STEPS_DOWN = 16
 
 
 def _smallest_ram_plan(
-    model: str | os.PathLike | bytes,
+    model: str | os.PathLike[str] | bytes,
     options: PlanOptions,
     label: str | None,
     accept: Callable[[PlannedModel], bool] | None,

@@ -9,6 +9,7 @@ locks up (e.g. a fault while stacking a fault) never exits on its own.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -16,11 +17,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .check import BOARD_FILE_TARGETS, Target, TargetRun, register_target
 from .errors import CheckMismatch, InputError, McuPlanError
 from .profiling import parse_profile
 from .resources import firmware_dir
+
+if TYPE_CHECKING:
+    from .firmware_build import FirmwareReport
 
 QEMU_BINARY = "qemu-system-arm"
 DEFAULT_TIMEOUT_SECONDS = 300.0
@@ -115,14 +120,14 @@ def _qemu() -> str:
 
 
 def run_firmware(
-    elf,
+    elf: str | os.PathLike[str],
     *,
     machine: str,
     inputs: Sequence[bytes],
     num_outputs: int,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     icount: bool = True,
-    workdir=None,
+    workdir: str | os.PathLike[str] | None = None,
     reset_at: int | None = None,
 ) -> QemuRun:
     """Run `elf` once on `inputs` (the bytes of input tensor 0, 1, ...: one
@@ -165,7 +170,7 @@ def run_firmware(
             path = run_dir / f"output{index}.bin"
             outputs.append(path.read_bytes() if path.is_file() else b"")
     report = _REPORT.search(console)
-    figures = dict(invoke_status=None, ticks=None, stack_used=None, stack_reserve=None)
+    figures: dict[str, int | None] = dict(invoke_status=None, ticks=None, stack_used=None, stack_reserve=None)
     if report:
         figures = dict(
             invoke_status=int(report.group(1)),
@@ -207,7 +212,9 @@ class QemuTarget(Target):
         """This board with `ram_bytes` as the linker's RAM region and `stack_bytes` of stack reserve."""
         return QemuTarget(self.name, ram_bytes=ram_bytes, stack_bytes=stack_bytes, timeout=self.timeout)
 
-    def build(self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False):
+    def build(
+        self, generated: Path, model_name: str, *, check_build: bool, workdir: Path, profile: bool = False
+    ) -> FirmwareReport:
         from .firmware_build import PLAN_CHECK_CFLAGS, PROFILE_CFLAGS, build_firmware
         from .output_dir import read_interface
 
@@ -241,18 +248,18 @@ class QemuTarget(Target):
 
     def run(
         self,
-        generated,
-        model_name,
-        samples,
+        generated: Path,
+        model_name: str,
+        samples: list[list[bytes]],
         *,
-        input_bytes,
-        output_bytes,
-        check_build,
-        workdir,
-        iterations=0,
-        reset_at=None,
-        profile=False,
-    ):
+        input_bytes: list[int],
+        output_bytes: list[int],
+        check_build: bool,
+        workdir: Path,
+        iterations: int = 0,
+        reset_at: int | None = None,
+        profile: bool = False,
+    ) -> TargetRun:
         """All samples in one QEMU run, one invocation each, in order: state
         in variable tensors carries over as in an application."""
         firmware = self.build(
@@ -262,11 +269,12 @@ class QemuTarget(Target):
             if [len(data) for data in sample] != list(input_bytes):
                 raise McuPlanError(f"input set {index} has sizes {[len(d) for d in sample]}, expected {input_bytes}")
         inputs = [b"".join(sample[i] for sample in samples) for i in range(len(input_bytes))]
-        if self.board.qemu_machine is None:
+        machine = self.board.qemu_machine
+        if machine is None:
             raise McuPlanError(f"board {self.name} names no qemu_machine: its firmware builds but cannot run here")
         run = run_firmware(
             firmware.elf,
-            machine=self.board.qemu_machine,
+            machine=machine,
             inputs=inputs,
             num_outputs=len(output_bytes),
             timeout=self.timeout * max(1, len(samples)),
@@ -281,7 +289,9 @@ class QemuTarget(Target):
             raise CheckMismatch(
                 f"{model_name} on {self.name}: the {build}'s firmware overflowed its stack reserve of "
                 f"{self.stack_bytes} B; "
-                + self._stack_needed(Path(generated), model_name, check_build, profile, Path(workdir), samples[:1])
+                + self._stack_needed(
+                    Path(generated), model_name, machine, check_build, profile, Path(workdir), samples[:1]
+                )
             )
         run.check()
         expected_sizes = [size * len(samples) for size in output_bytes]
@@ -296,7 +306,16 @@ class QemuTarget(Target):
         timings = parse_profile(run.console, "SysTick ticks") if profile else None
         return TargetRun(outputs, run.ticks, self.tick_unit, timings)
 
-    def _stack_needed(self, generated: Path, model_name: str, check_build: bool, profile: bool, workdir: Path, samples):
+    def _stack_needed(
+        self,
+        generated: Path,
+        model_name: str,
+        machine: str,
+        check_build: bool,
+        profile: bool,
+        workdir: Path,
+        samples: list[list[bytes]],
+    ) -> str:
         """What stack reserve the overflowing build needs, measured by one
         more run of it with STACK_PROBE_FACTOR times the reserve."""
         larger = self.stack_bytes * STACK_PROBE_FACTOR
@@ -307,7 +326,7 @@ class QemuTarget(Target):
             )
             run = run_firmware(
                 firmware.elf,
-                machine=self.board.qemu_machine,  # type: ignore[arg-type]
+                machine=machine,
                 inputs=[b"".join(sample[i] for sample in samples) for i in range(len(samples[0]))],
                 num_outputs=0,  # only the stack figure is wanted
                 timeout=self.timeout,

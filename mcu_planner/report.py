@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .graph import Graph, Tensor
 from .layers import arena_uses, layer_rows
@@ -68,8 +69,8 @@ class Sharing:
     the input their op reads for the last time, wholly (in place) or partly
     (overlaps), as the plan placed them."""
 
-    in_place: list[dict]  # {"op", "output", "input"} (buffer ids)
-    overlaps: list[dict]  # {"op", "output", "input", "max_offset", "offset", "shared_bytes"}
+    in_place: list[dict[str, int]]  # {"op", "output", "input"} (buffer ids)
+    overlaps: list[dict[str, int]]  # {"op", "output", "input", "max_offset", "offset", "shared_bytes"}
 
     @property
     def shared_bytes(self) -> int:
@@ -111,7 +112,7 @@ def in_place_depthwise_ops(program: Program) -> list[int]:
     return list(program.in_place_depthwise)
 
 
-def patches_json(program: Program) -> dict | None:
+def patches_json(program: Program) -> dict[str, Any] | None:
     """The stage run patch by patch (patches.py), or None."""
     stage = program.patch_stage
     if stage is None:
@@ -285,7 +286,7 @@ def plan_json(
     alias: bool,
     op_order: tuple[int, ...] | None = None,
     without_overlaps: ArenaPlan | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The plan as JSON; op steps (first_op, last_op, in_place's op, layers'
     step) count in run order, and `op_order` lists the model's op indices in
     that order; `without_overlaps` (arena_without_overlaps) says what the
@@ -368,8 +369,8 @@ def region_lines(regions: RegionPlans) -> list[str]:
 
 
 def add_ram(
-    record: dict, regions: RegionPlans | None, lifetimes: Lifetimes, budget: RamBudget, ram: int | None
-) -> dict:
+    record: dict[str, Any], regions: RegionPlans | None, lifetimes: Lifetimes, budget: RamBudget, ram: int | None
+) -> dict[str, Any]:
     """`record` (plan_json) with what holds the RAM: the regions, or the one
     budget's terms (ram_budget.py) against `ram`."""
     if regions is not None:
@@ -378,7 +379,7 @@ def add_ram(
     return record
 
 
-def add_regions(record: dict, regions: RegionPlans, lifetimes: Lifetimes) -> dict:
+def add_regions(record: dict[str, Any], regions: RegionPlans, lifetimes: Lifetimes) -> dict[str, Any]:
     """The plan JSON with memory regions: a "regions" list (fastest first) and,
     per tensor, its "region" (name) with "offset" counted inside that region;
     "arena_bytes" is the regions' total."""
@@ -414,7 +415,7 @@ _FIGURES = {"overlap_shared_bytes", "below_live_peak_bytes", "arena_without_over
 _NAMES = {"in_place_ops": "in-place", "overlap_ops": "overlaps", "in_place_depthwise_ops": "in-place depthwise"}
 
 
-def technique_names(record: dict) -> list[str]:
+def technique_names(record: dict[str, Any]) -> list[str]:
     """What took the plan where it is, named from its plan JSON: every
     technique counted in `techniques` (an op count or a non-default op
     order), and the patch grid when the plan has one."""
@@ -438,7 +439,7 @@ def technique_names(record: dict) -> list[str]:
     return used
 
 
-def patch_record(record: dict) -> dict | None:
+def patch_record(record: dict[str, Any]) -> dict[str, Any] | None:
     """The plan's patch-based execution record (`patches` at the top level
     or inside `techniques`), None without one."""
     for found in (record.get("patches"), record.get("techniques", {}).get("patches")):
@@ -447,11 +448,11 @@ def patch_record(record: dict) -> dict | None:
     return None
 
 
-def mac_overhead_percent(record: dict) -> float:
+def mac_overhead_percent(record: dict[str, Any]) -> float:
     """Extra multiply-accumulates the plan costs, per cent of the model's:
     the patches' recomputed halos; overlaps, in-place ops and the op order
     compute exactly what the model does."""
     patches = patch_record(record)
     if not patches or not patches.get("model_macs"):
         return 0.0
-    return 100.0 * patches.get("extra_macs", 0) / patches["model_macs"]
+    return float(100.0 * patches.get("extra_macs", 0) / patches["model_macs"])

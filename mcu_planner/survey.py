@@ -145,9 +145,12 @@ def run_on_dask(
     """Rows as they finish on a dask.distributed cluster (`address`: a
     scheduler's address, or a Client/LocalCluster to use as it is)."""
     try:
-        from dask.distributed import Client, as_completed
+        import dask.distributed
     except ImportError:
         raise InputError("--dask needs dask.distributed: pip install 'mcu-planner[dask]'") from None
+    # dask.distributed's functions carry no annotations (untyped calls to mypy): used as Any, like untyped bindings.
+    distributed: Any = dask.distributed
+    Client, as_completed = distributed.Client, distributed.as_completed
     own = isinstance(address, str)
     try:
         client = Client(address) if own else (address if isinstance(address, Client) else Client(address))
