@@ -570,7 +570,7 @@ class _Builder:
         placements = self.lifetimes.placements
         return src in placements and dst in placements and self.tensor_address(src) == self.tensor_address(dst)
 
-    def _render_control_flow(self, op, call: ControlFlowCall, code: OpCode) -> None:
+    def _render_control_flow(self, op: Operator, call: ControlFlowCall, code: OpCode) -> None:
         """`code.body`: an IF's or WHILE's steps, each call rendered as an
         op of its own (its parameter tables named after the op and step)."""
         self.sub_arena_places = {t: (call.sub_arena, offset) for t, offset in call.places}
@@ -598,7 +598,11 @@ class _Builder:
         self.sub_arena_places = {}
 
     def _render_call(
-        self, op: Operator, call: KernelCall, code: OpCode, arrays: dict[tuple[str, CArray], str] | None = None
+        self,
+        op: Operator | SimpleNamespace,  # an op, or a step inside an IF/WHILE named after its op
+        call: KernelCall,
+        code: OpCode,
+        arrays: dict[tuple[str, CArray], str] | None = None,
     ) -> None:
         """`code`'s parameter block, arrays and arguments for `call`; with
         `arrays` (a stage's patch geometries), an array already defined under
@@ -631,8 +635,10 @@ class _Builder:
             elif f.pointer:  # NULL
                 code.params.append((f.name, "NULL"))
             elif f.length is not None:
+                assert isinstance(value, tuple), f"{f.name}: check_call admits only a tuple for an array field"
                 code.params.append((f.name, "{ " + ", ".join(format_values(value, f.c_type)) + " }"))
             else:
+                assert isinstance(value, (int, float)), f"{f.name}: check_call admits only a number here"
                 code.params.append((f.name, format_values([value], f.c_type)[0]))
         outputs = set(op.outputs) | set(op.scratch)
         code.args = [self.arg(t, writes=t in outputs) for t in call.args]

@@ -105,12 +105,12 @@ class _Inliner:
         if unsized:
             raise UnsupportedModel(f"{where}: tensor {unsized[0]} has type {sub.unsized_types[unsized[0]]}")
         mapping: dict[int, int] = {}
-        for position, (t, outer) in enumerate(zip(sub.inputs, inputs)):
+        for position, (t, outer) in enumerate(zip(sub.inputs, inputs, strict=True)):
             self.same_layout(where, f"input {position}", sub.tensors[t], self.tensors[outer])
             mapping.setdefault(t, outer)
         produced = {t for inner in sub.operators for t in inner.outputs}
         if direct_outputs is not None:
-            for t, outer in zip(sub.outputs, direct_outputs):
+            for t, outer in zip(sub.outputs, direct_outputs, strict=True):
                 if t in produced and t not in mapping:
                     self.same_layout(where, "output", sub.tensors[t], self.tensors[outer])
                     mapping[t] = outer
@@ -229,7 +229,7 @@ def inline_control_flow(
                 raise InputError(
                     f"{label}: op {op.index} (WHILE) has {len(op.inputs)} inputs and {len(op.outputs)} outputs"
                 )
-            for position, (x, y) in enumerate(zip(op.inputs, op.outputs)):
+            for position, (x, y) in enumerate(zip(op.inputs, op.outputs, strict=True)):
                 inliner.same_layout(
                     f"{label}: op {op.index} (WHILE)", f"output {position}", inliner.tensors[y], inliner.tensors[x]
                 )

@@ -22,8 +22,8 @@ import re
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass, replace
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 

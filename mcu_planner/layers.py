@@ -8,10 +8,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .flash import table_bytes
-from .lowering.control_flow import kernel_calls
 from .graph import Graph
 from .lifetimes import Lifetimes
 from .lowering import NotLowerable
+from .lowering.control_flow import kernel_calls
 from .planning import ArenaPlan
 from .problem import Buffer
 

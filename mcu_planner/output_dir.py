@@ -10,8 +10,8 @@ import os
 import shutil
 import signal
 import tempfile
-from dataclasses import asdict, dataclass, field
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal

@@ -15,9 +15,9 @@ from .deadline import Deadline
 from .errors import InputError
 from .folding import fold_constants
 from .graph import Graph, PatchStage
-from .int4_weights import unpack_int4_weights
 from .in_place_depthwise import candidates as in_place_candidates
 from .in_place_depthwise import with_in_place_depthwise
+from .int4_weights import unpack_int4_weights
 from .lifetimes import Lifetimes, compute_lifetimes
 from .model_file import read_model_file
 from .order import best_order, reorder

@@ -23,10 +23,10 @@ import flatbuffers
 import numpy as np
 import tflite
 
+from .control_flow import CONTROL_FLOW_OPCODES, inline_control_flow
 from .errors import InputError, InvalidModel, McuPlanError, UnsupportedModel, unsupported_model_error
 from .flatbuffer_verifier import CorruptFlatbuffer, verify_model_buffer
 from .graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor, operator_dtype_key
-from .control_flow import CONTROL_FLOW_OPCODES, inline_control_flow
 from .resource_variables import RESOURCE_OPCODES, SubgraphRead, resolve_resource_variables
 from .scratch import with_scratch_tensors
 

@@ -1639,16 +1639,16 @@ def while_model(dtype: str = "int8", shape: Sequence[int] = (2, 3)) -> bytes:
     i0 = mb.add_tensor((1,), "int32", data=np.array([0], dtype=np.int32), name="i0")
     layouts = [((1,), "int32", None), ((1,), "int32", None)] + [(shape, dtype, quant)] * 4
     names = ("i", "n", "acc", "x", "p", "q")
-    outs = [mb.add_tensor(s, d, qq, name=f"{name}_out") for (s, d, qq), name in zip(layouts, names)]
+    outs = [mb.add_tensor(s, d, qq, name=f"{name}_out") for (s, d, qq), name in zip(layouts, names, strict=True)]
 
     cond = mb.add_subgraph("cond")
-    cv = [cond.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names)]
+    cv = [cond.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names, strict=True)]
     less = cond.add_tensor((1,), "bool", name="i_less_n")
     cond.add_op("LESS", (cv[0], cv[1]), (less,))
     cond.set_io(cv, [less])
 
     body = mb.add_subgraph("body")
-    bv = [body.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names)]
+    bv = [body.add_tensor(s, d, qq, name=name) for (s, d, qq), name in zip(layouts, names, strict=True)]
     one = body.add_tensor((1,), "int32", data=np.array([1], dtype=np.int32), name="one")
     i_next = body.add_tensor((1,), "int32", name="i_next")
     body.add_op("ADD", (bv[0], one), (i_next,))

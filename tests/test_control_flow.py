@@ -5,6 +5,8 @@ and the models refused, each in one line."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from conftest import needs_cortex_m
@@ -109,7 +111,7 @@ def test_plans_pass_the_verifier(model):
     spans = sorted(
         (analysed.lifetimes.tensor_offset(analysed.plan.offsets, t), analysed.graph.tensors[t].nbytes) for t in planned
     )
-    for (start, size), (next_start, _) in zip(spans, spans[1:]):
+    for (start, size), (next_start, _) in itertools.pairwise(spans):
         assert start + size <= next_start
     assert analysed.plan.arena_bytes >= sum(size for _, size in spans)
     # Inside the sub-arena, step by step: the bytes of the values a step

@@ -141,7 +141,7 @@ def test_fully_connected_keeps_int4_packed_and_the_convolutions_unpack():
     unpacked = _same_model_with_int8_filters(model)
     for seed in range(2):
         expected, got = run_reference(model, seed=seed), run_reference(unpacked, seed=seed)
-        assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+        assert all(np.array_equal(a, b) for a, b in zip(expected, got, strict=True))
 
 
 def test_a_filter_shared_with_a_kernel_that_cannot_read_it_packed_is_unpacked():

@@ -113,14 +113,14 @@ def _code(op: Operator, graph: Graph) -> list[ControlStep]:
             if position:
                 steps.append(ControlStep("else"))
             steps.extend(ControlStep("call", inner) for inner in body.operators)
-            for result, output in zip(body.results, op.outputs):
+            for result, output in zip(body.results, op.outputs, strict=True):
                 if result != output:
                     steps.append(_copy(result, output, graph, op))
         if len(taken) == 2:
             steps.append(ControlStep("end"))
     else:
         cond, body = bodies(op)
-        steps.extend(_copy(x, y, graph, op) for x, y in zip(op.inputs, op.outputs))
+        steps.extend(_copy(x, y, graph, op) for x, y in zip(op.inputs, op.outputs, strict=True))
         steps.append(ControlStep("loop"))
         steps.extend(ControlStep("call", inner) for inner in cond.operators)
         steps.append(ControlStep("break_unless", tensor=cond.results[0]))
@@ -130,7 +130,7 @@ def _code(op: Operator, graph: Graph) -> list[ControlStep]:
             if aside >= 0:
                 steps.append(_copy(results[position], aside, graph, op))
                 results[position] = aside
-        for result, variable in zip(results, op.outputs):
+        for result, variable in zip(results, op.outputs, strict=True):
             if result != variable:
                 steps.append(_copy(result, variable, graph, op))
         steps.append(ControlStep("end"))
