@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from mcu_planner_testing.compiler_cache import CACHE_ENV, install_shims
 from mcu_planner_testing.shared import (  # noqa: F401  (re-exported to the tests)
     BENCHMARKS_DIR,
     MODELS_DIR,
@@ -141,3 +144,22 @@ def pytest_collection_modifyitems(config, items):
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
         if _is_slow_module(module) or item.originalname in SLOW_TESTS:
             item.add_marker("slow")
+
+
+# -- the session's compiler cache (mcu_planner_testing/compiler_cache.py) --------
+# The controller makes the cache and puts its compiler shims first on PATH
+# before xdist starts the workers, which inherit both; the controller removes
+# it at the end.  MCU_PLAN_TEST_NO_COMPILER_CACHE=1 runs every compile for real.
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or os.environ.get(CACHE_ENV) or os.environ.get("MCU_PLAN_TEST_NO_COMPILER_CACHE"):
+        return
+    cache = Path(tempfile.mkdtemp(prefix="mcu-plan-test-compiler-cache-"))
+    config._compiler_cache = cache
+    os.environ[CACHE_ENV] = str(cache)
+    os.environ["PATH"] = os.pathsep.join([str(install_shims(cache)), os.environ.get("PATH", "")])
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_compiler_cache", None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
