@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from mcu_planner_testing.compiler_cache import CACHE_ENV, install_shims
 from mcu_planner_testing.shared import (  # noqa: F401  (re-exported to the tests)
     BENCHMARKS_DIR,
     MODELS_DIR,
@@ -124,6 +127,24 @@ SLOW_TESTS = frozenset(
         "test_json_is_not_written_when_outdir_fails",
         # Not C, but seconds of sleeping between signals.
         "test_sigterm_never_leaves_outdir_missing_or_staging_behind",
+        # Python only, but each costs seconds (planning a 224x224 model, a
+        # browser, several interpreter starts): together a third of the fast
+        # tier, which is for editing; the full suite runs them.
+        "test_mobilenet_v2_does_not_fit_256k_and_says_why",
+        "test_a_budget_below_the_arena_exits_3_and_writes_nothing",
+        "test_planner_all_picks_what_auto_picks",
+        "test_page_shows_the_budget_margin_and_a_live_bytes_axis",
+        "test_readme_table_is_what_the_lowering_accepts",
+        "test_a_refused_variant_is_refused_with_exit_4_naming_the_op",  # shares the coverage fixture above
+        "test_survey_in_two_processes_writes_one_row_per_model",
+        "test_builder_models_walk_every_lowered_opcode_and_params_struct",
+        "test_needs_is_the_same_figure_whatever_budget_was_asked",
+        "test_mobilenet_v1_025_96_plans_within_st_activation_ram_bit_exact",  # also compiles (check_model)
+        "test_plans_pickle_and_ram_min_is_the_cli_figure",
+        "test_report_and_plan_json_say_what_the_overlaps_saved",
+        "test_every_metadata_word_of_the_example_overwritten",
+        "test_tflm_runs_shared_models_in_our_arena",
+        "test_stop_at_fit_keeps_the_first_plan_that_fits",
     }
 )
 
@@ -141,3 +162,22 @@ def pytest_collection_modifyitems(config, items):
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module is not None else ""
         if _is_slow_module(module) or item.originalname in SLOW_TESTS:
             item.add_marker("slow")
+
+
+# -- the session's compiler cache (mcu_planner_testing/compiler_cache.py) --------
+# The controller makes the cache and puts its compiler shims first on PATH
+# before xdist starts the workers, which inherit both; the controller removes
+# it at the end.  MCU_PLAN_TEST_NO_COMPILER_CACHE=1 runs every compile for real.
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or os.environ.get(CACHE_ENV) or os.environ.get("MCU_PLAN_TEST_NO_COMPILER_CACHE"):
+        return
+    cache = Path(tempfile.mkdtemp(prefix="mcu-plan-test-compiler-cache-"))
+    config._compiler_cache = cache
+    os.environ[CACHE_ENV] = str(cache)
+    os.environ["PATH"] = os.pathsep.join([str(install_shims(cache)), os.environ.get("PATH", "")])
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_compiler_cache", None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)

@@ -111,7 +111,7 @@ def graph_problems(draw):
 
 
 @pytest.mark.parametrize("name", SEED_PLANNERS)
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(problem=interval_sets())
 def test_random_interval_sets_get_valid_plans_no_smaller_than_the_live_peak(name, problem):
     offsets = run(name, problem)
@@ -120,7 +120,7 @@ def test_random_interval_sets_get_valid_plans_no_smaller_than_the_live_peak(name
 
 
 @pytest.mark.parametrize("name", SEED_PLANNERS)
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(problem=graph_problems())
 def test_random_op_graphs_with_in_place_pairs_get_valid_plans(name, problem):
     offsets = run(name, problem)
