@@ -38,14 +38,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.c_literals import c_identifier  # noqa: E402
-from mcu_planner.check import random_inputs  # noqa: E402
+from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
+from mcu_planner.emit.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
-from mcu_planner.firmware_build import board_names, build_firmware, load_board  # noqa: E402
-from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
-from mcu_planner.qemu import run_firmware  # noqa: E402
-from mcu_planner.reference import ReferenceModel  # noqa: E402
+from mcu_planner.targets.check import random_inputs  # noqa: E402
+from mcu_planner.targets.firmware_build import board_names, build_firmware, load_board  # noqa: E402
+from mcu_planner.targets.qemu import run_firmware  # noqa: E402
+from mcu_planner.targets.reference import ReferenceModel  # noqa: E402
 from mcu_planner_testing.builder import Int8Net  # noqa: E402
 from mcu_planner_testing.shared import (  # noqa: E402
     ANCHORS_DIR,

@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mcu_planner.errors import McuPlanError  # noqa: E402
-from mcu_planner.reader import BUILTIN_CODES  # noqa: E402
+from mcu_planner.frontend.reader import BUILTIN_CODES  # noqa: E402
 from mcu_planner_testing.builder import (  # noqa: E402
     NUMPY_DTYPES,
     ModelBuilder,
@@ -575,7 +575,7 @@ def ours_opcodes() -> set[str]:
     from mcu_planner.lowering import load_all
 
     try:
-        from mcu_planner.folding import FOLDERS
+        from mcu_planner.frontend.folding import FOLDERS
     except ImportError:  # before generation-time folding
         FOLDERS = {}
     return (set(load_all()) | set(FOLDERS)) - {"CUSTOM"}
@@ -644,7 +644,7 @@ def _run_tflm(model: bytes) -> None:
 
 
 def _run_reference(model: bytes) -> None:
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.targets.reference import ReferenceModel
 
     reference = ReferenceModel(model)
     reference.run([np.zeros(d["shape"], d["dtype"]) for d in reference.input_details])
@@ -692,8 +692,8 @@ def ours_bit_exact(model: bytes, inputs: int) -> tuple[bool | None, str]:
     """Whether the generated C, built on the host, matches the reference
     (`mcu-plan check --inputs N`: bit-exact; float outputs within its
     tolerance); None when the reference refuses the model."""
-    from mcu_planner.check import check_model
-    from mcu_planner.reference import ReferenceModel, ReferenceRefused
+    from mcu_planner.targets.check import check_model
+    from mcu_planner.targets.reference import ReferenceModel, ReferenceRefused
 
     try:
         ReferenceModel(model)

@@ -24,11 +24,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.c_literals import c_identifier  # noqa: E402
-from mcu_planner.check import HostTarget, random_inputs  # noqa: E402
+from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
+from mcu_planner.emit.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import UnsupportedModel, one_line  # noqa: E402
-from mcu_planner.output_dir import write_output  # noqa: E402
 from mcu_planner.pipeline import generate_for_model  # noqa: E402
+from mcu_planner.targets.check import HostTarget, random_inputs  # noqa: E402
 from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 

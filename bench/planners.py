@@ -1,7 +1,7 @@
 """Planner benchmark: `python bench/planners.py` writes bench/results/planners.md.
 
 Measures, in one run on this machine:
-  - per shared model (../shared/models, read by mcu_planner.reader, lifetimes
+  - per shared model (../shared/models, read by mcu_planner.frontend.reader, lifetimes
     at 16-byte alignment with aliasing on and off): the live-peak lower bound,
     every registered planner's arena and time, and TensorFlow Lite Micro's own
     arena (head = planned activations, total = head + persistent tail) from
@@ -10,7 +10,7 @@ Measures, in one run on this machine:
     the instance's capacity, minimalloc's own solver (built from
     ../shared/anchors/minimalloc with cmake when it and abseil are installed)
     on the same file, and OR-Tools CP-SAT when it is importable.
-Every plan is checked by mcu_planner.verify before it is counted.
+Every plan is checked by mcu_planner.memory.verify before it is counted.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mcu_planner.emit.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
-from mcu_planner.intervals import read_intervals  # noqa: E402
-from mcu_planner.planners import load_all  # noqa: E402
-from mcu_planner.planners.optimal import search  # noqa: E402
-from mcu_planner.planning import plan_within, run_planner  # noqa: E402
-from mcu_planner.problem import peak_live, problem_from_intervals  # noqa: E402
-from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
-from mcu_planner.verify import verify  # noqa: E402
+from mcu_planner.memory.intervals import read_intervals  # noqa: E402
+from mcu_planner.memory.planners import load_all  # noqa: E402
+from mcu_planner.memory.planners.optimal import search  # noqa: E402
+from mcu_planner.memory.planning import plan_within, run_planner  # noqa: E402
+from mcu_planner.memory.problem import peak_live, problem_from_intervals  # noqa: E402
+from mcu_planner.memory.verify import verify  # noqa: E402
 from mcu_planner_testing.shared import ANCHORS_DIR, BENCHMARKS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 MINIMALLOC_SOURCES = ANCHORS_DIR / "minimalloc"
@@ -69,8 +69,8 @@ def cell(arena: int | None, seconds: float, proven: bool = False, note: str = ""
 
 
 def bench_models(names: list[str], time_limit: float) -> list[str]:
-    from mcu_planner.lifetimes import compute_lifetimes
-    from mcu_planner.reader import read_model
+    from mcu_planner.frontend.reader import read_model
+    from mcu_planner.memory.lifetimes import compute_lifetimes
 
     paths = shared_model_paths()
     lines = [

@@ -17,9 +17,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.check import check_model  # noqa: E402
 from mcu_planner.errors import McuPlanError, one_line  # noqa: E402
-from mcu_planner.firmware_build import board_names  # noqa: E402
+from mcu_planner.targets.check import check_model  # noqa: E402
+from mcu_planner.targets.firmware_build import board_names  # noqa: E402
 from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 

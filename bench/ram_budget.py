@@ -29,20 +29,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.c_literals import c_identifier  # noqa: E402
+from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
+from mcu_planner.emit.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, McuPlanError, one_line  # noqa: E402
-from mcu_planner.firmware_build import (  # noqa: E402
+from mcu_planner.pipeline import PlanOptions, plan_model  # noqa: E402
+from mcu_planner.targets.firmware_build import (  # noqa: E402
     DEFAULT_STACK_BYTES,
     build_firmware,
-    firmware_target,  # noqa: E402
+    firmware_target,
     linked_ram_bytes,
     load_board,
     make_firmware,
     write_firmware_files,
 )
-from mcu_planner.flash import flash_shortfall  # noqa: E402
-from mcu_planner.output_dir import write_output  # noqa: E402
-from mcu_planner.pipeline import PlanOptions, plan_model  # noqa: E402
+from mcu_planner.targets.flash import flash_shortfall  # noqa: E402
 from mcu_planner_testing.shared import shared_model_paths  # noqa: E402
 
 BOARDS = ("mps2-an386", "mps3-an547")

@@ -22,7 +22,7 @@ For every shared model (`--models stem,stem` for a subset), in one run:
 - TensorFlow Lite Micro's own arena for the model (head: its planned
   activations; total: head and its persistent tail; `tflite-micro` package).
 
-Every plan is checked by mcu_planner.verify before it is counted.  Below the
+Every plan is checked by mcu_planner.memory.verify before it is counted.  Below the
 table, for each model whose smallest arena lies below its live peak, the op
 steps at which that arena's top is reached: the buffers alive there, their
 offsets, and each overlap bound the step allows against the offset taken.
@@ -45,12 +45,12 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import cortex_m  # noqa: E402
 
+from mcu_planner.emit.report import mac_overhead_percent, plan_json, technique_names  # noqa: E402
+from mcu_planner.emit.tflm_plan import tflm_arena  # noqa: E402
 from mcu_planner.errors import McuPlanError, one_line  # noqa: E402
+from mcu_planner.memory.problem import Buffer, align_down, peak_live  # noqa: E402
+from mcu_planner.memory.verify import verify  # noqa: E402
 from mcu_planner.pipeline import PlannedModel, PlanOptions, plan_model, smallest_ram  # noqa: E402
-from mcu_planner.problem import Buffer, align_down, peak_live  # noqa: E402
-from mcu_planner.report import mac_overhead_percent, plan_json, technique_names  # noqa: E402
-from mcu_planner.tflm_plan import tflm_arena  # noqa: E402
-from mcu_planner.verify import verify  # noqa: E402
 from mcu_planner_testing.shared import MODELS_DIR, provenance_lines, shared_model_paths  # noqa: E402
 
 BOARD = "mps2-an386"

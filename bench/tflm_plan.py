@@ -21,11 +21,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcu_planner.check import random_inputs  # noqa: E402
+from mcu_planner.emit.tflm_plan import TFLM_MEASURE_ARENA, tflm_arena, tflm_plan_model  # noqa: E402
 from mcu_planner.errors import McuPlanError  # noqa: E402
+from mcu_planner.frontend.reader import read_model  # noqa: E402
 from mcu_planner.pipeline import PlanOptions  # noqa: E402
-from mcu_planner.reader import read_model  # noqa: E402
-from mcu_planner.tflm_plan import TFLM_MEASURE_ARENA, tflm_arena, tflm_plan_model  # noqa: E402
+from mcu_planner.targets.check import random_inputs  # noqa: E402
 from mcu_planner_testing.shared import provenance_lines, shared_model_paths  # noqa: E402
 
 

@@ -1,10 +1,11 @@
 """mcu-planner: quantized TFLite model -> C that runs in one static arena on a Cortex-M.
 
-Pipeline (data flows one way): reader -> lifetimes -> planners -> verify -> codegen.
+Stages, one package each, data flowing one way (docs/design.md): frontend/ (read,
+verify, validate, fold, order) -> lowering/ (the Program: every op lowered once)
+-> memory/ (lifetimes, techniques, planners, verify, the RAM budget) -> emit/ (C,
+reports) -> targets/ (firmware, QEMU, check).  api.py, cli.py and pipeline.py
+drive them.
 """
-
-import sys
-import types
 
 __version__ = "0.1.0"
 
@@ -23,20 +24,6 @@ _API = {
     "CheckMismatch": "errors",
 }
 __all__ = ["__version__", *_API]
-
-
-class _Package(types.ModuleType):
-    """The package module: `mcu_planner.check` stays the API's function
-    after the submodule mcu_planner/check.py is imported (the import system
-    would otherwise set the package's `check` attribute to that module)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _API and isinstance(value, types.ModuleType):
-            return  # a submodule of an API name: reached through sys.modules
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> object:

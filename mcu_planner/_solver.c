@@ -241,7 +241,7 @@ static PyMethodDef solver_methods[] = {
 };
 
 static struct PyModuleDef solver_module = {
-    PyModuleDef_HEAD_INIT, "_solver", "Exact static buffer placement search (see mcu_planner.planners.optimal).", -1,
+    PyModuleDef_HEAD_INIT, "_solver", "Exact static buffer placement search (see mcu_planner.memory.planners.optimal).", -1,
     solver_methods, NULL, NULL, NULL, NULL,
 };
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Union
 from .errors import DoesNotFit, InputError
 
 if TYPE_CHECKING:
-    from .check import CheckReport
     from .pipeline import PlannedModel, PlanOptions
+    from .targets.check import CheckReport
 
 ModelSource = Union[str, "os.PathLike[str]", bytes]
 Size = int | str | None  # bytes, "64K", "min", or None (no budget)
@@ -101,14 +101,14 @@ class Plan:
     @property
     def lower_bound_bytes(self) -> int:
         """No arena of these lifetimes can be smaller (the live peak less all that sharing could save)."""
-        from .problem import sharing_lower_bound
+        from .memory.problem import sharing_lower_bound
 
         return int(sharing_lower_bound(self.planned.lifetimes.problem))
 
     @property
     def live_peak_bytes(self) -> int:
         """The most (aligned) bytes of whole tensors alive at one op step."""
-        from .problem import peak_live
+        from .memory.problem import peak_live
 
         return int(peak_live(self.planned.lifetimes.problem).bytes)
 
@@ -119,8 +119,8 @@ class Plan:
     @property
     def flash(self) -> Flash:
         """Weights and tables; raises UnsupportedModel when an op has no kernel."""
-        from .codegen import lower_all
-        from .flash import counted_flash
+        from .emit.codegen import lower_all
+        from .targets.flash import counted_flash
 
         weights, tables = counted_flash(
             self.planned.graph, lower_all(self.planned.program, self.planned.lifetimes.elided_ops)
@@ -130,14 +130,14 @@ class Plan:
     @property
     def techniques(self) -> list[str]:
         """What took the arena where it is, e.g. ["overlaps 4", "patches 6x6 over 4 ops"]."""
-        from .report import technique_names
+        from .emit.report import technique_names
 
         return technique_names(self.to_json())
 
     @property
     def extra_macs_percent(self) -> float:
         """Multiply-accumulates recomputed (patches' halos), per cent of the model's."""
-        from .report import mac_overhead_percent
+        from .emit.report import mac_overhead_percent
 
         return mac_overhead_percent(self.to_json())
 
@@ -147,8 +147,8 @@ class Plan:
         fits, the same whatever budget was asked (one more plan, or a search)."""
         if self.fits or self.ram is None:
             return ""
+        from .emit.report import shortfall_message
         from .pipeline import smallest_ram
-        from .report import shortfall_message
 
         p = self.planned
         least = smallest_ram(self.source or self.model, p.options, failed=p)
@@ -157,7 +157,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         """The record `mcu-plan MODEL --json PLAN.json` writes."""
         if self._json is None:
-            from . import report
+            from .emit import report
 
             p = self.planned
             without_overlaps = report.arena_without_overlaps(p.lifetimes, p.options.time_limit)
@@ -177,8 +177,8 @@ class Plan:
     ) -> Path:
         """Write the C sources `-o OUTDIR` writes (replacing an OUTDIR only
         mcu-plan wrote); DoesNotFit when the plan is over its budget."""
-        from .c_literals import c_identifier, validate_section_name
-        from .output_dir import write_output
+        from .emit.c_literals import c_identifier, validate_section_name
+        from .emit.output_dir import write_output
 
         if not self.fits:
             raise DoesNotFit(
@@ -198,8 +198,8 @@ class Plan:
     def measure_flash(self, board: str | None = None) -> Any:
         """flash.FlashReport: weights, tables and the code, compiled for
         `board`'s core (default mps2-an386) as `-o` does."""
-        from .codegen import lower_all
-        from .flash import counted_flash, measure_flash
+        from .emit.codegen import lower_all
+        from .targets.flash import counted_flash, measure_flash
 
         p = self.planned
         name = "model"
@@ -220,9 +220,9 @@ def plan_options(
     stop_at_fit: bool = False,
 ) -> PlanOptions:
     """The pipeline's options, checked as the command line checks its flags."""
+    from .memory.planners.optimal import DEFAULT_TIME_LIMIT
+    from .memory.planning import planner_names
     from .pipeline import ORDERS, PlanOptions, forced_grid
-    from .planners.optimal import DEFAULT_TIME_LIMIT
-    from .planning import planner_names
 
     if planner not in planner_names() + ["all"]:
         raise InputError(f"unknown planner {planner!r}; choose from {', '.join(planner_names())} or all")
@@ -312,7 +312,7 @@ def check(
     random input sets and compare with LiteRT's reference kernels.  Returns
     the report (`passed`, `summary()`, `format()`); raises CheckMismatch
     (exit code 5) on the first difference, DoesNotFit over `ram`."""
-    from .check import check_model
+    from .targets.check import check_model
 
     budget = _budget(ram)
     if budget == "min":

@@ -20,21 +20,21 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .c_literals import PREFIX_RULE
+from .emit.c_literals import PREFIX_RULE
 from .errors import DoesNotFit, InputError, McuPlanError
 from .shown import escape_controls
 from .sizes import format_bytes, parse_size
 
 if TYPE_CHECKING:
-    from .codegen import GeneratedSources
     from .deadline import Deadline
-    from .flash import FlashReport
+    from .emit.codegen import GeneratedSources
+    from .emit.output_dir import ModelInterface
     from .graph import Graph
-    from .lifetimes import Lifetimes
-    from .output_dir import ModelInterface
+    from .memory.lifetimes import Lifetimes
+    from .memory.ram_budget import FirmwareTarget
+    from .memory.regions import Region
     from .pipeline import PlannedModel, PlanOptions
-    from .ram_budget import FirmwareTarget
-    from .regions import Region
+    from .targets.flash import FlashReport
 
 EXIT_USAGE = 2
 
@@ -84,20 +84,20 @@ class _VersionAction(argparse.Action):
         values: str | Sequence[Any] | None,
         option_string: str | None = None,
     ) -> None:
-        from .identity import version_line
+        from .emit.identity import version_line
 
         print(version_line())
         parser.exit(0)
 
 
 def _section_name(text: str) -> str:
-    from .c_literals import validate_section_name
+    from .emit.c_literals import validate_section_name
 
     return validate_section_name(text)
 
 
 def _region(text: str) -> Region:
-    from .regions import parse_region
+    from .memory.regions import parse_region
 
     try:
         return parse_region(text)
@@ -240,7 +240,7 @@ def _add_region_argument(p: argparse.ArgumentParser) -> None:
 
 def _regions_of(args: argparse.Namespace) -> tuple[Region, ...]:
     """--region's regions, checked; () without."""
-    from .regions import check_regions
+    from .memory.regions import check_regions
 
     regions = tuple(args.region)
     if regions and args.ram is not None:
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     # anything is written).
     import numpy  # noqa: F401
 
-    from . import codegen, pipeline  # noqa: F401
+    from . import pipeline  # noqa: F401
 
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -390,7 +390,7 @@ def _main(argv: list[str]) -> int:
 
 
 def _check_planner_name(name: str) -> None:
-    from .planning import planner_names
+    from .memory.planning import planner_names
 
     names = planner_names()
     if name not in names + ["all"]:
@@ -401,7 +401,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
     """Everything about where output goes, checked before any planning."""
     if args.board is not None and not args.board:
         raise InputError("--board needs a board name")
-    from .firmware_build import CORES
+    from .targets.firmware_build import CORES
 
     core_only = args.board in CORES
     if args.stack is not None and (not args.board or core_only):
@@ -416,8 +416,8 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
         if getattr(args, flag) and not args.output:
             raise InputError(f"--{flag.replace('_', '-')} only applies with -o OUTDIR")
     if args.output:
-        from .c_literals import checked_prefix
-        from .output_dir import check_output_dir
+        from .emit.c_literals import checked_prefix
+        from .emit.output_dir import check_output_dir
 
         if args.name is not None:
             prefix = checked_prefix(args.name)
@@ -426,7 +426,7 @@ def _check_output_arguments(args: argparse.Namespace) -> None:
             args.name = prefix
         check_output_dir(Path(args.output))
     if args.board and not core_only:
-        from .firmware_build import load_board
+        from .targets.firmware_build import load_board
 
         load_board(args.board)
     for path in (args.json, args.out, getattr(args, "tflm_plan", None), getattr(args, "report", None)):
@@ -554,7 +554,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     _check_planner_name(args.planner)
     _check_output_arguments(args)
     if args.output:
-        from .output_dir import OutputLock
+        from .emit.output_dir import OutputLock
 
         with OutputLock(args.output):
             return _run_plan_checked(args)
@@ -570,7 +570,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
     if ram_min and (args.intervals or len(args.model) > 1 or args.region):
         raise InputError("--ram min searches one model's single arena: give one model, without --region or --intervals")
     if ram_min and args.board:
-        from .firmware_build import CORES
+        from .targets.firmware_build import CORES
 
         if args.board not in CORES:
             raise InputError(
@@ -589,7 +589,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
         raise InputError("--concurrent plans several models: give two or more")
     args.model = args.model[0]
 
-    from . import report
+    from .emit import report
     from .pipeline import analyse_model, plan_analysed
 
     smallest = None
@@ -653,7 +653,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
 
     if not planned.fits:
         if planned.regions is not None:
-            from .regions import regions_shortfall
+            from .memory.regions import regions_shortfall
 
             raise DoesNotFit(regions_shortfall(planned.regions))
         from .pipeline import smallest_ram
@@ -701,7 +701,7 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
 def _smallest_ram(args: argparse.Namespace, options: PlanOptions) -> PlannedModel:
     """--ram min: the smallest budget (a multiple of --align) the model fits,
     within --max-extra-macs; its line says what it costs."""
-    from . import report
+    from .emit import report
     from .pipeline import smallest_ram
 
     cap = args.max_extra_macs
@@ -728,7 +728,7 @@ def _smallest_ram(args: argparse.Namespace, options: PlanOptions) -> PlannedMode
 
 def _model_names(paths: list[str]) -> list[str]:
     """Each model's C prefix (its file stem); two models with one prefix: InputError."""
-    from .c_literals import c_prefix
+    from .emit.c_literals import c_prefix
 
     names: dict[str, str] = {}
     for path in paths:
@@ -777,7 +777,7 @@ def _run_models(args: argparse.Namespace) -> int:
     """Several models, one arena: each planned on its own, laid out in the
     arena they share (one after another: the largest need; --concurrent:
     side by side), generated into one OUTDIR."""
-    from . import report
+    from .emit import report
     from .pipeline import generate_models, plan_model, share_arena
 
     for flag, given in (
@@ -839,7 +839,7 @@ def _run_models(args: argparse.Namespace) -> int:
         staged = _StagedFile(Path(args.json), json.dumps(record, indent=1) + "\n")
     try:
         if args.output:
-            from .output_dir import write_output
+            from .emit.output_dir import write_output
 
             files = generate_models(models, arena_section=args.arena_section)
             try:
@@ -858,7 +858,7 @@ def _run_models(args: argparse.Namespace) -> int:
 
 def _stage_tflm_plan(args: argparse.Namespace, options: PlanOptions) -> _StagedFile:
     """The model with our plan as TFLM's offline plan, staged beside --tflm-plan's path."""
-    from .tflm_plan import tflm_plan_model
+    from .emit.tflm_plan import tflm_plan_model
 
     data, tflm = tflm_plan_model(args.model, options)
     staged = _StagedFile(Path(args.tflm_plan), data)
@@ -870,7 +870,7 @@ def _stage_tflm_plan(args: argparse.Namespace, options: PlanOptions) -> _StagedF
 
 
 def _model_name(args: argparse.Namespace) -> str:
-    from .c_literals import c_prefix
+    from .emit.c_literals import c_prefix
 
     return str(args.name or c_prefix(Path(args.model).stem))
 
@@ -880,9 +880,9 @@ def _generate_and_measure(
 ) -> tuple[GeneratedSources | None, FlashReport]:
     """The generated sources (None when only --report asked and the model
     cannot be generated) and the model's flash (flash.py)."""
-    from .codegen import lower_all
+    from .emit.codegen import lower_all
     from .errors import UnsupportedModel
-    from .flash import FlashReport, counted_flash, measure_flash
+    from .targets.flash import FlashReport, counted_flash, measure_flash
 
     name = _model_name(args)
     try:
@@ -890,7 +890,7 @@ def _generate_and_measure(
     except UnsupportedModel:
         if args.output:
             raise
-        from .layers import layer_rows
+        from .emit.layers import layer_rows
 
         # The arrays of the ops that have kernels; no code without all of them.
         rows = layer_rows(planned.graph, planned.lifetimes, planned.plan)
@@ -902,9 +902,9 @@ def _generate_and_measure(
 
 
 def _stage_report(args: argparse.Namespace, planned: PlannedModel, flash: FlashReport) -> _StagedFile:
-    from . import report
-    from .html_report import render_report
-    from .scratch import scratch_op
+    from .emit import report
+    from .emit.html_report import render_report
+    from .memory.scratch import scratch_op
 
     plan = report.plan_json(
         args.model, planned.graph, planned.lifetimes, planned.plan, args.alias == "on", planned.op_order
@@ -916,7 +916,7 @@ def _stage_report(args: argparse.Namespace, planned: PlannedModel, flash: FlashR
 
 
 def _generate(args: argparse.Namespace, planned: PlannedModel, files: GeneratedSources | None = None) -> None:
-    from .output_dir import replace_output_dir, write_output
+    from .emit.output_dir import replace_output_dir, write_output
 
     name = _model_name(args)
     if not planned.plan.reproducible:
@@ -928,11 +928,10 @@ def _generate(args: argparse.Namespace, planned: PlannedModel, files: GeneratedS
     if files is None:
         files = planned.generate(name, arena_section=args.arena_section, extern_arena=args.extern_arena)
     if args.board:
-        from .firmware_build import CORES, FirmwareReport, LibraryReport, build_firmware, build_library
-
         # Generated sources and firmware files go into one staging directory
         # that replaces OUTDIR only when the build succeeded.
-        from .output_dir import make_parents, remove_created
+        from .emit.output_dir import make_parents, remove_created
+        from .targets.firmware_build import CORES, FirmwareReport, LibraryReport, build_firmware, build_library
 
         created = make_parents(args.output)
         try:
@@ -977,7 +976,7 @@ def _generate(args: argparse.Namespace, planned: PlannedModel, files: GeneratedS
 
 def _check_board_flash(board_name: str, planned: PlannedModel) -> None:
     """DoesNotFit when no firmware of the model links on the board, whatever the RAM."""
-    from .flash import flash_shortfall
+    from .targets.flash import flash_shortfall
 
     message = flash_shortfall(board_name, planned.program, planned.lifetimes.elided_ops)
     if message is not None:
@@ -986,7 +985,7 @@ def _check_board_flash(board_name: str, planned: PlannedModel) -> None:
 
 def _firmware_target(args: argparse.Namespace, regions: tuple[Region, ...]) -> FirmwareTarget | None:
     """--board's firmware, whose RAM --ram budgets (None: no board, a core, or --region's own sizes)."""
-    from .firmware_build import CORES, firmware_target
+    from .targets.firmware_build import CORES, firmware_target
 
     if not getattr(args, "board", None) or args.board in CORES or regions:
         return None
@@ -994,7 +993,7 @@ def _firmware_target(args: argparse.Namespace, regions: tuple[Region, ...]) -> F
 
 
 def _stack(args: argparse.Namespace) -> int:
-    from .firmware_build import DEFAULT_STACK_BYTES
+    from .targets.firmware_build import DEFAULT_STACK_BYTES
 
     return DEFAULT_STACK_BYTES if args.stack is None else int(args.stack)
 
@@ -1004,14 +1003,14 @@ def _firmware_ram(args: argparse.Namespace, interface: ModelInterface) -> int:
     RAM (ram_budget.py) with the regions whole as its arena."""
     if args.ram is not None:
         return int(args.ram)
-    from .firmware_build import region_firmware_ram
+    from .targets.firmware_build import region_firmware_ram
 
     return region_firmware_ram(interface, args.board, sum(region.size for region in args.region), _stack(args))
 
 
 def _warn_if_not_generatable(graph: Graph, lifetimes: Lifetimes) -> None:
     """Planning works for any model; say now, not at -o time, when C cannot be generated."""
-    from .codegen import lower_all
+    from .emit.codegen import lower_all
     from .errors import UnsupportedModel
 
     try:
@@ -1022,16 +1021,16 @@ def _warn_if_not_generatable(graph: Graph, lifetimes: Lifetimes) -> None:
 
 def _run_intervals(args: argparse.Namespace) -> int:
     from .deadline import Deadline
-    from .intervals import format_offsets, read_intervals
-    from .planning import plan_within
-    from .problem import peak_live, problem_from_intervals
+    from .memory.intervals import format_offsets, read_intervals
+    from .memory.planning import plan_within
+    from .memory.problem import peak_live, problem_from_intervals
 
     deadline = Deadline(args.time_limit)
     buffers = read_intervals(args.intervals)
     problem = problem_from_intervals(buffers, alignment=1)
     bound = peak_live(problem).bytes
     if args.planner == "all":
-        from .planning import planner_names
+        from .memory.planning import planner_names
 
         names = [n for n in planner_names() if n != "auto"]
     else:
@@ -1061,7 +1060,7 @@ def _run_intervals(args: argparse.Namespace) -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .check import check_model, check_models
+    from .targets.check import check_model, check_models
 
     if len(args.model) > 1:
         for flag, given in (("--region", args.region), ("--sanitize", args.sanitize)):
@@ -1145,7 +1144,7 @@ def _run_survey(argv: list[str]) -> int:
 
     args = survey_parser().parse_intermixed_args(argv)
     if args.board:
-        from .firmware_build import CORES, load_board
+        from .targets.firmware_build import CORES, load_board
 
         if args.board not in CORES:
             load_board(args.board)

@@ -13,25 +13,25 @@ from typing import TYPE_CHECKING
 
 from .deadline import Deadline
 from .errors import InputError
-from .folding import fold_constants
+from .frontend.folding import fold_constants
+from .frontend.int4_weights import unpack_int4_weights
+from .frontend.model_file import read_model_file
+from .frontend.order import best_order, reorder
+from .frontend.validate import load_model
 from .graph import Graph, PatchStage
-from .in_place_depthwise import candidates as in_place_candidates
-from .in_place_depthwise import with_in_place_depthwise
-from .int4_weights import unpack_int4_weights
-from .lifetimes import Lifetimes, compute_lifetimes
-from .model_file import read_model_file
-from .order import best_order, reorder
-from .patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
-from .planners.optimal import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
-from .planning import ArenaPlan, PlanRow, compare_planners, plan_within
-from .problem import peak_live, sharing_lower_bound
-from .program import Program, lower_program, reorder_program
-from .ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
-from .regions import Region, RegionPlans, plan_regions, regions_shortfall
-from .validate import load_model
+from .lowering.program import Program, lower_program, reorder_program
+from .memory.in_place_depthwise import candidates as in_place_candidates
+from .memory.in_place_depthwise import with_in_place_depthwise
+from .memory.lifetimes import Lifetimes, compute_lifetimes
+from .memory.patches import candidate_stages, grid_options, make_stage, strip_options, with_stage
+from .memory.planners.optimal import DEFAULT_TIME_LIMIT as DEFAULT_TIME_LIMIT  # `mcu-plan --time-limit`'s default
+from .memory.planning import ArenaPlan, PlanRow, compare_planners, plan_within
+from .memory.problem import peak_live, sharing_lower_bound
+from .memory.ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
+from .memory.regions import Region, RegionPlans, plan_regions, regions_shortfall
 
 if TYPE_CHECKING:
-    from .codegen import GeneratedSources, SharedArena
+    from .emit.codegen import GeneratedSources, SharedArena
 
 # A patch search candidate: (its sharing lower bound, the stage, the program run with it, its lifetimes).
 PatchCandidate = tuple[int, PatchStage, Program, Lifetimes]
@@ -167,7 +167,7 @@ class PlannedModel:
         extern_arena: bool = False,
         shared_arena: SharedArena | None = None,
     ) -> GeneratedSources:
-        from .codegen import generate
+        from .emit.codegen import generate
 
         return generate(
             self.graph,
@@ -525,8 +525,8 @@ def generate_for_model(
     )
     planned = plan_model(model_bytes, options, label=label or name)
     if not planned.fits:
+        from .emit.report import shortfall_message
         from .errors import DoesNotFit
-        from .report import shortfall_message
 
         if planned.regions is not None:
             raise DoesNotFit(regions_shortfall(planned.regions))
@@ -569,7 +569,7 @@ class ModelsInOneArena:
 
 def share_arena(names: list[str], planned: list[PlannedModel], *, concurrent: bool) -> ModelsInOneArena:
     """Lay the planned models out in one arena (see ModelsInOneArena)."""
-    from .problem import align_up
+    from .memory.problem import align_up
 
     bases, end = [], 0
     for model in planned:
@@ -588,7 +588,7 @@ def generate_models(
     shared arena as its arena."""
     from dataclasses import replace
 
-    from .codegen import MODELS_LIBRARY, GeneratedSources, SharedArena, drop_in_build_files, generate_shared_arena
+    from .emit.codegen import MODELS_LIBRARY, GeneratedSources, SharedArena, drop_in_build_files, generate_shared_arena
 
     files: dict[str, bytes] = {}
     interfaces = []

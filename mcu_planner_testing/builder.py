@@ -28,8 +28,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from mcu_planner.graph import Graph, Quantization
-from mcu_planner.reader import (
+from mcu_planner.frontend.reader import (
     BUILTIN_CODES,
     OFFLINE_PLAN_METADATA,
     OPTIONS_UNION_MEMBERS,
@@ -38,6 +37,7 @@ from mcu_planner.reader import (
     option_fields,
     options_table_for,
 )
+from mcu_planner.graph import Graph, Quantization
 
 NUMPY_DTYPES = {
     "float32": np.float32,
@@ -1669,9 +1669,9 @@ def while_model(dtype: str = "int8", shape: Sequence[int] = (2, 3)) -> bytes:
 def run_reference(model_bytes: bytes, inputs: Sequence[np.ndarray] | None = None, seed: int = 0) -> list[np.ndarray]:
     """Outputs of TFLite's reference kernels (BUILTIN_REF) for `inputs`
     (default: one set from `mcu-plan check`'s random_inputs, seeded with `seed`)."""
-    from mcu_planner.check import random_inputs
-    from mcu_planner.reader import read_model
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.frontend.reader import read_model
+    from mcu_planner.targets.check import random_inputs
+    from mcu_planner.targets.reference import ReferenceModel
 
     if inputs is None:
         inputs = random_inputs(read_model(model_bytes), np.random.default_rng(seed))

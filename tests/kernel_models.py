@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mcu_planner.check import check_model
 from mcu_planner.gemmlowp16 import ReciprocalTable, reciprocal_table
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import ModelBuilder
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")

@@ -45,8 +45,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a source checkout
 
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Quantization
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import (
     NUMPY_DTYPES,
     Int8Net,
@@ -418,7 +418,7 @@ def litert_verdict(model: bytes) -> str:
     """'loaded' when LiteRT's BUILTIN_REF interpreter builds the model,
     allocates its tensors and invokes it once on zeros; otherwise the first
     line of its complaint."""
-    from mcu_planner.reference import _interpreter_classes
+    from mcu_planner.targets.reference import _interpreter_classes
 
     Interpreter, OpResolverType = _interpreter_classes()
     try:

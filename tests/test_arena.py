@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.check import check_model, random_inputs, run_generated
-from mcu_planner.codegen import generate
+from mcu_planner.emit.codegen import generate
+from mcu_planner.emit.report import plan_sharing
+from mcu_planner.memory.planning import ArenaPlan, run_planner
+from mcu_planner.memory.problem import Buffer, Overlap, Problem, Step, WindowAccess, peak_live, sharing_lower_bound
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, analyse_model, plan_model
-from mcu_planner.planning import ArenaPlan, run_planner
-from mcu_planner.problem import Buffer, Overlap, Problem, Step, WindowAccess, peak_live, sharing_lower_bound
-from mcu_planner.reference import run_isolated
-from mcu_planner.report import plan_sharing
-from mcu_planner.verify import verify
+from mcu_planner.targets.check import check_model, random_inputs, run_generated
+from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import Int8Net, uint8_quant
 from mcu_planner_testing.mobilenet import mobilenet_v1_int8
 

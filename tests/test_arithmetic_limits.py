@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from conftest import needs_cortex_m
 
-from mcu_planner.check import check_model
+from mcu_planner.frontend.validate import InvalidModel
 from mcu_planner.graph import Quantization
 from mcu_planner.quant import f32, quantize_multiplier
-from mcu_planner.validate import InvalidModel
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import ModelBuilder
 from mcu_planner_testing.shared import SHARED
 

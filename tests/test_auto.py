@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import model_param, needs_shared, shared_model_paths
 
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planning import plan_auto, run_planner
-from mcu_planner.problem import peak_live
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import plan_auto, run_planner
+from mcu_planner.memory.problem import peak_live
+from mcu_planner.memory.verify import verify
 
 
 @needs_shared
@@ -33,7 +33,7 @@ def test_auto_reaches_the_aligned_lower_bound(path, alias):
 def _problem_greedy_leaves_above_the_bound():
     import random
 
-    from mcu_planner.problem import Buffer, problem_from_intervals
+    from mcu_planner.memory.problem import Buffer, problem_from_intervals
 
     for seed in range(1000):
         rng = random.Random(seed)

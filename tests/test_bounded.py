@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from test_cli import assert_one_line_error, run_main
 from test_overlap import _largest_safe_shift, walks
 
-from mcu_planner import overlap
 from mcu_planner.deadline import Deadline
-from mcu_planner.model_file import MAX_MODEL_BYTES
-from mcu_planner.overlap import max_output_offset
+from mcu_planner.frontend.model_file import MAX_MODEL_BYTES
+from mcu_planner.memory import overlap
+from mcu_planner.memory.overlap import max_output_offset
+from mcu_planner.memory.problem import WindowAccess
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.problem import WindowAccess
-from mcu_planner.verify import verify
 from mcu_planner_testing.builder import Int8Net
 
 MEMORY_CAP = 2 << 30  # bytes of address space for a command under test

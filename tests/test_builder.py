@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
 from mcu_planner_testing.builder import (
     Int8Net,
     ModelBuilder,

@@ -10,9 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from mcu_planner.check import CheckMismatch, HostTarget
-from mcu_planner.output_dir import write_output
+from mcu_planner.emit.output_dir import write_output
 from mcu_planner.pipeline import generate_for_model
+from mcu_planner.targets.check import CheckMismatch, HostTarget
 from mcu_planner_testing.builder import Int8Net
 
 

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from conftest import model_param, needs_shared, supported_shared_model_paths
 
-from mcu_planner import reference, report
-from mcu_planner.check import HostTarget, check_model
+from mcu_planner.emit import report
 from mcu_planner.errors import CheckMismatch, DoesNotFit, InputError, McuPlanError
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planning import run_planner
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.targets import reference
+from mcu_planner.targets.check import HostTarget, check_model
 from mcu_planner_testing.builder import Int8Net, ModelBuilder
 
 
@@ -67,8 +68,8 @@ def test_check_reports_the_first_differing_byte(monkeypatch):
 
 
 def test_inputs_are_seeded():
-    from mcu_planner.check import random_inputs
-    from mcu_planner.reader import read_model
+    from mcu_planner.frontend.reader import read_model
+    from mcu_planner.targets.check import random_inputs
 
     graph = read_model(small_model())
     first = random_inputs(graph, np.random.default_rng(5))
@@ -107,7 +108,7 @@ def test_ram_budget_counts_variable_tensors_as_the_planner_does():
 def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
     """The exact planner gets `mcu-plan`'s default time limit and the arena's
     share of the RAM, as the plan command gives it."""
-    import mcu_planner.planning as planning
+    import mcu_planner.memory.planning as planning
 
     model = variable_state_model()
     graph = read_model(model)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcu_planner.check import _compare, check_model
 from mcu_planner.cli import main
+from mcu_planner.targets.check import _compare, check_model
 from mcu_planner_testing.builder import ModelBuilder
 
 
@@ -31,7 +31,7 @@ def _conv_16x8_without_bias() -> bytes:
 
 
 def test_a_reference_abort_is_reported_not_fatal():
-    from mcu_planner.reference import ReferenceRefused, run_isolated
+    from mcu_planner.targets.reference import ReferenceRefused, run_isolated
 
     with pytest.raises(ReferenceRefused, match="aborted \\(SIGABRT\\)"):
         run_isolated(_tiny_output_add(), [[np.zeros((1, 4), np.int8)] * 2])

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from mcu_planner.cli import main
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.problem import Buffer, Problem
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.problem import Buffer, Problem
+from mcu_planner.memory.verify import verify
 from mcu_planner.sizes import parse_size
-from mcu_planner.verify import verify
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 MOBILENET = MODELS_DIR / "tflite-micro" / "mobilenet_v2_quantized_1x3x224x224.tflite"
@@ -136,7 +136,7 @@ def test_a_budget_below_the_arena_exits_3_and_writes_nothing(tmp_path):
 def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     from conftest import parse_int, shared_model_table
 
-    from mcu_planner.problem import peak_live
+    from mcu_planner.memory.problem import peak_live
 
     row = next(r for r in shared_model_table() if r["file"].endswith(MOBILENET.name))
     live_peak = parse_int(row["live peak B"])  # 16-byte aligned sizes change nothing here
@@ -271,8 +271,8 @@ def _intervals_file(tmp_path: Path) -> Path:
 
 
 def test_intervals_within_capacity_write_verified_offsets(tmp_path):
-    from mcu_planner.intervals import read_intervals
-    from mcu_planner.problem import problem_from_intervals
+    from mcu_planner.memory.intervals import read_intervals
+    from mcu_planner.memory.problem import problem_from_intervals
 
     source = _intervals_file(tmp_path)
     out = tmp_path / "offsets.csv"
@@ -301,7 +301,7 @@ def test_the_readme_example_application_builds_and_runs(tmp_path):
     """The README's two lines: generate C for the bundled model, build the example app with it."""
     import numpy as np
 
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.targets.reference import ReferenceModel
 
     outdir = tmp_path / "kws"
     assert run_cli(EXAMPLE, "--ram", "64K", "-o", outdir).returncode == 0

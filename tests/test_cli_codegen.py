@@ -14,10 +14,10 @@ import pytest
 from conftest import MODELS_DIR, REPO, UNSUPPORTED_PEER_MODELS, needs_firmware_build, needs_shared
 from test_codegen import assert_names_every_unsupported_operator, chain_model
 
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.output_dir import MANIFEST_NAME
-from mcu_planner.planning import plan_auto
-from mcu_planner.reader import read_model
+from mcu_planner.emit.output_dir import MANIFEST_NAME
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import plan_auto
 
 
 def cli(*args) -> list[str]:

@@ -14,20 +14,20 @@ import numpy as np
 import pytest
 from conftest import UNSUPPORTED_PEER_MODELS, needs_arm_gcc, needs_shared
 
-from mcu_planner.c_flags import STRICT_WARNING_FLAGS
-from mcu_planner.c_literals import c_float, c_identifier, c_int, validate_section_name
-from mcu_planner.check import HostTarget, random_inputs
-from mcu_planner.codegen import generate
+from mcu_planner.emit.c_literals import c_float, c_identifier, c_int, validate_section_name
+from mcu_planner.emit.codegen import generate
+from mcu_planner.emit.output_dir import MANIFEST_NAME, read_interface, replace_output_dir, write_output
 from mcu_planner.errors import InputError, UnsupportedModel
-from mcu_planner.firmware_build import build_firmware
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph
-from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import load_all
-from mcu_planner.output_dir import MANIFEST_NAME, read_interface, replace_output_dir, write_output
-from mcu_planner.planning import ArenaPlan, run_planner
-from mcu_planner.reader import read_model
-from mcu_planner.reference import ReferenceModel
-from mcu_planner.verify import verify
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import ArenaPlan, run_planner
+from mcu_planner.memory.verify import verify
+from mcu_planner.targets.c_flags import STRICT_WARNING_FLAGS
+from mcu_planner.targets.check import HostTarget, random_inputs
+from mcu_planner.targets.firmware_build import build_firmware
+from mcu_planner.targets.reference import ReferenceModel
 from mcu_planner_testing.builder import Int8Net, ModelBuilder
 
 WARNINGS = list(STRICT_WARNING_FLAGS)

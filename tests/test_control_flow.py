@@ -1,4 +1,4 @@
-"""IF and WHILE (mcu_planner/control_flow.py, lowering/control_flow.py):
+"""IF and WHILE (mcu_planner/frontend/control_flow.py, lowering/control_flow.py):
 builder-made models bit-exact with LiteRT's reference kernels over both
 branch outcomes and 0, 1 and many loop turns, plans the verifier accepts,
 and the models refused, each in one line."""
@@ -13,13 +13,13 @@ from conftest import needs_cortex_m
 from kernel_models import assert_matches_reference
 from test_cli import assert_one_line_error, run_main
 
-from mcu_planner.control_flow import bodies
+from mcu_planner.frontend.control_flow import bodies
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering.control_flow import ControlFlowCall
 from mcu_planner.lowering.control_flow import sub_arena as sub_arena_of
+from mcu_planner.lowering.program import lower_program
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
 from mcu_planner_testing.builder import ModelBuilder, if_model, run_reference, while_model
 
 SHAPE = (2, 3)

@@ -14,10 +14,10 @@ import sys
 import pytest
 from conftest import MODELS_DIR, REPO, needs_shared
 
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.memory.regions import Region, buffer_macs, subproblem
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.planning import run_planner
-from mcu_planner.regions import Region, buffer_macs, subproblem
-from mcu_planner.verify import verify
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 VWW = MODELS_DIR / "mlcommons-tiny" / "vww_96_int8.tflite"
@@ -173,7 +173,7 @@ def test_a_board_description_lists_every_problem(tmp_path):
 
 
 def test_a_good_board_description_loads(tmp_path):
-    from mcu_planner.firmware_build import core_flags, load_board
+    from mcu_planner.targets.firmware_build import core_flags, load_board
 
     board = tmp_path / "mine" / "board.json"
     board.parent.mkdir()

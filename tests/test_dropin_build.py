@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import REPO, needs_arm_gcc, needs_tools
 
-from mcu_planner.reader import read_model
-from mcu_planner.reference import ReferenceModel
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.targets.reference import ReferenceModel
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 APP = REPO / "examples" / "kws_app.c"

@@ -1,4 +1,4 @@
-"""The flatbuffer verifier (mcu_planner/flatbuffer_verifier.py) refuses
+"""The flatbuffer verifier (mcu_planner/frontend/flatbuffer_verifier.py) refuses
 exactly the bytes LiteRT's loader refuses as "not a valid Flatbuffer buffer",
 in time linear in the file size, and mcu-plan turns that into exit 2 with one
 line and nothing written."""
@@ -20,7 +20,7 @@ from conftest import SHARED, needs_shared
 from semantic_fuzz import BASE_MODELS
 
 from mcu_planner.cli import main
-from mcu_planner.flatbuffer_verifier import (
+from mcu_planner.frontend.flatbuffer_verifier import (
     MAX_TABLES,
     TABLE,
     TABLE_VECTOR,

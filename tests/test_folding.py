@@ -1,4 +1,4 @@
-"""Generation-time folding (mcu_planner/folding.py): ops on constants and
+"""Generation-time folding (mcu_planner/frontend/folding.py): ops on constants and
 shapes become constants, bit-exact with the reference, with no run-time call,
 no arena bytes and no flash of their own."""
 
@@ -11,14 +11,14 @@ import pytest
 from conftest import SHARED
 from kernel_models import assert_matches_reference
 
-from mcu_planner.check import generate_for_model
 from mcu_planner.cli import main
-from mcu_planner.codegen import ACTIVATION_DTYPES
-from mcu_planner.folding import fold_constants
+from mcu_planner.emit.codegen import ACTIVATION_DTYPES
+from mcu_planner.frontend.folding import fold_constants
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.problem import peak_live, sharing_lower_bound
-from mcu_planner.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.problem import peak_live, sharing_lower_bound
+from mcu_planner.targets.check import generate_for_model
 from mcu_planner_testing.builder import Int8Net, int8_quant
 
 Q = int8_quant(-2.0, 2.0)

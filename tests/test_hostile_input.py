@@ -11,14 +11,14 @@ import pytest
 from conftest import needs_cortex_m
 
 from mcu_planner.cli import main
-from mcu_planner.codegen import generate
+from mcu_planner.emit.codegen import generate
+from mcu_planner.emit.html_report import render_report
+from mcu_planner.emit.output_dir import write_output
 from mcu_planner.errors import InputError
-from mcu_planner.firmware_build import build_firmware
-from mcu_planner.html_report import render_report
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.output_dir import write_output
-from mcu_planner.planning import run_planner
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.targets.firmware_build import build_firmware
 from mcu_planner_testing.builder import ModelBuilder
 
 # A name that, printed raw, colours the terminal, returns the carriage, holds
@@ -84,7 +84,7 @@ def test_class3_the_html_report_embeds_any_tensor_name_as_data(name):
     graph = read_model(relu_model(name, name + "2"))
     lifetimes = compute_lifetimes(graph, alignment=16)
     plan = run_planner(lifetimes.problem, "greedy")
-    from mcu_planner import report
+    from mcu_planner.emit import report
 
     record = report.plan_json("m.tflite", graph, lifetimes, plan, True, None)
     page = render_report(record, "m.tflite", "weights 0 B", {}).decode()
@@ -211,7 +211,7 @@ def test_class1_a_board_directory_name_reaches_the_makefile_as_a_plain_word(tmp_
 
 
 def test_class6_a_second_run_on_one_outdir_is_refused_while_the_first_writes(tmp_path, capsys):
-    from mcu_planner.output_dir import OutputLock
+    from mcu_planner.emit.output_dir import OutputLock
 
     model = tmp_path / "m.tflite"
     model.write_bytes(relu_model())
@@ -288,7 +288,7 @@ def test_class9_limits_the_c_cannot_hold_are_refused_before_compiling(tmp_path, 
 
 
 def test_class9_a_failed_compile_is_never_success(tmp_path, capsys, monkeypatch):
-    from mcu_planner import flash
+    from mcu_planner.targets import flash
 
     def failing_link(*args, **kwargs):
         raise flash.CompileFailed("m.c:1:1: error: size of array 'm_arena' is too large")
@@ -326,7 +326,7 @@ def test_class10_long_tensor_names_keep_the_strict_check_build_clean(tmp_path):
     import shutil
     import subprocess
 
-    from mcu_planner.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
+    from mcu_planner.targets.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
 
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -394,7 +394,7 @@ def test_class13_a_check_build_catches_an_overlap_the_fast_walk_cannot_take(tmp_
     only the raster walk would allow) must stop the check build."""
     import numpy as np
 
-    from mcu_planner.check import CheckMismatch, HostTarget
+    from mcu_planner.targets.check import CheckMismatch, HostTarget
 
     graph = read_model(_pointwise_depthwise_pointwise())
     lifetimes = compute_lifetimes(graph, alignment=16)
@@ -433,8 +433,8 @@ def test_class8_a_stack_overflow_is_exit_5_naming_the_reserve_that_fits(tmp_path
     naming the overflow and a reserve measured to fit."""
     import numpy as np
 
-    from mcu_planner.check import CheckMismatch
-    from mcu_planner.qemu import QemuTarget
+    from mcu_planner.targets.check import CheckMismatch
+    from mcu_planner.targets.qemu import QemuTarget
 
     graph = read_model(relu_model())
     lifetimes = compute_lifetimes(graph, alignment=16)

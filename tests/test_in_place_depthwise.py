@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from conftest import MODELS_DIR, needs_shared
 
-from mcu_planner.check import check_model
-from mcu_planner.in_place_depthwise import candidates
+from mcu_planner.memory.in_place_depthwise import candidates
 from mcu_planner.pipeline import PlanOptions, analyse_model, generate_for_model, plan_model
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net
 
 

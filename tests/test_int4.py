@@ -14,12 +14,12 @@ from conftest import needs_cortex_m
 from kernel_models import assert_matches_reference
 
 from mcu_planner.cli import main
-from mcu_planner.codegen import lower_all
+from mcu_planner.emit.codegen import lower_all
 from mcu_planner.errors import InputError
-from mcu_planner.flash import counted_flash
-from mcu_planner.int4_weights import unpack_int4, unpack_int4_weights
+from mcu_planner.frontend.int4_weights import unpack_int4, unpack_int4_weights
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.pipeline import PlanOptions, analyse_model
-from mcu_planner.reader import read_model
+from mcu_planner.targets.flash import counted_flash
 from mcu_planner_testing.builder import (
     Int4Net,
     Int8Net,

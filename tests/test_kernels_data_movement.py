@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from kernel_models import Branches, assert_matches_reference, random_int8_quant
 
-from mcu_planner.check import HostTarget, generate_for_model
+from mcu_planner.emit.output_dir import write_output
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Operator, Tensor
-from mcu_planner.lifetimes import compute_lifetimes
 from mcu_planner.lowering import NotLowerable, lower
-from mcu_planner.output_dir import write_output
-from mcu_planner.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.targets.check import HostTarget, generate_for_model
 
 
 def _quant(dtype: str, q):

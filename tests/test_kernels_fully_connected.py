@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from kernel_models import assert_matches_reference
 
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Quantization
 from mcu_planner.lowering import NotLowerable, lower
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, int8_quant
 
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]

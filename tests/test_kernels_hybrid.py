@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from kernel_models import assert_matches_reference
 
-from mcu_planner.codegen import lower_all
+from mcu_planner.emit.codegen import lower_all
 from mcu_planner.errors import UnsupportedModel
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
 from mcu_planner_testing.builder import Int8Net
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")

@@ -12,9 +12,9 @@ import pytest
 from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 from kernel_models import assert_matches_reference
 
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.lstm import lstm_scratch
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import LSTM_INPUT_SLOTS, ModelBuilder, lstm_model
 
 INT8_CASES = {

@@ -10,7 +10,7 @@ from conftest import needs_cortex_m
 from kernel_models import ACTIVATIONS, Branches, assert_matches_reference, random_int8_quant
 from test_kernels_elementwise import random_shape_pair
 
-from mcu_planner.check import check_model
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import FloatNet
 
 BINARY = ("div", "pow", "squared_difference", "maximum", "minimum")

@@ -11,9 +11,9 @@ import math
 import numpy as np
 from kernel_models import FedBranches, assert_matches_reference, few
 
-from mcu_planner.check import run_generated
 from mcu_planner.lowering.activations import _float32_unary
 from mcu_planner.pipeline import generate_for_model
+from mcu_planner.targets.check import run_generated
 
 
 def ties_and_spread(rng, shape):

@@ -59,7 +59,7 @@ def test_float_round_trip_through_int8():
 def test_shared_keyword_scrambled_quantize_ops_lower():
     """The int16 QUANTIZE ops of a shared model lower (the model's other ops
     belong to other kernel families)."""
-    from mcu_planner.reader import read_model
+    from mcu_planner.frontend.reader import read_model
 
     graph = read_model(MODELS_DIR / "tflite-micro" / "keyword_scrambled.tflite")
     quantize_ops = [op for op in graph.operators if op.opcode == "QUANTIZE"]

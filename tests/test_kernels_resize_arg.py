@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from kernel_models import assert_matches_reference
 
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering import NotLowerable, lower
 from mcu_planner.lowering.resize_bilinear import float_samples, integer_samples
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net
 
 # (input h, w) -> (output h, w), align_corners, half_pixel_centers: up and

@@ -11,11 +11,11 @@ import pytest
 from conftest import needs_cortex_m
 from kernel_models import Branches, assert_matches_reference, random_scale
 
-from mcu_planner.check import generate_for_model, random_inputs, run_generated
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
-from mcu_planner.reader import read_model
-from mcu_planner.reference import ReferenceModel
+from mcu_planner.targets.check import generate_for_model, random_inputs, run_generated
+from mcu_planner.targets.reference import ReferenceModel
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, ModelBuilder, int16_quant
 
 # (kernel, strides, padding, dilation, activation)
@@ -212,8 +212,8 @@ def test_16x8_add_sub_with_power_of_two_scales(pot):
             model.op(opcode, (x, y), (3, 40), "int16", (out, 0), {"pot_scale_int16": pot})
     model_bytes = model.build()
     assert_matches_reference(model_bytes, inputs=3)
-    from mcu_planner.codegen import lower_all
-    from mcu_planner.reader import read_model
+    from mcu_planner.emit.codegen import lower_all
+    from mcu_planner.frontend.reader import read_model
 
     functions = {call.function for call in lower_all(read_model(model_bytes)).values()}
     assert functions == ({"mcu_add_s16_pot", "mcu_sub_s16_pot"} if pot else {"mcu_add_s16"})

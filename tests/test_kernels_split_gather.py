@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from kernel_models import assert_matches_reference
 
-from mcu_planner.check import check_model, generate_for_model
-from mcu_planner.codegen import ACTIVATION_DTYPES
-from mcu_planner.folding import fold_constants
+from mcu_planner.emit.codegen import ACTIVATION_DTYPES
+from mcu_planner.frontend.folding import fold_constants
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Quantization
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.targets.check import check_model, generate_for_model
 from mcu_planner_testing.builder import Int8Net, python_slice
 
 

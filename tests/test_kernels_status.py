@@ -11,11 +11,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from mcu_planner.check import run_generated
 from mcu_planner.errors import McuPlanError
+from mcu_planner.lowering.runtime_contract import runtime_declarations
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.reference import ReferenceModel
-from mcu_planner.runtime_contract import runtime_declarations
+from mcu_planner.targets.check import run_generated
+from mcu_planner.targets.reference import ReferenceModel
 from mcu_planner_testing.builder import ModelBuilder
 
 # NAME_KERNEL_FAILED (templates/model.h.j2), as the host harness reports it.

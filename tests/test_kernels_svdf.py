@@ -10,8 +10,8 @@ import pytest
 from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 from kernel_models import Branches, assert_matches_reference, random_int8_quant, random_scale
 
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
 
 # (batch, input_size, units, rank, memory_size, with bias)
 SHAPES = [
@@ -123,8 +123,8 @@ def test_svdf_scratch_is_planned_at_its_step_only():
 def test_reset_returns_the_state_to_its_start(tmp_path):
     """The same input after two others gives another output while the
     state carries over, and the first output again after NAME_reset()."""
-    from mcu_planner.check import HostTarget, generate_for_model, random_inputs
-    from mcu_planner.output_dir import write_output
+    from mcu_planner.emit.output_dir import write_output
+    from mcu_planner.targets.check import HostTarget, generate_for_model, random_inputs
 
     rng = np.random.default_rng(14)
     model = Branches("SVDF reset")
@@ -149,9 +149,9 @@ def test_keyword_scrambled_carries_its_state_bit_exactly():
     """TFLM's keyword_scrambled: seven int8 SVDFs with int16 state, int16
     input, int8 -> int16 SOFTMAX; five invocations in a row, then two after
     reset.  Its plan holds one int32 scratch buffer per SVDF."""
-    from mcu_planner.check import check_model
-    from mcu_planner.planning import run_planner
-    from mcu_planner.report import plan_json
+    from mcu_planner.emit.report import plan_json
+    from mcu_planner.memory.planning import run_planner
+    from mcu_planner.targets.check import check_model
 
     path = MODELS_DIR / "tflite-micro" / "keyword_scrambled.tflite"
     report = check_model(path, inputs=5, raise_on_mismatch=False)

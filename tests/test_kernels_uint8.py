@@ -9,10 +9,10 @@ import pytest
 from conftest import SHARED
 from kernel_models import assert_matches_reference
 
-from mcu_planner.check import check_model
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Quantization
 from mcu_planner.lowering import NotLowerable, lower
-from mcu_planner.reader import read_model
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import ModelBuilder, Uint8Net
 
 CORAL = SHARED / "peer-tests" / "coral"

@@ -18,7 +18,7 @@ import pytest
 import tflite
 from conftest import SHARED, needs_cortex_m
 
-from mcu_planner.check import check_model
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import streaming_int8_model
 
 MICROWAKEWORD = SHARED / "peer-tests" / "microwakeword"
@@ -57,9 +57,9 @@ def _distinct_reference_outputs(model: bytes) -> int:
     """How many different outputs the reference gives over the checked sequence (seed 0)."""
     import numpy as np
 
-    from mcu_planner.check import random_inputs
-    from mcu_planner.reader import read_model
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.frontend.reader import read_model
+    from mcu_planner.targets.check import random_inputs
+    from mcu_planner.targets.reference import ReferenceModel
 
     graph, rng = read_model(model), np.random.default_rng(0)
     reference = ReferenceModel(model)

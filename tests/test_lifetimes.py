@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 from conftest import MODELS_DIR, needs_shared, parse_int, shared_model_table
 
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planning import run_planner
-from mcu_planner.problem import peak_live
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.memory.problem import peak_live
+from mcu_planner.memory.verify import verify
 
 
 def _table_rows():
@@ -128,7 +128,7 @@ def _int8(mb, shape, name, scale=0.05, zero_point=-3):
 
 
 def test_in_place_never_writes_over_a_graph_output():
-    from mcu_planner.check import check_model
+    from mcu_planner.targets.check import check_model
     from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()
@@ -148,7 +148,7 @@ def test_in_place_never_writes_over_a_graph_output():
 def test_reshapes_feeding_a_concatenation_move_into_its_slices():
     import numpy as np
 
-    from mcu_planner.check import check_model
+    from mcu_planner.targets.check import check_model
     from mcu_planner_testing.builder import ModelBuilder
 
     mb = ModelBuilder()

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcu_planner.errors import DoesNotFit, InputError, McuPlanError
-from mcu_planner.intervals import read_intervals, write_offsets
-from mcu_planner.planners import load_all
-from mcu_planner.planners.optimal import fit_within, plan_optimal, search
-from mcu_planner.planning import run_planner
-from mcu_planner.problem import Budget, Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
-from mcu_planner.verify import verify
+from mcu_planner.memory.intervals import read_intervals, write_offsets
+from mcu_planner.memory.planners import load_all
+from mcu_planner.memory.planners.optimal import fit_within, plan_optimal, search
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.memory.problem import Budget, Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
+from mcu_planner.memory.verify import verify
 
 MINIMALLOC = BENCHMARKS_DIR / "minimalloc"
 TVM = BENCHMARKS_DIR / "tvm_usmp"

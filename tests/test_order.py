@@ -9,15 +9,15 @@ import itertools
 import pytest
 from test_random_networks import NETWORK_RECIPES, network, recipe_id, recipe_seed
 
-from mcu_planner.check import check_model
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.order import best_order, reorder
+from mcu_planner.frontend.order import best_order, reorder
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planners import load_all
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.memory.problem import peak_live
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, analyse_model, plan_analysed
-from mcu_planner.planners import load_all
-from mcu_planner.planning import run_planner
-from mcu_planner.problem import peak_live
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from mcu_planner import output_dir
 from mcu_planner.cli import main
-from mcu_planner.output_dir import replace_output_dir, write_output
+from mcu_planner.emit import output_dir
+from mcu_planner.emit.output_dir import replace_output_dir, write_output
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 
@@ -131,8 +131,8 @@ def test_sigterm_never_leaves_outdir_missing_or_staging_behind(tmp_path):
 
 
 def test_a_board_build_failure_leaves_no_parent_directories(tmp_path, capsys, monkeypatch):
-    from mcu_planner import firmware_build
     from mcu_planner.errors import InputError
+    from mcu_planner.targets import firmware_build
 
     def failing_build(*args, **kwargs):
         raise InputError("firmware build failed: arm-none-eabi-gcc exploded")

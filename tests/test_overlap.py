@@ -26,13 +26,11 @@ from conftest import needs_cortex_m
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcu_planner.check import random_inputs, run_generated
-from mcu_planner.codegen import generate
-from mcu_planner.overlap import max_output_offset
-from mcu_planner.pipeline import PlanOptions, analyse_model
-from mcu_planner.planners.greedy import plan_greedy
-from mcu_planner.planning import ArenaPlan, run_planner
-from mcu_planner.problem import (
+from mcu_planner.emit.codegen import generate
+from mcu_planner.memory.overlap import max_output_offset
+from mcu_planner.memory.planners.greedy import plan_greedy
+from mcu_planner.memory.planning import ArenaPlan, run_planner
+from mcu_planner.memory.problem import (
     Buffer,
     Overlap,
     Problem,
@@ -43,8 +41,10 @@ from mcu_planner.problem import (
     arena_bytes,
     peak_live,
 )
-from mcu_planner.reference import run_isolated
-from mcu_planner.verify import check_plan, verify
+from mcu_planner.memory.verify import check_plan, verify
+from mcu_planner.pipeline import PlanOptions, analyse_model
+from mcu_planner.targets.check import random_inputs, run_generated
+from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import FloatNet, Int4Net, Int8Net, Int16x8Net, Uint8Net, conv_output_size
 
 
@@ -514,7 +514,7 @@ def _canonical_optimum(sizes, starts, ends, pairs) -> int:
 @settings(max_examples=120, deadline=None)
 @given(st.data())
 def test_the_exact_solver_with_overlap_pairs_finds_the_brute_force_optimum(data):
-    from mcu_planner.planners.optimal import _solver_module
+    from mcu_planner.memory.planners.optimal import _solver_module
 
     solver = _solver_module()
     n = data.draw(st.integers(2, 6))
@@ -545,7 +545,7 @@ def test_the_exact_solver_with_overlap_pairs_finds_the_brute_force_optimum(data)
     ids=["height-0", "height-above-size", "itself", "not-together", "twice", "out-of-range", "not-a-triple"],
 )
 def test_the_exact_solver_refuses_malformed_pairs(pairs):
-    from mcu_planner.planners.optimal import _solver_module
+    from mcu_planner.memory.planners.optimal import _solver_module
 
     with pytest.raises(ValueError):
         _solver_module().fit([4, 4, 4], [0, 0, 2], [1, 2, 3], 12, 1.0, "WAT,TAW,TWA", pairs)

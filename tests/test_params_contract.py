@@ -13,11 +13,11 @@ from conftest import model_param, needs_shared, supported_shared_model_paths
 from kernel_models import Branches
 
 from mcu_planner import cli
-from mcu_planner.codegen import lower_all
+from mcu_planner.emit.codegen import lower_all
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.lowering.control_flow import op_calls
-from mcu_planner.reader import read_model
-from mcu_planner.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
+from mcu_planner.lowering.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, int8_quant
 
 # -- the parser ---------------------------------------------------------------------
@@ -522,13 +522,13 @@ def test_builder_models_lower_to_params_their_structs_declare(name):
 
 def _grid_copy_calls() -> list[KernelCall]:
     """The window copies codegen adds around a stage run in a grid of patches (patches.py)."""
-    from mcu_planner.patches import candidate_stages, make_stage, window_copy_calls, with_stage
+    from mcu_planner.memory.patches import candidate_stages, make_stage, window_copy_calls, with_stage
 
     net = Int8Net(2)
     x = net.input((1, 9, 7, 3))
     x = net.conv2d(x, 4, (3, 3), (1, 1), "SAME", "RELU")
     graph = read_model(net.build(net.depthwise_conv2d(x, (3, 3), (2, 2), "SAME", "NONE")))
-    from mcu_planner.program import lower_program
+    from mcu_planner.lowering.program import lower_program
 
     program = lower_program(graph)
     patched = with_stage(program, make_stage(program, candidate_stages(program)[0], 2, 2))

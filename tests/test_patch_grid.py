@@ -1,4 +1,4 @@
-"""Grids of R x C patches (mcu_planner/patches.py with cols > 1): windows
+"""Grids of R x C patches (mcu_planner/memory/patches.py with cols > 1): windows
 along both axes against a brute-force enumeration of every tap, random chains
 run patch by patch bit-exact against the reference with verified plans, the
 verifier and the -DMCU_PLAN_CHECK build refusing a plan whose patch buffer
@@ -13,14 +13,14 @@ import pytest
 from conftest import needs_cortex_m
 from test_patches import _random_chain, _vww_like, planned_verified_and_bit_exact
 
-from mcu_planner.check import check_model
+from mcu_planner.emit.report import in_place_depthwise_ops, patches_json
 from mcu_planner.errors import InputError
-from mcu_planner.patches import candidate_stages, make_stage, patchable_call, with_stage
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program
+from mcu_planner.memory.patches import candidate_stages, make_stage, patchable_call, with_stage
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, forced_grid, patch_counts, plan_model
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
-from mcu_planner.report import in_place_depthwise_ops, patches_json
-from mcu_planner.verify import verify
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net
 
 
@@ -148,10 +148,10 @@ def test_verifier_rejects_a_patch_buffer_over_the_stage_output():
 def test_check_build_stops_a_patch_scattered_from_over_the_stage_output(tmp_path):
     from test_codegen import run_host, seeded_inputs
 
-    from mcu_planner.codegen import generate
+    from mcu_planner.emit.codegen import generate
+    from mcu_planner.emit.output_dir import write_output
     from mcu_planner.errors import CheckMismatch
-    from mcu_planner.output_dir import write_output
-    from mcu_planner.planning import ArenaPlan
+    from mcu_planner.memory.planning import ArenaPlan
 
     model, planned, stage, good, bad = _grid_plan_with_a_patch_buffer_over_the_stage_output()
     graph, lifetimes = planned.graph, planned.lifetimes
@@ -297,8 +297,8 @@ def test_the_stage_overlap_bound_holds_for_the_grid_walk_byte_by_byte(grid):
     allows; then every patch, in the order the generated loop runs them,
     gathers its input window and scatters its output patch: no byte it
     gathers has been scattered over before."""
-    from mcu_planner.lifetimes import compute_lifetimes
-    from mcu_planner.problem import align_down
+    from mcu_planner.memory.lifetimes import compute_lifetimes
+    from mcu_planner.memory.problem import align_down
 
     graph = read_model(_vww_like())
     program = lower_program(graph)

@@ -12,8 +12,8 @@ import pytest
 from test_patches import _vww_like
 
 from mcu_planner import cli
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program
 
 
 @pytest.mark.parametrize("patches", ["3", "4x1"])

@@ -1,4 +1,4 @@
-"""Patch-based execution of a stage (mcu_planner/patches.py): per-patch
+"""Patch-based execution of a stage (mcu_planner/memory/patches.py): per-patch
 windows against a brute-force enumeration of the taps, random chains run
 strip by strip bit-exact against the reference with their plans verified,
 the verifier refusing a patched plan that writes a strip over input rows a
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from conftest import needs_cortex_m, needs_shared
 
-from mcu_planner.check import check_model
-from mcu_planner.lifetimes import compute_lifetimes
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering.common import compute_out_size, compute_padding
-from mcu_planner.patches import RowGeometry, candidate_stages, make_stage, stage_access, with_stage
+from mcu_planner.lowering.program import lower_program
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.patches import RowGeometry, candidate_stages, make_stage, stage_access, with_stage
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net
 from mcu_planner_testing.shared import shared_model_paths
 
@@ -172,10 +172,10 @@ def test_verifier_rejects_a_strip_written_over_rows_a_later_strip_reads():
 def test_check_build_stops_a_strip_written_over_rows_a_later_strip_reads(tmp_path):
     from test_codegen import run_host, seeded_inputs
 
-    from mcu_planner.codegen import generate
+    from mcu_planner.emit.codegen import generate
+    from mcu_planner.emit.output_dir import write_output
     from mcu_planner.errors import CheckMismatch
-    from mcu_planner.output_dir import write_output
-    from mcu_planner.planning import ArenaPlan
+    from mcu_planner.memory.planning import ArenaPlan
 
     model = _vww_like()
     graph = read_model(model)

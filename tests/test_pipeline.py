@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 from mcu_planner import cli
+from mcu_planner.memory.planners import load_all
+from mcu_planner.memory.problem import arena_bytes
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.planners import load_all
-from mcu_planner.problem import arena_bytes
-from mcu_planner.verify import verify
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from conftest import needs_cortex_m
 
-from mcu_planner.check import check_model, random_inputs
-from mcu_planner.firmware_build import build_firmware
-from mcu_planner.output_dir import write_output
+from mcu_planner.emit.output_dir import write_output
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.profiling import parse_profile
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
+from mcu_planner.targets.check import check_model, random_inputs
+from mcu_planner.targets.firmware_build import build_firmware
+from mcu_planner.targets.profiling import parse_profile
 from mcu_planner_testing.builder import Int8Net, lstm_model
 
 # input (1, 9, 9, 5) -> CONV_2D 7 filters 3x3 SAME -> DEPTHWISE_CONV_2D 3x3 VALID

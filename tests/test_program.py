@@ -10,11 +10,11 @@ from conftest import needs_shared
 from test_order import two_wide_branches
 
 from mcu_planner import lowering
-from mcu_planner.order import reorder
+from mcu_planner.emit.report import plan_json
+from mcu_planner.frontend.order import reorder
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program, reorder_program
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.program import lower_program, reorder_program
-from mcu_planner.reader import read_model
-from mcu_planner.report import plan_json
 from mcu_planner_testing.shared import MODELS_DIR
 
 

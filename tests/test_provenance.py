@@ -11,9 +11,9 @@ import pytest
 from conftest import REPO
 
 from mcu_planner import __version__
-from mcu_planner.check import HostTarget
 from mcu_planner.cli import main
-from mcu_planner.reader import read_model
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.targets.check import HostTarget
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from conftest import MODELS_DIR, REPO, model_param, needs_cortex_m, needs_shared, supported_shared_model_paths
 
+from mcu_planner.emit.output_dir import ModelInterface
 from mcu_planner.errors import DoesNotFit, InputError
-from mcu_planner.firmware_build import board_names, build_firmware, load_board
-from mcu_planner.output_dir import ModelInterface
-from mcu_planner.qemu import QemuError, exit_code_names, run_firmware
+from mcu_planner.targets.firmware_build import board_names, build_firmware, load_board
+from mcu_planner.targets.qemu import QemuError, exit_code_names, run_firmware
 
 FAKE_MODEL = REPO / "tests" / "fixtures" / "fake_model"
 BOARDS = ["mps2-an386", "mps3-an547"]
@@ -153,7 +153,7 @@ def test_harness_takes_the_model_interface_as_given(tmp_path):
 
 @needs_cortex_m
 def test_a_failed_build_is_one_line_naming_the_error(tmp_path):
-    from mcu_planner.firmware_build import FirmwareBuildError
+    from mcu_planner.targets.firmware_build import FirmwareBuildError
 
     outdir = tmp_path / "out"
     shutil.copytree(FAKE_MODEL, outdir)
@@ -341,7 +341,7 @@ AN547_MODELS = ["tflite-micro/person_detect", "mlcommons-tiny/kws_ref_model", "m
 
 
 def _check_on_board(path: Path, board: str):
-    from mcu_planner.check import check_model
+    from mcu_planner.targets.check import check_model
 
     # check_build=False: the host target already runs the plan-discipline
     # build; here the question is whether the Cortex-M build computes the
@@ -376,7 +376,7 @@ def test_mcu_plan_budget_edges(tmp_path):
     command counted; exactly that budget still builds, one byte less builds
     only a plan that links within it, and a budget below the plan's arena
     fails before any C is written (exit 3)."""
-    from mcu_planner.firmware_build import DEFAULT_STACK_BYTES
+    from mcu_planner.targets.firmware_build import DEFAULT_STACK_BYTES
 
     model = str(MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite")
     plain = ("--alias", "off", "--board", "mps2-an386")
@@ -427,7 +427,7 @@ def test_mcu_plan_budget_edges(tmp_path):
 @needs_shared
 @needs_cortex_m
 def test_check_target_links_against_the_given_ram():
-    from mcu_planner.check import check_model
+    from mcu_planner.targets.check import check_model
 
     model = MODELS_DIR / "tflite-micro" / "hello_world_int8.tflite"
     report = check_model(model, target="mps2-an386", inputs=1, ram=8192, check_build=False)
@@ -456,7 +456,7 @@ def test_arena_placement_options_land_in_zeroed_ram(tmp_path, board, placement):
     arena_address, arena_size = table["kws_ref_model_arena"]
     assert table["__bss_start"][0] <= arena_address and arena_address + arena_size <= table["__bss_end"][0]
     assert re.search(r"^flash\s+\d+ B\s+\(text \d+ \+ data 0\)", done.stdout, re.MULTILINE)
-    from mcu_planner.reference import ReferenceModel
+    from mcu_planner.targets.reference import ReferenceModel
 
     features = np.random.default_rng(3).integers(-128, 128, (1, 49, 10, 1), dtype=np.int8)
     run = run_firmware(

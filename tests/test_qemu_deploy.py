@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from conftest import MODELS_DIR, REPO, needs_arm_gcc, needs_cortex_m, needs_shared, needs_tools
 
-from mcu_planner.check import check_model, check_models, random_inputs
-from mcu_planner.codegen import render
-from mcu_planner.reader import read_model
-from mcu_planner.reference import run_isolated
-from mcu_planner.regions import Region
+from mcu_planner.emit.codegen import render
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.regions import Region
+from mcu_planner.targets.check import check_model, check_models, random_inputs
+from mcu_planner.targets.reference import run_isolated
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"
 KWS = MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite"
@@ -228,9 +228,9 @@ def test_a_region_s_check_build_catches_a_buffer_moved_onto_a_live_one():
     moving a buffer onto one alive in the same region is reported."""
     import re
 
-    from mcu_planner.check import run_generated
     from mcu_planner.errors import CheckMismatch
     from mcu_planner.pipeline import PlanOptions, plan_model
+    from mcu_planner.targets.check import run_generated
 
     planned = plan_model(EXAMPLE, PlanOptions(regions=(Region("a", 3 * 1024), Region("b", 64 * 1024))))
     regions, problem = planned.regions, planned.lifetimes.problem

@@ -21,13 +21,13 @@ import pytest
 from conftest import needs_cortex_m
 from kernel_models import Branches, assert_matches_reference, fp16_tables_header
 
-from mcu_planner.check import check_model
-from mcu_planner.firmware_build import build_firmware
+from mcu_planner.emit.output_dir import write_output
+from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
-from mcu_planner.output_dir import write_output
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.qemu import run_firmware
-from mcu_planner.resources import firmware_dir
+from mcu_planner.targets.check import check_model
+from mcu_planner.targets.firmware_build import build_firmware
+from mcu_planner.targets.qemu import run_firmware
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 
 pytestmark = needs_cortex_m

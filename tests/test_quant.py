@@ -13,10 +13,10 @@ import pytest
 from kernel_models import fp16_tables_header
 
 from mcu_planner import gemmlowp16, quant
-from mcu_planner.c_flags import STRICT_WARNING_FLAGS
+from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization, Tensor
 from mcu_planner.lowering.common import compute_out_size, compute_padding
-from mcu_planner.resources import firmware_dir
+from mcu_planner.targets.c_flags import STRICT_WARNING_FLAGS
 
 
 def test_tflite_round_ties_away_from_zero():

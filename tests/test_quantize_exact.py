@@ -196,7 +196,7 @@ def int16_activations(monkeypatch):
     """The sweep models hold int16 tensors only between QUANTIZE and
     DEQUANTIZE, whose int16 kernels exist; let codegen accept them even where
     int16 activations in general are not yet enabled."""
-    from mcu_planner import codegen
+    from mcu_planner.emit import codegen
 
     monkeypatch.setattr(codegen, "ACTIVATION_DTYPES", codegen.ACTIVATION_DTYPES | {"int16"})
 
@@ -249,10 +249,10 @@ def test_every_build_of_float_kernels_turns_off_fp_contraction(tmp_path):
     the build files of OUTDIR (NAME.mk, CMakeLists.txt), the board Makefile
     and every compiler command in the README and docs/ pass it (a fused multiply-add
     would change float results)."""
-    from mcu_planner.check import generate_for_model
-    from mcu_planner.firmware_build import build_firmware
-    from mcu_planner.output_dir import write_output
-    from mcu_planner.resources import templates_dir
+    from mcu_planner.emit.output_dir import write_output
+    from mcu_planner.emit.resources import templates_dir
+    from mcu_planner.targets.check import generate_for_model
+    from mcu_planner.targets.firmware_build import build_firmware
 
     model = conversion_model([("int8", 1 / 255, -128)], [], 16)
     _, _, files = generate_for_model(model, name="fp_model")

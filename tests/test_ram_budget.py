@@ -13,20 +13,12 @@ import pytest
 from conftest import MODELS_DIR, needs_cortex_m, needs_shared
 
 from mcu_planner import cli
+from mcu_planner.emit.output_dir import read_interface
+from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.errors import DoesNotFit
-from mcu_planner.firmware_build import (
-    DEFAULT_STACK_BYTES,
-    firmware_target,
-    linked_ram_bytes,
-    load_board,
-    make_firmware,
-    write_firmware_files,
-)
-from mcu_planner.flash import flash_shortfall
-from mcu_planner.output_dir import read_interface
-from mcu_planner.pipeline import PlanOptions, smallest_ram
-from mcu_planner.program import lower_program
-from mcu_planner.ram_budget import (
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program
+from mcu_planner.memory.ram_budget import (
     HARNESS_STATIC_BYTES,
     KERNEL_STATIC_BUFFERS,
     LIBC_STATE_BYTES,
@@ -34,8 +26,16 @@ from mcu_planner.ram_budget import (
     libc_state_functions,
     ram_budget,
 )
-from mcu_planner.reader import read_model
-from mcu_planner.resources import firmware_dir
+from mcu_planner.pipeline import PlanOptions, smallest_ram
+from mcu_planner.targets.firmware_build import (
+    DEFAULT_STACK_BYTES,
+    firmware_target,
+    linked_ram_bytes,
+    load_board,
+    make_firmware,
+    write_firmware_files,
+)
+from mcu_planner.targets.flash import flash_shortfall
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
 BOARDS = ("mps2-an386", "mps3-an547")
@@ -177,8 +177,8 @@ def test_check_counts_its_stack_in_the_budget():
     --board BOARD --stack S` does: at that plan's RAM it links and runs
     bit-exact (the profile build with its own headroom), below it the check
     refuses before building."""
-    from mcu_planner.check import check_model
     from mcu_planner.pipeline import plan_model
+    from mcu_planner.targets.check import check_model
 
     stack = 2048
     options = PlanOptions(target=firmware_target("mps2-an386", stack), patches="off", alias=False)

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from mcu_planner.check import check_model
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planners import load_all
-from mcu_planner.planning import plan_auto, run_planner
-from mcu_planner.problem import arena_bytes
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planners import load_all
+from mcu_planner.memory.planning import plan_auto, run_planner
+from mcu_planner.memory.problem import arena_bytes
+from mcu_planner.memory.verify import verify
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net, ModelBuilder
 
 # Bounds the exact planner (some of these problems it cannot prove optimal

@@ -10,10 +10,10 @@ import pytest
 import tflite
 from conftest import MODELS_DIR, model_param, needs_shared, parse_int, shared_model_paths, shared_model_table
 
-from mcu_planner.check import check_model
 from mcu_planner.errors import InputError, UnsupportedModel
+from mcu_planner.frontend.reader import BUILTIN_CODES, DYNAMIC_INNER_NOTE, enum_for, option_fields, read_model
 from mcu_planner.graph import Quantization
-from mcu_planner.reader import BUILTIN_CODES, DYNAMIC_INNER_NOTE, enum_for, option_fields, read_model
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import ModelBuilder, options_table_for, single_op_model, tiny_kws_int8
 
 NUMPY_TO_DTYPE = {
@@ -36,7 +36,7 @@ def litert(path_or_bytes):
     so it gets the copy reference.py makes valid."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    from mcu_planner.reference import with_valid_quantized_dimensions
+    from mcu_planner.targets.reference import with_valid_quantized_dimensions
 
     data = path_or_bytes if isinstance(path_or_bytes, bytes) else Path(path_or_bytes).read_bytes()
     return Interpreter(
@@ -162,7 +162,7 @@ def _random_value(rng, table, field):
 def test_every_options_table_round_trips():
     """For every options table of the schema, random values for every field
     read back as written: the generic converters of reader and builder agree."""
-    from mcu_planner.reader import OPTIONS_UNION_MEMBERS
+    from mcu_planner.frontend.reader import OPTIONS_UNION_MEMBERS
 
     rng = np.random.default_rng(7)
     mb = ModelBuilder()

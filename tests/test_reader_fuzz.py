@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcu_planner.errors import MAX_UNSUPPORTED_LINES, InputError, UnsupportedModel
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import DTYPE_BITS, Graph
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import ModelBuilder
 
 REPO = Path(__file__).resolve().parents[1]

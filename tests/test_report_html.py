@@ -19,13 +19,13 @@ import pytest
 from conftest import MODELS_DIR, REPO, needs_firmware_build, needs_shared
 from test_cli import assert_one_line_error, run_cli
 
-from mcu_planner import flash as flash_module
 from mcu_planner.cli import main
-from mcu_planner.codegen import lower_all
-from mcu_planner.flash import counted_flash, measure_flash
+from mcu_planner.emit.codegen import lower_all
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.lowering.program import lower_program
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.program import lower_program
-from mcu_planner.reader import read_model
+from mcu_planner.targets import flash as flash_module
+from mcu_planner.targets.flash import counted_flash, measure_flash
 from mcu_planner_testing.builder import Int8Net
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

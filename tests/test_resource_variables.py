@@ -1,5 +1,5 @@
 """Resource variables and CALL_ONCE as the reader resolves them
-(mcu_planner/resource_variables.py): one variable tensor per (container,
+(mcu_planner/frontend/resource_variables.py): one variable tensor per (container,
 shared_name), initial values from the init subgraph run at generation time,
 reads and writes kept in order; and the models it refuses, in one line."""
 
@@ -10,8 +10,8 @@ import pytest
 from conftest import SHARED
 
 from mcu_planner.errors import UnsupportedModel
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.pipeline import PlanOptions, analyse_model
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import ModelBuilder, streaming_int8_model
 
 MICROWAKEWORD = SHARED / "peer-tests" / "microwakeword"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from mcu_planner.resources import firmware_dir
-from mcu_planner.runtime_contract import runtime_declarations
+from mcu_planner.emit.resources import firmware_dir
+from mcu_planner.lowering.runtime_contract import runtime_declarations
 
 MAX_LINES = 600
 MAX_PARAMETERS = 6

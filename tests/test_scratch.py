@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 
 from mcu_planner import lowering
-from mcu_planner.check import check_model
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planning import planner_names, run_planner
-from mcu_planner.reader import read_model
-from mcu_planner.report import memory_map, plan_json
-from mcu_planner.verify import verify
+from mcu_planner.emit.report import memory_map, plan_json
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planning import planner_names, run_planner
+from mcu_planner.memory.verify import verify
+from mcu_planner.targets.check import check_model
 from mcu_planner_testing.builder import Int8Net
 
 SCRATCH_ELEMENTS = 300

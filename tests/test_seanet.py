@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from conftest import SHARED, needs_cortex_m
 
-from mcu_planner.c_literals import c_identifier
-from mcu_planner.check import check_model, generate_for_model, run_generated
+from mcu_planner.emit.c_literals import c_identifier
+from mcu_planner.targets.check import check_model, generate_for_model, run_generated
 
 SEANET = SHARED / "peer-tests" / "tflm-seanet"
 

@@ -12,17 +12,17 @@ from conftest import BENCHMARKS_DIR, model_param, needs_shared, shared_model_pat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcu_planner.intervals import read_intervals
-from mcu_planner.lifetimes import compute_lifetimes
-from mcu_planner.planners import SEED_FILES, load_all
-from mcu_planner.planners.best_fit import plan_best_fit
-from mcu_planner.planners.bidirectional import plan_around_origin, plan_bidirectional
-from mcu_planner.planners.first_fit import plan_first_fit
-from mcu_planner.planners.search import search_placements
-from mcu_planner.planners.shared_blocks import assign_blocks, plan_shared_blocks
-from mcu_planner.problem import Budget, Buffer, Problem, Step, arena_bytes, peak_live, problem_from_intervals
-from mcu_planner.reader import read_model
-from mcu_planner.verify import verify
+from mcu_planner.frontend.reader import read_model
+from mcu_planner.memory.intervals import read_intervals
+from mcu_planner.memory.lifetimes import compute_lifetimes
+from mcu_planner.memory.planners import SEED_FILES, load_all
+from mcu_planner.memory.planners.best_fit import plan_best_fit
+from mcu_planner.memory.planners.bidirectional import plan_around_origin, plan_bidirectional
+from mcu_planner.memory.planners.first_fit import plan_first_fit
+from mcu_planner.memory.planners.search import search_placements
+from mcu_planner.memory.planners.shared_blocks import assign_blocks, plan_shared_blocks
+from mcu_planner.memory.problem import Budget, Buffer, Problem, Step, arena_bytes, peak_live, problem_from_intervals
+from mcu_planner.memory.verify import verify
 
 SEED_PLANNERS = ("bidirectional", "best-fit", "first-fit", "search", "shared-blocks")
 SEARCH_SECONDS = 0.3  # the search's budget in these tests: validity never depends on it
@@ -346,7 +346,7 @@ def test_search_backtracking_improves_on_a_first_descent_that_stacks_too_high():
 
 
 def test_search_without_a_time_limit_reads_no_clock_and_stops_at_its_work_bound(monkeypatch):
-    import mcu_planner.planners.search as search_module
+    import mcu_planner.memory.planners.search as search_module
 
     def no_clock() -> float:
         raise AssertionError("search read the clock without a time limit")

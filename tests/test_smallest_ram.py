@@ -10,8 +10,8 @@ from dataclasses import replace
 from conftest import REPO
 from test_overlap import _vww_like
 
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model, smallest_ram
-from mcu_planner.verify import verify
 
 OPTIONS = PlanOptions(time_limit=5.0, order="model")
 

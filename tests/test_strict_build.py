@@ -1,5 +1,5 @@
 """The generated model and the runtime files it copies compile without a
-warning under the strict flag set (mcu_planner/c_flags.py) on the host and for
+warning under the strict flag set (mcu_planner/targets/c_flags.py) on the host and for
 the Cortex-M4F and Cortex-M55 boards, plain, as a check build and as a
 profile build: one model
 per dtype family, each with the kernels of that family that widen pointers
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import needs_arm_gcc
 
-from mcu_planner.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
-from mcu_planner.firmware_build import load_board
-from mcu_planner.output_dir import write_output
+from mcu_planner.emit.output_dir import write_output
+from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.resources import firmware_dir
+from mcu_planner.targets.c_flags import FLOAT_FLAGS, STRICT_WARNING_FLAGS
+from mcu_planner.targets.firmware_build import load_board
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net
 
 

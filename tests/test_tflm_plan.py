@@ -16,12 +16,12 @@ import tflite
 from conftest import MODELS_DIR, REPO, needs_shared
 from test_cli import assert_one_line_error, run_cli
 
-from mcu_planner.check import random_inputs
+from mcu_planner.emit.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
+from mcu_planner.frontend.reader import OFFLINE_PLAN_METADATA, read_model
+from mcu_planner.memory.problem import Problem, peak_live
+from mcu_planner.memory.verify import verify
 from mcu_planner.pipeline import PlanOptions, plan_model
-from mcu_planner.problem import Problem, peak_live
-from mcu_planner.reader import OFFLINE_PLAN_METADATA, read_model
-from mcu_planner.tflm_plan import ONLINE, choose_tflm_plan, tflm_arena, tflm_problem, with_offline_plan
-from mcu_planner.verify import verify
+from mcu_planner.targets.check import random_inputs
 from mcu_planner_testing.builder import ModelBuilder, run_reference, tiny_kws_int8
 
 EXAMPLE = REPO / "examples" / "tiny_kws_int8.tflite"

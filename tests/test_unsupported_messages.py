@@ -155,7 +155,7 @@ def test_an_int8_svdf_state_is_named_as_the_wrong_state_type(tmp_path, capsys):
 
     from test_validate import _bench_coverage
 
-    from mcu_planner.reader import read_model
+    from mcu_planner.frontend.reader import read_model
 
     graph = read_model(_bench_coverage().build_variant("SVDF", "int8"))
     state = next(t for t in graph.tensors if t.is_variable)

@@ -1,4 +1,4 @@
-"""The semantic validator (mcu_planner/validate.py): models that parse but make
+"""The semantic validator (mcu_planner/frontend/validate.py): models that parse but make
 no sense end in exit 2 with one line naming the op, the tensor and the rule;
 real models pass.  One regression test per class of issue 14."""
 
@@ -14,8 +14,8 @@ from conftest import SHARED, needs_shared
 from semantic_fuzz import with_op, with_tensor
 
 from mcu_planner.cli import main
+from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Quantization
-from mcu_planner.reader import read_model
 from mcu_planner_testing.builder import Int8Net, ModelBuilder, single_op_model, tiny_kws_int8
 
 
@@ -211,7 +211,7 @@ def test_shapes_that_do_not_broadcast_are_refused(tmp_path, capsys):
 
 
 def test_per_channel_scales_of_the_wrong_length_are_refused():
-    from mcu_planner.validate import InvalidModel, validate
+    from mcu_planner.frontend.validate import InvalidModel, validate
 
     graph = read_model(single_op_model("conv2d", (1, 6, 6, 3), filters=4))
     filt = graph.tensors[graph.operators[0].inputs[1]]
@@ -227,7 +227,7 @@ def test_an_opcode_without_rules_is_left_to_lowering(tmp_path, capsys):
     y = b.add_tensor((1, 4), "float32")
     b.add_op("SIGN", [x], [y])
     b.set_io([x], [y])
-    from mcu_planner.validate import OP_RULES
+    from mcu_planner.frontend.validate import OP_RULES
 
     assert "SIGN" not in OP_RULES
     code, err = plan_exit(b.build(), tmp_path, capsys, "-o", str(tmp_path / "out"))
@@ -238,8 +238,8 @@ def test_zero_point_outside_an_int32_field_is_bad_input_not_a_bug():
     """An int16-range zero point on an int8 MUL passes no zero-point rule if
     it is changed after reading; the derived offset must still be refused as
     bad input by the C-type rule (exit 2), not as a contract bug (exit 1)."""
-    from mcu_planner.codegen import lower_all
-    from mcu_planner.validate import InvalidModel
+    from mcu_planner.emit.codegen import lower_all
+    from mcu_planner.frontend.validate import InvalidModel
 
     net = Int8Net(0)
     a, c = net.input((1, 4)), net.input((1, 4))
@@ -260,7 +260,7 @@ def _real_models() -> list[Path]:
 
 @needs_shared
 def test_every_shared_model_passes_validation():
-    from mcu_planner.validate import load_model
+    from mcu_planner.frontend.validate import load_model
 
     models = _real_models()
     assert len(models) > 20
@@ -327,7 +327,7 @@ def _with_zero_point(graph: Graph, tensor: int, zero_point: int) -> Graph:
 
 
 def _int16_symmetric_opcodes() -> list[str]:
-    from mcu_planner.validate import INT16_SYMMETRIC_OPCODES
+    from mcu_planner.frontend.validate import INT16_SYMMETRIC_OPCODES
 
     return sorted(INT16_SYMMETRIC_OPCODES)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcu_planner.planning import run_planner
-from mcu_planner.problem import Buffer, Problem, Step, peak_live, problem_from_intervals
-from mcu_planner.verify import verify
+from mcu_planner.memory.planning import run_planner
+from mcu_planner.memory.problem import Buffer, Problem, Step, peak_live, problem_from_intervals
+from mcu_planner.memory.verify import verify
 
 
 @st.composite

@@ -10,7 +10,7 @@ from conftest import REPO
 from test_cli import run_cli
 
 from mcu_planner import __version__
-from mcu_planner.identity import _tree_digest, sources_sha256
+from mcu_planner.emit.identity import _tree_digest, sources_sha256
 
 
 def test_version_prints_the_version_and_the_sources_digest():

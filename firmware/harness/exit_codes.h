@@ -2,7 +2,7 @@
  *
  * 0 .. 99 are the model's invoke() status, passed through unchanged (clamped
  * to 99).  100 and up mean the harness or the core stopped the run.  Python
- * (mcu_planner/qemu.py) reads the names and values from this file, so keep
+ * (mcu_planner/targets/qemu.py) reads the names and values from this file, so keep
  * one `#define EXIT_NAME value` per line. */
 #ifndef MCU_EXIT_CODES_H
 #define MCU_EXIT_CODES_H

@@ -25,7 +25,7 @@
  * (invoke: the whole invocation as the profile build timed it, hooks
  * included).
  *
- * harness_config.h (written by mcu_planner/firmware_build.py) names the
+ * harness_config.h (written by mcu_planner/targets/firmware_build.py) names the
  * model's header and maps the MODEL_* names used here onto its prefix. */
 #include <stddef.h>
 #include <stdint.h>

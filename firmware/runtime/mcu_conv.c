@@ -19,14 +19,14 @@
 #include "mcu_conv_window.h"
 #include "mcu_depthwise.h"
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order
  * (batch, row, column), at most four at a time (two without Helium), each
  * block reading only its own windows (reads and writes interleaved within
  * the block).
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -56,7 +56,7 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/traits.py, KERNEL_ORDERS): with
+/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, the int8 depthwise kernel writes output pixels in
  * raster order (batch, row, column) in the aligned groups of four its entry
  * declares, each group reading only its own windows
@@ -71,7 +71,7 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
  * order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -22,9 +22,9 @@ typedef struct {
      * NULL: the offset is added per tap everywhere. */
     const int32_t *window_offset_terms;
     /* Nonzero when the plan starts the output inside the input it reads for
-     * the last time (a partial overlap, mcu_planner/overlap.py): the kernel
+     * the last time (a partial overlap, mcu_planner/memory/overlap.py): the kernel
      * then writes output pixels in raster order, as KERNEL_ORDERS in
-     * mcu_planner/lowering/traits.py declares, instead of its faster
+     * mcu_planner/lowering/conv.py (WALKS) declares, instead of its faster
      * channel-outermost loops.  0: any order. */
     int32_t raster_walk;
     /* Bytes at the `columns` scratch of mcu_conv_2d_s8 (planned in the arena,

@@ -52,7 +52,7 @@ static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const i
  * one output pixel at a time in raster order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 static void conv_2d_s16(const mcu_conv_s16_params *p, const int16_t *input, const int8_t *filter,

@@ -31,7 +31,7 @@ static int32_t dot_u8(const uint8_t *x, const uint8_t *w, int32_t n, int32_t inp
  * output pixel at a time in raster order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_conv_2d_u8(const mcu_conv_u8_params *p, const uint8_t *input, const uint8_t *filter, const int32_t *bias,

@@ -363,7 +363,7 @@ static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, cons
 /* Depth multiplier 1 or a multiple of 4 under a planned overlap
  * (raster_walk): the raster walk in the aligned groups of four pixels the
  * plan assumes
- * (lowering/traits.py, KERNEL_ORDERS), each group in runs of pixels whose
+ * (mcu_planner/lowering/conv.py, WALKS), each group in runs of pixels whose
  * windows have the same taps inside the input -- along a row, or down a
  * one-column output. */
 static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

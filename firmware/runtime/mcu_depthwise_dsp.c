@@ -280,7 +280,7 @@ MCU_NOINLINE static int32_t depthwise_windows4_s8(const mcu_conv_s8_params *p, c
 
 
 /* The windows of the aligned groups of four raster pixels the plan assumes
- * (lowering/traits.py, KERNEL_ORDERS), one depthwise_windows4_s8 each, so
+ * (mcu_planner/lowering/conv.py, WALKS), one depthwise_windows4_s8 each, so
  * that the rescales are prepared once per group however its pixels' windows
  * meet the padding; the channels past the last multiple of 4 by the
  * reference loop. */

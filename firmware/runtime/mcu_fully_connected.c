@@ -182,7 +182,7 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
  * other row for it (rows in order).
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 void mcu_fully_connected_s8(const mcu_fully_connected_s8_params *p, const int8_t *input, const int8_t *filter,

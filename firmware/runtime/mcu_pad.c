@@ -7,7 +7,7 @@
  * raster order (batch, row, column), each inside pixel right after its one
  * input pixel is read.  The plan may start the output inside, or just before,
  * the input this op reads for the last time, as far as that walk never writes
- * an input byte still to be read (mcu_planner/overlap.py).  A change of the
+ * an input byte still to be read (mcu_planner/memory/overlap.py).  A change of the
  * walk must change the kernel's entry there; tests/test_overlap.py runs it
  * bit-exact at the tightest overlap the entry allows. */
 #include "mcu_pad.h"

@@ -18,7 +18,7 @@
  * reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op
  * reads for the last time, as far as that walk never writes an input byte
- * still to be read (mcu_planner/overlap.py).  Loops that change the walk must
+ * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 /* Pooling windows are convolution windows without dilation. */

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidModel
 from ..graph import Graph, Operator, PatchWindow, Window, operator_name
-from ..problem import WindowAccess
+from ..memory.problem import WindowAccess
 from ..quant import InvalidRescale, UnsupportedQuantization
 from ..registry import Registry, package_modules
 

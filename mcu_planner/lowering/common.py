@@ -10,12 +10,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from ..graph import DTYPE_BITS, Graph, Operator, Quantization, Tensor
-from ..quant import (
-    activation_range_float,
-    activation_range_quantized,
-    conv_output_multipliers,
-    wrap_int32,
-)
+from ..quant import activation_range_float, activation_range_quantized, conv_output_multipliers, wrap_int32
 from . import CArray, KernelCall, NotLowerable, ParamValue
 
 MAX_RANK = 6  # MCU_MAX_RANK in firmware/runtime/mcu_runtime.h

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from ..control_flow import Body, bodies
 from ..errors import InvalidModel, McuPlanError
+from ..frontend.control_flow import Body, bodies
 from ..graph import Graph, Operator, operator_dtype_key, operator_name
 from . import KernelCall, KernelFacts, NotLowerable, ScratchNeed, declare_facts, lower, lowers, scratch_for
 

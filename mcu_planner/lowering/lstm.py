@@ -26,15 +26,7 @@ from ..gemmlowp16 import ReciprocalTable, reciprocal_table
 from ..graph import Graph, Operator, Tensor
 from ..quant import checked_log2, f32, quantize_multiplier, quantized_clip
 from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, ScratchNeed, facts_for, lowers, scratch_for
-from .common import (
-    input_tensor,
-    int32_array,
-    output_tensor,
-    require_dtype,
-    scale,
-    zero_point,
-    zero_point_row_sums,
-)
+from .common import input_tensor, int32_array, output_tensor, require_dtype, scale, zero_point, zero_point_row_sums
 
 SOURCES_F32 = ("mcu_lstm_f32",)
 SOURCES_S8 = ("mcu_lstm_s8",)

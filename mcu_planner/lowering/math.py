@@ -20,14 +20,7 @@ import numpy as np
 from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
-from .common import (
-    activation_params,
-    elementwise_operands,
-    kernel_call,
-    require_dtype,
-    scale,
-    zero_point,
-)
+from .common import activation_params, elementwise_operands, kernel_call, require_dtype, scale, zero_point
 from .elementwise import binary_operands, broadcast_params
 
 SOURCES = ("mcu_math",)

@@ -15,15 +15,7 @@ import numpy as np
 
 from ..graph import Graph, Operator
 from . import CArray, KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
-from .common import (
-    TYPE_SUFFIX,
-    constant_ints,
-    input_tensor,
-    int32_array,
-    output_tensor,
-    scale,
-    zero_point,
-)
+from .common import TYPE_SUFFIX, constant_ints, input_tensor, int32_array, output_tensor, scale, zero_point
 
 FRACTION_BITS = 10  # the integer kernel's distances are in 1/1024ths
 

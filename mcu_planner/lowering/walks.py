@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from ..graph import DTYPE_BITS, Graph, Operator, PatchWindow, Window
-from ..problem import WindowAccess
+from ..memory.problem import WindowAccess
 from . import CArray, KernelCall, KernelFacts, ParamValue
 
 

@@ -1,0 +1,1 @@
+"""The emit stage of the pipeline (docs/design.md)."""

@@ -1,0 +1,1 @@
+"""The frontend stage of the pipeline (docs/design.md)."""

@@ -1,0 +1,1 @@
+"""The memory stage of the pipeline (docs/design.md)."""

@@ -1,0 +1,1 @@
+"""The targets stage of the pipeline (docs/design.md)."""
