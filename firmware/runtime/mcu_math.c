@@ -32,6 +32,8 @@ MCU_BROADCAST_KERNEL(mcu_maximum_f32, mcu_broadcast_params, float, float, x > y 
 MCU_BROADCAST_KERNEL(mcu_minimum_f32, mcu_broadcast_params, float, float, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_maximum_s16, mcu_broadcast_params, int16_t, int16_t, x > y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_minimum_s16, mcu_broadcast_params, int16_t, int16_t, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
 
 static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)

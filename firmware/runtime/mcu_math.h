@@ -100,10 +100,12 @@ typedef struct {
 
 void mcu_squared_difference_s8(const mcu_squared_difference_s8_params *p, const int8_t *input1,
                                const int8_t *input2, int8_t *output);
-/* int8 MAXIMUM / MINIMUM compare the stored values (TFLite requires the
- * inputs and output to share one quantization). */
+/* int8 and int16 MAXIMUM / MINIMUM compare the stored values (TFLite
+ * requires the inputs and output to share one quantization). */
 void mcu_maximum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_minimum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+void mcu_maximum_s16(const mcu_broadcast_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+void mcu_minimum_s16(const mcu_broadcast_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 
 typedef struct {
     int32_t size;

@@ -8,8 +8,8 @@ GELU / ELU; those with int8 tables
 are registered in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
 multiplies matrices over broadcast batch dimensions.  The expressions are
-TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
-whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
+TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8 and
+int16, whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
 int8 (their Prepare functions' rescales).
 """
 
@@ -57,13 +57,13 @@ FLOAT_ONLY_UNARY = ("SQUARE", "CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")
 # Binary ops without a fused activation -> (function stem, dtypes it takes).
 BROADCAST_FUNCTIONS = {
     "POW": ("mcu_pow", ("float32",)),
-    "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
-    "MINIMUM": ("mcu_minimum", ("float32", "int8")),
+    "MAXIMUM": ("mcu_maximum", ("float32", "int8", "int16")),
+    "MINIMUM": ("mcu_minimum", ("float32", "int8", "int16")),
     # floor_div.cc / floor_mod.cc: int32 ones check for a zero divisor.
     "FLOOR_DIV": ("mcu_floor_div", ("float32", "int32")),
     "FLOOR_MOD": ("mcu_floor_mod", ("float32", "int32")),
 }
-TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int32": "s32"}
+TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int16": "s16", "int32": "s32"}
 
 
 # |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
