@@ -93,3 +93,40 @@ def test_int8_zeros_like_matches_tflm():
         want = tflm.get_output(0)
         assert want.dtype == np.int8 and not want.any()
         assert got == want.tobytes()
+
+
+def broadcast_args_model() -> FedBranches:
+    model = FedBranches("broadcast_args")
+    # Dimensions drawn so every pair broadcasts (LiteRT aborts the process on
+    # any that does not): 1 against anything, 5 against 5, 0 against 1;
+    # 2^32 + 5 narrows to 5 as the reference compares ints.
+    for dtype, (n1, n2), draw1, draw2 in (
+        ("int32", (3, 3), few([1, 5]), few([1, 5])),
+        ("int32", (4, 2), few([0, 1, 7]), few([1])),
+        ("int64", (2, 5), few([1, 5, 2**32 + 5]), few([1, 5])),
+        ("int64", (1, 1), few([1, 3]), few([1])),
+    ):
+        a, b = model.fed((n1,), dtype, draw1), model.fed((n2,), dtype, draw2)
+        model.op("BROADCAST_ARGS", (a, b), (max(n1, n2),), dtype)
+    # Constant shapes: computed at generation time (folding.py), added to a graph input.
+    shape = model.op(
+        "BROADCAST_ARGS",
+        (model.constant(np.array([2, 1, 4], np.int32), "int32"), model.constant(np.array([3, 1], np.int32), "int32")),
+        (3,),
+        "int32",
+    )
+    model.outputs.remove(shape)
+    x = model.fed((3,), "int32", few([-1, 0, 10]))
+    model.op("ADD", (x, shape), (3,), "int32", None, {"fused_activation_function": "NONE"})
+    return model
+
+
+def test_broadcast_args_matches_reference_and_folds_constant_shapes():
+    from mcu_planner.folding import fold_constants
+    from mcu_planner.reader import read_model
+
+    model = broadcast_args_model()
+    model_bytes = model.build()
+    folded = fold_constants(read_model(model_bytes))
+    assert [op.opcode for op in folded.operators].count("BROADCAST_ARGS") == 4  # the constant one is gone
+    assert_matches_reference(model_bytes, input_sets=model.input_sets(4))

@@ -445,7 +445,7 @@ def _index_math_models() -> dict[str, bytes]:
         rearrangements_model,
         space_batch_model,
     )
-    from test_kernels_tflm_variants import dynamic_update_slice_model, int16_model
+    from test_kernels_tflm_variants import broadcast_args_model, dynamic_update_slice_model, int16_model
 
     return {
         "float_unary": float_unary_model(("CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")).build(),
@@ -459,6 +459,7 @@ def _index_math_models() -> dict[str, bytes]:
         "gather_nd": gather_nd_model()[0],
         "dynamic_update_slice": dynamic_update_slice_model().build(),
         "int16_maximum_minimum_abs": int16_model().build(),
+        "broadcast_args": broadcast_args_model().build(),
     }
 
 

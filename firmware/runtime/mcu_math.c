@@ -383,3 +383,42 @@ mcu_status mcu_floor_mod_s32(const mcu_broadcast_params *p, const int32_t *input
                                input2, output);
     return MCU_STATUS_OK;
 }
+
+/* Dimension `backward` places from the end of a shape tensor of `size`
+ * elements, narrowed to int as reference_ops::BroadcastArgs narrows it; 1
+ * past its start. */
+static int32_t shape_dim(const void *shape, int32_t size, int32_t element_bytes, int32_t backward)
+{
+    const int32_t i = size - 1 - backward;
+    if (i < 0) {
+        return 1;
+    }
+    if (element_bytes == 8) {
+        return (int32_t)(uint32_t)(uint64_t)((const int64_t *)shape)[i];
+    }
+    return ((const int32_t *)shape)[i];
+}
+
+mcu_status mcu_broadcast_args(const mcu_broadcast_args_params *p, const void *shape1, const void *shape2, void *output)
+{
+    int32_t backward;
+    for (backward = 0; backward < p->output_size; ++backward) {
+        const int32_t d1 = shape_dim(shape1, p->input1_size, p->element_bytes, backward);
+        const int32_t d2 = shape_dim(shape2, p->input2_size, p->element_bytes, backward);
+        const int32_t i = p->output_size - 1 - backward;
+        int32_t d;
+        if (d1 == 1) {
+            d = d2;
+        } else if (d2 == 1 || d1 == d2) {
+            d = d1;
+        } else {
+            return MCU_STATUS_INCOMPATIBLE_SHAPES;
+        }
+        if (p->element_bytes == 8) {
+            ((int64_t *)output)[i] = d;
+        } else {
+            ((int32_t *)output)[i] = d;
+        }
+    }
+    return MCU_STATUS_OK;
+}
