@@ -483,6 +483,7 @@ def _index_math_models() -> dict[str, bytes]:
         rearrangements_model,
         space_batch_model,
     )
+    from test_kernels_tflm_variants import broadcast_args_model, dynamic_update_slice_model, int16_model
 
     return {
         "float_unary": float_unary_model(("CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")).build(),
@@ -494,6 +495,9 @@ def _index_math_models() -> dict[str, bytes]:
         "cast": cast_model().build(),
         "int32_arithmetic": int32_arithmetic_model().build(),
         "gather_nd": gather_nd_model()[0],
+        "dynamic_update_slice": dynamic_update_slice_model().build(),
+        "int16_maximum_minimum_abs": int16_model().build(),
+        "broadcast_args": broadcast_args_model().build(),
     }
 
 

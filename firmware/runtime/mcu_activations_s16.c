@@ -34,6 +34,22 @@ static const uint16_t sigmoid_table[256] = {
     65534, 65534, 65534, 65535
 };
 
+void mcu_abs_s16(const mcu_abs_s16_params *p, const int16_t *input, int16_t *output)
+{
+    int32_t i;
+    for (i = 0; i < p->size; ++i) {
+        int32_t magnitude = input[i] < 0 ? -(int32_t)input[i] : (int32_t)input[i];
+        if (!p->saturate) {
+            output[i] = magnitude > INT16_MAX ? INT16_MIN : (int16_t)magnitude;
+            continue;
+        }
+        if (p->needs_rescale) {
+            magnitude = mcu_mul_by_quantized_mul(magnitude, p->output_multiplier, (int)p->output_shift);
+        }
+        output[i] = (int16_t)mcu_clamp_s32(magnitude, INT16_MIN, INT16_MAX);
+    }
+}
+
 void mcu_relu_s16(const mcu_relu_s8_params *p, const int16_t *input, int16_t *output)
 {
     int32_t i;

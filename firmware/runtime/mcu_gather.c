@@ -1,6 +1,7 @@
 /* Follows reference_ops::Gather of TensorFlow Lite: one block copy per
- * (batch, outer, coordinate); and reference_ops::GatherNd: one slice copy
- * per index tuple. */
+ * (batch, outer, coordinate); reference_ops::GatherNd: one slice copy per
+ * index tuple; and dynamic_update_slice.cc: the operand copied, then one
+ * copy per innermost row of the update. */
 #include "mcu_gather.h"
 
 #include <string.h>
@@ -83,5 +84,45 @@ void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *o
                             memcpy(out, in + (size_t)(base + o5[i5]) * eb, eb);
                             out += eb;
                         }
+                    }
+}
+
+void mcu_dynamic_update_slice(const mcu_dynamic_update_slice_params *p, const void *operand, const void *update,
+                              const void *start_indices, void *output)
+{
+    const int32_t *od = p->operand_dims;
+    const int32_t *ud = p->update_dims;
+    const size_t eb = (size_t)p->element_bytes;
+    const int32_t first_indexed = MCU_MAX_RANK - p->index_count;
+    const uint8_t *from = (const uint8_t *)update;
+    uint8_t *out = (uint8_t *)output;
+    const size_t row_bytes = (size_t)ud[MCU_MAX_RANK - 1] * eb;
+    int32_t stride[MCU_MAX_RANK];
+    int32_t origin = 0, elements = 1;
+    int32_t d, i0, i1, i2, i3, i4;
+    for (d = MCU_MAX_RANK - 1; d >= 0; --d) {
+        stride[d] = elements;
+        elements *= od[d];
+    }
+    for (d = first_indexed; d < MCU_MAX_RANK; ++d) {
+        /* Clamped in 64 bits before narrowing, as ClampStartIndices does. */
+        const int64_t highest = (int64_t)od[d] - (int64_t)ud[d];
+        int64_t start = read_index(p->index_bytes, start_indices, d - first_indexed);
+        start = start < 0 ? 0 : start > highest ? highest : start;
+        origin += (int32_t)start * stride[d];
+    }
+    /* TFLite runs this op in place when it can: then there is nothing to copy. */
+    if (output != operand) {
+        memcpy(output, operand, (size_t)elements * eb);
+    }
+    for (i0 = 0; i0 < ud[0]; ++i0)
+        for (i1 = 0; i1 < ud[1]; ++i1)
+            for (i2 = 0; i2 < ud[2]; ++i2)
+                for (i3 = 0; i3 < ud[3]; ++i3)
+                    for (i4 = 0; i4 < ud[4]; ++i4) {
+                        const int32_t row =
+                            origin + i0 * stride[0] + i1 * stride[1] + i2 * stride[2] + i3 * stride[3] + i4 * stride[4];
+                        memcpy(out + (size_t)row * eb, from, row_bytes);
+                        from += row_bytes;
                     }
 }

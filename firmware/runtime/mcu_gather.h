@@ -1,4 +1,7 @@
-/* GATHER along one axis with batch dimensions, any element type, int16,
+/* GATHER, GATHER_ND, the gathers MIRROR_PAD and BATCH_TO_SPACE_ND use, and
+ * DYNAMIC_UPDATE_SLICE: the byte movers driven by indices.
+ *
+ * GATHER along one axis with batch dimensions, any element type, int16,
  * int32 or int64 indices.
  *
  * As TFLite's reference_ops::Gather views it: the input is
@@ -56,5 +59,22 @@ typedef struct {
 } mcu_gather_axes_params;
 
 void mcu_gather_axes(const mcu_gather_axes_params *p, const void *input, void *output);
+
+/* DYNAMIC_UPDATE_SLICE, any element type, int32 or int64 start indices read
+ * at run time: the output is the operand with the update written over it
+ * from the start indices, each clamped to [0, operand dim - update dim] as
+ * LiteRT's dynamic_update_slice.cc clamps them (so the update always fits).
+ * Shapes are padded to MCU_MAX_RANK with leading ones; the index_count
+ * start indices belong to the last index_count dimensions. */
+typedef struct {
+    const int32_t *operand_dims; /* MCU_MAX_RANK entries */
+    const int32_t *update_dims;  /* MCU_MAX_RANK entries, each <= the operand's */
+    int32_t index_count;         /* the operand's own rank, <= MCU_MAX_RANK */
+    int32_t element_bytes;
+    int32_t index_bytes; /* 4 or 8 */
+} mcu_dynamic_update_slice_params;
+
+void mcu_dynamic_update_slice(const mcu_dynamic_update_slice_params *p, const void *operand, const void *update,
+                              const void *start_indices, void *output);
 
 #endif /* MCU_GATHER_H */

@@ -32,6 +32,8 @@ MCU_BROADCAST_KERNEL(mcu_maximum_f32, mcu_broadcast_params, float, float, x > y 
 MCU_BROADCAST_KERNEL(mcu_minimum_f32, mcu_broadcast_params, float, float, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_maximum_s8, mcu_broadcast_params, int8_t, int8_t, x > y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_minimum_s8, mcu_broadcast_params, int8_t, int8_t, x < y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_maximum_s16, mcu_broadcast_params, int16_t, int16_t, x > y ? x : y)
+MCU_BROADCAST_KERNEL(mcu_minimum_s16, mcu_broadcast_params, int16_t, int16_t, x < y ? x : y)
 MCU_BROADCAST_KERNEL(mcu_prelu_f32, mcu_broadcast_params, float, float, x >= 0.0f ? x : x * y)
 
 static int8_t div_s8(const mcu_div_s8_params *p, int8_t x, int8_t y)
@@ -379,5 +381,44 @@ mcu_status mcu_floor_mod_s32(const mcu_broadcast_params *p, const int32_t *input
     }
     mcu_for_each_broadcast_row(p->rank, p->dims, p->input1_strides, p->input2_strides, floor_mod_s32_row, p, input1,
                                input2, output);
+    return MCU_STATUS_OK;
+}
+
+/* Dimension `backward` places from the end of a shape tensor of `size`
+ * elements, narrowed to int as reference_ops::BroadcastArgs narrows it; 1
+ * past its start. */
+static int32_t shape_dim(const void *shape, int32_t size, int32_t element_bytes, int32_t backward)
+{
+    const int32_t i = size - 1 - backward;
+    if (i < 0) {
+        return 1;
+    }
+    if (element_bytes == 8) {
+        return (int32_t)(uint32_t)(uint64_t)((const int64_t *)shape)[i];
+    }
+    return ((const int32_t *)shape)[i];
+}
+
+mcu_status mcu_broadcast_args(const mcu_broadcast_args_params *p, const void *shape1, const void *shape2, void *output)
+{
+    int32_t backward;
+    for (backward = 0; backward < p->output_size; ++backward) {
+        const int32_t d1 = shape_dim(shape1, p->input1_size, p->element_bytes, backward);
+        const int32_t d2 = shape_dim(shape2, p->input2_size, p->element_bytes, backward);
+        const int32_t i = p->output_size - 1 - backward;
+        int32_t d;
+        if (d1 == 1) {
+            d = d2;
+        } else if (d2 == 1 || d1 == d2) {
+            d = d1;
+        } else {
+            return MCU_STATUS_INCOMPATIBLE_SHAPES;
+        }
+        if (p->element_bytes == 8) {
+            ((int64_t *)output)[i] = d;
+        } else {
+            ((int32_t *)output)[i] = d;
+        }
+    }
     return MCU_STATUS_OK;
 }

@@ -100,10 +100,12 @@ typedef struct {
 
 void mcu_squared_difference_s8(const mcu_squared_difference_s8_params *p, const int8_t *input1,
                                const int8_t *input2, int8_t *output);
-/* int8 MAXIMUM / MINIMUM compare the stored values (TFLite requires the
- * inputs and output to share one quantization). */
+/* int8 and int16 MAXIMUM / MINIMUM compare the stored values (TFLite
+ * requires the inputs and output to share one quantization). */
 void mcu_maximum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
 void mcu_minimum_s8(const mcu_broadcast_params *p, const int8_t *input1, const int8_t *input2, int8_t *output);
+void mcu_maximum_s16(const mcu_broadcast_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
+void mcu_minimum_s16(const mcu_broadcast_params *p, const int16_t *input1, const int16_t *input2, int16_t *output);
 
 typedef struct {
     int32_t size;
@@ -202,5 +204,20 @@ typedef struct {
 
 void mcu_batch_matmul_s8(const mcu_batch_matmul_s8_params *p, const int8_t *lhs, const int8_t *rhs,
                          int8_t *output);
+
+/* BROADCAST_ARGS: the shape two int32 (or int64) shapes broadcast to,
+ * aligned at their last dimension, a missing dimension counting as 1.  As
+ * reference_ops::BroadcastArgs, each dimension is compared as an int (int64
+ * values narrowed to their low 32 bits).  Dimensions neither equal nor 1
+ * abort LiteRT's interpreter: here the invoke fails
+ * (MCU_STATUS_INCOMPATIBLE_SHAPES, the output undefined). */
+typedef struct {
+    int32_t input1_size;
+    int32_t input2_size;
+    int32_t output_size; /* the larger input size */
+    int32_t element_bytes; /* 4 or 8, all three tensors alike */
+} mcu_broadcast_args_params;
+
+mcu_status mcu_broadcast_args(const mcu_broadcast_args_params *p, const void *shape1, const void *shape2, void *output);
 
 #endif /* MCU_MATH_H */

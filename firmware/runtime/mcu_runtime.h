@@ -21,7 +21,8 @@
 typedef enum {
     MCU_STATUS_OK = 0,
     MCU_STATUS_INDEX_OUT_OF_RANGE = 1, /* GATHER: an index outside its axis */
-    MCU_STATUS_DIVISION_BY_ZERO = 2    /* quantized DIV: a divisor whose value is 0 */
+    MCU_STATUS_DIVISION_BY_ZERO = 2,   /* quantized DIV: a divisor whose value is 0 */
+    MCU_STATUS_INCOMPATIBLE_SHAPES = 3 /* BROADCAST_ARGS: dimensions neither equal nor 1 */
 } mcu_status;
 
 /* Largest tensor rank the shape-generic kernels (transpose, pad, mean) take;

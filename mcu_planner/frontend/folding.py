@@ -229,6 +229,25 @@ def _shape(op: Operator, graph: Graph, inputs: Values) -> Values:
     return [np.array(inputs[0].shape, dtype=_NUMPY_DTYPES[out_type])]
 
 
+@folds("BROADCAST_ARGS")
+def _broadcast_args(op: Operator, graph: Graph, inputs: Values) -> Values:
+    """reference_ops::BroadcastArgs of two constant 1-D shapes; incompatible
+    ones are left for the kernel (LiteRT aborts on them)."""
+    a, b = inputs
+    if a.ndim != 1 or b.ndim != 1 or a.dtype != b.dtype or a.dtype.kind != "i":
+        raise NotFoldable("BROADCAST_ARGS of other than two 1-D integer shapes")
+    # Each dimension compared as an int, as the reference narrows it.
+    dims1, dims2 = (v.astype(np.int64).astype(np.int32) for v in (a, b))
+    out = []
+    for i in range(1, max(len(dims1), len(dims2)) + 1):
+        d1 = int(dims1[-i]) if i <= len(dims1) else 1
+        d2 = int(dims2[-i]) if i <= len(dims2) else 1
+        if d1 != 1 and d2 != 1 and d1 != d2:
+            raise NotFoldable(f"BROADCAST_ARGS of incompatible dimensions {d1} and {d2}")
+        out.append(d2 if d1 == 1 else d1)
+    return [np.array(out[::-1], dtype=a.dtype)]
+
+
 @folds("RANK")
 def _rank(op: Operator, graph: Graph, inputs: Values) -> Values:
     return [np.array(inputs[0].ndim, dtype=np.int32)]

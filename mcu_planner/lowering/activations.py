@@ -116,6 +116,28 @@ def _lower_sigmoid_s16(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
     return kernel_call(op, function, "mcu_sigmoid_s16_params", params, SOURCES_S16)
 
 
+def _lower_abs_s16(op: Operator, inp: Tensor, out: Tensor) -> KernelCall:
+    """int16 ABS (elementwise.cc): quantized, zero points 0 as GenericPrepare
+    requires, rescaled by input / output scale (a float32 quotient) only
+    where the scales differ; without quantization, plain |x|."""
+    if inp.quantization is None and out.quantization is None:
+        params = {"size": inp.num_elements, "needs_rescale": 0, "output_multiplier": 0, "output_shift": 0}
+        return kernel_call(op, "mcu_abs_s16", "mcu_abs_s16_params", {**params, "saturate": 0}, SOURCES_S16)
+    if inp.quantization is None or out.quantization is None or zero_point(inp) or zero_point(out):
+        raise NotLowerable("int16 ABS needs both tensors quantized with zero point 0")
+    in_scale, out_scale = np.float32(scale(inp)), np.float32(scale(out))
+    needs_rescale = bool(in_scale != out_scale)
+    multiplier, shift = quantize_multiplier(float(in_scale / out_scale)) if needs_rescale else (0, 0)
+    params = {
+        "size": inp.num_elements,
+        "needs_rescale": int(needs_rescale),
+        "output_multiplier": multiplier,
+        "output_shift": shift,
+        "saturate": 1,
+    }
+    return kernel_call(op, "mcu_abs_s16", "mcu_abs_s16_params", params, SOURCES_S16)
+
+
 def _erfc_f32(x: np.float32) -> np.float32:
     return _float32_unary("erfcf", math.erfc)(x)
 
@@ -240,6 +262,8 @@ def lower_lut(op: Operator, graph: Graph) -> KernelCall:
         return lower_float_unary(op, graph)
     if inp.dtype == "int16" and op.opcode in ("LOGISTIC", "TANH"):
         return _lower_sigmoid_s16(op, inp, out)
+    if inp.dtype == "int16" and op.opcode == "ABS":
+        return _lower_abs_s16(op, inp, out)
     require_dtype(op, inp, "int8", *(("uint8",) if op.opcode in UINT8_TABLE_OPS else ()))
     if op.opcode == "LOGISTIC" and f32(scale(out)) != 1.0 / 256:
         # The reference rejects such a model in Prepare.

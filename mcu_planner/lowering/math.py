@@ -7,9 +7,11 @@ RSQRT, SQUARE, ABS, NEG, CEIL, FLOOR, ROUND, COS, SIN, float LOGISTIC / TANH /
 GELU / ELU; those with int8 tables
 are registered in activations.py) map element to element;
 L2_NORMALIZATION normalises rows of the last dimension; BATCH_MATMUL
-multiplies matrices over broadcast batch dimensions.  The expressions are
-TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8,
-whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
+multiplies matrices over broadcast batch dimensions; BROADCAST_ARGS computes
+a broadcast shape from two shape tensors read at run time (folding.py
+computes it when both are constants).  The expressions are
+TFLite's reference ones (see mcu_math.c); MAXIMUM and MINIMUM also take int8 and
+int16, whose reference compares the stored values, and PRELU and SQUARED_DIFFERENCE
 int8 (their Prepare functions' rescales).
 """
 
@@ -20,7 +22,16 @@ import numpy as np
 from ..graph import Graph, Operator
 from ..quant import conv_output_multipliers, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, facts_for, lowers
-from .common import activation_params, elementwise_operands, kernel_call, require_dtype, scale, zero_point
+from .common import (
+    activation_params,
+    elementwise_operands,
+    input_tensor,
+    kernel_call,
+    output_tensor,
+    require_dtype,
+    scale,
+    zero_point,
+)
 from .elementwise import binary_operands, broadcast_params
 
 SOURCES = ("mcu_math",)
@@ -50,13 +61,13 @@ FLOAT_ONLY_UNARY = ("SQUARE", "CEIL", "FLOOR", "ROUND", "COS", "SIN", "ELU")
 # Binary ops without a fused activation -> (function stem, dtypes it takes).
 BROADCAST_FUNCTIONS = {
     "POW": ("mcu_pow", ("float32",)),
-    "MAXIMUM": ("mcu_maximum", ("float32", "int8")),
-    "MINIMUM": ("mcu_minimum", ("float32", "int8")),
+    "MAXIMUM": ("mcu_maximum", ("float32", "int8", "int16")),
+    "MINIMUM": ("mcu_minimum", ("float32", "int8", "int16")),
     # floor_div.cc / floor_mod.cc: int32 ones check for a zero divisor.
     "FLOOR_DIV": ("mcu_floor_div", ("float32", "int32")),
     "FLOOR_MOD": ("mcu_floor_mod", ("float32", "int32")),
 }
-TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int32": "s32"}
+TYPE_SUFFIX = {"float32": "f32", "int8": "s8", "int16": "s16", "int32": "s32"}
 
 
 # |dividend| <= 255 has at least 23 redundant sign bits: with a rescale shift
@@ -271,12 +282,32 @@ def lower_batch_matmul(op: Operator, graph: Graph) -> KernelCall:
     return kernel_call(op, "mcu_batch_matmul_s8", "mcu_batch_matmul_s8_params", params, SOURCES, inputs=2)
 
 
+@lowers("BROADCAST_ARGS")
+def lower_broadcast_args(op: Operator, graph: Graph) -> KernelCall:
+    if len(op.inputs) != 2 or len(op.outputs) != 1:
+        raise NotLowerable(f"BROADCAST_ARGS with {len(op.inputs)} inputs")
+    a, b, out = input_tensor(op, graph, 0), input_tensor(op, graph, 1), output_tensor(op, graph)
+    # broadcast_args.cc Prepare: int32 or int64 throughout, 1-D shapes, the output as long as the longer.
+    require_dtype(op, out, "int32", "int64")
+    if not a.dtype == b.dtype == out.dtype:
+        raise NotLowerable(f"BROADCAST_ARGS of {a.dtype} and {b.dtype} to {out.dtype}")
+    if len(a.shape) != 1 or len(b.shape) != 1 or tuple(out.shape) != (max(a.shape[0], b.shape[0]),):
+        raise NotLowerable(f"BROADCAST_ARGS of shapes {list(a.shape)} and {list(b.shape)} to {list(out.shape)}")
+    params = {
+        "input1_size": a.shape[0],
+        "input2_size": b.shape[0],
+        "output_size": out.shape[0],
+        "element_bytes": 8 if out.dtype == "int64" else 4,
+    }
+    return kernel_call(op, "mcu_broadcast_args", "mcu_broadcast_args_params", params, SOURCES, inputs=2)
+
+
 # mcu_math.c: broadcasting binary ops through mcu_for_each_broadcast_row,
 # unary ops in one pass (element i read before element i is written).
 declare_facts(
     KernelFacts(elementwise=True), "DIV", *BROADCAST_FUNCTIONS, "SQUARED_DIFFERENCE", "PRELU", *FLOAT_ONLY_UNARY
 )
-declare_facts(KernelFacts(), "L2_NORMALIZATION")
+declare_facts(KernelFacts(), "L2_NORMALIZATION", "BROADCAST_ARGS")
 
 
 @facts_for("BATCH_MATMUL")

@@ -32,8 +32,9 @@ declare_facts(KernelFacts(reinterprets_input=True), "RESHAPE", "SQUEEZE", "EXPAN
 @lowers("ZEROS_LIKE")
 def lower_zeros_like(op: Operator, graph: Graph) -> KernelCall:
     inp, out = input_tensor(op, graph, 0), output_tensor(op, graph)
-    # zeros_like.cc registers int32, int64 and float32 (as TFLM does).
-    require_dtype(op, out, "int32", "int64", "float32")
+    # LiteRT's zeros_like.cc registers int32, int64 and float32; TFLM's also
+    # int8, filled with stored 0 (not the zero point), as here.
+    require_dtype(op, out, "int32", "int64", "float32", "int8")
     if inp.dtype != out.dtype or tuple(inp.shape) != tuple(out.shape):
         raise NotLowerable(f"ZEROS_LIKE from {inp.dtype}{list(inp.shape)} to {out.dtype}{list(out.shape)}")
     return KernelCall(

@@ -1,5 +1,6 @@
-"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE, GATHER, GATHER_ND and EMBEDDING_LOOKUP on activations ->
-firmware/runtime mcu_split.c, mcu_concat.c, mcu_slice.c, mcu_gather.c.
+"""SPLIT, SPLIT_V, UNPACK, PACK, SLICE, GATHER, GATHER_ND, EMBEDDING_LOOKUP and
+DYNAMIC_UPDATE_SLICE on activations -> firmware/runtime mcu_split.c,
+mcu_concat.c, mcu_slice.c, mcu_gather.c.
 
 Like the other data-movement ops these only move bytes, so one kernel per op
 family serves every element type.  Where every output of a SPLIT / UNPACK /
@@ -16,7 +17,7 @@ import math
 from ..graph import Graph, Operator
 from ..slicing import SliceAxis, SliceRefused, resolve_slice, split_layout
 from . import KernelCall, KernelFacts, NotLowerable, declare_facts, lowers
-from .common import constant_ints, element_bytes, input_tensor, int32_array, output_tensor
+from .common import MAX_RANK, constant_ints, element_bytes, input_tensor, int32_array, output_tensor
 from .data_movement import CONCAT_MAX_INPUTS, SLICE_RANK, concatenated_operands, strided_copy
 
 SPLIT_MAX_OUTPUTS = 16  # MCU_SPLIT_MAX_OUTPUTS in firmware/runtime/mcu_split.h
@@ -210,7 +211,48 @@ def lower_gather_nd(op: Operator, graph: Graph) -> KernelCall:
     )
 
 
+@lowers("DYNAMIC_UPDATE_SLICE")
+def lower_dynamic_update_slice(op: Operator, graph: Graph) -> KernelCall:
+    """The operand with the update written over it at start indices read at
+    run time (dynamic_update_slice.cc: any element type, the bytes copied
+    whatever the quantization, each start clamped so the update fits)."""
+    if len(op.inputs) != 3 or len(op.outputs) != 1:
+        raise NotLowerable(f"DYNAMIC_UPDATE_SLICE with {len(op.inputs)} inputs")
+    operand, update = input_tensor(op, graph, 0), input_tensor(op, graph, 1)
+    starts, out = input_tensor(op, graph, 2), output_tensor(op, graph)
+    if not operand.dtype == update.dtype == out.dtype:
+        raise NotLowerable(f"DYNAMIC_UPDATE_SLICE of {update.dtype} into {operand.dtype} to {out.dtype}")
+    if starts.dtype not in ("int32", "int64"):
+        raise NotLowerable(f"DYNAMIC_UPDATE_SLICE with {starts.dtype} start indices")
+    rank = len(operand.shape)
+    if rank > MAX_RANK:
+        raise NotLowerable(f"DYNAMIC_UPDATE_SLICE of rank {rank} (at most {MAX_RANK})")
+    # Prepare's checks: one start per operand dimension, an update no larger than the operand.
+    if tuple(starts.shape) != (rank,) or len(update.shape) != rank or tuple(out.shape) != tuple(operand.shape):
+        raise NotLowerable(
+            f"DYNAMIC_UPDATE_SLICE of {list(update.shape)} into {list(operand.shape)} "
+            f"from {list(starts.shape)} start indices to {list(out.shape)}"
+        )
+    if any(u > d for u, d in zip(update.shape, operand.shape, strict=True)):
+        raise NotLowerable(f"DYNAMIC_UPDATE_SLICE of {list(update.shape)}, larger than {list(operand.shape)}")
+    padding = (1,) * (MAX_RANK - rank)
+    return KernelCall(
+        function="mcu_dynamic_update_slice",
+        params_type="mcu_dynamic_update_slice_params",
+        params={
+            "operand_dims": int32_array(padding + tuple(operand.shape)),
+            "update_dims": int32_array(padding + tuple(update.shape)),
+            "index_count": rank,
+            "element_bytes": element_bytes(op, operand),
+            "index_bytes": _INDEX_BYTES[starts.dtype],
+        },
+        args=(op.inputs[0], op.inputs[1], op.inputs[2], op.outputs[0]),
+        sources=("mcu_gather",),
+    )
+
+
 # mcu_concat.c along a new axis; mcu_split.c, mcu_slice.c: each piece a copy of its run of the input.
 declare_facts(KernelFacts(concatenates_inputs=True), "PACK")
 declare_facts(KernelFacts(cuts_input_into_pieces=True), "SPLIT", "SPLIT_V", "UNPACK", "SLICE")
-declare_facts(KernelFacts(), "GATHER", "GATHER_ND", "EMBEDDING_LOOKUP")
+# DYNAMIC_UPDATE_SLICE copies the whole operand before writing the update: no input may share the output's bytes.
+declare_facts(KernelFacts(), "GATHER", "GATHER_ND", "EMBEDDING_LOOKUP", "DYNAMIC_UPDATE_SLICE")
