@@ -75,8 +75,8 @@ def test_int8_zeros_like_matches_tflm():
     zero point), as the generated C does."""
     from tflite_micro.python.tflite_micro import runtime
 
-    from mcu_planner.check import run_generated
     from mcu_planner.pipeline import generate_for_model
+    from mcu_planner.targets.check import run_generated
 
     model = FedBranches("int8 zeros_like")
     x = model.fed((3, 5), "int8", few([-128, -3, 0, 9, 127]), (0.1, -7))
@@ -122,8 +122,8 @@ def broadcast_args_model() -> FedBranches:
 
 
 def test_broadcast_args_matches_reference_and_folds_constant_shapes():
-    from mcu_planner.folding import fold_constants
-    from mcu_planner.reader import read_model
+    from mcu_planner.frontend.folding import fold_constants
+    from mcu_planner.frontend.reader import read_model
 
     model = broadcast_args_model()
     model_bytes = model.build()
