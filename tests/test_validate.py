@@ -497,6 +497,25 @@ def test_convolution_with_an_empty_filter_window_is_refused(layer, tmp_path, cap
     assert_refused(model, tmp_path, capsys, "filter-shape", "empty window")
 
 
+@pytest.mark.parametrize(("dilation", "refused"), [(21845, False), (21846, True)])
+def test_window_padding_past_int16_is_refused_where_litert_refuses_it(dilation, refused, tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261127, mutation 5432): a 4-wide
+    filter dilated 32767 times needs 98,300 columns of SAME padding, which
+    LiteRT's Prepare refuses (its padding is int16 a side). The boundary:
+    dilation 21846 pads 32,769 a side, 21845 pads 32,767 (accepted)."""
+    net = Int8Net(0)
+    x = net.input((1, 10, 10, 1))
+    graph = read_model(net.build(net.conv2d(x, 4, kernel=(1, 4), strides=(2, 2))))
+    conv = graph.operators[0]
+    options = {**conv.options, "dilation_w_factor": dilation}
+    model = rebuilt(dataclasses.replace(graph, operators=[dataclasses.replace(conv, options=options)]))
+    assert litert_refuses(model) is refused
+    if refused:
+        assert_refused(model, tmp_path, capsys, "window-padding", "(CONV_2D)", "int16")
+    else:
+        assert plan_exit(model, tmp_path, capsys)[0] == 0
+
+
 def test_split_outputs_of_another_shape_than_the_split_makes_are_refused(tmp_path, capsys):
     """Found by the semantic fuzz (seed 20261127, run 3313): LiteRT gives
     SPLIT's outputs the shape it computes ([1, 4, 4] here) whatever the

@@ -311,6 +311,17 @@ def _check_window_output(v: OpView, inp: Tensor, out: Tensor, window_h: int, win
         size = _window_output_size(padding, inp.shape[axis], window, stride, dilation)
         if size is None:  # a padding TFLite does not know: lowering refuses it
             return
+        # TFLite keeps each side's padding, with the odd unit of the
+        # total, in int16 (PaddingValues); Prepare refuses a window whose
+        # padding does not fit (a dilation of 32767 on a 4-wide filter).
+        total = max(0, (size - 1) * stride + (window - 1) * dilation + 1 - inp.shape[axis])
+        if total // 2 + total % 2 > INT16_MAX:
+            v.fail(
+                "window-padding",
+                f"{padding} padding of {total} along {'height' if axis == 1 else 'width'} (dilation {dilation}, "
+                f"stride {stride}): more than TFLite's int16 padding holds",
+                inp.index,
+            )
         sizes.append(size)
     if min(sizes) < 0 or (out.shape[0], out.shape[1], out.shape[2]) != (inp.shape[0], *sizes):
         v.fail(
