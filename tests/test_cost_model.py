@@ -64,3 +64,28 @@ def test_default_arenas_of_shared_models_are_smaller_within_the_allowance(name, 
     planned = _check_default(model, monkeypatch)
     assert planned.slower_walks is not None
     assert planned.plan.arena_bytes < _fast_plan(model, monkeypatch).plan.arena_bytes
+    # The kept plan is searched again with just its walks allowed: finished, the same on every machine.
+    assert planned.plan.reproducible
+
+
+@needs_shared
+def test_a_shared_model_whose_only_saving_costs_too_much_keeps_the_fast_plan(monkeypatch):
+    # micro_speech's one slower walk (a depthwise convolution of 320,000 MACs)
+    # would save bytes, but the cost model puts it far above 2%.
+    model = MODELS_DIR / "tflite-micro/micro_speech_quantized.tflite"
+    analysed = pipeline.analyse_model(model, OPTIONS)
+    analysed = analysed.without_in_place or analysed
+    slow = pipeline._plan_placed(analysed, OPTIONS)  # every slower overlap allowed
+    walks = cost_model.slower_walks(analysed.lifetimes.program, analysed.lifetimes.problem, slow.plan.offsets)
+    assert walks.ops and not walks.within_default_cost()
+    planned = _check_default(model, monkeypatch)
+    assert planned.slower_walks is None
+    assert slow.plan.arena_bytes < planned.plan.arena_bytes == _fast_plan(model, monkeypatch).plan.arena_bytes
+
+
+def test_the_default_mobilenet_v1_at_96_plans_below_stm32cube_ai_without_a_budget(monkeypatch):
+    from mcu_planner_testing.mobilenet import mobilenet_v1_int8
+
+    # STM32Cube.AI 7.3's published activation RAM for such a model: 40,509 B.
+    planned = _check_default(mobilenet_v1_int8(96), monkeypatch)
+    assert planned.plan.arena_bytes <= 40_509 and planned.slower_walks is not None
