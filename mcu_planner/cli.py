@@ -631,6 +631,8 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
             "over their own input through a scratch buffer",
             file=out,
         )
+    if planned.slower_walks is not None:
+        print(planned.slower_walks.line(), file=out)
     patches = report.patches_line(lifetimes.program)
     if patches:
         print(patches, file=out)

@@ -20,6 +20,7 @@ from .frontend.order import best_order, reorder
 from .frontend.validate import load_model
 from .graph import Graph, PatchStage
 from .lowering.program import Program, lower_program, reorder_program
+from .memory.cost_model import SlowerWalks, raster_walk_extra, slower_walks
 from .memory.in_place_depthwise import candidates as in_place_candidates
 from .memory.in_place_depthwise import with_in_place_depthwise
 from .memory.lifetimes import Lifetimes, compute_lifetimes
@@ -138,6 +139,9 @@ class PlannedModel:
     # holds the regions side by side: region k starts after the sizes of 0..k-1).
     regions: RegionPlans | None = None
     model_sha256: str = ""  # of the model file, for the generated header
+    # The default plan's overlaps that run kernels on their slower raster
+    # walk, within the cost model's allowance (cost_model.py); None: none.
+    slower_walks: SlowerWalks | None = None
 
     @cached_property
     def ram_budget(self) -> RamBudget:
@@ -265,12 +269,67 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     # Overlaps that slow their kernel (KernelFacts.raster_walk_is_slower) only
     # when the budget (--ram or --region) needs them.
     fast = _plan_placed(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
-    if (options.ram is None and not options.regions) or fast.fits:
+    if options.ram is None and not options.regions:
+        return _cheap_slower_walks(model, options, fast)
+    if fast.fits:
         return fast
     slow = _plan_placed(model, options)
     if options.regions:
         return slow if slow.fits else fast
     return slow if slow.plan.arena_bytes < fast.plan.arena_bytes else fast
+
+
+# Trial plans the default makes with slower walks allowed: every one, then
+# without one of the costliest at a time; each trial's exact search takes at
+# most TRIAL_SEARCH_SECONDS (trials only pick the walks: the plan kept is
+# made again with just those allowed, a far smaller search).
+DEFAULT_SLOWER_WALK_TRIALS = 6
+TRIAL_SEARCH_SECONDS = 1.0
+
+
+def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: PlannedModel) -> PlannedModel:
+    """The default (no --ram, no --region): the smallest arena found whose
+    slower raster walks cost at most DEFAULT_EXTRA_SHARE more instructions
+    than the fast plan `fast` (cost_model.py), else `fast`.  Greedy: all
+    slower walks allowed, then the costliest taken dropped one at a time,
+    each drop kept while the arena stays below `fast`'s.  A plan that an
+    exact search cut by the clock chose is kept only when `fast` was one
+    too: the default stays the same on every machine."""
+    program, problem = model.lifetimes.program, model.lifetimes.problem
+    trial_options = replace(options, deadline=None, time_limit=min(TRIAL_SEARCH_SECONDS, options.search_seconds()))
+
+    def plan_with(allowed: frozenset[int], plan_options: PlanOptions) -> tuple[PlannedModel, SlowerWalks]:
+        lifetimes = replace(model.lifetimes, problem=problem.without_slower_overlaps(keep=allowed))
+        planned = _plan_placed(replace(model, lifetimes=lifetimes), plan_options)
+        return planned, slower_walks(program, problem, planned.plan.offsets)
+
+    every = frozenset(index for index, step in enumerate(problem.steps) if any(o.slower for o in step.overlaps))
+    planned, taken = plan_with(every, trial_options)
+    trials = DEFAULT_SLOWER_WALK_TRIALS - 1
+    needed: set[int] = set()  # dropping these gave back the fast plan's arena
+    while planned.plan.arena_bytes < fast.plan.arena_bytes and not taken.within_default_cost():
+        droppable = sorted(set(taken.ops) - needed, key=lambda index: -raster_walk_extra(program, index))
+        if not droppable or trials <= 0 or options.past_deadline("the default's slower-walk plans"):
+            return fast
+        trials -= 1
+        trial, trial_taken = plan_with(frozenset(taken.ops) - {droppable[0]}, trial_options)
+        if trial.plan.arena_bytes < fast.plan.arena_bytes:
+            planned, taken = trial, trial_taken
+        else:
+            needed.add(droppable[0])
+    if planned.plan.arena_bytes >= fast.plan.arena_bytes or options.past_deadline("the default's slower-walk plans"):
+        return fast
+    # The kept plan: again with only the walks the trial took (its own
+    # placement among the candidates, so no larger once the search finishes).
+    planned, taken = plan_with(frozenset(taken.ops), options)
+    if (
+        planned.plan.arena_bytes >= fast.plan.arena_bytes
+        or not taken.within_default_cost()
+        or (fast.plan.reproducible and not planned.plan.reproducible)
+    ):
+        return fast
+    planned.slower_walks = taken if taken.ops else None
+    return planned
 
 
 def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:

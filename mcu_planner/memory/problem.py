@@ -162,12 +162,15 @@ class Problem:
                     limits[(o.output, o.input)] = o.max_offset
         return limits
 
-    def without_slower_overlaps(self) -> Problem:
-        """The problem without the overlaps that would slow their kernel
-        (itself when it has none)."""
-        if not any(o.slower for step in self.steps for o in step.overlaps):
+    def without_slower_overlaps(self, keep: frozenset[int] = frozenset()) -> Problem:
+        """The problem without the overlaps that would slow their kernel,
+        except at the steps in `keep` (itself when that drops none)."""
+        if not any(o.slower for index, step in enumerate(self.steps) if index not in keep for o in step.overlaps):
             return self
-        steps = tuple(replace(s, overlaps=tuple(o for o in s.overlaps if not o.slower)) for s in self.steps)
+        steps = tuple(
+            s if index in keep else replace(s, overlaps=tuple(o for o in s.overlaps if not o.slower))
+            for index, s in enumerate(self.steps)
+        )
         return replace(self, steps=steps)
 
     def may_go_below_live_peak(self) -> bool:

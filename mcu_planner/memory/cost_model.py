@@ -1,0 +1,132 @@
+"""A per-op instruction cost model, for the default plan's speed/size trade.
+
+The reference core is the Cortex-M4 (mps2-an386 under `qemu-system-arm
+-icount shift=0`, where a SysTick tick is one instruction): `mcu-plan check
+MODEL --target mps2-an386 --profile` prints each op's ticks and MACs.
+
+An op's estimated instructions are its MACs (KernelFacts.macs) times the
+instructions per MAC of its kernel, or, for an op without MACs, its output
+elements times a per-element rate.  The rates below were measured on
+vww_96_int8 (planned with `--patches off`, no --ram: 571,664 ticks):
+
+- `mcu_depthwise_conv_2d_s8`: 0.204 ticks per MAC (13 ops, 163 k ticks).
+- `mcu_conv_2d_s8` and every other kernel with MACs: 0.061 ticks per MAC
+  (15 int8 convolutions and the FULLY_CONNECTED).  Float kernels are
+  slower per MAC: the model's total is then underestimated, which only makes
+  the 2% test of `within_default_cost` stricter.
+- ops without MACs: 2 per output element (AVERAGE_POOL_2D's 256 outputs
+  took 659 ticks; elementwise kernels are cheaper).
+
+What the raster walk (KernelFacts.raster_walk_is_slower) adds, measured as
+the same model's ticks per op with the slower overlaps taken
+(`--ram 42000 --patches off`, arena 36,912 B: 581,211 ticks, +1.67%):
+
+- depthwise int8 (channel-group runs lost): ops 3 and 5 took +2,421 and
+  +3,463 ticks over 82,944 and 165,888 MACs: +0.029 and +0.021 per MAC;
+  the model charges 0.03 per MAC.
+- int8 convolution (1x1 stride 1: channel pairs no longer outermost; or a
+  window longer than a column): the cost follows the output pixels, not the
+  MACs: ops 2 and 6 took +4,450 over 2,304 pixels and +1,230 over 576
+  pixels (+1.93 and +2.14 per pixel); op 26 (9 pixels of 256 channels) ran
+  2,001 ticks faster.  The model charges 2.2 per output pixel and never
+  credits a saving.
+
+So the estimate of vww_96_int8's slower walks (all five) is +13.5 k
+instructions (+2.4%) against +9.5 k measured: it errs on the costly side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from ..lowering.program import Program
+from .problem import Problem
+
+REFERENCE_CORE = "Cortex-M4"
+
+DEPTHWISE_S8 = "mcu_depthwise_conv_2d_s8"
+INSTRUCTIONS_PER_MAC = {DEPTHWISE_S8: 0.204}
+INSTRUCTIONS_PER_MAC_OTHERWISE = 0.061
+INSTRUCTIONS_PER_OUTPUT_ELEMENT_WITHOUT_MACS = 2.0
+
+RASTER_EXTRA_PER_MAC = {DEPTHWISE_S8: 0.03}
+RASTER_EXTRA_PER_OUTPUT_PIXEL = 2.2
+
+# The most the default plan may add to the model's estimated instructions
+# for a smaller arena (and it adds no MACs).
+DEFAULT_EXTRA_SHARE = 0.02
+
+
+def op_instructions(program: Program, index: int) -> float:
+    """The estimated instructions of op `index` on its fast walk."""
+    facts, call = program.facts(index), program.call(index)
+    if facts.macs:
+        rate = INSTRUCTIONS_PER_MAC.get(call.function if call else "", INSTRUCTIONS_PER_MAC_OTHERWISE)
+        return facts.macs * rate
+    op = program.graph.operators[index]
+    elements = sum(prod(program.graph.tensors[t].shape) for t in op.outputs if t >= 0)
+    return elements * INSTRUCTIONS_PER_OUTPUT_ELEMENT_WITHOUT_MACS
+
+
+def model_instructions(program: Program) -> float:
+    """The estimated instructions of one run of the whole model, every op on its fast walk."""
+    return sum(op_instructions(program, index) for index in range(len(program.ops)))
+
+
+def raster_walk_extra(program: Program, index: int) -> float:
+    """What op `index` costs more on its slower raster walk than on its fast one."""
+    facts, call = program.facts(index), program.call(index)
+    function = call.function if call else ""
+    if function in RASTER_EXTRA_PER_MAC:
+        return facts.macs * RASTER_EXTRA_PER_MAC[function]
+    access = facts.access
+    if access is None:
+        return 0.0
+    return access.batches * access.output_h * access.output_w * RASTER_EXTRA_PER_OUTPUT_PIXEL
+
+
+def slower_walk_steps(problem: Problem, offsets: dict[int, int]) -> tuple[int, ...]:
+    """The steps whose output the plan (`offsets`) starts inside an input
+    only the slower raster walk lets it overlap (Overlap.slower)."""
+    sizes = {b.id: b.size for b in problem.buffers}
+    steps = []
+    for index, step in enumerate(problem.steps):
+        for o in step.overlaps:
+            if not o.slower or o.output not in offsets or o.input not in offsets:
+                continue
+            out_at, in_at = offsets[o.output], offsets[o.input]
+            if out_at < in_at + sizes[o.input] and in_at < out_at + sizes[o.output]:
+                steps.append(index)
+                break
+    return tuple(steps)
+
+
+@dataclass(frozen=True)
+class SlowerWalks:
+    """The ops a plan runs on their slower raster walk, and what that costs."""
+
+    ops: tuple[int, ...]
+    extra_instructions: float
+    model_instructions: float
+
+    @property
+    def extra_share(self) -> float:
+        return self.extra_instructions / self.model_instructions if self.model_instructions else 0.0
+
+    def within_default_cost(self) -> bool:
+        return self.extra_share <= DEFAULT_EXTRA_SHARE
+
+    def line(self) -> str:
+        """The report's line for them."""
+        return (
+            f"overlaps on the raster walk: ops {', '.join(map(str, self.ops))} "
+            f"({100 * self.extra_share:+.1f}% instructions, estimated on the {REFERENCE_CORE})"
+        )
+
+
+def slower_walks(program: Program, problem: Problem, offsets: dict[int, int]) -> SlowerWalks:
+    stage = program.patch_stage
+    staged = set(stage.ops) if stage is not None else set()  # the stage's strips run in order on any walk
+    ops = tuple(index for index in slower_walk_steps(problem, offsets) if index not in staged)
+    return SlowerWalks(ops, sum(raster_walk_extra(program, index) for index in ops), model_instructions(program))
