@@ -266,13 +266,14 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     quick = model.lifetimes.problem.without_slower_overlaps()
     if quick is model.lifetimes.problem:
         return _plan_placed(model, options)
-    # Overlaps that slow their kernel (KernelFacts.raster_walk_is_slower) only
-    # when the budget (--ram or --region) needs them.
+    # Overlaps that slow their kernel (KernelFacts.raster_walk_is_slower):
+    # without a budget, or under one the fast plan meets, those the cost
+    # model prices at most 2% (a budget that is not tight plans as no
+    # budget does); any of them when the budget (--ram or --region) needs it.
     fast = _plan_placed(replace(model, lifetimes=replace(model.lifetimes, problem=quick)), options)
-    if options.ram is None and not options.regions:
-        return _cheap_slower_walks(model, options, fast)
-    if fast.fits:
-        return fast
+    if (options.ram is None and not options.regions) or fast.fits:
+        cheap = _cheap_slower_walks(model, options, fast)
+        return cheap if cheap.fits else fast
     slow = _plan_placed(model, options)
     if options.regions:
         return slow if slow.fits else fast
@@ -288,7 +289,7 @@ TRIAL_SEARCH_SECONDS = 1.0
 
 
 def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: PlannedModel) -> PlannedModel:
-    """The default (no --ram, no --region): the smallest arena found whose
+    """The default (no budget, or one the fast plan meets): the smallest arena found whose
     slower raster walks cost at most DEFAULT_EXTRA_SHARE more instructions
     than the fast plan `fast` (cost_model.py), else `fast`.  Greedy: all
     slower walks allowed, then the costliest taken dropped one at a time,

@@ -152,9 +152,10 @@ def test_report_of_shared_models(name, tmp_path):
     page, plan, _ = _write_report(MODELS_DIR / f"{name}.tflite", tmp_path)
     _check_page(page, plan)
     if name.endswith("vww_96_int8"):
-        # Without a budget no overlap that needs a slower kernel walk: the
-        # fullest step holds exactly the (optimal) arena, the live peak.
-        assert max(layer["live_bytes"] for layer in plan["layers"]) == plan["arena_bytes"] == plan["live_peak_bytes"]
+        # The default takes the slower walks the cost model prices within 2%
+        # (ops 2, 3, 26): the fullest step holds exactly the arena, below the
+        # live peak of whole tensors.
+        assert max(layer["live_bytes"] for layer in plan["layers"]) == plan["arena_bytes"] < plan["live_peak_bytes"]
         # Some step reaches the arena's last byte.
         assert max(layer["arena_top"] for layer in plan["layers"]) == plan["arena_bytes"]
 
