@@ -534,3 +534,24 @@ def test_split_outputs_of_another_shape_than_the_split_makes_are_refused(tmp_pat
     uneven = rebuilt(with_tensor(graph, graph.inputs[0], shape=(1, 7, 4)))
     assert litert_refuses(uneven)
     assert_refused(uneven, tmp_path, capsys, "split-shape", "equal parts")
+
+
+@pytest.mark.parametrize("layer", ["conv2d", "depthwise_conv2d"])
+@pytest.mark.parametrize("bias", ["marked absent", "left out"])
+def test_convolution_bias_is_required_where_litert_requires_it(layer, bias, tmp_path, capsys):
+    """Found by the semantic fuzz (seed 20261127, mutations 3055 and 3163): a
+    CONV_2D whose bias index is -1 was planned, but LiteRT's Prepare refuses
+    it. LiteRT requires CONV_2D's bias in every form; DEPTHWISE_CONV_2D runs
+    without one when the slot is left out, but not when it is marked -1."""
+    net = Int8Net(0)
+    x = net.input((1, 6, 6, 3))
+    graph = read_model(net.build(net.conv2d(x, 3) if layer == "conv2d" else net.depthwise_conv2d(x)))
+    conv = graph.operators[0]
+    inputs = (*conv.inputs[:2], -1) if bias == "marked absent" else conv.inputs[:2]
+    model = rebuilt(dataclasses.replace(graph, operators=[dataclasses.replace(conv, inputs=inputs)]))
+    refused = litert_refuses(model, invoke=True)
+    assert refused is (layer == "conv2d" or bias == "marked absent")
+    if refused:
+        assert_refused(model, tmp_path, capsys, "conv-bias", f"({conv.opcode})")
+    else:
+        assert plan_exit(model, tmp_path, capsys)[0] == 0

@@ -372,8 +372,20 @@ def _window_weighted_outputs(
     v.quantized(inp, filt, out)
 
 
+def _require_bias_slot(v: OpView, required: bool) -> None:
+    """LiteRT's convolution Prepare: CONV_2D cannot run without a bias tensor
+    (conv.cc's `has_bias` check, whatever the dtype), and neither convolution
+    takes a bias slot marked absent (index -1), which GetInputSafe refuses as
+    "optional but was expected"; DEPTHWISE_CONV_2D may leave the slot out."""
+    if len(v.op.inputs) > 2 and v.op.inputs[2] < 0:
+        v.fail("conv-bias", "its bias input is marked absent (-1); LiteRT requires a bias tensor there")
+    if required and len(v.op.inputs) < 3:
+        v.fail("conv-bias", "it has no bias input; LiteRT's CONV_2D requires one")
+
+
 def op_conv_2d(v: OpView) -> None:
     inp, filt, bias, out = _window_weighted_tensors(v)
+    _require_bias_slot(v, required=True)
     in_c, filter_c, out_c = inp.shape[3], filt.shape[3], filt.shape[0]
     if filter_c == 0 or in_c == 0 or in_c % filter_c:
         v.fail("filter-depth", f"filter depth {filter_c} does not divide input depth {in_c} into groups", filt.index)
@@ -385,6 +397,7 @@ def op_conv_2d(v: OpView) -> None:
 
 def op_depthwise_conv_2d(v: OpView) -> None:
     inp, filt, bias, out = _window_weighted_tensors(v)
+    _require_bias_slot(v, required=False)
     in_c, out_c = inp.shape[3], filt.shape[3]
     if filt.shape[0] != 1:
         v.fail("filter-shape", f"depthwise filter {list(filt.shape)} must have 1 as its first dimension", filt.index)
