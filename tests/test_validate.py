@@ -412,12 +412,13 @@ def test_constant_gather_index_outside_the_axis_is_refused(index, tmp_path, caps
     assert_refused(model, tmp_path, capsys, "gather-index-range", "(GATHER)", f"index {index}")
 
 
-def test_variable_tensor_with_a_buffer_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("stored", [np.arange(4, dtype=np.int8).reshape(1, 4), b""], ids=["values", "empty"])
+def test_variable_tensor_with_a_buffer_is_refused(stored, tmp_path, capsys):
+    """An empty data vector counts too: LiteRT refuses a variable whose
+    buffer has one ("variable tensor with buffer")."""
     net = Int8Net(0)
     x = net.input((1, 4))
-    state = net.mb.add_tensor(
-        (1, 4), "int8", net.quant(x), data=np.arange(4, dtype=np.int8).reshape(1, 4), is_variable=True, name="state"
-    )
+    state = net.mb.add_tensor((1, 4), "int8", net.quant(x), data=stored, is_variable=True, name="state")
     model = net.build(net.add(x, state))
     assert litert_refuses(model)
     assert_refused(model, tmp_path, capsys, "variable-without-buffer", "op 0 (ADD)", "'state'")

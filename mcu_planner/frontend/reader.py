@@ -523,7 +523,8 @@ class _ModelParser:
         if t.nbytes > MAX_TENSOR_BYTES:
             self.fail(f"{what} has shape {list(shape)}: {t.nbytes} bytes is beyond any microcontroller")
         contents = self.read_buffer(what, tensor.Buffer())
-        if contents is not None and len(contents) != t.nbytes:
+        # A variable with stored values is refused as such below, whatever their size.
+        if contents is not None and len(contents) != t.nbytes and not t.is_variable:
             self.fail(f"{what}: constant data has {len(contents)} bytes but {dtype}{list(shape)} needs {t.nbytes}")
         return Tensor(index, name, shape, dtype, quantization, contents, t.is_variable)
 
@@ -599,6 +600,12 @@ class _ModelParser:
         length = self.check_vector(buffer, 4, 1)
         if length:
             return bytes(buffer.DataAsNumpy().tobytes())
+        if index != 0 and buffer._tab.Offset(4):
+            # A data vector present but empty is still stored values to
+            # LiteRT's InterpreterBuilder (only buffer 0 means "none"): zero
+            # bytes a tensor of any size must then match, and a variable
+            # must not have.
+            return b""
         offset, size = buffer.Offset(), buffer.Size()
         if offset > 1:  # data stored after the flatbuffer, as for models over 2 GB
             if offset + size > len(self.data):
