@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .shown import shown
 
 # Bits per element; int4 is packed two to a byte, as TFLite stores it.
@@ -42,6 +44,17 @@ DTYPE_C_TYPE = {
     "int64": "int64_t",
     "float32": "float",
 }
+
+
+def unpack_int4(packed: bytes, count: int) -> np.ndarray:
+    """`count` signed 4-bit values from `packed`, low nibble first, as int8."""
+    raw = np.frombuffer(packed, dtype=np.uint8, count=(count + 1) // 2)
+    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+    nibbles[0::2] = raw & 0x0F
+    nibbles[1::2] = raw >> 4
+    # Sign-extend: nibbles 8..15 are -8..-1.
+    values: np.ndarray = (nibbles[:count] ^ 8).astype(np.int8) - np.int8(8)
+    return values
 
 
 @dataclass(frozen=True)

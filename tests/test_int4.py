@@ -16,8 +16,9 @@ from kernel_models import assert_matches_reference
 from mcu_planner.cli import main
 from mcu_planner.emit.codegen import lower_all
 from mcu_planner.errors import InputError
-from mcu_planner.frontend.int4_weights import unpack_int4, unpack_int4_weights
+from mcu_planner.frontend.int4_weights import unpack_int4_weights
 from mcu_planner.frontend.reader import read_model
+from mcu_planner.graph import unpack_int4
 from mcu_planner.pipeline import PlanOptions, analyse_model
 from mcu_planner.targets.flash import counted_flash
 from mcu_planner_testing.builder import (

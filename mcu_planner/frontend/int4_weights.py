@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
-from ..graph import Graph, Tensor
+from ..graph import Graph, Tensor, unpack_int4
 
 FILTER_INPUT = 1
 # Opcode -> the dtypes of its data input (input 0) with which an int4 filter is unpacked.
@@ -35,17 +33,6 @@ INT4_FILTER_INPUT_DTYPES: dict[str, tuple[str, ...]] = {
     "CONV_2D": ("int8", "int16", "float32"),
     "DEPTHWISE_CONV_2D": ("int8",),
 }
-
-
-def unpack_int4(packed: bytes, count: int) -> np.ndarray:
-    """`count` signed 4-bit values from `packed`, low nibble first, as int8."""
-    raw = np.frombuffer(packed, dtype=np.uint8, count=(count + 1) // 2)
-    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
-    nibbles[0::2] = raw & 0x0F
-    nibbles[1::2] = raw >> 4
-    # Sign-extend: nibbles 8..15 are -8..-1.
-    values: np.ndarray = (nibbles[:count] ^ 8).astype(np.int8) - np.int8(8)
-    return values
 
 
 # (opcode, data input dtype) whose kernel reads the int4 filter packed.

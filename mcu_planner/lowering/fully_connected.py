@@ -10,8 +10,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from ..frontend.int4_weights import unpack_int4
-from ..graph import Graph, Operator, Tensor
+from ..graph import Graph, Operator, Tensor, unpack_int4
 from ..quant import conv_output_multipliers
 from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, facts_for, lowers
 from .common import (
