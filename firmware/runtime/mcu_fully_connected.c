@@ -145,13 +145,7 @@ static void fully_connected_s8_raw_products(const mcu_fully_connected_s8_params 
     for (b = 0; b < p->batches; ++b) {
         const int8_t *x = input + (size_t)b * (size_t)depth;
         int8_t *out = output + (size_t)b * (size_t)outputs;
-        int32_t input_term = 0;
-        if (p->filter_offset != 0) {
-            for (d = 0; d < depth; ++d) {
-                input_term += x[d];
-            }
-            input_term *= p->filter_offset;
-        }
+        const int32_t input_term = mcu_fully_connected_input_term(p->filter_offset, x, depth);
         for (o = 0; o + 4 <= outputs; o += 4) {
             int32_t sums[4];
             int k;

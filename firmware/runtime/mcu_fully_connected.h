@@ -29,6 +29,21 @@ typedef struct {
     float act_max;
 } mcu_fully_connected_f32_params;
 
+/* filter_offset * sum(x) over one input row of `depth` values: the share of
+ * sum((w + fo) * (x + io)) that depends on the input row, computed once per
+ * row (0 for a symmetric filter, without reading the row). */
+static inline int32_t mcu_fully_connected_input_term(int32_t filter_offset, const int8_t *x, int32_t depth)
+{
+    int32_t sum = 0, d;
+    if (filter_offset == 0) {
+        return 0;
+    }
+    for (d = 0; d < depth; ++d) {
+        sum += x[d];
+    }
+    return sum * filter_offset;
+}
+
 /* One int8 row x against four consecutive int8 rows of `depth` values from
  * w0: the four raw sums of products (no offsets). */
 void mcu_dot4_s8(const int8_t *x, const int8_t *w0, int32_t depth, int32_t sums[4]);

@@ -223,18 +223,12 @@ void mcu_fully_connected_s8_s4(const mcu_fully_connected_s8_params *p, const int
 {
     const int32_t depth = p->accum_depth, outputs = p->output_depth;
     const int32_t *terms = p->row_offset_terms;
-    int32_t b, o, d, k;
+    int32_t b, o, k;
     for (b = 0; b < p->batches; ++b) {
         const int8_t *x = input + (size_t)b * (size_t)depth;
         int8_t *out = output + (size_t)b * (size_t)outputs;
         /* sum((w + fo) * (x + io)) = sum(w * x) + fo * sum(x) + io * (sum(w) + n * fo) */
-        int32_t input_term = 0;
-        if (p->filter_offset != 0) {
-            for (d = 0; d < depth; ++d) {
-                input_term += x[d];
-            }
-            input_term *= p->filter_offset;
-        }
+        const int32_t input_term = mcu_fully_connected_input_term(p->filter_offset, x, depth);
         for (o = 0; o < outputs;) {
             int32_t sums[4];
             const int32_t rows = outputs - o >= 4 ? 4 : 1;
