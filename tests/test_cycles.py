@@ -132,6 +132,37 @@ def test_a_block_that_never_ran_is_not_counted():
     assert (region.cycles, region.instructions) == ((1 + TAKEN) + (1 + 1), 4)
 
 
+def test_a_block_rewound_at_an_io_access_counts_up_to_it():
+    """Under -icount QEMU rewinds a TB at a device access (the SysTick read)
+    and runs the rest in a new TB: the first counts only what ran."""
+    code = {
+        0x200: Instruction(0x200, 2, "adds", "r0, #1"),
+        0x202: Instruction(0x202, 2, "ldr", "r1, [r2, #0]"),
+        0x204: Instruction(0x204, 2, "bx", "lr"),
+        0x300: Instruction(0x300, 2, "nop", ""),
+    }
+    log = [
+        b"OP:\n",
+        b" ---- 00000200 00000000 00000000\n",
+        b" ---- 00000202 00000000 00000000\n",
+        b" ---- 00000204 00000000 00000000\n",
+        b"Trace 0: 0x7f00 [00800408/00000200/00000010/ff000200] f\n",
+        b"cpu_io_recompile: rewound execution of TB to 00000202\n",
+        b"OP:\n",
+        b" ---- 00000202 00000000 00000000\n",
+        b"Trace 0: 0x7f40 [00800408/00000202/00000010/ff038201] f\n",
+        b"OP:\n",
+        b" ---- 00000204 00000000 00000000\n",
+        b"Trace 0: 0x7f80 [00800408/00000204/00000010/ff000200] f\n",
+        b"OP:\n",
+        b" ---- 00000300 00000000 00000000\n",
+        b"Trace 0: 0x7fc0 [00800408/00000300/00000010/ff000200] g\n",
+    ]
+    (region,) = estimate_regions(log, code, CORTEX_M4, {0x200}, {0x300})
+    # ADDS (1), LDR (2), BX taken (1 + P): each once.
+    assert (region.cycles, region.instructions) == (1 + 2 + TAKEN, 3)
+
+
 def _build(source: str, cpu_flags: list[str], out: Path) -> Path:
     elf = out / (Path(source).stem + ".elf")
     subprocess.run(
