@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
 from mcu_planner.emit.output_dir import write_output  # noqa: E402
-from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
+from mcu_planner.errors import DoesNotFit, McuPlanError, UnsupportedModel, one_line  # noqa: E402
 from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
 from mcu_planner.targets.check import random_inputs  # noqa: E402
 from mcu_planner.targets.cycles import core_for_cpu_flags, estimate_call, parse_clock  # noqa: E402
@@ -193,8 +193,11 @@ def measure_tflm(
         if kernels == "cmsis-nn" and timing is not None and cycles is not None:
             # The runner left model.tflite and the inputs in its workdir: trace the same run there.
             machine = load_board(board_name).qemu_machine
-            regions = estimate_call(elf, machine, timing, workdir / f"tflm-{kernels}", TFLM_INVOKE)
-            cycles["cmsis-nn"] = regions[0].cycles
+            try:
+                regions = estimate_call(elf, machine, timing, workdir / f"tflm-{kernels}", TFLM_INVOKE)
+                cycles["cmsis-nn"] = regions[0].cycles
+            except McuPlanError as exc:
+                print(f"{path.stem} on {board_name}: no cycle estimate for TFLM: {one_line(exc)}", file=sys.stderr)
         if second is not None:
             second[kernels] = r.get("ticks2")
     return results
@@ -252,8 +255,11 @@ def measure(
     timing = core_for_cpu_flags(board.cpu_flags)
     if timing is not None:
         # The same firmware on the same input files (left in the run directory), traced.
-        regions = estimate_call(firmware.elf, board.qemu_machine, timing, workdir / "run", f"{name}_invoke")
-        row.cycles, row.clock_hz = regions[0].cycles, board.systick_hz
+        try:
+            regions = estimate_call(firmware.elf, board.qemu_machine, timing, workdir / "run", f"{name}_invoke")
+            row.cycles, row.clock_hz = regions[0].cycles, board.systick_hz
+        except McuPlanError as exc:  # the figures measured so far stand without the estimate
+            row.note = f"no cycle estimate: {one_line(exc)}"
     stateful = files.interface.variable_bytes > 0
     if stateful:
         # The harness reports the mean of the invokes it runs: two on the same input give the second's.

@@ -40,6 +40,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -524,14 +525,20 @@ def trace_lines(
             command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=console, stderr=console, pass_fds=(write_end,)
         )
         os.close(write_end)
+        # The log streams for as long as the firmware runs: a watchdog ends a run that never stops.
+        watchdog = threading.Timer(timeout, process.kill)
+        watchdog.start()
         try:
             with os.fdopen(read_end, "rb", buffering=1 << 20) as log:
                 yield from log
-            status = process.wait(timeout=timeout)
+            status = process.wait()
         finally:
+            watchdog.cancel()
             if process.poll() is None:
                 process.kill()
                 process.wait()
+        if status < 0:
+            raise McuPlanError(f"the traced run of {Path(elf).name} did not finish within {timeout:g} s")
         if status != 0:
             console.seek(0)
             tail = console.read()[-400:].decode(errors="replace").strip().replace("\n", " | ")
