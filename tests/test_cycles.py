@@ -49,8 +49,18 @@ M4_EXPECTED = {
     "k4": loop(20, (1 + 4) + TAKEN + TAKEN + 1) + TAKEN,
     # VMLA.F32 (3), VADD.F32 (1), SUBS
     "k5": loop(10, 3 + 1 + 1) + TAKEN,
+    # SUBS (1), CBZ falling through (1), B back (1 + P) nine times; then SUBS,
+    # CBZ taken (1 + P), B out (1 + P)
+    "k6": 9 * (1 + 1 + TAKEN) + (1 + TAKEN) + TAKEN,
 }
-M4_INSTRUCTIONS = {"k1": 100 * 6 + 1, "k2": 50 * 6 + 1, "k3": 30 * 6 + 1, "k4": 20 * 5 + 1, "k5": 10 * 4 + 1}
+M4_INSTRUCTIONS = {
+    "k1": 100 * 6 + 1,
+    "k2": 50 * 6 + 1,
+    "k3": 30 * 6 + 1,
+    "k4": 20 * 5 + 1,
+    "k5": 10 * 4 + 1,
+    "k6": 9 * 3 + 2 + 1,
+}
 
 # Cortex-M55, dual beat: a 128-bit vector instruction is 2 cycles, 1 when it
 # overlaps a previous vector instruction of the other group (memory / compute).
