@@ -45,7 +45,7 @@ from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa:
 from mcu_planner.targets.check import random_inputs  # noqa: E402
 from mcu_planner.targets.cycles import core_for_cpu_flags, estimate_call, parse_clock  # noqa: E402
 from mcu_planner.targets.firmware_build import board_names, build_firmware, load_board  # noqa: E402
-from mcu_planner.targets.qemu import run_firmware  # noqa: E402
+from mcu_planner.targets.qemu import qemu_command, run_firmware  # noqa: E402
 from mcu_planner.targets.reference import ReferenceModel  # noqa: E402
 from mcu_planner_testing.builder import Int8Net  # noqa: E402
 from mcu_planner_testing.shared import (  # noqa: E402
@@ -194,7 +194,8 @@ def measure_tflm(
             # The runner left model.tflite and the inputs in its workdir: trace the same run there.
             machine = load_board(board_name).qemu_machine
             try:
-                regions = estimate_call(elf, machine, timing, workdir / f"tflm-{kernels}", TFLM_INVOKE)
+                command = qemu_command(machine, elf)
+                regions = estimate_call(elf, command, timing, workdir / f"tflm-{kernels}", TFLM_INVOKE)
                 cycles["cmsis-nn"] = regions[0].cycles
             except McuPlanError as exc:
                 print(f"{path.stem} on {board_name}: no cycle estimate for TFLM: {one_line(exc)}", file=sys.stderr)
@@ -256,7 +257,8 @@ def measure(
     if timing is not None:
         # The same firmware on the same input files (left in the run directory), traced.
         try:
-            regions = estimate_call(firmware.elf, board.qemu_machine, timing, workdir / "run", f"{name}_invoke")
+            command = qemu_command(board.qemu_machine, firmware.elf)
+            regions = estimate_call(firmware.elf, command, timing, workdir / "run", f"{name}_invoke")
             row.cycles, row.clock_hz = regions[0].cycles, board.systick_hz
         except McuPlanError as exc:  # the figures measured so far stand without the estimate
             row.note = f"no cycle estimate: {one_line(exc)}"

@@ -23,6 +23,7 @@ from mcu_planner.targets.cycles import (
     parse_clock,
     symbol_address,
 )
+from mcu_planner.targets.qemu import qemu_command
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycles"
 P = BRANCH_REFILL  # pipeline refill of a taken branch (TRM: 1 to 3)
@@ -214,7 +215,8 @@ def test_micro_kernels_take_the_cycles_counted_by_hand(
     elf = _build(source, cpu_flags, tmp_path)
     begin = {name: symbol_address(elf, name) for name in expected}
     end = {symbol_address(elf, f"{name}_end") for name in expected}
-    regions = estimate(elf, machine, timing, tmp_path, begin=set(begin.values()), end=end, timeout=60)
+    command = qemu_command(machine, elf)
+    regions = estimate(elf, command, timing, tmp_path, begin=set(begin.values()), end=end, timeout=60)
     order = sorted(expected, key=lambda name: begin[name])
     assert {name: r.instructions for name, r in zip(order, regions, strict=True)} == instructions
     assert {name: r.cycles for name, r in zip(order, regions, strict=True)} == expected

@@ -48,7 +48,6 @@ from pathlib import Path
 from ..errors import McuPlanError
 
 OBJDUMP = "arm-none-eabi-objdump"
-QEMU_BINARY = "qemu-system-arm"
 # The pipeline refill of a taken branch, P in the Cortex-M4 TRM (1 to 3
 # cycles by the target's alignment and width and by early speculation).
 BRANCH_REFILL = 2
@@ -510,16 +509,13 @@ def return_addresses(code: dict[int, Instruction], function: int) -> set[int]:
     }
 
 
-def trace_lines(
-    elf: str | os.PathLike[str], machine: str, run_dir: str | os.PathLike[str], timeout: float
-) -> Iterator[bytes]:
-    """The `-d op,exec,nochain` log of one run of `elf` under QEMU (run in
-    `run_dir`, which holds its input files), line by line as QEMU writes it."""
-    from .qemu import qemu_command
-
+def trace_lines(command: Sequence[str], run_dir: str | os.PathLike[str], timeout: float) -> Iterator[bytes]:
+    """The `-d op,exec,nochain` log of one run of the QEMU `command` (its
+    usual command line, qemu.qemu_command; run in `run_dir`, which holds the
+    input files), line by line as QEMU writes it."""
     read_end, write_end = os.pipe()
-    command = qemu_command(machine, Path(elf))
-    command[1:1] = ["-d", "op,exec,nochain", "-D", f"/dev/fd/{write_end}"]
+    command = [command[0], "-d", "op,exec,nochain", "-D", f"/dev/fd/{write_end}", *command[1:]]
+    name = Path(command[-1]).name
     with tempfile.TemporaryFile() as console:
         process = subprocess.Popen(
             command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=console, stderr=console, pass_fds=(write_end,)
@@ -538,16 +534,16 @@ def trace_lines(
                 process.kill()
                 process.wait()
         if status < 0:
-            raise McuPlanError(f"the traced run of {Path(elf).name} did not finish within {timeout:g} s")
+            raise McuPlanError(f"the traced run of {name} did not finish within {timeout:g} s")
         if status != 0:
             console.seek(0)
             tail = console.read()[-400:].decode(errors="replace").strip().replace("\n", " | ")
-            raise McuPlanError(f"the traced run of {Path(elf).name} ended with exit {status}: {tail}")
+            raise McuPlanError(f"the traced run of {name} ended with exit {status}: {tail}")
 
 
 def estimate(
     elf: str | os.PathLike[str],
-    machine: str,
+    command: Sequence[str],
     timing: CoreTiming,
     run_dir: str | os.PathLike[str],
     *,
@@ -555,14 +551,15 @@ def estimate(
     end: set[int],
     timeout: float = 600.0,
 ) -> list[Region]:
-    """Run `elf` traced and estimate the cycles of every begin..end region."""
+    """Run `elf` traced (`command`: QEMU's command line for it) and estimate
+    the cycles of every begin..end region."""
     code = disassemble(elf, timing)
-    return estimate_regions(trace_lines(elf, machine, run_dir, timeout), code, timing, begin, end)
+    return estimate_regions(trace_lines(command, run_dir, timeout), code, timing, begin, end)
 
 
 def estimate_call(
     elf: str | os.PathLike[str],
-    machine: str,
+    command: Sequence[str],
     timing: CoreTiming,
     run_dir: str | os.PathLike[str],
     function: str,
@@ -577,7 +574,7 @@ def estimate_call(
     returns = return_addresses(code, entry)
     if not returns:
         raise McuPlanError(f"{Path(elf).name}: no BL to {function!r} found")
-    lines = trace_lines(elf, machine, run_dir, timeout)
+    lines = trace_lines(command, run_dir, timeout)
     return estimate_regions(lines, code, timing, {entry}, returns)
 
 

@@ -321,7 +321,8 @@ class QemuTarget(Target):
         end = symbol_address(elf, f"{model_name}_profile_end")
         if timing is None or begin is None or end is None:
             return timings
-        regions = estimate(elf, machine, timing, run_dir, begin={begin}, end={end}, timeout=self.timeout * invocations)
+        command = qemu_command(machine, elf)
+        regions = estimate(elf, command, timing, run_dir, begin={begin}, end={end}, timeout=self.timeout * invocations)
         count = len(timings.ops)
         total = round(sum(r.cycles for r in regions) / invocations)
         op_cycles = None
