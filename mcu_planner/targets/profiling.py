@@ -99,7 +99,7 @@ class Profile:
             ms = 1e3 * estimate.total_cycles / estimate.clock_hz
             macs = f", {self.total_macs / estimate.total_cycles:.2f} MACs/cycle" if self.total_macs else ""
             lines.append(
-                f"cycle estimate ({estimate.core}, TRM timings, zero wait states; docs/check.md): "
+                f"cycle estimate ({estimate.core}, zero wait states; the model: docs/check.md#cycle-estimate): "
                 f"{estimate.total_cycles:,} cycles = {ms:.3f} ms at {estimate.clock_hz / 1e6:g} MHz "
                 f"({estimate.clock_source}){macs}"
             )
