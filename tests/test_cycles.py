@@ -95,6 +95,18 @@ def test_the_timing_tables_follow_the_trm():
         costed = classify(insn, CORTEX_M4)
         assert (costed.klass, costed.cycles) == (klass, cycles), insn
     assert classify(Instruction(0, 2, "pop", "{r4, pc}"), CORTEX_M4).writes_pc
+    # Condition and S suffixes come off: a compare in an IT block writes no register,
+    # a branch in one may fall through, "movs"/"bls" are MOV+S and B+LS.
+    assert classify(Instruction(0, 2, "cmpeq", "r1, #0"), CORTEX_M4).writes == ()
+    assert classify(Instruction(0, 2, "bxeq", "lr"), CORTEX_M4).conditional
+    assert not classify(Instruction(0, 2, "bx", "lr"), CORTEX_M4).conditional
+    assert [Instruction(0, 2, m, "").base for m in ("movs", "bls", "ldrhi", "ldrsb", "strbne")] == [
+        "mov",
+        "b",
+        "ldr",
+        "ldrsb",
+        "strb",
+    ]
     mac = classify(Instruction(0, 4, "vmladava.s8", "r4, q0, q1"), CORTEX_M55)
     load = classify(Instruction(0, 4, "vldrb.s8", "q0, [r1], #16"), CORTEX_M55)
     gather = classify(Instruction(0, 4, "vldrb.u8", "q0, [r1, q1]"), CORTEX_M55)

@@ -132,7 +132,7 @@ _KNOWN_BASES = frozenset(
     strexb strexh strt ldrd strd ldm ldmia ldmdb ldmfd stm stmia stmdb stmea stmfd push pop sdiv udiv dmb dsb isb
     vadd vsub vmul vnmul vcvt vcvtr vcvtb vcvtt vcmp vcmpe vmov vabs vneg vmrs vmsr vmla vmls vnmla vnmls vfma vfms
     vfnma vfnms vdiv vsqrt vldr vstr vldm vldmia vldmdb vstm vstmia vstmdb vpush vpop vpst vpt vctp vpsel
-    mov movs adds subs""".split()
+    mov mvn add adc sub sbc rsb cmp cmn tst teq and orr orn eor bic lsl lsr asr ror mul mla""".split()
 )
 
 
