@@ -20,7 +20,7 @@ Beside the shared models it runs builder-made ones (BUILDER_MODELS: the
 convolution windows of issue 23, written to a temporary directory), named by
 their stems like the shared ones.
 
-    python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE]
+    python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE] [--clock 120M]
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ sys.path.insert(0, str(REPO))
 
 from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
 from mcu_planner.emit.output_dir import write_output  # noqa: E402
-from mcu_planner.errors import DoesNotFit, UnsupportedModel, one_line  # noqa: E402
+from mcu_planner.errors import DoesNotFit, McuPlanError, UnsupportedModel, one_line  # noqa: E402
 from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
 from mcu_planner.targets.check import random_inputs  # noqa: E402
+from mcu_planner.targets.cycles import core_for_cpu_flags, estimate_call, parse_clock  # noqa: E402
 from mcu_planner.targets.firmware_build import board_names, build_firmware, load_board  # noqa: E402
-from mcu_planner.targets.qemu import run_firmware  # noqa: E402
+from mcu_planner.targets.qemu import qemu_command, run_firmware  # noqa: E402
 from mcu_planner.targets.reference import ReferenceModel  # noqa: E402
 from mcu_planner_testing.builder import Int8Net  # noqa: E402
 from mcu_planner_testing.shared import (  # noqa: E402
@@ -59,6 +60,8 @@ SEED = 2024
 TFLM_RUNNERS = ANCHORS_DIR / "tflm-cortex-m"
 # The runner ELFs' kernel sets, in table order: TFLM with CMSIS-NN, TFLM with its reference kernels.
 TFLM_KERNEL_SETS = ("cmsis-nn", "reference")
+# The function the TFLM runners time (their first call is their `ticks`), traced for the cycle estimate.
+TFLM_INVOKE = "tflite::MicroInterpreter::Invoke()"
 # Streaming models whose state lives in resource variables (CALL_ONCE), measured with the shared models.
 STREAMING_MODELS_DIR = SHARED / "peer-tests" / "microwakeword"
 
@@ -137,6 +140,10 @@ class Row:
     # Models with state: ticks of the second invoke on the same input, ours and (kernel set ->) TFLM's.
     second_ticks: int | None = None
     tflm_second: dict = None  # type: ignore[assignment]
+    # Cycle estimate of one invoke (mcu_planner/targets/cycles.py), ours and TFLM+CMSIS-NN's first.
+    cycles: int | None = None
+    tflm_cycles: int | None = None
+    clock_hz: int | None = None
 
     def __post_init__(self) -> None:
         if self.tflm is None:
@@ -160,10 +167,18 @@ def outputs_match(got: list[bytes], expected: list[np.ndarray]) -> bool:
 
 
 def measure_tflm(
-    runner, path: Path, board_name: str, inputs: list[np.ndarray], expected, workdir: Path, second: dict | None = None
+    runner,
+    path: Path,
+    board_name: str,
+    inputs: list[np.ndarray],
+    expected,
+    workdir: Path,
+    second: dict | None = None,
+    cycles: dict | None = None,
 ) -> dict:
     """Ticks, arena and exactness of each TFLM runner ELF on `inputs`
-    (and into `second`, when given: each one's ticks of its second invoke)."""
+    (and into `second`, when given: each one's ticks of its second invoke;
+    into `cycles`, when given: TFLM+CMSIS-NN's cycle estimate of its first invoke)."""
     results = {}
     for kernels in TFLM_KERNEL_SETS:
         elf = TFLM_RUNNERS / f"{board_name}-{kernels}.elf"
@@ -174,6 +189,16 @@ def measure_tflm(
             results[kernels] = (None, None, None, f"status {r.get('status')} {r.get('error', '')}".strip())
             continue
         results[kernels] = (r["ticks"], r["arena_used"], outputs_match(r["outputs"], expected), elf_code_bytes(elf))
+        timing = core_for_cpu_flags(load_board(board_name).cpu_flags)
+        if kernels == "cmsis-nn" and timing is not None and cycles is not None:
+            # The runner left model.tflite and the inputs in its workdir: trace the same run there.
+            machine = load_board(board_name).qemu_machine
+            try:
+                command = qemu_command(machine, elf)
+                regions = estimate_call(elf, command, timing, workdir / f"tflm-{kernels}", TFLM_INVOKE)
+                cycles["cmsis-nn"] = regions[0].cycles
+            except McuPlanError as exc:
+                print(f"{path.stem} on {board_name}: no cycle estimate for TFLM: {one_line(exc)}", file=sys.stderr)
         if second is not None:
             second[kernels] = r.get("ticks2")
     return results
@@ -228,6 +253,15 @@ def measure(
     row.instructions = run.ticks * board.instructions_per_tick()
     expected = ReferenceModel(model_bytes).run(inputs)
     row.exact = outputs_match(run.outputs, expected)
+    timing = core_for_cpu_flags(board.cpu_flags)
+    if timing is not None:
+        # The same firmware on the same input files (left in the run directory), traced.
+        try:
+            command = qemu_command(board.qemu_machine, firmware.elf)
+            regions = estimate_call(firmware.elf, command, timing, workdir / "run", f"{name}_invoke")
+            row.cycles, row.clock_hz = regions[0].cycles, board.systick_hz
+        except McuPlanError as exc:  # the figures measured so far stand without the estimate
+            row.note = f"no cycle estimate: {one_line(exc)}"
     stateful = files.interface.variable_bytes > 0
     if stateful:
         # The harness reports the mean of the invokes it runs: two on the same input give the second's.
@@ -241,7 +275,9 @@ def measure(
         row.second_ticks = 2 * twice.ticks - run.ticks
     if runner is not None:
         second = row.tflm_second if stateful else None
-        row.tflm = measure_tflm(runner, path, board_name, inputs, expected, workdir, second)
+        tflm_cycles: dict = {}
+        row.tflm = measure_tflm(runner, path, board_name, inputs, expected, workdir, second, tflm_cycles)
+        row.tflm_cycles = tflm_cycles.get("cmsis-nn")
     return row
 
 
@@ -253,11 +289,17 @@ def _ratio(ours: int | None, theirs: int | None) -> str:
     return f"{ours / theirs:.2f}" if ours and theirs else "-"
 
 
+def _ms(cycles: int | None, clock_hz: int | None) -> str:
+    return f"{1e3 * cycles / clock_hz:.2f}" if cycles and clock_hz else "-"
+
+
 def _exact(flag: bool | None) -> str:
     return "-" if flag is None else ("yes" if flag else "NO")
 
 
-def render(rows: list[Row], boards: list[str], seconds: float, planner: str, inputs: list[Path]) -> str:
+def render(
+    rows: list[Row], boards: list[str], seconds: float, planner: str, inputs: list[Path], clock_hz: int | None = None
+) -> str:
     gcc = subprocess.run(["arm-none-eabi-gcc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     qemu = subprocess.run(["qemu-system-arm", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = [
@@ -275,6 +317,13 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str, inp
         )
         + ") = instructions executed. TFLM's figure is its first `Invoke()`.",
         "- ours / CMSIS-NN < 1 means we run fewer instructions than TFLM with CMSIS-NN.",
+        "- cycles (est.) = the cycle estimate of one invoke (mcu_planner/targets/cycles.py: QEMU's executed",
+        "  translation blocks weighted with the Cortex-M4 TRM timings, Helium by the M55's dual-beat model; zero",
+        "  wait states, no caches; see docs/benchmarks.md); ms "
+        + (
+            f"at {clock_hz / 1e6:g} MHz (--clock);" if clock_hz else "at the board's nominal clock (its SysTick clock);"
+        ),
+        "  TFLM's is its first `Invoke()`, traced the same way.",
         "- exact: outputs equal LiteRT's reference kernels (float models: within 1e-5 of the largest magnitude),",
         "  for ours / TFLM+CMSIS-NN / TFLM reference.",
         "- code+tables = our firmware's text + data minus the weights (runtime kernels, per-channel tables, harness,",
@@ -284,22 +333,26 @@ def render(rows: list[Row], boards: list[str], seconds: float, planner: str, inp
         "  same run (its planned tensors plus its runtime structures), before its own stack and statics.",
         "",
         "| model | board | ticks: ours | TFLM+CMSIS-NN | TFLM ref | ours / CMSIS-NN | ours / ref "
+        f"| instructions: ours | cycles (est.): ours | ms @ {f'{clock_hz / 1e6:g} MHz' if clock_hz else 'nominal'} "
+        "| cycles: TFLM+CMSIS-NN | cycles ours / CMSIS-NN "
         "| exact | code+tables B | weights B | TFLM runner B | arena B | RAM B | stack reserve / used B | TFLM arena B |",
-        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cmsis = r.tflm.get("cmsis-nn", (None,) * 4)
         ref = r.tflm.get("reference", (None,) * 4)
         if r.flash is None:
             lines.append(
-                f"| {r.model} | {r.board} | {r.note} | {_n(cmsis[0])} | {_n(ref[0])} |||||||||| {_n(cmsis[1])} |"
+                f"| {r.model} | {r.board} | {r.note} | {_n(cmsis[0])} | {_n(ref[0])} ||||||||||||||| {_n(cmsis[1])} |"
             )
             continue
         exact = " / ".join(_exact(flag) for flag in (r.exact, cmsis[2], ref[2]))
         runner_bytes = cmsis[3] if isinstance(cmsis[3], int) else None
         lines.append(
             f"| {r.model} | {r.board} | {_n(r.ticks)} | {_n(cmsis[0])} | {_n(ref[0])} | {_ratio(r.ticks, cmsis[0])} | "
-            f"{_ratio(r.ticks, ref[0])} | {exact} | {_n(r.flash - r.weight_bytes)} | {_n(r.weight_bytes)} | "
+            f"{_ratio(r.ticks, ref[0])} | {_n(round(r.instructions) if r.instructions else None)} | "
+            f"{_n(r.cycles)} | {_ms(r.cycles, r.clock_hz)} | {_n(r.tflm_cycles)} | {_ratio(r.cycles, r.tflm_cycles)} | "
+            f"{exact} | {_n(r.flash - r.weight_bytes)} | {_n(r.weight_bytes)} | "
             f"{_n(runner_bytes)} | {_n(r.arena)} | {_n(r.ram)} | {_n(r.stack_reserve)} / {_n(r.stack_used)} | "
             f"{_n(cmsis[1])} |"
         )
@@ -324,6 +377,11 @@ def main() -> int:
     )
     parser.add_argument("--save-models", help="also write the BUILDER_MODELS .tflite files to this directory")
     parser.add_argument("--out", default=str(REPO / "bench" / "results" / "cortex-m.md"))
+    parser.add_argument(
+        "--clock",
+        type=parse_clock,
+        help="give the cycle estimate's ms at this clock, e.g. 120M (default: each board's)",
+    )
     args = parser.parse_args()
     boards = args.boards.split(",")
     models_dir = Path(args.save_models or tempfile.mkdtemp(prefix="mcu-bench-models-"))
@@ -344,16 +402,19 @@ def main() -> int:
                     row = measure(path, board, Path(scratch), args.planner, runner)
                 except Exception as exc:  # one broken model must not hide the others' figures
                     row = Row(path.stem, board, note=f"error: {type(exc).__name__}: {exc}")
+            if args.clock and row.cycles:
+                row.clock_hz = args.clock
             rows.append(row)
             cmsis_ticks = row.tflm.get("cmsis-nn", (None,))[0]
             print(
                 f"{row.model:40} {row.board:11} ticks {_n(row.ticks):>12} TFLM+CMSIS-NN {_n(cmsis_ticks):>12} "
-                f"ratio {_ratio(row.ticks, cmsis_ticks):>5} {row.note[:60]}",
+                f"ratio {_ratio(row.ticks, cmsis_ticks):>5} cycles {_n(row.cycles):>12} "
+                f"TFLM+CMSIS-NN {_n(row.tflm_cycles):>12} {row.note[:60]}",
                 flush=True,
             )
     runners = sorted(TFLM_RUNNERS.glob("*.elf")) if runner is not None else []
     inputs = list(paths) + runners
-    Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner, inputs))
+    Path(args.out).write_text(render(rows, boards, time.monotonic() - started, args.planner, inputs, args.clock))
     print(f"wrote {args.out}")
     return 0
 

@@ -104,6 +104,15 @@ def test_qemu_profile_adds_up_to_the_whole_inference():
     slack = TICKS_PER_BRACKET * len(profile.ops)
     assert whole - TICKS_OUTSIDE_OPS - slack <= profile.total_ticks <= whole + slack
     assert profile.total_ticks <= profile.invoke_ticks <= whole + TICKS_OUTSIDE_OPS + slack
+    # The cycle estimate (traced run, tests/test_cycles.py): one figure per op
+    # adding up to the total; every M4 instruction costs at least a cycle, and
+    # the bracket's instructions are the ticks x 40 of -icount shift=0.
+    estimate = profile.cycles
+    assert estimate is not None and estimate.core == "cortex-m4" and estimate.op_cycles is not None
+    assert abs(sum(estimate.op_cycles) - estimate.total_cycles) <= len(profile.ops)
+    for op, cycles in zip(profile.ops, estimate.op_cycles, strict=True):
+        assert (op.ticks - TICKS_PER_BRACKET) * 40 <= cycles <= 3 * (op.ticks + TICKS_PER_BRACKET) * 40, op
+    assert any(line.startswith("cycle estimate (cortex-m4") for line in report.format())
 
 
 @needs_cortex_m

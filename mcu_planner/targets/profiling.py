@@ -32,10 +32,22 @@ class OpTiming:
 
 
 @dataclass(frozen=True)
+class CycleEstimate:
+    """The cycle estimate of mcu_planner/targets/cycles.py for a profile's ops."""
+
+    core: str  # "cortex-m4", "cortex-m55"
+    op_cycles: tuple[int, ...] | None  # per op of Profile.ops, mean per invocation; None when not attributable
+    total_cycles: int  # the ops' cycles, mean per invocation
+    clock_hz: int  # the clock the milliseconds are given at
+    clock_source: str  # "the board's nominal clock" or "--clock"
+
+
+@dataclass(frozen=True)
 class Profile:
     ops: tuple[OpTiming, ...]
     invoke_ticks: int  # the whole invocation of the profile build, hooks included
     unit: str  # "SysTick ticks" or "ns"
+    cycles: CycleEstimate | None = None
 
     @property
     def total_ticks(self) -> int:
@@ -48,9 +60,11 @@ class Profile:
     def format(self) -> list[str]:
         """One aligned row per op, then the total."""
         rate = "MACs/ns" if self.unit == "ns" else "MACs/tick"
-        rows = [("op", "name", self.unit, "share", "MACs", rate)]
+        estimate = self.cycles
+        per_op = estimate.op_cycles if estimate is not None else None
+        rows = [("op", "name", self.unit, "share", "MACs", rate) + (("cycles (est.)",) if per_op else ())]
         total = self.total_ticks
-        for op in self.ops:
+        for index, op in enumerate(self.ops):
             rows.append(
                 (
                     str(op.op),
@@ -60,6 +74,7 @@ class Profile:
                     f"{op.macs:,}" if op.macs else "-",
                     f"{op.macs / op.ticks:.2f}" if op.macs and op.ticks else "-",
                 )
+                + ((f"{per_op[index]:,}",) if per_op else ())
             )
         rows.append(
             (
@@ -70,6 +85,7 @@ class Profile:
                 f"{self.total_macs:,}",
                 f"{self.total_macs / total:.2f}" if total and self.total_macs else "-",
             )
+            + ((f"{estimate.total_cycles:,}",) if per_op and estimate else ())
         )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         lines = []
@@ -79,6 +95,14 @@ class Profile:
             ]
             lines.append("  ".join(cells).rstrip())
         lines.append(f"whole invocation in the profile build: {self.invoke_ticks:,} {self.unit} (hooks included)")
+        if estimate is not None:
+            ms = 1e3 * estimate.total_cycles / estimate.clock_hz
+            macs = f", {self.total_macs / estimate.total_cycles:.2f} MACs/cycle" if self.total_macs else ""
+            lines.append(
+                f"cycle estimate ({estimate.core}, zero wait states; the model: docs/check.md#cycle-estimate): "
+                f"{estimate.total_cycles:,} cycles = {ms:.3f} ms at {estimate.clock_hz / 1e6:g} MHz "
+                f"({estimate.clock_source}){macs}"
+            )
         return lines
 
 

@@ -15,14 +15,14 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..emit.resources import firmware_dir
 from ..errors import CheckMismatch, InputError, McuPlanError
 from .check import BOARD_FILE_TARGETS, Target, TargetRun, register_target
-from .profiling import parse_profile
+from .profiling import CycleEstimate, Profile, parse_profile
 
 if TYPE_CHECKING:
     from .firmware_build import FirmwareReport
@@ -304,7 +304,35 @@ class QemuTarget(Target):
             for s in range(len(samples))
         ]
         timings = parse_profile(run.console, "SysTick ticks") if profile else None
+        if timings is not None:
+            timings = self._with_cycles(timings, firmware.elf, model_name, machine, Path(workdir) / "run", len(samples))
         return TargetRun(outputs, run.ticks, self.tick_unit, timings)
+
+    def _with_cycles(
+        self, timings: Profile, elf: Path, model_name: str, machine: str, run_dir: Path, invocations: int
+    ) -> Profile:
+        """The profile with the cycle estimate of a traced run of the same
+        firmware on the same inputs (still in `run_dir`): one region per
+        profile bracket, the k-th of an invocation being the k-th op."""
+        from .cycles import core_for_cpu_flags, estimate, symbol_address
+
+        timing = core_for_cpu_flags(self.board.cpu_flags)
+        begin = symbol_address(elf, f"{model_name}_profile_begin")
+        end = symbol_address(elf, f"{model_name}_profile_end")
+        if timing is None or begin is None or end is None:
+            return timings
+        command = qemu_command(machine, elf)
+        regions = estimate(elf, command, timing, run_dir, begin={begin}, end={end}, timeout=self.timeout * invocations)
+        count = len(timings.ops)
+        total = round(sum(r.cycles for r in regions) / invocations)
+        op_cycles = None
+        if count and len(regions) == count * invocations:
+            op_cycles = tuple(
+                round(sum(regions[i * count + k].cycles for i in range(invocations)) / invocations)
+                for k in range(count)
+            )
+        estimate_ = CycleEstimate(timing.name, op_cycles, total, self.board.systick_hz, "the board's nominal clock")
+        return replace(timings, cycles=estimate_)
 
     def _stack_needed(
         self,
