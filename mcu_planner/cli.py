@@ -316,6 +316,13 @@ def _check_parser() -> argparse.ArgumentParser:
         help="also run a profile build and print ticks, MACs and MACs per tick for every op "
         "(boards: and a cycle estimate per op and in total)",
     )
+    p.add_argument(
+        "--clock",
+        type=_clock,
+        metavar="HZ",
+        help="with --profile on a board: give the cycle estimate's milliseconds at this clock, e.g. 120M "
+        "(default: the board's nominal clock)",
+    )
     return p
 
 
@@ -1082,6 +1089,8 @@ def _run_check(args: argparse.Namespace) -> int:
         return 0
     if args.concurrent:
         raise InputError("--concurrent plans several models: give two or more")
+    if args.clock is not None and (not args.profile or args.target == "host"):
+        raise InputError("--clock sets the clock of the cycle estimate: it needs --profile and a board --target")
     report = check_model(
         args.model[0],
         target=args.target,
@@ -1096,9 +1105,20 @@ def _run_check(args: argparse.Namespace) -> int:
         after_reset=args.after_reset,
         stack=_check_stack(args),
     )
+    if args.clock is not None and report.profile is not None:
+        report.profile = report.profile.at_clock(args.clock, "--clock")
     for line in report.format():
         print(line)
     return 0
+
+
+def _clock(text: str) -> int:
+    from .targets.cycles import parse_clock
+
+    try:
+        return parse_clock(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _check_stack(args: argparse.Namespace) -> int:

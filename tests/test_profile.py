@@ -113,6 +113,23 @@ def test_qemu_profile_adds_up_to_the_whole_inference():
     for op, cycles in zip(profile.ops, estimate.op_cycles, strict=True):
         assert (op.ticks - TICKS_PER_BRACKET) * 40 <= cycles <= 3 * (op.ticks + TICKS_PER_BRACKET) * 40, op
     assert any(line.startswith("cycle estimate (cortex-m4") for line in report.format())
+    # check --clock: the same cycles, in milliseconds at the clock given.
+    line = next(x for x in profile.at_clock(120_000_000, "--clock").format() if "cycles = " in x)
+    assert f"= {1e3 * estimate.total_cycles / 120e6:.3f} ms at 120 MHz (--clock)" in line, line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--clock", "120M"], ["--profile", "--clock", "120M"], ["--profile", "--target", "mps2-an386", "--clock", "fast"]],
+)
+def test_clock_without_a_profiled_board_run_is_an_input_error(extra, tmp_path, capsys):
+    from mcu_planner.cli import main
+
+    model = tmp_path / "m.tflite"
+    model.write_bytes(small_model())
+    assert main(["check", str(model), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--clock" in err[-1], err
 
 
 @needs_cortex_m

@@ -17,7 +17,7 @@ difference is what runs between ops (buffer release, the hooks themselves).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _OP_LINE = re.compile(r"^mcu-profile: op (\d+) (\S+) ticks=(\d+) macs=(\d+) macs/tick=[\d.]+$")
 _TOTAL_LINE = re.compile(r"^mcu-profile: total ticks=(\d+) macs=(\d+) macs/tick=[\d.]+ invoke=(\d+)$")
@@ -104,6 +104,12 @@ class Profile:
                 f"({estimate.clock_source}){macs}"
             )
         return lines
+
+    def at_clock(self, clock_hz: int, source: str) -> Profile:
+        """This profile with its cycle estimate's milliseconds at another clock."""
+        if self.cycles is None:
+            return self
+        return replace(self, cycles=replace(self.cycles, clock_hz=clock_hz, clock_source=source))
 
 
 def parse_profile(console: str, unit: str) -> Profile | None:
