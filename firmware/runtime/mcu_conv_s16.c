@@ -53,17 +53,24 @@ static int64_t conv_window_sum(const mcu_conv_s16_params *p, const int16_t *inpu
 }
 
 /* int64 bias, int32 bias (widened) or none: the sum stays in int64 either way. */
+static inline int64_t with_bias_s16(int64_t acc, const int64_t *bias64, const int32_t *bias32, int32_t out_c)
+{
+    if (bias64 != NULL) {
+        return acc + bias64[out_c];
+    }
+    return bias32 != NULL ? acc + bias32[out_c] : acc;
+}
+
+static inline int16_t output_s16(const mcu_conv_s16_params *p, int64_t acc, int32_t out_c)
+{
+    const int32_t scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
+    return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
+}
+
 static int16_t requantize_s16(const mcu_conv_s16_params *p, int64_t acc, const int64_t *bias64, const int32_t *bias32,
                               int32_t out_c)
 {
-    int32_t scaled;
-    if (bias64 != NULL) {
-        acc += bias64[out_c];
-    } else if (bias32 != NULL) {
-        acc += bias32[out_c];
-    }
-    scaled = mcu_mul_by_quantized_mul_s64(acc, p->output_multiplier[out_c], (int)p->output_shift[out_c]);
-    return (int16_t)mcu_clamp_s32(scaled, p->act_min, p->act_max);
+    return output_s16(p, with_bias_s16(acc, bias64, bias32, out_c), out_c);
 }
 
 /* acc[k] += sum_i x[i] * w[k * w_stride + i] over n <= S16_PRODUCTS_IN_INT32
@@ -151,7 +158,7 @@ static void conv_pixel_s16(const mcu_conv_s16_params *p, const s16_window_runs *
                           win->f_stride, win->run, count, acc);
         }
         for (k = 0; k < count; ++k) {
-            out[oc + k] = requantize_s16(p, acc[k], bias64, bias32, oc + k);
+            out[oc + k] = output_s16(p, with_bias_s16(acc[k], bias64, bias32, oc + k), oc + k);
         }
     }
 }
@@ -298,7 +305,7 @@ static void depthwise_s16_fast(const mcu_conv_s16_params *p, const int16_t *inpu
             sums[3] += a3;
 #endif
             for (k = 0; k < count; ++k) {
-                out[c + k] = requantize_s16(p, sums[k], bias, NULL, c + k);
+                out[c + k] = output_s16(p, with_bias_s16(sums[k], bias, NULL, c + k), c + k);
             }
         }
         out += channels;
