@@ -123,6 +123,14 @@ static void activate_f32(int activation, const float *in, size_t n, float *out, 
     }
 }
 
+/* Cortex-M4 and M7 (FPv4 / FPv5): VMLA.F32 is a chained multiply-add (the
+ * product rounded before the add; VFMA is the fused one), so it gives the
+ * bits of a separate multiply and add. */
+#if defined(__GNUC__) && defined(__ARM_ARCH_7EM__) && defined(__ARM_FP) && (__ARM_FP & 4) && \
+    defined(__ARM_PCS_VFP)
+#define MCU_VFP_CHAINED_MLA 1
+#endif
+
 /* Row . vector as Eigen's matrix x vector product sums it in TFLite's x86
  * build (SSE packets of 4): four running sums over the columns in groups of
  * four, added as (0 + 2) + (1 + 3), then the leftover columns one by one.
@@ -133,6 +141,22 @@ MCU_NOINLINE static float dot_in_packets_f32(const float *row, const float *vect
     float lane0 = 0.0f, lane1 = 0.0f, lane2 = 0.0f, lane3 = 0.0f;
     float sum;
     int32_t c = 0;
+#if defined(MCU_VFP_CHAINED_MLA)
+    const float *r = row, *v = vector;
+    for (; c + 4 <= n_col; c += 4) {
+        /* Four values of each in one load apiece; VMLA rounds the product,
+         * then the sum, as the C below does. */
+        __asm__("vldmia %[r]!, {s8-s11}\n\t"
+                "vldmia %[v]!, {s12-s15}\n\t"
+                "vmla.f32 %[l0], s8, s12\n\t"
+                "vmla.f32 %[l1], s9, s13\n\t"
+                "vmla.f32 %[l2], s10, s14\n\t"
+                "vmla.f32 %[l3], s11, s15"
+                : [l0] "+t"(lane0), [l1] "+t"(lane1), [l2] "+t"(lane2), [l3] "+t"(lane3), [r] "+r"(r), [v] "+r"(v)
+                :
+                : "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "memory");
+    }
+#endif
     for (; c + 4 <= n_col; c += 4) {
         lane0 += row[c] * vector[c];
         lane1 += row[c + 1] * vector[c + 1];
