@@ -17,7 +17,7 @@ TFLM: CALL_ONCE runs the init subgraph), so for them the second invoke on
 the same input is given as well, under the table.
 
 Beside the shared models it runs builder-made ones (BUILDER_MODELS: the
-convolution windows of issue 23, written to a temporary directory), named by
+convolution windows and other dtypes of issue 23, written to a temporary directory), named by
 their stems like the shared ones.
 
     python bench/cortex_m.py [--boards mps2-an386,mps3-an547] [--models stem,stem] [--out FILE] [--clock 120M]
@@ -41,13 +41,14 @@ sys.path.insert(0, str(REPO))
 from mcu_planner.emit.c_literals import c_identifier  # noqa: E402
 from mcu_planner.emit.output_dir import write_output  # noqa: E402
 from mcu_planner.errors import DoesNotFit, McuPlanError, UnsupportedModel, one_line  # noqa: E402
+from mcu_planner.graph import Quantization  # noqa: E402
 from mcu_planner.pipeline import DEFAULT_TIME_LIMIT, generate_for_model  # noqa: E402
 from mcu_planner.targets.check import random_inputs  # noqa: E402
 from mcu_planner.targets.cycles import core_for_cpu_flags, estimate_call, parse_clock  # noqa: E402
 from mcu_planner.targets.firmware_build import board_names, build_firmware, load_board  # noqa: E402
 from mcu_planner.targets.qemu import qemu_command, run_firmware  # noqa: E402
 from mcu_planner.targets.reference import ReferenceModel  # noqa: E402
-from mcu_planner_testing.builder import Int8Net  # noqa: E402
+from mcu_planner_testing.builder import Int8Net, Int16x8Net, lstm_model  # noqa: E402
 from mcu_planner_testing.shared import (  # noqa: E402
     ANCHORS_DIR,
     MODELS_DIR,
@@ -79,6 +80,34 @@ def _single_conv(seed: int, shape: tuple[int, ...], filters: int, kernel: tuple[
     return net.build(net.conv2d(x, filters, kernel=kernel, strides=strides, padding="SAME", activation="RELU"))
 
 
+class _Int16x8ConverterNet(Int16x8Net):
+    """Int16x8Net with the fully connected weights quantized per tensor, as
+    the converter writes them (TFLM's CMSIS-NN FULLY_CONNECTED rejects
+    per-channel ones in 16x8)."""
+
+    def _weights(self, shape, axis: int, std: float) -> tuple[np.ndarray, Quantization]:
+        if len(shape) != 2:
+            return super()._weights(shape, axis, std)
+        real = self.rng.normal(0.0, std, size=tuple(shape)).astype(np.float32)
+        scale = np.float32(max(float(np.max(np.abs(real))), 1e-8)) / np.float32(127.0)
+        return np.clip(np.round(real / scale), -127, 127).astype(np.int8), Quantization((float(scale),), (0,))
+
+
+def _ds_cnn_16x8(seed: int) -> bytes:
+    """A DS-CNN in TFLite's 16x8 scheme (int16 activations, int8 weights): a
+    10x4 first convolution on one channel, four depthwise 3x3 + pointwise
+    blocks on 64 channels, average pool, fully connected, softmax."""
+    net = _Int16x8ConverterNet(seed, description="bench: 16x8 DS-CNN")
+    x = net.input((1, 49, 10, 1), -1.0, 1.0)
+    x = net.conv2d(x, 64, kernel=(10, 4), strides=(2, 2), padding="SAME", activation="RELU")
+    for _ in range(4):
+        x = net.depthwise_conv2d(x, kernel=(3, 3), padding="SAME", activation="RELU")
+        x = net.conv2d(x, 64, kernel=(1, 1), padding="SAME", activation="RELU")
+    x = net.average_pool2d(x, pool=(25, 5), strides=(25, 5))
+    x = net.reshape(x, (1, 64))
+    return net.build(net.softmax(net.fully_connected(x, 12)))
+
+
 # Stem -> builder for models with the convolution windows the shared models
 # lack (issue 23): windows past the 640 values of a column (5x5x32, 10x4x64,
 # 3x3x160) and first layers on 1 and 3 input channels.
@@ -88,6 +117,9 @@ BUILDER_MODELS = {
     "conv_3x3x160": lambda: _single_conv(53, (1, 10, 10, 160), 32, (3, 3)),
     "first_conv_10x4x1": lambda: _single_conv(54, (1, 49, 10, 1), 64, (10, 4), strides=(2, 2)),
     "first_conv_3x3x3": lambda: _single_conv(55, (1, 48, 48, 3), 16, (3, 3), strides=(2, 2)),
+    # Other dtypes (issue 23): a 16x8 DS-CNN and a float LSTM (25 steps, 24 cells).
+    "ds_cnn_16x8": lambda: _ds_cnn_16x8(56),
+    "lstm_f32_25x24": lambda: lstm_model("float32", batch=1, time=25, n_input=16, n_cell=24, seed=57),
 }
 
 

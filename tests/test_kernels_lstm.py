@@ -192,3 +192,17 @@ def test_int8_lstm_gates_on_mps2_an386(case):
     invocations in one QEMU run, state carried over."""
     report = assert_matches_reference(lstm_model("int8", **M4_GATE_CASES[case]), inputs=3, target="mps2-an386")
     assert report.total == 3
+
+
+@needs_cortex_m
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_float_lstm_on_cortex_m(board):
+    """The float LSTM's Cortex-M build (the logistic's range reduction
+    without floorf / ldexpf, the dot products' four lanes in registers),
+    exactly: 9 inputs leave a column after the lanes, the peephole and the
+    clip add their terms; three invocations, state carried over.  (8 cells:
+    every logistic is a whole packet's; the elements outside the packets go
+    through libm's expf, which newlib computes differently from the host's.)"""
+    model = lstm_model("float32", batch=2, time=3, n_input=9, n_cell=8, peephole=True, cell_clip=3.0, seed=6)
+    report = assert_matches_reference(model, inputs=3, target=board)
+    assert report.total == 3

@@ -473,3 +473,38 @@ def test_16x8_conv_chain_with_int32_bias_runs_patch_by_patch_bit_exact():
         for run in runs:
             got = np.frombuffer(run.outputs[s][0], dtype=want.dtype).reshape(want.shape)
             assert np.array_equal(got, want), f"input set {s}: {np.count_nonzero(got != want)} values differ"
+
+
+def _fast_paths_16x8() -> bytes:
+    """Every branch of mcu_conv_s16.c's fast paths and their tails: output
+    and depthwise channel counts leaving 1-3 after the blocks of four, odd
+    input depths (SMLAD words and leftover values, Helium tails of 1-7),
+    1x1 filters read in place, small windows gathered into a column with
+    padding on every side, longer windows row by row, a filter row past one
+    int32 run (the int64 loop), and the int64 loops for dilation and depth
+    multiplier 2."""
+    net = Int16x8Net(seed=23)
+    x = net.input((1, 9, 7, 5), -3.0, 3.0)
+    wide = net.input((1, 5, 4, 131), -1.0, 1.0)
+    outputs = [
+        net.conv2d(x, 7, kernel=(1, 1)),
+        net.conv2d(x, 6, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.conv2d(x, 13, kernel=(5, 3), strides=(2, 2), padding="SAME"),
+        net.conv2d(x, 5, kernel=(4, 4), padding="VALID"),
+        net.conv2d(x, 3, kernel=(3, 3), dilation=(2, 1)),
+        net.conv2d(wide, 4, kernel=(1, 1)),
+        net.conv2d(wide, 5, kernel=(2, 4), padding="SAME"),
+        net.depthwise_conv2d(x, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(x, kernel=(5, 2), strides=(2, 1), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(x, kernel=(3, 3), depth_multiplier=2),
+    ]
+    return net.build(*outputs)
+
+
+@needs_cortex_m
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_16x8_convolution_fast_paths_on_cortex_m(board):
+    """The SMLAD (Cortex-M4) and Helium VMLADAVA (Cortex-M55) paths of the
+    16x8 convolutions, bit-exact on the sizes where they can go wrong."""
+    assert_matches_reference(_fast_paths_16x8(), inputs=2, target=board)

@@ -37,6 +37,25 @@ static float eigen_tanh_f32(float a)
     return p / q;
 }
 
+/* floorf for |t| < 2^23 (the logistic's t lies in [-75, 13]): truncation,
+ * one less where it rounded up. */
+static inline float floor_f32(float t)
+{
+    const float truncated = (float)(int32_t)t;
+    return truncated > t ? truncated - 1.0f : truncated;
+}
+
+/* 2^m for -126 <= m <= 127, from its exponent bits.  p * 2^m is then one
+ * correctly rounded product, as ldexpf(p, m) is; here m >= -75 and p is
+ * near 1, so neither is subnormal. */
+static inline float power_of_two_f32(int32_t m)
+{
+    const uint32_t bits = (uint32_t)(m + 127) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 /* scalar_logistic_op<float>::packetOp: exp(x) / (1 + exp(x)) with exp(x)
  * computed as exp(x / 2)^2 by Cephes-style range reduction and a degree-5
  * polynomial. */
@@ -47,7 +66,7 @@ static float eigen_logistic_packet_f32(float in)
         return 0.0f;
     }
     x = (16.6355324f < in ? 16.6355324f : in) * 0.5f;
-    m = floorf(x * 1.44269504088896341f + 0.5f);
+    m = floor_f32(x * 1.44269504088896341f + 0.5f);
     r = m * -0.693359375f + x;
     r = m * 2.12194440e-4f + r;
     r2 = r * r;
@@ -55,7 +74,7 @@ static float eigen_logistic_packet_f32(float in)
     p_odd = r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
     p = r * p_odd + p_even;
     p = r2 * p + (r + 1.0f);
-    e = ldexpf(p, (int)m);
+    e = p * power_of_two_f32((int32_t)m);
     e = e * e;
     return e / (1.0f + e);
 }
@@ -104,21 +123,47 @@ static void activate_f32(int activation, const float *in, size_t n, float *out, 
     }
 }
 
+/* Cortex-M4 and M7 (FPv4 / FPv5): VMLA.F32 is a chained multiply-add (the
+ * product rounded before the add; VFMA is the fused one), so it gives the
+ * bits of a separate multiply and add. */
+#if defined(__GNUC__) && defined(__ARM_ARCH_7EM__) && defined(__ARM_FP) && (__ARM_FP & 4) && \
+    defined(__ARM_PCS_VFP)
+#define MCU_VFP_CHAINED_MLA 1
+#endif
+
 /* Row . vector as Eigen's matrix x vector product sums it in TFLite's x86
  * build (SSE packets of 4): four running sums over the columns in groups of
  * four, added as (0 + 2) + (1 + 3), then the leftover columns one by one.
  * Every multiply and add rounds on its own (no fused multiply-add). */
 MCU_NOINLINE static float dot_in_packets_f32(const float *row, const float *vector, int32_t n_col)
 {
-    float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    /* The four lanes in registers, not an array: the same sums. */
+    float lane0 = 0.0f, lane1 = 0.0f, lane2 = 0.0f, lane3 = 0.0f;
     float sum;
-    int32_t c = 0, l;
+    int32_t c = 0;
+#if defined(MCU_VFP_CHAINED_MLA)
+    const float *r = row, *v = vector;
     for (; c + 4 <= n_col; c += 4) {
-        for (l = 0; l < 4; ++l) {
-            lane[l] += row[c + l] * vector[c + l];
-        }
+        /* Four values of each in one load apiece; VMLA rounds the product,
+         * then the sum, as the C below does. */
+        __asm__("vldmia %[r]!, {s8-s11}\n\t"
+                "vldmia %[v]!, {s12-s15}\n\t"
+                "vmla.f32 %[l0], s8, s12\n\t"
+                "vmla.f32 %[l1], s9, s13\n\t"
+                "vmla.f32 %[l2], s10, s14\n\t"
+                "vmla.f32 %[l3], s11, s15"
+                : [l0] "+t"(lane0), [l1] "+t"(lane1), [l2] "+t"(lane2), [l3] "+t"(lane3), [r] "+r"(r), [v] "+r"(v)
+                :
+                : "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "memory");
     }
-    sum = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+#endif
+    for (; c + 4 <= n_col; c += 4) {
+        lane0 += row[c] * vector[c];
+        lane1 += row[c + 1] * vector[c + 1];
+        lane2 += row[c + 2] * vector[c + 2];
+        lane3 += row[c + 3] * vector[c + 3];
+    }
+    sum = (lane0 + lane2) + (lane1 + lane3);
     for (; c < n_col; ++c) {
         sum += row[c] * vector[c];
     }

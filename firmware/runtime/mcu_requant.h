@@ -214,13 +214,27 @@ static inline int32_t mcu_mul_by_quantized_mul_single_round(int32_t x, int32_t m
 /* The int64 overload of MultiplyByQuantizedMultiplier, which the 16x8 kernels
  * (int64 accumulators) use: the Q31 multiplier rounded to Q15, one product,
  * one rounding (ties toward +infinity).  x must lie in [-2^47, 2^47); a
- * result outside int32 wraps as TFLite's static_cast does. */
+ * result outside int32 wraps as TFLite's static_cast does.
+ *
+ * (v + 2^(s-1)) >> s is computed as (v >> s) + bit s-1 of v, which is the
+ * same integer (v = q 2^s + r: the rounding carries exactly when r >= 2^(s-1))
+ * and needs no 64-bit add or variable 64-bit shift: only the low word of the
+ * quotient is kept, from the two words of v.  s = 15 - shift lies in [8, 46]. */
 static inline int32_t mcu_mul_by_quantized_mul_s64(int64_t x, int32_t multiplier, int shift)
 {
     const int32_t reduced_multiplier = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
     const int total_shift = 15 - shift;
-    const int64_t round = (int64_t)1 << (total_shift - 1);
-    return (int32_t)(uint32_t)(uint64_t)((x * (int64_t)reduced_multiplier + round) >> total_shift);
+    const int64_t v = x * (int64_t)reduced_multiplier;
+    const uint32_t lo = (uint32_t)v;
+    const int32_t hi = (int32_t)(uint32_t)((uint64_t)v >> 32);
+    if (total_shift < 32) {
+        return (int32_t)(((lo >> total_shift) | ((uint32_t)hi << (32 - total_shift))) +
+                         ((lo >> (total_shift - 1)) & 1u));
+    }
+    if (total_shift == 32) {
+        return (int32_t)((uint32_t)hi + (lo >> 31));
+    }
+    return (hi >> (total_shift - 32)) + ((hi >> (total_shift - 33)) & 1);
 }
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__)
