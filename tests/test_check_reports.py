@@ -22,14 +22,6 @@ def _tiny_output_add() -> bytes:
     return b.build()
 
 
-def _conv_16x8_without_bias() -> bytes:
-    """A 16x8 CONV_2D without a bias: TFLM runs it (and so does the generated
-    C), TFLite's Prepare refuses it."""
-    from test_kernels_s16 import _conv_16x8
-
-    return _conv_16x8(2, (3, 3), depthwise=False, seed=1, zero_bias=False)
-
-
 def test_a_reference_abort_is_reported_not_fatal():
     from mcu_planner.targets.reference import ReferenceRefused, run_isolated
 
@@ -37,14 +29,28 @@ def test_a_reference_abort_is_reported_not_fatal():
         run_isolated(_tiny_output_add(), [[np.zeros((1, 4), np.int8)] * 2])
 
 
-def test_check_of_a_model_the_reference_refuses_exits_2_with_its_reason(tmp_path, capsys):
-    path = tmp_path / "conv.tflite"
-    path.write_bytes(_conv_16x8_without_bias())
+def test_check_of_a_model_the_reference_refuses_exits_2_with_its_reason(tmp_path, capsys, monkeypatch):
+    """The plan refuses what LiteRT's loader and Prepare refuse (issue 20), so
+    a refusal that reaches check stands in here: the reference interpreter,
+    patched, refuses in its own words, and check says so in one line."""
+    from mcu_planner.targets import reference
+
+    class Refusing:
+        def __init__(self, model_bytes: bytes) -> None:
+            raise RuntimeError("Node number 0 (ADD) failed to prepare.")
+
+    monkeypatch.setattr(reference, "ReferenceModel", Refusing)
+    b = ModelBuilder()
+    x, z, y = (b.add_tensor((1, 4), "int8", (0.1, 0)) for _ in range(3))
+    b.add_op("ADD", [x, z], [y])
+    b.set_io([x, z], [y])
+    path = tmp_path / "add.tflite"
+    path.write_bytes(b.build())
     capsys.readouterr()
     code = main(["check", str(path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2, err
-    assert len(err) == 1 and "reference interpreter" in err[0], err
+    assert len(err) == 1 and "reference interpreter" in err[0] and "failed to prepare" in err[0], err
 
 
 def test_nan_equals_nan_and_infinities_equal_themselves():

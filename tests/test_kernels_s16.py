@@ -11,6 +11,7 @@ import pytest
 from conftest import needs_cortex_m
 from kernel_models import Branches, assert_matches_reference, random_scale
 
+from mcu_planner.errors import InvalidModel
 from mcu_planner.frontend.reader import read_model
 from mcu_planner.graph import Graph, Operator, Quantization, Tensor
 from mcu_planner.lowering import NotLowerable, lower
@@ -68,18 +69,25 @@ def test_16x8_conv_2d_with_int32_bias():
 
 
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
-def test_16x8_convolutions_without_bias_and_saturating(depthwise):
-    # LiteRT refuses a 16x8 convolution without a bias; TFLM runs it as one
-    # with a zero bias, which is what LiteRT computes for that model.
-    assert_matches_reference_of(
-        _conv_16x8(24, (3, 3), depthwise, seed=5, zero_bias=False),
-        _conv_16x8(24, (3, 3), depthwise, seed=5, zero_bias=True),
-    )
+def test_16x8_convolutions_saturating_and_without_bias_as_litert_takes_them(depthwise):
+    """Saturating outputs with an all-zero bias; and without one where LiteRT
+    runs that (a DEPTHWISE_CONV_2D with no bias slot). LiteRT refuses a bias
+    slot marked -1, and a CONV_2D without a bias at all, and so does the
+    tool (rule conv-bias, tests/test_validate.py)."""
+    with_zero_bias = _conv_16x8(24, (3, 3), depthwise, seed=5, bias="zero")
+    assert_matches_reference_of(with_zero_bias, with_zero_bias)
+    marked_absent = _conv_16x8(24, (3, 3), depthwise, seed=5, bias="marked absent")
+    with pytest.raises(InvalidModel, match="rule conv-bias"):
+        generate_for_model(marked_absent, name="model")
+    if depthwise:
+        left_out = _conv_16x8(24, (3, 3), depthwise, seed=5, bias="left out")
+        assert_matches_reference_of(left_out, left_out)
 
 
-def _conv_16x8(channels_in: int, kernel: tuple[int, int], depthwise: bool, seed: int, zero_bias: bool) -> bytes:
+def _conv_16x8(channels_in: int, kernel: tuple[int, int], depthwise: bool, seed: int, bias: str) -> bytes:
     """One 16x8 convolution whose small output scale saturates many outputs
-    at +-32767, without a bias or with an all-zero int64 one."""
+    at +-32767, with an all-zero int64 bias (`bias` "zero") or without one:
+    its slot "marked absent" (-1) or "left out"."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder("16x8 without bias")
     x = mb.add_tensor((1, 6, 7, channels_in), "int16", int16_quant(-4.0, 4.0))
@@ -91,14 +99,15 @@ def _conv_16x8(channels_in: int, kernel: tuple[int, int], depthwise: bool, seed:
     scales = tuple(float(np.float32(s)) for s in rng.uniform(0.001, 0.02, size=out_c))
     w = mb.add_tensor(shape, "int8", Quantization(scales, (0,) * out_c, 3 if depthwise else 0), data=weights)
     b = -1
-    if zero_bias:
+    if bias == "zero":
         bias_scales = tuple(float(np.float32(s * mb.tensors[x].quant.scales[0])) for s in scales)
         b = mb.add_tensor((out_c,), "int64", Quantization(bias_scales, (0,) * out_c, 0), data=np.zeros(out_c, np.int64))
     y = mb.add_tensor((1, 6, 7, out_c), "int16", Quantization((float(np.float32(2e-3)),), (0,)))
     options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
     if depthwise:
         options["depth_multiplier"] = 2
-    mb.add_op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", (x, w, b), (y,), options)
+    inputs = (x, w) if bias == "left out" else (x, w, b)
+    mb.add_op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", inputs, (y,), options)
     mb.set_io([x], [y])
     return mb.build()
 
