@@ -111,6 +111,31 @@ def column_filter_model() -> bytes:
     return net.build(*outputs)
 
 
+def depthwise_3x3_model() -> bytes:
+    """The 3 x 3 depthwise path of cores with the DSP extension and no Helium
+    (mcu_depthwise_3x3_dsp.c): channel counts that leave 0-3 after the groups
+    of four, strides 1 and 2 (and mixed), SAME and VALID padding, odd sizes,
+    two batches, inputs smaller than the window (every pixel at the border),
+    the full int8 range (SSAT) and RELU / RELU6 clamps, input zero points at
+    both ends of int8."""
+    net = Int8Net(41)
+    odd = net.input((1, 7, 9, 13), 0.0, 3.0)
+    even = net.input((2, 6, 5, 8), -2.0, 0.0)
+    tiny = net.input((1, 2, 1, 6), -1.0, 1.0)
+    wide = net.input((1, 5, 11, 7), -0.5, 2.5)
+    outputs = [
+        net.depthwise_conv2d(odd, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU6"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="VALID"),
+        net.depthwise_conv2d(even, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(even, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(tiny, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), strides=(1, 2), padding="SAME"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), strides=(2, 1), padding="VALID", activation="RELU6"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -179,6 +204,10 @@ def test_int8_convolutions_on_odd_sizes(board):
 @pytest.mark.parametrize("board", BOARDS)
 def test_int8_convolutions_at_the_block_edges(board):
     assert_matches_reference(block_edge_model(), inputs=2, target=board)
+
+
+def test_int8_depthwise_3x3_on_the_dsp_path():
+    assert_matches_reference(depthwise_3x3_model(), inputs=3, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():

@@ -1,0 +1,356 @@
+/* int8 3 x 3 depthwise convolutions (depth multiplier 1, no dilation) on
+ * cores with the DSP extension but without Helium, four channels at a time,
+ * each group's filter and rescales prepared once for the whole output: the
+ * pixels whose windows lie inside the input in runs along the rows, nine
+ * taps in straight-line code without the input offset (the window offset
+ * terms hold it), the border pixels over their inside taps with the offset
+ * added per tap (SXTAB16).
+ *
+ * Per tap one word of input (four channels), split by SXTB16 into the even
+ * and odd channel pairs, and SMLABB / SMLATT against the filter's pairs,
+ * sign-extended once into a table on the stack.  The filter is doubled there
+ * (SADD16), so that the sums come out doubled, 2 * acc: the rescale's first
+ * rounding, TFLite's SaturatingRoundingDoublingHighMul(acc, m) =
+ * floor((acc * m + 2^30) / 2^31), is then floor((2 * acc * m + 2^31) / 2^32),
+ * one SMMLAR.  Its second, RoundingDivideByPOT(t, e) (ties away from zero),
+ * is floor((t - [t < 0] + 2^(e-1)) / 2^e) (mcu_rounding_divide_by_pot_bounded),
+ * and adding output_offset * 2^e before the shift adds the output zero point
+ * after it; SMMLAR adds those terms with the product.  The equalities need
+ * 2 * acc, and t - 1 + 2^(e-1) + output_offset * 2^e, inside int32: a
+ * convolution takes this path only when every channel's |bias| and
+ * |bias + offset terms| are at most 2^29 (a window's products add less than
+ * 9 * 255 * 128 < 2^19), its multipliers are >= 0 and its right shifts e are
+ * 1 to 22 (|output_offset| * 2^e <= 2^29); otherwise it keeps the general
+ * loops (mcu_depthwise.c). */
+#include "mcu_depthwise_3x3_dsp.h"
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+
+#define DEPTHWISE_3X3_BIAS_MAX (1 << 29)
+#define DEPTHWISE_3X3_SHIFT_MAX 22
+
+/* A channel's rescale: its multiplier, the rounding and zero-point term and
+ * the shift, side by side for one LDRD and one LDR. */
+typedef struct {
+    int32_t multiplier;
+    int32_t round;
+    int32_t shift;
+} depthwise_3x3_rescale;
+
+/* One group of four channels, prepared: the doubled filter pairs tap by tap
+ * (even channels, odd channels), per channel the doubled start of the sums
+ * of windows inside the input (bias and offset terms) and of those at the
+ * border (bias alone: they add the offset per tap), and its rescale. */
+typedef struct {
+    int32_t filter[18];
+    int32_t start[4];
+    int32_t border_start[4];
+    depthwise_3x3_rescale rescale[4];
+} depthwise_3x3_group;
+
+static int depthwise_3x3_bounded(int64_t start)
+{
+    return start <= DEPTHWISE_3X3_BIAS_MAX && start >= -DEPTHWISE_3X3_BIAS_MAX;
+}
+
+static int depthwise_3x3_channel_fits(const mcu_conv_s8_params *p, const int32_t *bias, int32_t c)
+{
+    const int32_t e = -p->output_shift[c];
+    const int64_t b = bias ? bias[c] : 0;
+    return p->output_multiplier[c] >= 0 && e >= 1 && e <= DEPTHWISE_3X3_SHIFT_MAX && depthwise_3x3_bounded(b) &&
+           depthwise_3x3_bounded(b + (int64_t)p->window_offset_terms[c]);
+}
+
+static void depthwise_3x3_prepare(const mcu_conv_s8_params *p, const int8_t *filter, const int32_t *bias, int32_t oc,
+                                  depthwise_3x3_group *g)
+{
+    const size_t out_c = (size_t)p->output_c;
+    int32_t t, c;
+    for (t = 0; t < 9; ++t) {
+        const uint32_t word = mcu_load_s8x4(filter + (size_t)t * out_c + (size_t)oc);
+        const int32_t even = mcu_s8x4_even(word), odd = mcu_s8x4_odd(word);
+        g->filter[2 * t] = (int32_t)__sadd16(even, even);
+        g->filter[2 * t + 1] = (int32_t)__sadd16(odd, odd);
+    }
+    for (c = 0; c < 4; ++c) {
+        const int32_t e = -p->output_shift[oc + c], b = bias ? bias[oc + c] : 0;
+        g->start[c] = 2 * (b + p->window_offset_terms[oc + c]);
+        g->border_start[c] = 2 * b;
+        g->rescale[c].multiplier = p->output_multiplier[oc + c];
+        g->rescale[c].round = (int32_t)((uint32_t)1 << (e - 1)) + p->output_offset * ((int32_t)1 << e);
+        g->rescale[c].shift = e;
+    }
+}
+
+/* SMMLAR: (acc * 2^32 + a * b + 2^31) >> 32. */
+static inline MCU_ALWAYS_INLINE int32_t smmlar(int32_t a, int32_t b, int32_t acc)
+{
+    int32_t high;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(high) : "r"(a), "r"(b), "r"(acc));
+    return high;
+}
+
+/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
+static inline MCU_ALWAYS_INLINE int32_t ssat8(int32_t v)
+{
+    int32_t clamped;
+    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
+    return clamped;
+}
+
+/* Two neighbouring words (8-byte aligned) as one 64-bit load: one LDRD. */
+static inline MCU_ALWAYS_INLINE void load_pair(const int32_t *from, int32_t *first, int32_t *second)
+{
+    uint64_t both;
+    memcpy(&both, from, sizeof both);
+    *first = (int32_t)(uint32_t)both;
+    *second = (int32_t)(uint32_t)(both >> 32);
+}
+
+/* The doubled sum rescaled, the zero point added, clamped (`full`: the
+ * range is all of int8, one SSAT).  TFLite's t = SRDHM(acc, m) is negative
+ * only when acc is, and for a negative acc with t = 0 subtracting 1 before
+ * the shift leaves 0 (e >= 1): so acc's sign gives the tie correction. */
+static inline MCU_ALWAYS_INLINE int8_t depthwise_3x3_requantize(int32_t acc2, const depthwise_3x3_rescale *r, int full,
+                                                               int32_t act_min, int32_t act_max)
+{
+    int32_t multiplier, round, v;
+    load_pair(&r->multiplier, &multiplier, &round);
+    v = smmlar(acc2, multiplier, round + (acc2 >> 31)) >> r->shift;
+    if (full) {
+        return (int8_t)ssat8(v);
+    }
+    v = v < act_min ? act_min : v;
+    return (int8_t)(v > act_max ? act_max : v);
+}
+
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_store(const depthwise_3x3_group *g, int32_t a0, int32_t a1,
+                                                         int32_t a2, int32_t a3, int8_t *out, int full,
+                                                         int32_t act_min, int32_t act_max)
+{
+    out[0] = depthwise_3x3_requantize(a0, &g->rescale[0], full, act_min, act_max);
+    out[1] = depthwise_3x3_requantize(a1, &g->rescale[1], full, act_min, act_max);
+    out[2] = depthwise_3x3_requantize(a2, &g->rescale[2], full, act_min, act_max);
+    out[3] = depthwise_3x3_requantize(a3, &g->rescale[3], full, act_min, act_max);
+}
+
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_tap(const int8_t *x, const int32_t *w, int32_t *a0, int32_t *a1,
+                                                       int32_t *a2, int32_t *a3)
+{
+    const uint32_t xv = mcu_load_s8x4(x);
+    const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
+    int32_t w_even, w_odd;
+    load_pair(w, &w_even, &w_odd);
+    *a0 = __smlabb(x_even, w_even, *a0);
+    *a2 = __smlatt(x_even, w_even, *a2);
+    *a1 = __smlabb(x_odd, w_odd, *a1);
+    *a3 = __smlatt(x_odd, w_odd, *a3);
+}
+
+/* `pixels` output pixels of one row, channels oc .. oc + 3 of group g, their
+ * windows inside the input: x is the first pixel's window origin (at channel
+ * oc), `step` bytes between the pixels' origins, `row` between input rows,
+ * `tap` between columns. */
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_row(const depthwise_3x3_group *g, const int8_t *x, size_t step,
+                                                       size_t row, size_t tap, int32_t pixels, int8_t *out,
+                                                       size_t out_c, int full, int32_t act_min, int32_t act_max)
+{
+    for (; pixels > 0; --pixels, x += step, out += out_c) {
+        int32_t a0 = g->start[0], a1 = g->start[1], a2 = g->start[2], a3 = g->start[3];
+        const int8_t *r = x;
+        depthwise_3x3_tap(r, &g->filter[0], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + tap, &g->filter[2], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + 2 * tap, &g->filter[4], &a0, &a1, &a2, &a3);
+        r += row;
+        depthwise_3x3_tap(r, &g->filter[6], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + tap, &g->filter[8], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + 2 * tap, &g->filter[10], &a0, &a1, &a2, &a3);
+        r += row;
+        depthwise_3x3_tap(r, &g->filter[12], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + tap, &g->filter[14], &a0, &a1, &a2, &a3);
+        depthwise_3x3_tap(r + 2 * tap, &g->filter[16], &a0, &a1, &a2, &a3);
+        depthwise_3x3_store(g, a0, a1, a2, a3, out, full, act_min, act_max);
+    }
+}
+
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_full(const depthwise_3x3_group *g, const int8_t *x,
+                                                                 size_t step, size_t row, size_t tap, int32_t pixels,
+                                                                 int8_t *out, size_t out_c)
+{
+    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 1, -128, 127);
+}
+
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_clamped(const depthwise_3x3_group *g, const int8_t *x,
+                                                                    size_t step, size_t row, size_t tap,
+                                                                    int32_t pixels, int8_t *out, size_t out_c,
+                                                                    int32_t act_min, int32_t act_max)
+{
+    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 0, act_min, act_max);
+}
+
+/* The taps inside the input along one axis of a window whose origin is
+ * `origin` in an input of `size`: [*first, *end) of 0 .. 2. */
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_taps_inside(int32_t origin, int32_t size, int32_t *first,
+                                                               int32_t *end)
+{
+    *first = origin < 0 ? -origin : 0;
+    *end = size - origin < 3 ? size - origin : 3;
+}
+
+/* Channels oc .. oc + 3 of output pixel `at` (b, y, x), whose window
+ * reaches into the padding: the taps inside the input, the input offset
+ * added per tap (SXTAB16), from the doubled bias alone. */
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_border(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
+                                                          const int8_t *input, int32_t oc, const int32_t at[3],
+                                                          int8_t *out, int full)
+{
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
+    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
+    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap;
+    int32_t a0 = g->border_start[0], a1 = g->border_start[1], a2 = g->border_start[2], a3 = g->border_start[3];
+    int32_t r_first, r_end, k_first, k_end, r, k;
+    depthwise_3x3_taps_inside(oy, p->input_h, &r_first, &r_end);
+    depthwise_3x3_taps_inside(ox, p->input_w, &k_first, &k_end);
+    if (r_end > r_first && k_end > k_first) {
+        const int8_t *x_row =
+            input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy + r_first, ox + k_first, oc);
+        for (r = r_first; r < r_end; ++r, x_row += row) {
+            const int8_t *xk = x_row;
+            const int32_t *w = &g->filter[2 * (3 * r + k_first)];
+            for (k = k_end - k_first; k > 0; --k, xk += tap, w += 2) {
+                const uint32_t xv = mcu_load_s8x4(xk);
+                const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
+                int32_t w_even, w_odd;
+                load_pair(w, &w_even, &w_odd);
+                a0 = __smlabb(x_even, w_even, a0);
+                a2 = __smlatt(x_even, w_even, a2);
+                a1 = __smlabb(x_odd, w_odd, a1);
+                a3 = __smlatt(x_odd, w_odd, a3);
+            }
+        }
+    }
+    depthwise_3x3_store(g, a0, a1, a2, a3, out, full, p->act_min, p->act_max);
+}
+
+/* The pixels of output row (b, y) = (row[0], row[1]) outside the inside run
+ * [row[2], row[3]) (empty for a border row), channels oc .. oc + 3. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_row(const mcu_conv_s8_params *p,
+                                                                   const depthwise_3x3_group *g,
+                                                                   const int8_t *input, int32_t oc,
+                                                                   const int32_t row[4], int8_t *out_row)
+{
+    const size_t out_c = (size_t)p->output_c;
+    int32_t at[3];
+    at[0] = row[0];
+    at[1] = row[1];
+    if (p->act_min == -128 && p->act_max == 127) {
+        for (at[2] = 0; at[2] < p->output_w; ++at[2]) {
+            if (at[2] == row[2] && row[3] > row[2]) {
+                at[2] = row[3] - 1;
+                continue;
+            }
+            depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 1);
+        }
+    } else {
+        for (at[2] = 0; at[2] < p->output_w; ++at[2]) {
+            if (at[2] == row[2] && row[3] > row[2]) {
+                at[2] = row[3] - 1;
+                continue;
+            }
+            depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 0);
+        }
+    }
+}
+
+/* Channel c of output pixel `at` (b, y, x), as the reference kernel. */
+static int8_t depthwise_3x3_reference(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int32_t c, const int32_t at[3])
+{
+    const mcu_window_axis wy = mcu_window_axis_at(at[1], p->stride_h, p->pad_h, 1, 3, p->input_h);
+    const mcu_window_axis wx = mcu_window_axis_at(at[2], p->stride_w, p->pad_w, 1, 3, p->input_w);
+    const int inside = wy.first == 0 && wy.end == 3 && wx.first == 0 && wx.end == 3;
+    int32_t acc = 0;
+    if (wy.end > wy.first && wx.end > wx.first) {
+        depthwise_taps taps;
+        taps.rows = wy.end - wy.first;
+        taps.cols = wx.end - wx.first;
+        taps.input_row = (size_t)p->input_w * (size_t)p->input_c;
+        taps.input_tap = (size_t)p->input_c;
+        taps.filter_row = 3 * (size_t)p->output_c;
+        taps.filter_tap = (size_t)p->output_c;
+        acc = depthwise_window_s8(&taps,
+                                  input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0],
+                                                          mcu_window_input(&wy, wy.first),
+                                                          mcu_window_input(&wx, wx.first), c),
+                                  filter + ((size_t)wy.first * 3 + (size_t)wx.first) * (size_t)p->output_c + (size_t)c,
+                                  inside ? 0 : p->input_offset);
+    }
+    return requantize_s8(p, inside ? acc + p->window_offset_terms[c] : acc, bias, c);
+}
+
+int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                         const int32_t *bias, int8_t *output)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const size_t tap = (size_t)in_c, row = (size_t)p->input_w * (size_t)in_c;
+    const size_t step = (size_t)p->stride_w * (size_t)in_c;
+    const int full = p->act_min == -128 && p->act_max == 127;
+    int32_t x_first, x_end, y_first, y_end, oc, c, b, y, at[3];
+    depthwise_3x3_group g;
+    if (p->filter_in_c_or_multiplier != 1 || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
+        p->dilation_w != 1 || !p->window_offset_terms || out_c < 4 || p->raster_walk) {
+        return 0;
+    }
+    for (c = 0; c + 4 <= out_c; ++c) {
+        if (!depthwise_3x3_channel_fits(p, bias, c)) {
+            return 0;
+        }
+    }
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, 1, 3, p->input_w, &x_first, &x_end);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, 1, 3, p->input_h, &y_first, &y_end);
+    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        depthwise_3x3_prepare(p, filter, bias, oc, &g);
+        for (b = 0; b < p->batches; ++b) {
+            for (y = 0; y < p->output_h; ++y) {
+                const int inside_row = y >= y_first && y < y_end && x_end > x_first;
+                int8_t *out_row = output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, b, y, 0, oc);
+                int32_t row_span[4];
+                row_span[0] = b;
+                row_span[1] = y;
+                row_span[2] = inside_row ? x_first : 0;
+                row_span[3] = inside_row ? x_end : 0;
+                if (inside_row) {
+                    const int8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
+                                                              y * p->stride_h - p->pad_h,
+                                                              x_first * p->stride_w - p->pad_w, oc);
+                    int8_t *out = out_row + (size_t)x_first * (size_t)out_c;
+                    if (full) {
+                        depthwise_3x3_row_full(&g, x, step, row, tap, x_end - x_first, out, (size_t)out_c);
+                    } else {
+                        depthwise_3x3_row_clamped(&g, x, step, row, tap, x_end - x_first, out, (size_t)out_c,
+                                                  p->act_min, p->act_max);
+                    }
+                }
+                if (!inside_row || x_first > 0 || x_end < p->output_w) {
+                    depthwise_3x3_border_row(p, &g, input, oc, row_span, out_row);
+                }
+            }
+        }
+    }
+    /* The channels past the last multiple of 4, as the reference loop. */
+    for (c = oc; c < out_c; ++c) {
+        int8_t *out = output + c;
+        for (at[0] = 0; at[0] < p->batches; ++at[0]) {
+            for (at[1] = 0; at[1] < p->output_h; ++at[1]) {
+                for (at[2] = 0; at[2] < p->output_w; ++at[2], out += out_c) {
+                    *out = depthwise_3x3_reference(p, input, filter, bias, c, at);
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+#else
+typedef int mcu_depthwise_3x3_dsp_unused; /* ISO C: a translation unit declares something */
+#endif
