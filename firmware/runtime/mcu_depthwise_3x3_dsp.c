@@ -232,34 +232,46 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_border(const mcu_conv_s8_para
     depthwise_3x3_store(g, a0, a1, a2, a3, out, full, p->act_min, p->act_max);
 }
 
-/* The pixels of output row (b, y) = (row[0], row[1]) outside the inside run
- * [row[2], row[3]) (empty for a border row), channels oc .. oc + 3. */
-MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_row(const mcu_conv_s8_params *p,
-                                                                   const depthwise_3x3_group *g,
-                                                                   const int8_t *input, int32_t oc,
-                                                                   const int32_t row[4], int8_t *out_row)
+/* Output pixels (b, y, x) = (span[0], span[1], span[2] .. span[3] - 1),
+ * whose windows reach into the padding, channels oc .. oc + 3. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_span(const mcu_conv_s8_params *p,
+                                                                    const depthwise_3x3_group *g,
+                                                                    const int8_t *input, int32_t oc,
+                                                                    const int32_t span[4], int8_t *out_row)
 {
     const size_t out_c = (size_t)p->output_c;
     int32_t at[3];
-    at[0] = row[0];
-    at[1] = row[1];
+    at[0] = span[0];
+    at[1] = span[1];
     if (p->act_min == -128 && p->act_max == 127) {
-        for (at[2] = 0; at[2] < p->output_w; ++at[2]) {
-            if (at[2] == row[2] && row[3] > row[2]) {
-                at[2] = row[3] - 1;
-                continue;
-            }
+        for (at[2] = span[2]; at[2] < span[3]; ++at[2]) {
             depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 1);
         }
     } else {
-        for (at[2] = 0; at[2] < p->output_w; ++at[2]) {
-            if (at[2] == row[2] && row[3] > row[2]) {
-                at[2] = row[3] - 1;
-                continue;
-            }
+        for (at[2] = span[2]; at[2] < span[3]; ++at[2]) {
             depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 0);
         }
     }
+}
+
+/* Whether the output may be written channel group by channel group, each
+ * group's pixels in raster order, under raster_walk: when it does not
+ * overlap the input, or starts a whole number of pixels from it.  Then an
+ * output byte lands on the same channel of an input pixel, which the walk
+ * the plan was checked against (aligned groups of four pixels, or each
+ * channel's pixels in raster order) never reads after the writing pixel
+ * (mcu_planner/memory/overlap.py); a shift that splits pixels puts bytes over
+ * other channels, which later groups would still read. */
+static int depthwise_3x3_channel_groups_safe(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *output)
+{
+    const uintptr_t in = (uintptr_t)input, out = (uintptr_t)output, pixel = (uintptr_t)p->input_c;
+    const uintptr_t in_bytes = (uintptr_t)p->batches * (uintptr_t)p->input_h * (uintptr_t)p->input_w * pixel;
+    const uintptr_t out_bytes =
+        (uintptr_t)p->batches * (uintptr_t)p->output_h * (uintptr_t)p->output_w * (uintptr_t)p->output_c;
+    if (out + out_bytes <= in || in + in_bytes <= out) {
+        return 1;
+    }
+    return p->input_c == p->output_c && (in > out ? in - out : out - in) % pixel == 0u;
 }
 
 /* Channel c of output pixel `at` (b, y, x), as the reference kernel. */
@@ -298,7 +310,8 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
     int32_t x_first, x_end, y_first, y_end, oc, c, b, y, at[3];
     depthwise_3x3_group g;
     if (p->filter_in_c_or_multiplier != 1 || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
-        p->dilation_w != 1 || !p->window_offset_terms || out_c < 4 || p->raster_walk) {
+        p->dilation_w != 1 || !p->window_offset_terms || out_c < 4 ||
+        (p->raster_walk && !depthwise_3x3_channel_groups_safe(p, input, output))) {
         return 0;
     }
     for (c = 0; c + 4 <= out_c; ++c) {
@@ -314,11 +327,14 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
             for (y = 0; y < p->output_h; ++y) {
                 const int inside_row = y >= y_first && y < y_end && x_end > x_first;
                 int8_t *out_row = output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, b, y, 0, oc);
-                int32_t row_span[4];
-                row_span[0] = b;
-                row_span[1] = y;
-                row_span[2] = inside_row ? x_first : 0;
-                row_span[3] = inside_row ? x_end : 0;
+                int32_t span[4];
+                span[0] = b;
+                span[1] = y;
+                span[2] = 0;
+                span[3] = inside_row ? x_first : p->output_w;
+                if (span[3] > 0) {
+                    depthwise_3x3_border_span(p, &g, input, oc, span, out_row);
+                }
                 if (inside_row) {
                     const int8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
                                                               y * p->stride_h - p->pad_h,
@@ -330,9 +346,11 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
                         depthwise_3x3_row_clamped(&g, x, step, row, tap, x_end - x_first, out, (size_t)out_c,
                                                   p->act_min, p->act_max);
                     }
-                }
-                if (!inside_row || x_first > 0 || x_end < p->output_w) {
-                    depthwise_3x3_border_row(p, &g, input, oc, row_span, out_row);
+                    span[2] = x_end;
+                    span[3] = p->output_w;
+                    if (span[3] > span[2]) {
+                        depthwise_3x3_border_span(p, &g, input, oc, span, out_row);
+                    }
                 }
             }
         }
