@@ -136,6 +136,31 @@ def depthwise_3x3_model() -> bytes:
     return net.build(*outputs)
 
 
+def few_channels_model() -> bytes:
+    """First layers on cores with the DSP extension and no Helium
+    (mcu_conv_few_channels_dsp.c): 1 to 4 input channels, windows of 4 to
+    40 values (word tails of 0-3), odd filter counts (a lone last filter),
+    odd pixel counts (a lone last pixel), two batches, SAME and VALID,
+    strides and dilation, RELU / RELU6 clamps, input zero points at both
+    ends of int8."""
+    net = Int8Net(43)
+    rgb = net.input((1, 9, 11, 3), 0.0, 3.0)
+    mono = net.input((1, 13, 6, 1), -2.0, 0.0)
+    pair = net.input((2, 5, 5, 2), -1.0, 1.0)
+    four = net.input((1, 6, 7, 4), -0.5, 2.5)
+    outputs = [
+        net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.conv2d(rgb, 5, kernel=(3, 3), padding="VALID", activation="RELU6"),
+        net.conv2d(mono, 7, kernel=(10, 4), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(mono, 3, kernel=(2, 2), padding="VALID"),
+        net.conv2d(pair, 3, kernel=(2, 2), padding="SAME", dilation=(2, 1)),
+        net.conv2d(pair, 4, kernel=(3, 3), strides=(2, 1), padding="SAME"),
+        net.conv2d(four, 6, kernel=(3, 3), padding="SAME", activation="RELU6"),
+        net.conv2d(four, 1, kernel=(1, 2), strides=(1, 2), padding="VALID"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -208,6 +233,10 @@ def test_int8_convolutions_at_the_block_edges(board):
 
 def test_int8_depthwise_3x3_on_the_dsp_path():
     assert_matches_reference(depthwise_3x3_model(), inputs=3, target="mps2-an386")
+
+
+def test_int8_first_layer_convolutions_on_the_dsp_path():
+    assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():

@@ -40,6 +40,7 @@ SOURCES = (
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
+    "mcu_conv_few_channels_dsp",
     "mcu_conv_f32",
 )
 
