@@ -24,6 +24,8 @@
  * loops (mcu_depthwise.c). */
 #include "mcu_depthwise_3x3_dsp.h"
 
+#include <stddef.h>
+
 #if defined(MCU_DSP) && !defined(MCU_MVE)
 
 #define DEPTHWISE_3X3_BIAS_MAX (1 << 29)
@@ -98,25 +100,32 @@ static inline MCU_ALWAYS_INLINE int32_t ssat8(int32_t v)
     return clamped;
 }
 
-/* Two neighbouring words (8-byte aligned) as one 64-bit load: one LDRD. */
+/* The two words at `base` + `offset` bytes (a constant) in one LDRD: gcc
+ * leaves two LDRs for them otherwise.  No memory operand: every table it
+ * reads (depthwise_3x3_group) is written before the functions that read it
+ * are called, and a memory operand would make gcc keep each address in a
+ * register. */
+#define DEPTHWISE_3X3_LOAD_PAIR(base, offset, first, second)                                                          \
+    __asm__("ldrd %0, %1, [%2, #%c3]" : "=r"(first), "=r"(second) : "r"(base), "n"(offset))
+
+/* The same at a pointer. */
 static inline MCU_ALWAYS_INLINE void load_pair(const int32_t *from, int32_t *first, int32_t *second)
 {
-    uint64_t both;
-    memcpy(&both, from, sizeof both);
-    *first = (int32_t)(uint32_t)both;
-    *second = (int32_t)(uint32_t)(both >> 32);
+    int32_t a, b;
+    DEPTHWISE_3X3_LOAD_PAIR(from, 0, a, b);
+    *first = a;
+    *second = b;
 }
 
 /* The doubled sum rescaled, the zero point added, clamped (`full`: the
  * range is all of int8, one SSAT).  TFLite's t = SRDHM(acc, m) is negative
  * only when acc is, and for a negative acc with t = 0 subtracting 1 before
  * the shift leaves 0 (e >= 1): so acc's sign gives the tie correction. */
-static inline MCU_ALWAYS_INLINE int8_t depthwise_3x3_requantize(int32_t acc2, const depthwise_3x3_rescale *r, int full,
-                                                               int32_t act_min, int32_t act_max)
+static inline MCU_ALWAYS_INLINE int8_t depthwise_3x3_requantize(int32_t acc2, int32_t multiplier, int32_t round,
+                                                               int32_t shift, int full, int32_t act_min,
+                                                               int32_t act_max)
 {
-    int32_t multiplier, round, v;
-    load_pair(&r->multiplier, &multiplier, &round);
-    v = smmlar(acc2, multiplier, round + (acc2 >> 31)) >> r->shift;
+    int32_t v = smmlar(acc2, multiplier, round + (acc2 >> 31)) >> shift;
     if (full) {
         return (int8_t)ssat8(v);
     }
@@ -124,28 +133,42 @@ static inline MCU_ALWAYS_INLINE int8_t depthwise_3x3_requantize(int32_t acc2, co
     return (int8_t)(v > act_max ? act_max : v);
 }
 
+/* Channel c's (a constant) rescale of group g applied to acc2. */
+#define DEPTHWISE_3X3_REQUANTIZE(g, c, acc2, full, act_min, act_max, out)                                            \
+    do {                                                                                                             \
+        int32_t multiplier_, round_;                                                                                 \
+        DEPTHWISE_3X3_LOAD_PAIR(g, offsetof(depthwise_3x3_group, rescale) + (c) * sizeof(depthwise_3x3_rescale),     \
+                                multiplier_, round_);                                                                \
+        (out) = depthwise_3x3_requantize(acc2, multiplier_, round_, (g)->rescale[c].shift, full, act_min, act_max);  \
+    } while (0)
+
 static inline MCU_ALWAYS_INLINE void depthwise_3x3_store(const depthwise_3x3_group *g, int32_t a0, int32_t a1,
                                                          int32_t a2, int32_t a3, int8_t *out, int full,
                                                          int32_t act_min, int32_t act_max)
 {
-    out[0] = depthwise_3x3_requantize(a0, &g->rescale[0], full, act_min, act_max);
-    out[1] = depthwise_3x3_requantize(a1, &g->rescale[1], full, act_min, act_max);
-    out[2] = depthwise_3x3_requantize(a2, &g->rescale[2], full, act_min, act_max);
-    out[3] = depthwise_3x3_requantize(a3, &g->rescale[3], full, act_min, act_max);
+    int8_t o0, o1, o2, o3;
+    DEPTHWISE_3X3_REQUANTIZE(g, 0, a0, full, act_min, act_max, o0);
+    DEPTHWISE_3X3_REQUANTIZE(g, 1, a1, full, act_min, act_max, o1);
+    DEPTHWISE_3X3_REQUANTIZE(g, 2, a2, full, act_min, act_max, o2);
+    DEPTHWISE_3X3_REQUANTIZE(g, 3, a3, full, act_min, act_max, o3);
+    out[0] = o0;
+    out[1] = o1;
+    out[2] = o2;
+    out[3] = o3;
 }
 
-static inline MCU_ALWAYS_INLINE void depthwise_3x3_tap(const int8_t *x, const int32_t *w, int32_t *a0, int32_t *a1,
-                                                       int32_t *a2, int32_t *a3)
-{
-    const uint32_t xv = mcu_load_s8x4(x);
-    const int32_t x_even = mcu_s8x4_even(xv), x_odd = mcu_s8x4_odd(xv);
-    int32_t w_even, w_odd;
-    load_pair(w, &w_even, &w_odd);
-    *a0 = __smlabb(x_even, w_even, *a0);
-    *a2 = __smlatt(x_even, w_even, *a2);
-    *a1 = __smlabb(x_odd, w_odd, *a1);
-    *a3 = __smlatt(x_odd, w_odd, *a3);
-}
+/* Tap `t` (a constant) of the window at x. */
+#define DEPTHWISE_3X3_TAP(x, g, t, a0, a1, a2, a3)                                                                   \
+    do {                                                                                                             \
+        const uint32_t xv_ = mcu_load_s8x4(x);                                                                       \
+        const int32_t x_even_ = mcu_s8x4_even(xv_), x_odd_ = mcu_s8x4_odd(xv_);                                      \
+        int32_t w_even_, w_odd_;                                                                                     \
+        DEPTHWISE_3X3_LOAD_PAIR((g)->filter, 8 * (t), w_even_, w_odd_);                                              \
+        (a0) = __smlabb(x_even_, w_even_, (a0));                                                                     \
+        (a2) = __smlatt(x_even_, w_even_, (a2));                                                                     \
+        (a1) = __smlabb(x_odd_, w_odd_, (a1));                                                                       \
+        (a3) = __smlatt(x_odd_, w_odd_, (a3));                                                                       \
+    } while (0)
 
 /* `pixels` output pixels of one row, channels oc .. oc + 3 of group g, their
  * windows inside the input: x is the first pixel's window origin (at channel
@@ -158,17 +181,17 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_row(const depthwise_3x3_group
     for (; pixels > 0; --pixels, x += step, out += out_c) {
         int32_t a0 = g->start[0], a1 = g->start[1], a2 = g->start[2], a3 = g->start[3];
         const int8_t *r = x;
-        depthwise_3x3_tap(r, &g->filter[0], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + tap, &g->filter[2], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + 2 * tap, &g->filter[4], &a0, &a1, &a2, &a3);
+        DEPTHWISE_3X3_TAP(r, g, 0, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + tap, g, 1, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 2, a0, a1, a2, a3);
         r += row;
-        depthwise_3x3_tap(r, &g->filter[6], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + tap, &g->filter[8], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + 2 * tap, &g->filter[10], &a0, &a1, &a2, &a3);
+        DEPTHWISE_3X3_TAP(r, g, 3, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + tap, g, 4, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 5, a0, a1, a2, a3);
         r += row;
-        depthwise_3x3_tap(r, &g->filter[12], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + tap, &g->filter[14], &a0, &a1, &a2, &a3);
-        depthwise_3x3_tap(r + 2 * tap, &g->filter[16], &a0, &a1, &a2, &a3);
+        DEPTHWISE_3X3_TAP(r, g, 6, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + tap, g, 7, a0, a1, a2, a3);
+        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 8, a0, a1, a2, a3);
         depthwise_3x3_store(g, a0, a1, a2, a3, out, full, act_min, act_max);
     }
 }
@@ -189,7 +212,8 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_clamped(const depthw
 }
 
 /* The taps inside the input along one axis of a window whose origin is
- * `origin` in an input of `size`: [*first, *end) of 0 .. 2. */
+ * `origin` in an input of `size`: [*first, *end) of 0 .. 2 (empty when
+ * *end <= *first). */
 static inline MCU_ALWAYS_INLINE void depthwise_3x3_taps_inside(int32_t origin, int32_t size, int32_t *first,
                                                                int32_t *end)
 {
@@ -197,60 +221,153 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_taps_inside(int32_t origin, i
     *end = size - origin < 3 ? size - origin : 3;
 }
 
-/* Channels oc .. oc + 3 of output pixel `at` (b, y, x), whose window
- * reaches into the padding: the taps inside the input, the input offset
- * added per tap (SXTAB16), from the doubled bias alone. */
-static inline MCU_ALWAYS_INLINE void depthwise_3x3_border(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
-                                                          const int8_t *input, int32_t oc, const int32_t at[3],
-                                                          int8_t *out, int full)
+/* Pixels whose windows reach into the padding, with the same taps inside
+ * the input: `rows` rows of `cols` taps from filter tap `first_tap`
+ * (3 * row + column); x is the first pixel's first such tap (channel oc),
+ * `step` bytes on to the next pixel's. */
+typedef struct {
+    const int8_t *x;
+    size_t step;
+    int32_t pixels;
+    int32_t rows;
+    int32_t first_tap;
+    int8_t *out;
+} depthwise_3x3_border_run;
+
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_offset_tap(const int8_t *x, const int32_t *w, int32_t offset2,
+                                                              int32_t *a0, int32_t *a1, int32_t *a2, int32_t *a3)
 {
-    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
-    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
-    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap;
-    int32_t a0 = g->border_start[0], a1 = g->border_start[1], a2 = g->border_start[2], a3 = g->border_start[3];
-    int32_t r_first, r_end, k_first, k_end, r, k;
-    depthwise_3x3_taps_inside(oy, p->input_h, &r_first, &r_end);
-    depthwise_3x3_taps_inside(ox, p->input_w, &k_first, &k_end);
-    if (r_end > r_first && k_end > k_first) {
-        const int8_t *x_row =
-            input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy + r_first, ox + k_first, oc);
-        for (r = r_first; r < r_end; ++r, x_row += row) {
-            const int8_t *xk = x_row;
-            const int32_t *w = &g->filter[2 * (3 * r + k_first)];
-            for (k = k_end - k_first; k > 0; --k, xk += tap, w += 2) {
-                const uint32_t xv = mcu_load_s8x4(xk);
-                const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
-                int32_t w_even, w_odd;
-                load_pair(w, &w_even, &w_odd);
-                a0 = __smlabb(x_even, w_even, a0);
-                a2 = __smlatt(x_even, w_even, a2);
-                a1 = __smlabb(x_odd, w_odd, a1);
-                a3 = __smlatt(x_odd, w_odd, a3);
-            }
-        }
-    }
-    depthwise_3x3_store(g, a0, a1, a2, a3, out, full, p->act_min, p->act_max);
+    const uint32_t xv = mcu_load_s8x4(x);
+    const int32_t x_even = mcu_s8x4_even_plus(xv, offset2), x_odd = mcu_s8x4_odd_plus(xv, offset2);
+    int32_t w_even, w_odd;
+    load_pair(w, &w_even, &w_odd);
+    *a0 = __smlabb(x_even, w_even, *a0);
+    *a2 = __smlatt(x_even, w_even, *a2);
+    *a1 = __smlabb(x_odd, w_odd, *a1);
+    *a3 = __smlatt(x_odd, w_odd, *a3);
 }
 
-/* Output pixels (b, y, x) = (span[0], span[1], span[2] .. span[3] - 1),
- * whose windows reach into the padding, channels oc .. oc + 3. */
-MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_span(const mcu_conv_s8_params *p,
-                                                                    const depthwise_3x3_group *g,
-                                                                    const int8_t *input, int32_t oc,
-                                                                    const int32_t span[4], int8_t *out_row)
+/* A border run of `cols` (a constant: 1 to 3) taps a row: the sums start
+ * from the doubled bias and add the input offset per tap (SXTAB16). */
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_border_body(const mcu_conv_s8_params *p,
+                                                               const depthwise_3x3_group *g,
+                                                               const depthwise_3x3_border_run *run, int32_t cols)
 {
+    const int32_t offset2 = mcu_s16x2_splat(p->input_offset), act_min = p->act_min, act_max = p->act_max;
+    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap, out_c = (size_t)p->output_c;
+    const int full = act_min == -128 && act_max == 127;
+    const int8_t *x = run->x;
+    int8_t *out = run->out;
+    int32_t pixels;
+    for (pixels = run->pixels; pixels > 0; --pixels, x += run->step, out += out_c) {
+        int32_t a0 = g->border_start[0], a1 = g->border_start[1], a2 = g->border_start[2], a3 = g->border_start[3];
+        const int8_t *xr = x;
+        const int32_t *w = &g->filter[2 * run->first_tap];
+        int32_t r;
+        for (r = run->rows; r > 0; --r, xr += row, w += 6) {
+            depthwise_3x3_offset_tap(xr, w, offset2, &a0, &a1, &a2, &a3);
+            if (cols > 1) {
+                depthwise_3x3_offset_tap(xr + tap, w + 2, offset2, &a0, &a1, &a2, &a3);
+            }
+            if (cols > 2) {
+                depthwise_3x3_offset_tap(xr + 2 * tap, w + 4, offset2, &a0, &a1, &a2, &a3);
+            }
+        }
+        if (full) {
+            depthwise_3x3_store(g, a0, a1, a2, a3, out, 1, -128, 127);
+        } else {
+            depthwise_3x3_store(g, a0, a1, a2, a3, out, 0, act_min, act_max);
+        }
+    }
+}
+
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_1(const mcu_conv_s8_params *p,
+                                                                 const depthwise_3x3_group *g,
+                                                                 const depthwise_3x3_border_run *run)
+{
+    depthwise_3x3_border_body(p, g, run, 1);
+}
+
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_2(const mcu_conv_s8_params *p,
+                                                                 const depthwise_3x3_group *g,
+                                                                 const depthwise_3x3_border_run *run)
+{
+    depthwise_3x3_border_body(p, g, run, 2);
+}
+
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_3(const mcu_conv_s8_params *p,
+                                                                 const depthwise_3x3_group *g,
+                                                                 const depthwise_3x3_border_run *run)
+{
+    depthwise_3x3_border_body(p, g, run, 3);
+}
+
+/* Output pixels x_first .. x_end - 1 of row (b, y) = (at[0], at[1]), whose
+ * windows have the same taps inside the input (rows r_first .. r_end - 1 of
+ * the window given in at[3], at[4]), as one border run; channels
+ * oc .. oc + 3 of group g. */
+static void depthwise_3x3_border_pixels(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
+                                        const int8_t *input, int32_t oc, const int32_t at[5], int32_t x_first,
+                                        int32_t x_end, int8_t *out_row)
+{
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = x_first * p->stride_w - p->pad_w;
+    int32_t k_first, k_end;
+    depthwise_3x3_border_run run;
+    depthwise_3x3_taps_inside(ox, p->input_w, &k_first, &k_end);
+    run.step = (size_t)p->stride_w * (size_t)p->input_c;
+    run.pixels = x_end - x_first;
+    run.out = out_row + (size_t)x_first * (size_t)p->output_c;
+    run.rows = at[4] > at[3] && k_end > k_first ? at[4] - at[3] : 0;
+    run.first_tap = 3 * at[3] + k_first;
+    run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy + at[3],
+                                                   ox + k_first, oc)
+                         : input;
+    switch (run.rows > 0 ? k_end - k_first : 1) {
+    case 1:
+        depthwise_3x3_border_1(p, g, &run);
+        break;
+    case 2:
+        depthwise_3x3_border_2(p, g, &run);
+        break;
+    default:
+        depthwise_3x3_border_3(p, g, &run);
+        break;
+    }
+}
+
+/* Output row (b, y) = (at[0], at[1]) of channels oc .. oc + 3 in raster
+ * order: the pixels left of the columns inside, one by one (their taps
+ * differ), those columns in one run (inside the input, or one border run
+ * in a border row), the pixels right of them one by one. */
+static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwise_3x3_group *g, const int8_t *input,
+                                     int32_t oc, const int32_t at[2], const int32_t inside[4], int8_t *out)
+{
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, x_first = inside[0], x_end = inside[1];
     const size_t out_c = (size_t)p->output_c;
-    int32_t at[3];
-    at[0] = span[0];
-    at[1] = span[1];
-    if (p->act_min == -128 && p->act_max == 127) {
-        for (at[2] = span[2]; at[2] < span[3]; ++at[2]) {
-            depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 1);
+    int32_t row[5], x;
+    row[0] = at[0];
+    row[1] = at[1];
+    depthwise_3x3_taps_inside(oy, p->input_h, &row[3], &row[4]);
+    for (x = 0; x < x_first; ++x) {
+        depthwise_3x3_border_pixels(p, g, input, oc, row, x, x + 1, out);
+    }
+    if (x_end > x_first && at[1] >= inside[2] && at[1] < inside[3]) {
+        const int8_t *from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy,
+                                                     x_first * p->stride_w - p->pad_w, oc);
+        const size_t tap = (size_t)p->input_c, step = (size_t)p->stride_w * tap;
+        const size_t input_row = (size_t)p->input_w * tap;
+        if (p->act_min == -128 && p->act_max == 127) {
+            depthwise_3x3_row_full(g, from, step, input_row, tap, x_end - x_first, out + (size_t)x_first * out_c,
+                                   out_c);
+        } else {
+            depthwise_3x3_row_clamped(g, from, step, input_row, tap, x_end - x_first,
+                                      out + (size_t)x_first * out_c, out_c, p->act_min, p->act_max);
         }
-    } else {
-        for (at[2] = span[2]; at[2] < span[3]; ++at[2]) {
-            depthwise_3x3_border(p, g, input, oc, at, out_row + (size_t)at[2] * out_c, 0);
-        }
+    } else if (x_end > x_first) {
+        depthwise_3x3_border_pixels(p, g, input, oc, row, x_first, x_end, out);
+    }
+    for (x = MCU_MAX(x_end, x_first); x < p->output_w; ++x) {
+        depthwise_3x3_border_pixels(p, g, input, oc, row, x, x + 1, out);
     }
 }
 
@@ -303,11 +420,8 @@ static int8_t depthwise_3x3_reference(const mcu_conv_s8_params *p, const int8_t 
 int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                          const int32_t *bias, int8_t *output)
 {
-    const int32_t in_c = p->input_c, out_c = p->output_c;
-    const size_t tap = (size_t)in_c, row = (size_t)p->input_w * (size_t)in_c;
-    const size_t step = (size_t)p->stride_w * (size_t)in_c;
-    const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t x_first, x_end, y_first, y_end, oc, c, b, y, at[3];
+    const int32_t out_c = p->output_c;
+    int32_t inside[4], oc, c, at[3];
     depthwise_3x3_group g;
     if (p->filter_in_c_or_multiplier != 1 || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
         p->dilation_w != 1 || !p->window_offset_terms || out_c < 4 ||
@@ -319,39 +433,15 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
             return 0;
         }
     }
-    conv_inside_range(p->output_w, p->stride_w, p->pad_w, 1, 3, p->input_w, &x_first, &x_end);
-    conv_inside_range(p->output_h, p->stride_h, p->pad_h, 1, 3, p->input_h, &y_first, &y_end);
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, 1, 3, p->input_w, &inside[0], &inside[1]);
+    conv_inside_range(p->output_h, p->stride_h, p->pad_h, 1, 3, p->input_h, &inside[2], &inside[3]);
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         depthwise_3x3_prepare(p, filter, bias, oc, &g);
-        for (b = 0; b < p->batches; ++b) {
-            for (y = 0; y < p->output_h; ++y) {
-                const int inside_row = y >= y_first && y < y_end && x_end > x_first;
-                int8_t *out_row = output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, b, y, 0, oc);
-                int32_t span[4];
-                span[0] = b;
-                span[1] = y;
-                span[2] = 0;
-                span[3] = inside_row ? x_first : p->output_w;
-                if (span[3] > 0) {
-                    depthwise_3x3_border_span(p, &g, input, oc, span, out_row);
-                }
-                if (inside_row) {
-                    const int8_t *x = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
-                                                              y * p->stride_h - p->pad_h,
-                                                              x_first * p->stride_w - p->pad_w, oc);
-                    int8_t *out = out_row + (size_t)x_first * (size_t)out_c;
-                    if (full) {
-                        depthwise_3x3_row_full(&g, x, step, row, tap, x_end - x_first, out, (size_t)out_c);
-                    } else {
-                        depthwise_3x3_row_clamped(&g, x, step, row, tap, x_end - x_first, out, (size_t)out_c,
-                                                  p->act_min, p->act_max);
-                    }
-                    span[2] = x_end;
-                    span[3] = p->output_w;
-                    if (span[3] > span[2]) {
-                        depthwise_3x3_border_span(p, &g, input, oc, span, out_row);
-                    }
-                }
+        for (at[0] = 0; at[0] < p->batches; ++at[0]) {
+            for (at[1] = 0; at[1] < p->output_h; ++at[1]) {
+                depthwise_3x3_output_row(
+                    p, &g, input, oc, at, inside,
+                    output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, at[0], at[1], 0, oc));
             }
         }
     }
