@@ -224,7 +224,7 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_taps_inside(int32_t origin, i
 /* Pixels whose windows reach into the padding, with the same taps inside
  * the input: `rows` rows of `cols` taps from filter tap `first_tap`
  * (3 * row + column); x is the first pixel's first such tap (channel oc),
- * `step` bytes on to the next pixel's. */
+ * `step` bytes on to the next pixel's, `out_step` between their outputs. */
 typedef struct {
     const int8_t *x;
     size_t step;
@@ -232,6 +232,7 @@ typedef struct {
     int32_t rows;
     int32_t first_tap;
     int8_t *out;
+    size_t out_step;
 } depthwise_3x3_border_run;
 
 static inline MCU_ALWAYS_INLINE void depthwise_3x3_offset_tap(const int8_t *x, const int32_t *w, int32_t offset2,
@@ -254,12 +255,12 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_border_body(const mcu_conv_s8
                                                                const depthwise_3x3_border_run *run, int32_t cols)
 {
     const int32_t offset2 = mcu_s16x2_splat(p->input_offset), act_min = p->act_min, act_max = p->act_max;
-    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap, out_c = (size_t)p->output_c;
+    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap;
     const int full = act_min == -128 && act_max == 127;
     const int8_t *x = run->x;
     int8_t *out = run->out;
     int32_t pixels;
-    for (pixels = run->pixels; pixels > 0; --pixels, x += run->step, out += out_c) {
+    for (pixels = run->pixels; pixels > 0; --pixels, x += run->step, out += run->out_step) {
         int32_t a0 = g->border_start[0], a1 = g->border_start[1], a2 = g->border_start[2], a3 = g->border_start[3];
         const int8_t *xr = x;
         const int32_t *w = &g->filter[2 * run->first_tap];
@@ -302,6 +303,23 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_3(const mcu_conv_
     depthwise_3x3_border_body(p, g, run, 3);
 }
 
+/* A border run through the body for its `cols` taps a row (none: any). */
+static void depthwise_3x3_border(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
+                                 const depthwise_3x3_border_run *run, int32_t cols)
+{
+    switch (run->rows > 0 ? cols : 1) {
+    case 1:
+        depthwise_3x3_border_1(p, g, run);
+        break;
+    case 2:
+        depthwise_3x3_border_2(p, g, run);
+        break;
+    default:
+        depthwise_3x3_border_3(p, g, run);
+        break;
+    }
+}
+
 /* Output pixels x_first .. x_end - 1 of row (b, y) = (at[0], at[1]), whose
  * windows have the same taps inside the input (rows r_first .. r_end - 1 of
  * the window given in at[3], at[4]), as one border run; channels
@@ -317,41 +335,57 @@ static void depthwise_3x3_border_pixels(const mcu_conv_s8_params *p, const depth
     run.step = (size_t)p->stride_w * (size_t)p->input_c;
     run.pixels = x_end - x_first;
     run.out = out_row + (size_t)x_first * (size_t)p->output_c;
+    run.out_step = (size_t)p->output_c;
     run.rows = at[4] > at[3] && k_end > k_first ? at[4] - at[3] : 0;
     run.first_tap = 3 * at[3] + k_first;
     run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy + at[3],
                                                    ox + k_first, oc)
                          : input;
-    switch (run.rows > 0 ? k_end - k_first : 1) {
-    case 1:
-        depthwise_3x3_border_1(p, g, &run);
-        break;
-    case 2:
-        depthwise_3x3_border_2(p, g, &run);
-        break;
-    default:
-        depthwise_3x3_border_3(p, g, &run);
-        break;
-    }
+    depthwise_3x3_border(p, g, &run, k_end - k_first);
+}
+
+/* Border column x = at[2] down the output rows whose windows lie inside the
+ * input vertically (inside[2] .. inside[3] - 1), as one border run. */
+static void depthwise_3x3_border_column(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
+                                        const int8_t *input, int32_t oc, const int32_t at[3],
+                                        const int32_t inside[4], int8_t *output)
+{
+    const int32_t oy = inside[2] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
+    int32_t k_first, k_end;
+    depthwise_3x3_border_run run;
+    depthwise_3x3_taps_inside(ox, p->input_w, &k_first, &k_end);
+    run.step = (size_t)p->stride_h * (size_t)p->input_w * (size_t)p->input_c;
+    run.pixels = inside[3] - inside[2];
+    run.out = output + mcu_nhwc_offset(p->output_h, p->output_w, p->output_c, at[0], inside[2], at[2], oc);
+    run.out_step = (size_t)p->output_w * (size_t)p->output_c;
+    run.rows = k_end > k_first ? 3 : 0;
+    run.first_tap = k_first;
+    run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox + k_first, oc)
+                         : input;
+    depthwise_3x3_border(p, g, &run, k_end - k_first);
 }
 
 /* Output row (b, y) = (at[0], at[1]) of channels oc .. oc + 3 in raster
  * order: the pixels left of the columns inside, one by one (their taps
  * differ), those columns in one run (inside the input, or one border run
- * in a border row), the pixels right of them one by one. */
+ * in a border row), the pixels right of them one by one -- in a row inside
+ * the input vertically only with `sides` (else depthwise_3x3_border_column
+ * takes them). */
 static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwise_3x3_group *g, const int8_t *input,
-                                     int32_t oc, const int32_t at[2], const int32_t inside[4], int8_t *out)
+                                     int32_t oc, const int32_t at[2], const int32_t inside[4], int sides,
+                                     int8_t *out)
 {
     const int32_t oy = at[1] * p->stride_h - p->pad_h, x_first = inside[0], x_end = inside[1];
+    const int inside_row = at[1] >= inside[2] && at[1] < inside[3];
     const size_t out_c = (size_t)p->output_c;
     int32_t row[5], x;
     row[0] = at[0];
     row[1] = at[1];
     depthwise_3x3_taps_inside(oy, p->input_h, &row[3], &row[4]);
-    for (x = 0; x < x_first; ++x) {
+    for (x = 0; x < x_first && (sides || !inside_row); ++x) {
         depthwise_3x3_border_pixels(p, g, input, oc, row, x, x + 1, out);
     }
-    if (x_end > x_first && at[1] >= inside[2] && at[1] < inside[3]) {
+    if (x_end > x_first && inside_row) {
         const int8_t *from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy,
                                                      x_first * p->stride_w - p->pad_w, oc);
         const size_t tap = (size_t)p->input_c, step = (size_t)p->stride_w * tap;
@@ -366,7 +400,7 @@ static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwis
     } else if (x_end > x_first) {
         depthwise_3x3_border_pixels(p, g, input, oc, row, x_first, x_end, out);
     }
-    for (x = MCU_MAX(x_end, x_first); x < p->output_w; ++x) {
+    for (x = MCU_MAX(x_end, x_first); x < p->output_w && (sides || !inside_row); ++x) {
         depthwise_3x3_border_pixels(p, g, input, oc, row, x, x + 1, out);
     }
 }
@@ -438,10 +472,19 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
     for (oc = 0; oc + 4 <= out_c; oc += 4) {
         depthwise_3x3_prepare(p, filter, bias, oc, &g);
         for (at[0] = 0; at[0] < p->batches; ++at[0]) {
+            /* Under raster_walk each row whole, in raster order; otherwise
+             * the border columns down the rows inside, one run each. */
             for (at[1] = 0; at[1] < p->output_h; ++at[1]) {
                 depthwise_3x3_output_row(
-                    p, &g, input, oc, at, inside,
+                    p, &g, input, oc, at, inside, p->raster_walk,
                     output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, at[0], at[1], 0, oc));
+            }
+            for (at[2] = 0; !p->raster_walk && inside[3] > inside[2] && at[2] < p->output_w; ++at[2]) {
+                if (at[2] == inside[0] && inside[1] > inside[0]) {
+                    at[2] = inside[1] - 1; /* the columns inside */
+                    continue;
+                }
+                depthwise_3x3_border_column(p, &g, input, oc, at, inside, output);
             }
         }
     }
