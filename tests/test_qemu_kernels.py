@@ -113,16 +113,16 @@ def column_filter_model() -> bytes:
 
 def depthwise_3x3_model() -> bytes:
     """The 3 x 3 depthwise path of cores with the DSP extension and no Helium
-    (mcu_depthwise_3x3_dsp.c): channel counts that leave 0-3 after the groups
-    of four, strides 1 and 2 (and mixed), SAME and VALID padding, odd sizes,
-    two batches, inputs smaller than the window (every pixel at the border),
-    the full int8 range (SSAT) and RELU / RELU6 clamps, input zero points at
-    both ends of int8."""
+    (mcu_depthwise_3x3_dsp.c, channels in groups of four): 4 to 12 channels,
+    strides 1 and 2 (and mixed), SAME and VALID padding, odd sizes, two
+    batches, inputs smaller than the window (every pixel at the border), the
+    full int8 range (SSAT) and RELU / RELU6 clamps, input zero points at both
+    ends of int8."""
     net = Int8Net(41)
-    odd = net.input((1, 7, 9, 13), 0.0, 3.0)
+    odd = net.input((1, 7, 9, 12), 0.0, 3.0)
     even = net.input((2, 6, 5, 8), -2.0, 0.0)
-    tiny = net.input((1, 2, 1, 6), -1.0, 1.0)
-    wide = net.input((1, 5, 11, 7), -0.5, 2.5)
+    tiny = net.input((1, 2, 1, 8), -1.0, 1.0)
+    wide = net.input((1, 5, 11, 4), -0.5, 2.5)
     outputs = [
         net.depthwise_conv2d(odd, kernel=(3, 3), padding="SAME"),
         net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU6"),

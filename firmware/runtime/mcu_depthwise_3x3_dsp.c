@@ -20,8 +20,8 @@
  * convolution takes this path only when every channel's |bias| and
  * |bias + offset terms| are at most 2^29 (a window's products add less than
  * 9 * 255 * 128 < 2^19), its multipliers are >= 0 and its right shifts e are
- * 1 to 22 (|output_offset| * 2^e <= 2^29); otherwise it keeps the general
- * loops (mcu_depthwise.c). */
+ * 1 to 22 (|output_offset| * 2^e <= 2^29), and its channels come in groups
+ * of four; otherwise it keeps the general loops (mcu_depthwise.c). */
 #include "mcu_depthwise_3x3_dsp.h"
 
 #include <stddef.h>
@@ -425,32 +425,6 @@ static int depthwise_3x3_channel_groups_safe(const mcu_conv_s8_params *p, const 
     return p->input_c == p->output_c && (in > out ? in - out : out - in) % pixel == 0u;
 }
 
-/* Channel c of output pixel `at` (b, y, x), as the reference kernel. */
-static int8_t depthwise_3x3_reference(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                      const int32_t *bias, int32_t c, const int32_t at[3])
-{
-    const mcu_window_axis wy = mcu_window_axis_at(at[1], p->stride_h, p->pad_h, 1, 3, p->input_h);
-    const mcu_window_axis wx = mcu_window_axis_at(at[2], p->stride_w, p->pad_w, 1, 3, p->input_w);
-    const int inside = wy.first == 0 && wy.end == 3 && wx.first == 0 && wx.end == 3;
-    int32_t acc = 0;
-    if (wy.end > wy.first && wx.end > wx.first) {
-        depthwise_taps taps;
-        taps.rows = wy.end - wy.first;
-        taps.cols = wx.end - wx.first;
-        taps.input_row = (size_t)p->input_w * (size_t)p->input_c;
-        taps.input_tap = (size_t)p->input_c;
-        taps.filter_row = 3 * (size_t)p->output_c;
-        taps.filter_tap = (size_t)p->output_c;
-        acc = depthwise_window_s8(&taps,
-                                  input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0],
-                                                          mcu_window_input(&wy, wy.first),
-                                                          mcu_window_input(&wx, wx.first), c),
-                                  filter + ((size_t)wy.first * 3 + (size_t)wx.first) * (size_t)p->output_c + (size_t)c,
-                                  inside ? 0 : p->input_offset);
-    }
-    return requantize_s8(p, inside ? acc + p->window_offset_terms[c] : acc, bias, c);
-}
-
 int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                          const int32_t *bias, int8_t *output)
 {
@@ -458,18 +432,18 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
     int32_t inside[4], oc, c, at[3];
     depthwise_3x3_group g;
     if (p->filter_in_c_or_multiplier != 1 || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
-        p->dilation_w != 1 || !p->window_offset_terms || out_c < 4 ||
+        p->dilation_w != 1 || !p->window_offset_terms || out_c % 4 != 0 ||
         (p->raster_walk && !depthwise_3x3_channel_groups_safe(p, input, output))) {
         return 0;
     }
-    for (c = 0; c + 4 <= out_c; ++c) {
+    for (c = 0; c < out_c; ++c) {
         if (!depthwise_3x3_channel_fits(p, bias, c)) {
             return 0;
         }
     }
     conv_inside_range(p->output_w, p->stride_w, p->pad_w, 1, 3, p->input_w, &inside[0], &inside[1]);
     conv_inside_range(p->output_h, p->stride_h, p->pad_h, 1, 3, p->input_h, &inside[2], &inside[3]);
-    for (oc = 0; oc + 4 <= out_c; oc += 4) {
+    for (oc = 0; oc < out_c; oc += 4) {
         depthwise_3x3_prepare(p, filter, bias, oc, &g);
         for (at[0] = 0; at[0] < p->batches; ++at[0]) {
             /* Under raster_walk each row whole, in raster order; otherwise
@@ -485,17 +459,6 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
                     continue;
                 }
                 depthwise_3x3_border_column(p, &g, input, oc, at, inside, output);
-            }
-        }
-    }
-    /* The channels past the last multiple of 4, as the reference loop. */
-    for (c = oc; c < out_c; ++c) {
-        int8_t *out = output + c;
-        for (at[0] = 0; at[0] < p->batches; ++at[0]) {
-            for (at[1] = 0; at[1] < p->output_h; ++at[1]) {
-                for (at[2] = 0; at[2] < p->output_w; ++at[2], out += out_c) {
-                    *out = depthwise_3x3_reference(p, input, filter, bias, c, at);
-                }
             }
         }
     }
