@@ -114,7 +114,8 @@ def column_filter_model() -> bytes:
 def depthwise_3x3_model() -> bytes:
     """The 3 x 3 depthwise path of cores with the DSP extension and no Helium
     (mcu_depthwise_3x3_dsp.c, channels in groups of four): 4 to 12 channels,
-    strides 1 and 2 (and mixed), SAME and VALID padding, odd sizes, two
+    depth multipliers 1, 4 and 8 (on 1, 2 and 8 input channels), strides 1
+    and 2 (and mixed), SAME and VALID padding, odd sizes, two
     batches, inputs smaller than the window (every pixel at the border), the
     full int8 range (SSAT) and RELU / RELU6 clamps, input zero points at both
     ends of int8."""
@@ -123,6 +124,8 @@ def depthwise_3x3_model() -> bytes:
     even = net.input((2, 6, 5, 8), -2.0, 0.0)
     tiny = net.input((1, 2, 1, 8), -1.0, 1.0)
     wide = net.input((1, 5, 11, 4), -0.5, 2.5)
+    mono = net.input((1, 9, 8, 1), 0.0, 1.0)
+    pair = net.input((1, 5, 6, 2), -3.0, 1.0)
     outputs = [
         net.depthwise_conv2d(odd, kernel=(3, 3), padding="SAME"),
         net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU6"),
@@ -132,6 +135,10 @@ def depthwise_3x3_model() -> bytes:
         net.depthwise_conv2d(tiny, kernel=(3, 3), padding="SAME"),
         net.depthwise_conv2d(wide, kernel=(3, 3), strides=(1, 2), padding="SAME"),
         net.depthwise_conv2d(wide, kernel=(3, 3), strides=(2, 1), padding="VALID", activation="RELU6"),
+        # Depth multipliers divisible by 4: four channels share each input value.
+        net.depthwise_conv2d(mono, kernel=(3, 3), strides=(2, 2), padding="SAME", depth_multiplier=8),
+        net.depthwise_conv2d(pair, kernel=(3, 3), padding="SAME", depth_multiplier=4, activation="RELU6"),
+        net.depthwise_conv2d(even, kernel=(3, 3), strides=(2, 2), padding="VALID", depth_multiplier=4),
     ]
     return net.build(*outputs)
 

@@ -1,5 +1,7 @@
-/* int8 3 x 3 depthwise convolutions (depth multiplier 1, no dilation) on
- * cores with the DSP extension but without Helium, four channels at a time,
+/* int8 3 x 3 depthwise convolutions (depth multiplier 1 or a multiple of 4,
+ * no dilation) on cores with the DSP extension but without Helium, four
+ * channels at a time (with a multiple of 4 they share each input value:
+ * SMLABB / SMLABT against the filter pairs, as person_detect's first layer),
  * each group's filter and rescales prepared once for the whole output: the
  * pixels whose windows lie inside the input in runs along the rows, nine
  * taps in straight-line code without the input offset (the window offset
@@ -170,28 +172,53 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_store(const depthwise_3x3_gro
         (a3) = __smlatt(x_odd_, w_odd_, (a3));                                                                       \
     } while (0)
 
+/* Tap `t` for four channels that share one input value (a depth multiplier
+ * divisible by 4): the value times the low and high halves of the filter
+ * pairs. */
+#define DEPTHWISE_3X3_SHARED_TAP(x, g, t, a0, a1, a2, a3)                                                            \
+    do {                                                                                                             \
+        const int32_t v_ = *(x);                                                                                     \
+        int32_t w_even_, w_odd_;                                                                                     \
+        DEPTHWISE_3X3_LOAD_PAIR((g)->filter, 8 * (t), w_even_, w_odd_);                                              \
+        (a0) = __smlabb(v_, w_even_, (a0));                                                                          \
+        (a2) = __smlabt(v_, w_even_, (a2));                                                                          \
+        (a1) = __smlabb(v_, w_odd_, (a1));                                                                           \
+        (a3) = __smlabt(v_, w_odd_, (a3));                                                                           \
+    } while (0)
+
+/* One tap of either kind (`shared`: a constant). */
+#define DEPTHWISE_3X3_ANY_TAP(shared, x, g, t, a0, a1, a2, a3)                                                       \
+    do {                                                                                                             \
+        if (shared) {                                                                                                \
+            DEPTHWISE_3X3_SHARED_TAP(x, g, t, a0, a1, a2, a3);                                                       \
+        } else {                                                                                                     \
+            DEPTHWISE_3X3_TAP(x, g, t, a0, a1, a2, a3);                                                              \
+        }                                                                                                            \
+    } while (0)
+
 /* `pixels` output pixels of one row, channels oc .. oc + 3 of group g, their
  * windows inside the input: x is the first pixel's window origin (at channel
  * oc), `step` bytes between the pixels' origins, `row` between input rows,
  * `tap` between columns. */
 static inline MCU_ALWAYS_INLINE void depthwise_3x3_row(const depthwise_3x3_group *g, const int8_t *x, size_t step,
                                                        size_t row, size_t tap, int32_t pixels, int8_t *out,
-                                                       size_t out_c, int full, int32_t act_min, int32_t act_max)
+                                                       size_t out_c, int full, int32_t act_min, int32_t act_max,
+                                                       int shared)
 {
     for (; pixels > 0; --pixels, x += step, out += out_c) {
         int32_t a0 = g->start[0], a1 = g->start[1], a2 = g->start[2], a3 = g->start[3];
         const int8_t *r = x;
-        DEPTHWISE_3X3_TAP(r, g, 0, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + tap, g, 1, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 2, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 0, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 1, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 2, a0, a1, a2, a3);
         r += row;
-        DEPTHWISE_3X3_TAP(r, g, 3, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + tap, g, 4, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 5, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 3, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 4, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 5, a0, a1, a2, a3);
         r += row;
-        DEPTHWISE_3X3_TAP(r, g, 6, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + tap, g, 7, a0, a1, a2, a3);
-        DEPTHWISE_3X3_TAP(r + 2 * tap, g, 8, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 6, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 7, a0, a1, a2, a3);
+        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 8, a0, a1, a2, a3);
         depthwise_3x3_store(g, a0, a1, a2, a3, out, full, act_min, act_max);
     }
 }
@@ -200,7 +227,7 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_full(const depthwise
                                                                  size_t step, size_t row, size_t tap, int32_t pixels,
                                                                  int8_t *out, size_t out_c)
 {
-    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 1, -128, 127);
+    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 1, -128, 127, 0);
 }
 
 MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_clamped(const depthwise_3x3_group *g, const int8_t *x,
@@ -208,7 +235,17 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_clamped(const depthw
                                                                     int32_t pixels, int8_t *out, size_t out_c,
                                                                     int32_t act_min, int32_t act_max)
 {
-    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 0, act_min, act_max);
+    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 0, act_min, act_max, 0);
+}
+
+/* Both for four channels sharing each input value (`full` a variable). */
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_shared(const depthwise_3x3_group *g, const int8_t *x,
+                                                                   size_t step, size_t row, size_t tap,
+                                                                   int32_t pixels, int8_t *out, size_t out_c,
+                                                                   int32_t act_min, int32_t act_max)
+{
+    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, act_min == -128 && act_max == 127, act_min, act_max,
+                      1);
 }
 
 /* The taps inside the input along one axis of a window whose origin is
@@ -303,10 +340,48 @@ MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_3(const mcu_conv_
     depthwise_3x3_border_body(p, g, run, 3);
 }
 
+/* A border run of four channels sharing each input value (a depth
+ * multiplier divisible by 4), `cols` taps a row. */
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_border_shared(const mcu_conv_s8_params *p,
+                                                                      const depthwise_3x3_group *g,
+                                                                      const depthwise_3x3_border_run *run,
+                                                                      int32_t cols)
+{
+    const int32_t offset = p->input_offset, act_min = p->act_min, act_max = p->act_max;
+    const size_t tap = (size_t)p->input_c, row = (size_t)p->input_w * tap;
+    const int8_t *x = run->x;
+    int8_t *out = run->out;
+    int32_t pixels;
+    for (pixels = run->pixels; pixels > 0; --pixels, x += run->step, out += run->out_step) {
+        int32_t a0 = g->border_start[0], a1 = g->border_start[1], a2 = g->border_start[2], a3 = g->border_start[3];
+        const int8_t *xr = x;
+        const int32_t *w_row = &g->filter[2 * run->first_tap];
+        int32_t r, k;
+        for (r = run->rows; r > 0; --r, xr += row, w_row += 6) {
+            const int8_t *xk = xr;
+            const int32_t *w = w_row;
+            for (k = cols; k > 0; --k, xk += tap, w += 2) {
+                const int32_t v = *xk + offset;
+                int32_t w_even, w_odd;
+                load_pair(w, &w_even, &w_odd);
+                a0 = __smlabb(v, w_even, a0);
+                a2 = __smlabt(v, w_even, a2);
+                a1 = __smlabb(v, w_odd, a1);
+                a3 = __smlabt(v, w_odd, a3);
+            }
+        }
+        depthwise_3x3_store(g, a0, a1, a2, a3, out, 0, act_min, act_max);
+    }
+}
+
 /* A border run through the body for its `cols` taps a row (none: any). */
 static void depthwise_3x3_border(const mcu_conv_s8_params *p, const depthwise_3x3_group *g,
                                  const depthwise_3x3_border_run *run, int32_t cols)
 {
+    if (p->filter_in_c_or_multiplier != 1) {
+        depthwise_3x3_border_shared(p, g, run, run->rows > 0 ? cols : 0);
+        return;
+    }
     switch (run->rows > 0 ? cols : 1) {
     case 1:
         depthwise_3x3_border_1(p, g, run);
@@ -339,7 +414,7 @@ static void depthwise_3x3_border_pixels(const mcu_conv_s8_params *p, const depth
     run.rows = at[4] > at[3] && k_end > k_first ? at[4] - at[3] : 0;
     run.first_tap = 3 * at[3] + k_first;
     run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy + at[3],
-                                                   ox + k_first, oc)
+                                                   ox + k_first, oc / p->filter_in_c_or_multiplier)
                          : input;
     depthwise_3x3_border(p, g, &run, k_end - k_first);
 }
@@ -360,7 +435,8 @@ static void depthwise_3x3_border_column(const mcu_conv_s8_params *p, const depth
     run.out_step = (size_t)p->output_w * (size_t)p->output_c;
     run.rows = k_end > k_first ? 3 : 0;
     run.first_tap = k_first;
-    run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox + k_first, oc)
+    run.x = run.rows > 0 ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox + k_first,
+                                                   oc / p->filter_in_c_or_multiplier)
                          : input;
     depthwise_3x3_border(p, g, &run, k_end - k_first);
 }
@@ -387,10 +463,14 @@ static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwis
     }
     if (x_end > x_first && inside_row) {
         const int8_t *from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy,
-                                                     x_first * p->stride_w - p->pad_w, oc);
+                                                     x_first * p->stride_w - p->pad_w,
+                                                     oc / p->filter_in_c_or_multiplier);
         const size_t tap = (size_t)p->input_c, step = (size_t)p->stride_w * tap;
         const size_t input_row = (size_t)p->input_w * tap;
-        if (p->act_min == -128 && p->act_max == 127) {
+        if (p->filter_in_c_or_multiplier != 1) {
+            depthwise_3x3_row_shared(g, from, step, input_row, tap, x_end - x_first, out + (size_t)x_first * out_c,
+                                     out_c, p->act_min, p->act_max);
+        } else if (p->act_min == -128 && p->act_max == 127) {
             depthwise_3x3_row_full(g, from, step, input_row, tap, x_end - x_first, out + (size_t)x_first * out_c,
                                    out_c);
         } else {
@@ -429,9 +509,10 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
                          const int32_t *bias, int8_t *output)
 {
     const int32_t out_c = p->output_c;
+    const int32_t multiplier = p->filter_in_c_or_multiplier;
     int32_t inside[4], oc, c, at[3];
     depthwise_3x3_group g;
-    if (p->filter_in_c_or_multiplier != 1 || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
+    if ((multiplier != 1 && multiplier % 4 != 0) || p->filter_h != 3 || p->filter_w != 3 || p->dilation_h != 1 ||
         p->dilation_w != 1 || !p->window_offset_terms || out_c % 4 != 0 ||
         (p->raster_walk && !depthwise_3x3_channel_groups_safe(p, input, output))) {
         return 0;
