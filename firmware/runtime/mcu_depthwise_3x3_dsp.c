@@ -196,56 +196,104 @@ static inline MCU_ALWAYS_INLINE void depthwise_3x3_store(const depthwise_3x3_gro
         }                                                                                                            \
     } while (0)
 
-/* `pixels` output pixels of one row, channels oc .. oc + 3 of group g, their
- * windows inside the input: x is the first pixel's window origin (at channel
- * oc), `step` bytes between the pixels' origins, `row` between input rows,
- * `tap` between columns. */
-static inline MCU_ALWAYS_INLINE void depthwise_3x3_row(const depthwise_3x3_group *g, const int8_t *x, size_t step,
-                                                       size_t row, size_t tap, int32_t pixels, int8_t *out,
-                                                       size_t out_c, int full, int32_t act_min, int32_t act_max,
-                                                       int shared)
+/* A rectangle of output pixels whose windows lie inside the input, for one
+ * channel group: `rows` rows of `pixels`; x is the first pixel's window
+ * origin (at the group's input channel), `step` bytes on to the next
+ * pixel's, `x_rows` to the next row's first; `row` and `tap` bytes between
+ * window rows and columns; out_c bytes between output pixels, `out_rows`
+ * between output rows. */
+typedef struct {
+    const int8_t *x;
+    int8_t *out;
+    size_t step;
+    size_t x_rows;
+    size_t row;
+    size_t tap;
+    size_t out_c;
+    size_t out_rows;
+    int32_t pixels;
+    int32_t rows;
+} depthwise_3x3_rect;
+
+static inline MCU_ALWAYS_INLINE void depthwise_3x3_rect_body(const depthwise_3x3_group *g,
+                                                             const depthwise_3x3_rect *rect, int full,
+                                                             int32_t act_min, int32_t act_max, int shared)
 {
-    for (; pixels > 0; --pixels, x += step, out += out_c) {
-        int32_t a0 = g->start[0], a1 = g->start[1], a2 = g->start[2], a3 = g->start[3];
-        const int8_t *r = x;
-        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 0, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 1, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 2, a0, a1, a2, a3);
-        r += row;
-        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 3, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 4, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 5, a0, a1, a2, a3);
-        r += row;
-        DEPTHWISE_3X3_ANY_TAP(shared, r, g, 6, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 7, a0, a1, a2, a3);
-        DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 8, a0, a1, a2, a3);
-        depthwise_3x3_store(g, a0, a1, a2, a3, out, full, act_min, act_max);
+    const int8_t *x_row = rect->x;
+    int8_t *out_row = rect->out;
+    int32_t rows;
+    for (rows = rect->rows; rows > 0; --rows, x_row += rect->x_rows, out_row += rect->out_rows) {
+        const size_t step = rect->step, row = rect->row, tap = rect->tap, out_c = rect->out_c;
+        const int8_t *x = x_row;
+        int8_t *out = out_row;
+        int32_t pixels;
+        for (pixels = rect->pixels; pixels > 0; --pixels, x += step, out += out_c) {
+            int32_t a0 = g->start[0], a1 = g->start[1], a2 = g->start[2], a3 = g->start[3];
+            const int8_t *r = x;
+            DEPTHWISE_3X3_ANY_TAP(shared, r, g, 0, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 1, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 2, a0, a1, a2, a3);
+            r += row;
+            DEPTHWISE_3X3_ANY_TAP(shared, r, g, 3, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 4, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 5, a0, a1, a2, a3);
+            r += row;
+            DEPTHWISE_3X3_ANY_TAP(shared, r, g, 6, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + tap, g, 7, a0, a1, a2, a3);
+            DEPTHWISE_3X3_ANY_TAP(shared, r + 2 * tap, g, 8, a0, a1, a2, a3);
+            depthwise_3x3_store(g, a0, a1, a2, a3, out, full, act_min, act_max);
+        }
     }
 }
 
-MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_full(const depthwise_3x3_group *g, const int8_t *x,
-                                                                 size_t step, size_t row, size_t tap, int32_t pixels,
-                                                                 int8_t *out, size_t out_c)
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_rect_full(const depthwise_3x3_group *g,
+                                                                  const depthwise_3x3_rect *rect)
 {
-    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 1, -128, 127, 0);
+    depthwise_3x3_rect_body(g, rect, 1, -128, 127, 0);
 }
 
-MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_clamped(const depthwise_3x3_group *g, const int8_t *x,
-                                                                    size_t step, size_t row, size_t tap,
-                                                                    int32_t pixels, int8_t *out, size_t out_c,
-                                                                    int32_t act_min, int32_t act_max)
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_rect_clamped(const depthwise_3x3_group *g,
+                                                                     const depthwise_3x3_rect *rect,
+                                                                     int32_t act_min, int32_t act_max)
 {
-    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, 0, act_min, act_max, 0);
+    depthwise_3x3_rect_body(g, rect, 0, act_min, act_max, 0);
 }
 
 /* Both for four channels sharing each input value (`full` a variable). */
-MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_row_shared(const depthwise_3x3_group *g, const int8_t *x,
-                                                                   size_t step, size_t row, size_t tap,
-                                                                   int32_t pixels, int8_t *out, size_t out_c,
-                                                                   int32_t act_min, int32_t act_max)
+MCU_NOINLINE MCU_SOURCE_ORDER static void depthwise_3x3_rect_shared(const depthwise_3x3_group *g,
+                                                                    const depthwise_3x3_rect *rect,
+                                                                    int32_t act_min, int32_t act_max)
 {
-    depthwise_3x3_row(g, x, step, row, tap, pixels, out, out_c, act_min == -128 && act_max == 127, act_min, act_max,
-                      1);
+    depthwise_3x3_rect_body(g, rect, act_min == -128 && act_max == 127, act_min, act_max, 1);
+}
+
+/* Output rows y .. y + rows - 1 of batch b (at[0], at[1]; out_row: row y's
+ * first pixel, channel oc) over the columns inside (inside[0] ..
+ * inside[1] - 1), rows whose windows lie inside the input vertically. */
+static void depthwise_3x3_inside(const mcu_conv_s8_params *p, const depthwise_3x3_group *g, const int8_t *input,
+                                 int32_t oc, const int32_t at[2], int32_t rows, const int32_t inside[4],
+                                 int8_t *out_row)
+{
+    const size_t tap = (size_t)p->input_c;
+    depthwise_3x3_rect rect;
+    rect.x = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], at[1] * p->stride_h - p->pad_h,
+                                     inside[0] * p->stride_w - p->pad_w, oc / p->filter_in_c_or_multiplier);
+    rect.out = out_row + (size_t)inside[0] * (size_t)p->output_c;
+    rect.step = (size_t)p->stride_w * tap;
+    rect.row = (size_t)p->input_w * tap;
+    rect.x_rows = (size_t)p->stride_h * rect.row;
+    rect.tap = tap;
+    rect.out_c = (size_t)p->output_c;
+    rect.out_rows = (size_t)p->output_w * rect.out_c;
+    rect.pixels = inside[1] - inside[0];
+    rect.rows = rows;
+    if (p->filter_in_c_or_multiplier != 1) {
+        depthwise_3x3_rect_shared(g, &rect, p->act_min, p->act_max);
+    } else if (p->act_min == -128 && p->act_max == 127) {
+        depthwise_3x3_rect_full(g, &rect);
+    } else {
+        depthwise_3x3_rect_clamped(g, &rect, p->act_min, p->act_max);
+    }
 }
 
 /* The taps inside the input along one axis of a window whose origin is
@@ -453,7 +501,6 @@ static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwis
 {
     const int32_t oy = at[1] * p->stride_h - p->pad_h, x_first = inside[0], x_end = inside[1];
     const int inside_row = at[1] >= inside[2] && at[1] < inside[3];
-    const size_t out_c = (size_t)p->output_c;
     int32_t row[5], x;
     row[0] = at[0];
     row[1] = at[1];
@@ -462,21 +509,7 @@ static void depthwise_3x3_output_row(const mcu_conv_s8_params *p, const depthwis
         depthwise_3x3_border_pixels(p, g, input, oc, row, x, x + 1, out);
     }
     if (x_end > x_first && inside_row) {
-        const int8_t *from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy,
-                                                     x_first * p->stride_w - p->pad_w,
-                                                     oc / p->filter_in_c_or_multiplier);
-        const size_t tap = (size_t)p->input_c, step = (size_t)p->stride_w * tap;
-        const size_t input_row = (size_t)p->input_w * tap;
-        if (p->filter_in_c_or_multiplier != 1) {
-            depthwise_3x3_row_shared(g, from, step, input_row, tap, x_end - x_first, out + (size_t)x_first * out_c,
-                                     out_c, p->act_min, p->act_max);
-        } else if (p->act_min == -128 && p->act_max == 127) {
-            depthwise_3x3_row_full(g, from, step, input_row, tap, x_end - x_first, out + (size_t)x_first * out_c,
-                                   out_c);
-        } else {
-            depthwise_3x3_row_clamped(g, from, step, input_row, tap, x_end - x_first,
-                                      out + (size_t)x_first * out_c, out_c, p->act_min, p->act_max);
-        }
+        depthwise_3x3_inside(p, g, input, oc, at, 1, inside, out);
     } else if (x_end > x_first) {
         depthwise_3x3_border_pixels(p, g, input, oc, row, x_first, x_end, out);
     }
@@ -530,6 +563,17 @@ int mcu_depthwise_3x3_s8(const mcu_conv_s8_params *p, const int8_t *input, const
             /* Under raster_walk each row whole, in raster order; otherwise
              * the border columns down the rows inside, one run each. */
             for (at[1] = 0; at[1] < p->output_h; ++at[1]) {
+                if (!p->raster_walk && at[1] == inside[2] && inside[3] > inside[2]) {
+                    /* The rows inside the input vertically: their columns
+                     * inside in one rectangle (the border columns below). */
+                    if (inside[1] > inside[0]) {
+                        depthwise_3x3_inside(
+                            p, &g, input, oc, at, inside[3] - inside[2], inside,
+                            output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, at[0], at[1], 0, oc));
+                    }
+                    at[1] = inside[3] - 1;
+                    continue;
+                }
                 depthwise_3x3_output_row(
                     p, &g, input, oc, at, inside, p->raster_walk,
                     output + mcu_nhwc_offset(p->output_h, p->output_w, out_c, at[0], at[1], 0, oc));
