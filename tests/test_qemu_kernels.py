@@ -111,6 +111,63 @@ def column_filter_model() -> bytes:
     return net.build(*outputs)
 
 
+def depthwise_3x3_model() -> bytes:
+    """The 3 x 3 depthwise path of cores with the DSP extension and no Helium
+    (mcu_depthwise_3x3_dsp.c, channels in groups of four): 4 to 12 channels,
+    depth multipliers 1, 4 and 8 (on 1, 2 and 8 input channels), strides 1
+    and 2 (and mixed), SAME and VALID padding, odd sizes, two
+    batches, inputs smaller than the window (every pixel at the border), the
+    full int8 range (SSAT) and RELU / RELU6 clamps, input zero points at both
+    ends of int8."""
+    net = Int8Net(41)
+    odd = net.input((1, 7, 9, 12), 0.0, 3.0)
+    even = net.input((2, 6, 5, 8), -2.0, 0.0)
+    tiny = net.input((1, 2, 1, 8), -1.0, 1.0)
+    wide = net.input((1, 5, 11, 4), -0.5, 2.5)
+    mono = net.input((1, 9, 8, 1), 0.0, 1.0)
+    pair = net.input((1, 5, 6, 2), -3.0, 1.0)
+    outputs = [
+        net.depthwise_conv2d(odd, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU6"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="VALID"),
+        net.depthwise_conv2d(even, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(even, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(tiny, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), strides=(1, 2), padding="SAME"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), strides=(2, 1), padding="VALID", activation="RELU6"),
+        # Depth multipliers divisible by 4: four channels share each input value.
+        net.depthwise_conv2d(mono, kernel=(3, 3), strides=(2, 2), padding="SAME", depth_multiplier=8),
+        net.depthwise_conv2d(pair, kernel=(3, 3), padding="SAME", depth_multiplier=4, activation="RELU6"),
+        net.depthwise_conv2d(even, kernel=(3, 3), strides=(2, 2), padding="VALID", depth_multiplier=4),
+    ]
+    return net.build(*outputs)
+
+
+def few_channels_model() -> bytes:
+    """First layers on cores with the DSP extension and no Helium
+    (mcu_conv_few_channels_dsp.c): 1 to 4 input channels, windows of 4 to
+    40 values (word tails of 0-3), odd filter counts (a lone last filter),
+    odd pixel counts (a lone last pixel), two batches, SAME and VALID,
+    strides and dilation, RELU / RELU6 clamps, input zero points at both
+    ends of int8."""
+    net = Int8Net(43)
+    rgb = net.input((1, 9, 11, 3), 0.0, 3.0)
+    mono = net.input((1, 13, 6, 1), -2.0, 0.0)
+    pair = net.input((2, 5, 5, 2), -1.0, 1.0)
+    four = net.input((1, 6, 7, 4), -0.5, 2.5)
+    outputs = [
+        net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.conv2d(rgb, 5, kernel=(3, 3), padding="VALID", activation="RELU6"),
+        net.conv2d(mono, 7, kernel=(10, 4), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(mono, 3, kernel=(2, 2), padding="VALID"),
+        net.conv2d(pair, 3, kernel=(2, 2), padding="SAME", dilation=(2, 1)),
+        net.conv2d(pair, 4, kernel=(3, 3), strides=(2, 1), padding="SAME"),
+        net.conv2d(four, 6, kernel=(3, 3), padding="SAME", activation="RELU6"),
+        net.conv2d(four, 1, kernel=(1, 2), strides=(1, 2), padding="VALID"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -179,6 +236,14 @@ def test_int8_convolutions_on_odd_sizes(board):
 @pytest.mark.parametrize("board", BOARDS)
 def test_int8_convolutions_at_the_block_edges(board):
     assert_matches_reference(block_edge_model(), inputs=2, target=board)
+
+
+def test_int8_depthwise_3x3_on_the_dsp_path():
+    assert_matches_reference(depthwise_3x3_model(), inputs=3, target="mps2-an386")
+
+
+def test_int8_first_layer_convolutions_on_the_dsp_path():
+    assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():

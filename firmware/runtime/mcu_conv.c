@@ -12,6 +12,7 @@
 #include "mcu_conv.h"
 
 #include "mcu_conv_1x1.h"
+#include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
 #include "mcu_conv_internal.h"
@@ -33,6 +34,11 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
                     int8_t *output, int8_t *columns)
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (p->input_c <= 4 && mcu_conv_2d_s8_few_channels(p, input, filter, bias, output)) {
+        return; /* first layers: mcu_conv_few_channels_dsp.c */
+    }
+#endif
     if (p->window_offset_terms == NULL || p->filter_in_c_or_multiplier != p->input_c) {
         mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {

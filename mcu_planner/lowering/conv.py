@@ -39,6 +39,8 @@ SOURCES = (
     "mcu_conv_helium",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
+    "mcu_depthwise_3x3_dsp",
+    "mcu_conv_few_channels_dsp",
     "mcu_conv_f32",
 )
 

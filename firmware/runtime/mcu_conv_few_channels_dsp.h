@@ -1,0 +1,20 @@
+/* int8 convolutions of 1 to 4 input channels (first layers) with the DSP
+ * extension (no Helium): two pixels by two filters through SMLAD. */
+#ifndef MCU_CONV_FEW_CHANNELS_DSP_H
+#define MCU_CONV_FEW_CHANNELS_DSP_H
+
+#include "mcu_conv_internal.h"
+
+/* The longest window (filter_h * filter_w * input_c) this path copies. */
+#define MCU_CONV_FEW_WINDOW_MAX 64
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+/* Writes the whole output and returns 1, or returns 0 having written
+ * nothing when the convolution is not one this path takes (one group of at
+ * most 4 input channels, windows of 4 to MCU_CONV_FEW_WINDOW_MAX values,
+ * rescales of the form it needs). */
+int mcu_conv_2d_s8_few_channels(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output);
+#endif
+
+#endif /* MCU_CONV_FEW_CHANNELS_DSP_H */
