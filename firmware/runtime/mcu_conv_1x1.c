@@ -5,6 +5,7 @@
 #include "mcu_conv_1x1.h"
 
 #include "mcu_conv.h"
+#include "mcu_conv_dsp_block.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_helium.h"
 #include "mcu_conv_window.h"
@@ -204,6 +205,11 @@ void mcu_conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int
     (void)columns; /* Helium reads the filters in place */
     return;
 #else
+#if defined(MCU_DSP)
+    if (mcu_conv_1x1_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
     if (p->stride_h == 1 && p->stride_w == 1) {
         if (p->raster_walk) {
             conv_1x1_stride1_raster_s8(p, input, filter, bias, output);

@@ -36,6 +36,7 @@ SOURCES = (
     "mcu_conv_reference",
     "mcu_conv_1x1",
     "mcu_conv_window",
+    "mcu_conv_dsp_block",
     "mcu_conv_helium",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
@@ -48,14 +49,25 @@ SOURCES = (
 # amount, so the scratch is the largest of them (conv_columns_bytes).
 HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
 PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
+BLOCK_TAPS_MAX = 512  # taps per pixel the DSP blocks of four pixels widen (mcu_conv_dsp_block.c)
+
+
+def block_bytes(taps: int) -> int:
+    """MCU_CONV_BLOCK_BYTES of mcu_conv_dsp_block.h: eight pixels' taps as int16,
+    rounded up to whole groups of four taps, plus 3 bytes to word-align them."""
+    return 3 + 64 * ((taps + 3) // 4)
+
+
 COLUMNS_SCRATCH = "columns"
 
 
 def conv_columns_bytes(params: dict[str, int]) -> int:
     """Bytes of mcu_conv_2d_s8's `columns` for a one-group int8 CONV_2D with
     window offset terms: the most any core's path uses --
-    - pointwise with stride 1 (M4/M7 DSP): two filters interleaved word by
-      word, 2 x input_c, when input_c is a multiple of 4 (up to PAIRS_MAX);
+    - pointwise (M4/M7 DSP): four pixels' input channels widened to int16
+      (block_bytes, up to BLOCK_TAPS_MAX channels); past that, with stride 1,
+      two filters interleaved word by word, 2 x input_c, when input_c is a
+      multiple of 4 (up to PAIRS_MAX);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -66,6 +78,8 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     The kernel checks `column_bytes` before taking a path that needs them."""
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
+        if in_c <= BLOCK_TAPS_MAX:
+            return block_bytes(in_c)
         stride_1 = (params["stride_h"], params["stride_w"]) == (1, 1)
         return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
     window = filter_h * filter_w * in_c

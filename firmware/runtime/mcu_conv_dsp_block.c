@@ -1,0 +1,249 @@
+/* int8 convolutions of one group on cores with the DSP extension but no
+ * Helium (Cortex-M4, M7, M33): blocks of eight output pixels by one output
+ * channel.
+ *
+ * The four pixels' taps (a pointwise pixel's input channels, or a window
+ * copied as a column) are widened once to int16 pairs in the `columns`
+ * scratch, in the order SXTB16 splits a filter word into: for every four
+ * taps t..t+3 of each pixel the pairs (t, t+2) and (t+1, t+3), the eight
+ * pixels side by side.  Every filter word is then split once (two SXTB16)
+ * and feeds sixteen SMLADs, two per pixel, and the widening is shared by all
+ * the output channels.  The input offset is in window_offset_terms (the
+ * padding of a window holds the input zero point), so the inner loop adds
+ * products only: the same products as the reference kernel in another order,
+ * hence the same int32 sums.  The filters are read in place, int8.
+ *
+ * Pixels go in aligned groups of eight in raster order, each group's taps all
+ * read before any of its outputs is written: every group of four WALKS
+ * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
+ * and written no earlier than that walk does, with or without raster_walk. */
+#include "mcu_conv_dsp_block.h"
+
+#include "mcu_conv_internal.h"
+#include "mcu_conv_window.h"
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+
+/* Pixels per block: eight, or four for the last 1-4 pixels. */
+#define BLOCK_PIXELS 8
+#define SHORT_BLOCK_PIXELS 4
+
+/* Sums of pixels' widened taps against one filter, written in assembly
+ * because the eight sums, three pointers and four operands take every
+ * register the core has and the compiler spills them (three times the
+ * instructions).  mcu_conv_block8_s8(lanes, w, words, sums): sums[j] for
+ * pixel j = 0..7 over `words` groups of four taps, lanes holding the pairs
+ * (t, t+2), (t+1, t+3) of the eight pixels side by side per group (64
+ * bytes, word aligned), w the filter's int8 taps.  Each filter word is split
+ * once by SXTB16 and each pair of lanes read by one LDRD, so four taps of
+ * eight pixels cost 27 instructions for 32 products.  mcu_conv_block4_s8:
+ * the same for four pixels (32 bytes per group).  SMLAD wraps as int32
+ * additions do, so the sums are those of any other order. */
+void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
+void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
+
+__asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
+        ".syntax unified\n"
+        ".thumb\n"
+        /* One group of four taps at r0 + base: the filter word at r1 (post
+         * incremented) split into r12 (taps t, t+2) and lr (t+1, t+3). */
+        ".macro mcu_block_word pixels, base\n"
+        "  ldr r3, [r1], #4\n"
+        "  sxtb16 r12, r3\n"
+        "  sxtb16 lr, r3, ror #8\n"
+        "  ldrd r2, r3, [r0, #\\base]\n"
+        "  smlad r4, r2, r12, r4\n"
+        "  smlad r4, r3, lr, r4\n"
+        "  ldrd r2, r3, [r0, #\\base + 8]\n"
+        "  smlad r5, r2, r12, r5\n"
+        "  smlad r5, r3, lr, r5\n"
+        "  ldrd r2, r3, [r0, #\\base + 16]\n"
+        "  smlad r6, r2, r12, r6\n"
+        "  smlad r6, r3, lr, r6\n"
+        "  ldrd r2, r3, [r0, #\\base + 24]\n"
+        "  smlad r7, r2, r12, r7\n"
+        "  smlad r7, r3, lr, r7\n"
+        "  .if \\pixels == 8\n"
+        "  ldrd r2, r3, [r0, #\\base + 32]\n"
+        "  smlad r8, r2, r12, r8\n"
+        "  smlad r8, r3, lr, r8\n"
+        "  ldrd r2, r3, [r0, #\\base + 40]\n"
+        "  smlad r9, r2, r12, r9\n"
+        "  smlad r9, r3, lr, r9\n"
+        "  ldrd r2, r3, [r0, #\\base + 48]\n"
+        "  smlad r10, r2, r12, r10\n"
+        "  smlad r10, r3, lr, r10\n"
+        "  ldrd r2, r3, [r0, #\\base + 56]\n"
+        "  smlad r11, r2, r12, r11\n"
+        "  smlad r11, r3, lr, r11\n"
+        "  .endif\n"
+        ".endm\n"
+        /* Eight pixels: the end of the lanes and `sums` on the stack. */
+        ".p2align 2\n"
+        ".global mcu_conv_block8_s8\n"
+        ".hidden mcu_conv_block8_s8\n"
+        ".type mcu_conv_block8_s8, %function\n"
+        ".thumb_func\n"
+        "mcu_conv_block8_s8:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #12\n"
+        "  add r12, r0, r2, lsl #6\n"
+        "  strd r12, r3, [sp]\n"
+        "  movs r4, #0\n"
+        "  movs r5, #0\n"
+        "  movs r6, #0\n"
+        "  movs r7, #0\n"
+        "  mov r8, #0\n"
+        "  mov r9, #0\n"
+        "  mov r10, #0\n"
+        "  mov r11, #0\n"
+        "  tst r2, #1\n"
+        "  beq 1f\n"
+        "  mcu_block_word 8, 0\n"
+        "  adds r0, r0, #64\n"
+        "1:\n"
+        "  ldr r2, [sp]\n"
+        "  cmp r0, r2\n"
+        "  beq 3f\n"
+        "2:\n"
+        "  mcu_block_word 8, 0\n"
+        "  mcu_block_word 8, 64\n"
+        "  adds r0, r0, #128\n"
+        "  ldr r2, [sp]\n"
+        "  cmp r0, r2\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr r3, [sp, #4]\n"
+        "  stm r3, {r4-r11}\n"
+        "  add sp, sp, #12\n"
+        "  pop {r4-r11, pc}\n"
+        ".size mcu_conv_block8_s8, . - mcu_conv_block8_s8\n"
+        /* Four pixels: the end in r8, `sums` in r9. */
+        ".p2align 2\n"
+        ".global mcu_conv_block4_s8\n"
+        ".hidden mcu_conv_block4_s8\n"
+        ".type mcu_conv_block4_s8, %function\n"
+        ".thumb_func\n"
+        "mcu_conv_block4_s8:\n"
+        "  push {r4-r10, lr}\n"
+        "  add r8, r0, r2, lsl #5\n"
+        "  mov r9, r3\n"
+        "  movs r4, #0\n"
+        "  movs r5, #0\n"
+        "  movs r6, #0\n"
+        "  movs r7, #0\n"
+        "  tst r2, #1\n"
+        "  beq 1f\n"
+        "  mcu_block_word 4, 0\n"
+        "  adds r0, r0, #32\n"
+        "1:\n"
+        "  cmp r0, r8\n"
+        "  beq 3f\n"
+        "2:\n"
+        "  mcu_block_word 4, 0\n"
+        "  mcu_block_word 4, 32\n"
+        "  adds r0, r0, #64\n"
+        "  cmp r0, r8\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  stm r9, {r4-r7}\n"
+        "  pop {r4-r10, pc}\n"
+        ".size mcu_conv_block4_s8, . - mcu_conv_block4_s8\n"
+        ".purgem mcu_block_word\n"
+        ".popsection\n");
+
+/* The `n` taps of `pixels` pixels at x[j] widened into `lanes` (word
+ * aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j, 2j+1),
+ * then each pixel's last n % 4 taps as plain int16, four per pixel (the
+ * rest 0). */
+static void widen_pixels(const int8_t *const *x, int32_t pixels, int32_t n, int32_t *lanes)
+{
+    const int32_t words = n / 4, tail = n % 4;
+    const size_t group = 2u * (size_t)pixels;
+    int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words);
+    int32_t j, k;
+    for (j = 0; j < pixels; ++j, last += 4) {
+        const int8_t *from = x[j];
+        int32_t *to = lanes + 2 * j;
+        for (k = 0; k < words; ++k, from += 4, to += group) {
+            const uint32_t word = mcu_load_s8x4(from);
+            to[0] = mcu_s8x4_even(word);
+            to[1] = mcu_s8x4_odd(word);
+        }
+        for (k = 0; tail && k < 4; ++k) {
+            last[k] = (int16_t)(k < tail ? from[k] : 0);
+        }
+    }
+}
+
+/* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
+ * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
+ * out + j * output_c. */
+static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
+                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out)
+{
+    const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
+    const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
+    const size_t out_step = (size_t)out_c;
+    const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc, j, k;
+    for (oc = 0; oc < out_c; ++oc) {
+        const int8_t *w = filter + (size_t)oc * (size_t)n;
+        const int8_t *wt = w + 4 * words;
+        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        const int32_t add = bias_plus(bias, oc, terms[oc]);
+        int8_t *o = out + oc;
+        int32_t sums[BLOCK_PIXELS];
+        if (pixels == BLOCK_PIXELS) {
+            mcu_conv_block8_s8(lanes, w, words, sums);
+        } else {
+            mcu_conv_block4_s8(lanes, w, words, sums);
+        }
+        for (j = 0; j < count; ++j, o += out_step) {
+            int32_t acc = sums[j];
+            for (k = 0; k < tail; ++k) {
+                acc += (int32_t)last[4 * j + k] * (int32_t)wt[k];
+            }
+            *o = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc, add), &m);
+        }
+    }
+}
+
+/* The lanes' first word in `columns`: word aligned (LDRD). */
+static int32_t *block_lanes(int8_t *columns)
+{
+    const uintptr_t at = ((uintptr_t)columns + 3u) & ~(uintptr_t)3u;
+    return (int32_t *)(void *)at;
+}
+
+int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                          int8_t *output, int8_t *columns)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t pixels = p->batches * pixels_per_image;
+    int32_t *lanes;
+    int32_t first, j;
+    if (columns == NULL || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
+        return 0;
+    }
+    lanes = block_lanes(columns);
+    for (first = 0; first < pixels; first += BLOCK_PIXELS) {
+        const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
+        const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+        const int8_t *x[BLOCK_PIXELS];
+        for (j = 0; j < block; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            const int32_t at = first + MCU_MIN(j, count - 1);
+            const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
+            x[j] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
+                                           (yx % p->output_w) * p->stride_w, 0);
+        }
+        widen_pixels(x, block, in_c, lanes);
+        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
+    }
+    return 1;
+}
+
+#endif /* MCU_DSP && !MCU_MVE */
