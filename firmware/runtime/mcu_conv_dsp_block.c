@@ -32,7 +32,8 @@
  * because the eight sums, three pointers and four operands take every
  * register the core has and the compiler spills them (three times the
  * instructions).  mcu_conv_block8_s8(lanes, w, words, sums): sums[j] for
- * pixel j = 0..7 over `words` groups of four taps, lanes holding the pairs
+ * pixel j = 0..7, each started at sums[0]'s value on entry (the channel's
+ * bias and offset term), over `words` groups of four taps, lanes holding the pairs
  * (t, t+2), (t+1, t+3) of the eight pixels side by side per group (64
  * bytes, word aligned), w the filter's int8 taps.  Each filter word is split
  * once by SXTB16 and each pair of lanes read by one LDRD, so four taps of
@@ -89,14 +90,14 @@ __asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
         "  sub sp, sp, #12\n"
         "  add r12, r0, r2, lsl #6\n"
         "  strd r12, r3, [sp]\n"
-        "  movs r4, #0\n"
-        "  movs r5, #0\n"
-        "  movs r6, #0\n"
-        "  movs r7, #0\n"
-        "  mov r8, #0\n"
-        "  mov r9, #0\n"
-        "  mov r10, #0\n"
-        "  mov r11, #0\n"
+        "  ldr r4, [r3]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
+        "  mov r8, r4\n"
+        "  mov r9, r4\n"
+        "  mov r10, r4\n"
+        "  mov r11, r4\n"
         "  tst r2, #1\n"
         "  beq 1f\n"
         "  mcu_block_word 8, 0\n"
@@ -128,10 +129,10 @@ __asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
         "  push {r4-r10, lr}\n"
         "  add r8, r0, r2, lsl #5\n"
         "  mov r9, r3\n"
-        "  movs r4, #0\n"
-        "  movs r5, #0\n"
-        "  movs r6, #0\n"
-        "  movs r7, #0\n"
+        "  ldr r4, [r3]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
         "  tst r2, #1\n"
         "  beq 1f\n"
         "  mcu_block_word 4, 0\n"
@@ -176,6 +177,31 @@ static void widen_pixels(const int8_t *const *x, int32_t pixels, int32_t n, int3
     }
 }
 
+/* The sums of `count` pixels of one channel, rescaled by `m` into
+ * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
+ * channel's constants in registers (the right-shift form: every multiplier
+ * QuantizeMultiplier makes below 1/4 with a positive scale), others through
+ * requantize_prepared_s8. */
+static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
+                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step)
+{
+    int32_t j;
+    if (m->high_shift >= 0) {
+        const int32_t multiplier = m->multiplier, round = m->high_round, shift = m->high_shift;
+        const int32_t offset = range->output_offset, low = range->act_min, high = range->act_max;
+        for (j = 0; j < count; ++j, o += step) {
+            const int32_t x = sums[j];
+            const int32_t c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
+            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + (int64_t)c) >> 32);
+            *o = (int8_t)mcu_clamp_s32(((top + round) >> shift) + offset, low, high);
+        }
+    } else {
+        for (j = 0; j < count; ++j, o += step) {
+            *o = requantize_prepared_s8(range, sums[j], m);
+        }
+    }
+}
+
 /* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
  * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
  * out + j * output_c. */
@@ -190,23 +216,23 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
     int32_t oc, j, k;
     for (oc = 0; oc < out_c; ++oc) {
         const int8_t *w = filter + (size_t)oc * (size_t)n;
-        const int8_t *wt = w + 4 * words;
         const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        const int32_t add = bias_plus(bias, oc, terms[oc]);
-        int8_t *o = out + oc;
         int32_t sums[BLOCK_PIXELS];
+        sums[0] = bias_plus(bias, oc, terms[oc]);
         if (pixels == BLOCK_PIXELS) {
             mcu_conv_block8_s8(lanes, w, words, sums);
         } else {
             mcu_conv_block4_s8(lanes, w, words, sums);
         }
-        for (j = 0; j < count; ++j, o += out_step) {
-            int32_t acc = sums[j];
-            for (k = 0; k < tail; ++k) {
-                acc += (int32_t)last[4 * j + k] * (int32_t)wt[k];
+        if (tail) {
+            const int8_t *wt = w + 4 * words;
+            for (j = 0; j < count; ++j) {
+                for (k = 0; k < tail; ++k) {
+                    sums[j] += (int32_t)last[4 * j + k] * (int32_t)wt[k];
+                }
             }
-            *o = requantize_prepared_s8(&range, mcu_add_wrap_s32(acc, add), &m);
         }
+        store_channel_s8(&range, sums, count, &m, out + oc, out_step);
     }
 }
 
