@@ -12,6 +12,7 @@
 #include "mcu_conv.h"
 
 #include "mcu_conv_1x1.h"
+#include "mcu_conv_dsp_block.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
 #include "mcu_conv_internal.h"
@@ -37,7 +38,13 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
         mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
         mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
-    } else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
+    }
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    else if (mcu_conv_window_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
+    else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
         mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
 #else

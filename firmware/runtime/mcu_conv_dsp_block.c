@@ -153,27 +153,24 @@ __asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
         ".purgem mcu_block_word\n"
         ".popsection\n");
 
-/* The `n` taps of `pixels` pixels at x[j] widened into `lanes` (word
- * aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j, 2j+1),
- * then each pixel's last n % 4 taps as plain int16, four per pixel (the
- * rest 0). */
-static void widen_pixels(const int8_t *const *x, int32_t pixels, int32_t n, int32_t *lanes)
+/* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
+ * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
+ * 2j + 1), then each pixel's last n % 4 taps as plain int16, four per
+ * pixel (the rest 0). */
+static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes)
 {
     const int32_t words = n / 4, tail = n % 4;
     const size_t group = 2u * (size_t)pixels;
-    int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words);
-    int32_t j, k;
-    for (j = 0; j < pixels; ++j, last += 4) {
-        const int8_t *from = x[j];
-        int32_t *to = lanes + 2 * j;
-        for (k = 0; k < words; ++k, from += 4, to += group) {
-            const uint32_t word = mcu_load_s8x4(from);
-            to[0] = mcu_s8x4_even(word);
-            to[1] = mcu_s8x4_odd(word);
-        }
-        for (k = 0; tail && k < 4; ++k) {
-            last[k] = (int16_t)(k < tail ? from[k] : 0);
-        }
+    int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words) + 4 * j;
+    int32_t *to = lanes + 2 * j;
+    int32_t k;
+    for (k = 0; k < words; ++k, x += 4, to += group) {
+        const uint32_t word = mcu_load_s8x4(x);
+        to[0] = mcu_s8x4_even(word);
+        to[1] = mcu_s8x4_odd(word);
+    }
+    for (k = 0; tail && k < 4; ++k) {
+        last[k] = (int16_t)(k < tail ? x[k] : 0);
     }
 }
 
@@ -258,16 +255,52 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
-        const int8_t *x[BLOCK_PIXELS];
         for (j = 0; j < block; ++j) {
             /* Past the last pixel the block repeats it; its sums are not stored. */
             const int32_t at = first + MCU_MIN(j, count - 1);
             const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
-            x[j] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
-                                           (yx % p->output_w) * p->stride_w, 0);
+            widen_pixel(input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
+                                                (yx % p->output_w) * p->stride_w, 0),
+                        j, block, in_c, lanes);
         }
-        widen_pixels(x, block, in_c, lanes);
         block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
+    }
+    return 1;
+}
+
+int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                             const int32_t *bias, int8_t *output, int8_t *columns)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c, out_c = p->output_c;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t pixels = p->batches * pixels_per_image;
+    int8_t *column;
+    int32_t *lanes;
+    int32_t first, j;
+    /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
+    if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
+        window + MCU_CONV_BLOCK_BYTES(window) > p->column_bytes) {
+        return 0;
+    }
+    /* One pixel's window at a time as int8 (padding as the zero point),
+     * widened into its place among the block's lanes. */
+    column = columns;
+    lanes = block_lanes(columns + window);
+    for (first = 0; first < pixels; first += BLOCK_PIXELS) {
+        const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
+        const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+        for (j = 0; j < block; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            const int32_t at = first + MCU_MIN(j, count - 1);
+            const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
+            const mcu_window_axis wy = mcu_window_axis_at(yx / p->output_w, p->stride_h, p->pad_h, p->dilation_h,
+                                                          p->filter_h, p->input_h);
+            if (j < count) {
+                mcu_conv_window_to_column(p, input, b, &wy, yx % p->output_w, column);
+            }
+            widen_pixel(column, j, block, window, lanes);
+        }
+        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c);
     }
     return 1;
 }

@@ -11,9 +11,20 @@
  * mcu_planner/lowering/conv.py plans the same amount (BLOCK_BYTES). */
 #define MCU_CONV_BLOCK_BYTES(n) (3 + 64 * (((n) + 3) / 4))
 
+/* Windows (not pointwise) of fewer input channels go elsewhere
+ * (BLOCK_MIN_CHANNELS in conv.py). */
+#define MCU_CONV_BLOCK_MIN_CHANNELS 5
+
 /* Pointwise (1x1, no padding) at any stride; 0 (nothing written) when
  * `columns` is NULL or shorter than MCU_CONV_BLOCK_BYTES(input_c). */
 int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                           int8_t *output, int8_t *columns);
+
+/* Any window of one group: each window copied as a column (padding as the
+ * input zero point) then widened; 0 (nothing written) when `columns` is NULL
+ * or shorter than window + MCU_CONV_BLOCK_BYTES(window), window =
+ * filter_h x filter_w x input_c. */
+int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                             const int32_t *bias, int8_t *output, int8_t *columns);
 
 #endif /* MCU_CONV_DSP_BLOCK_H */

@@ -49,7 +49,8 @@ SOURCES = (
 # amount, so the scratch is the largest of them (conv_columns_bytes).
 HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
 PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
-BLOCK_TAPS_MAX = 512  # taps per pixel the DSP blocks of four pixels widen (mcu_conv_dsp_block.c)
+BLOCK_TAPS_MAX = 576  # taps per pixel the DSP blocks of eight pixels widen (mcu_conv_dsp_block.c)
+BLOCK_MIN_CHANNELS = 5  # windows of fewer input channels (first layers) take other paths
 
 
 def block_bytes(taps: int) -> int:
@@ -68,6 +69,9 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
       (block_bytes, up to BLOCK_TAPS_MAX channels); past that, with stride 1,
       two filters interleaved word by word, 2 x input_c, when input_c is a
       multiple of 4 (up to PAIRS_MAX);
+    - windows of up to BLOCK_TAPS_MAX values on BLOCK_MIN_CHANNELS or more
+      input channels (M4/M7 DSP): one int8 window and eight widened
+      (window + block_bytes);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -83,6 +87,8 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
         stride_1 = (params["stride_h"], params["stride_w"]) == (1, 1)
         return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
     window = filter_h * filter_w * in_c
+    if window <= BLOCK_TAPS_MAX and in_c >= BLOCK_MIN_CHANNELS:
+        return max(HELIUM_COLUMNS * window, window + block_bytes(window))
     if window <= CONV_COLUMN_MAX:
         return HELIUM_COLUMNS * window
     span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
