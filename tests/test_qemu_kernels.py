@@ -116,8 +116,10 @@ def dsp_block_model() -> bytes:
     counts leaving 1-3 taps after the words (5, 6, 7, 11) or none (8, 64),
     pixel counts leaving 1-7 after the blocks of eight and last blocks of
     four or fewer (21, 9, 4, 2 x 6), strided pointwise, windows at every
-    border with stride and dilation, the longest window the blocks take
-    (3 x 3 x 64 = 576 taps) and one past it, one and odd output channels."""
+    border with stride and dilation, widened through an int8 column (input
+    channels not a multiple of 4) or straight from the input, the longest
+    window the blocks take (3 x 3 x 64 = 576 taps) and one past it, one and
+    odd output channels."""
     net = Int8Net(36)
     five = net.input((1, 3, 7, 5), 0.0, 3.0)  # zero point -128
     six = net.input((2, 2, 3, 6), -2.0, 0.0)  # zero point 127
@@ -136,6 +138,7 @@ def dsp_block_model() -> bytes:
         net.conv2d(seven, 2, kernel=(3, 3), strides=(2, 2), padding="SAME"),
         net.conv2d(eleven, 6, kernel=(3, 2), padding="SAME", dilation=(2, 1), activation="RELU6"),
         net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
+        net.conv2d(deep, 4, kernel=(2, 3), strides=(1, 2), padding="SAME", dilation=(2, 2)),
         net.conv2d(deeper, 3, kernel=(3, 3), padding="SAME"),
     ]
     return net.build(*outputs)

@@ -174,6 +174,61 @@ static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, i
     }
 }
 
+/* `words` groups of one pixel's lanes from `to` on (`group` words apart):
+ * the int8 taps at x widened, or with x NULL the input zero point's pair
+ * `zero` in every lane. */
+static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group)
+{
+    int32_t *const end = to + group * (size_t)words;
+    if (x == NULL) {
+        for (; to != end; to += group) {
+            to[0] = zero;
+            to[1] = zero;
+        }
+        return;
+    }
+    for (; to != end; to += group, x += 4) {
+        const uint32_t word = mcu_load_s8x4(x);
+        to[0] = mcu_s8x4_even(word);
+        to[1] = mcu_s8x4_odd(word);
+    }
+}
+
+/* The window of output pixel (b, wy's row, out_x) widened straight from the
+ * input into the lanes at `to` (pixel j's first, `group` words apart), for
+ * input_c a multiple of 4: every run of inside taps and of padding is then
+ * whole words.  Taps in the padding hold the input zero point, as in
+ * mcu_conv_window_to_column. */
+static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32_t b, const mcu_window_axis *wy,
+                         int32_t out_x, int32_t *to, size_t group)
+{
+    const int32_t tap_words = p->input_c / 4, row_words = p->filter_w * tap_words;
+    const int32_t zero = mcu_s16x2_splat(-p->input_offset);
+    const mcu_window_axis wx =
+        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const size_t tap_lanes = group * (size_t)tap_words;
+    int32_t fy, fx;
+    for (fy = 0; fy < p->filter_h; ++fy) {
+        if (fy < wy->first || fy >= wy->end || wx.end <= wx.first) {
+            widen_words(NULL, zero, to, row_words, group);
+            to += group * (size_t)row_words;
+            continue;
+        }
+        widen_words(NULL, zero, to, wx.first * tap_words, group);
+        to += tap_lanes * (size_t)wx.first;
+        for (fx = wx.first; fx < wx.end; fx = p->dilation_w == 1 ? wx.end : fx + 1) {
+            /* With dilation 1 the inside taps are one run of the input row. */
+            const int32_t taps = p->dilation_w == 1 ? wx.end - wx.first : 1;
+            widen_words(input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, mcu_window_input(wy, fy),
+                                                mcu_window_input(&wx, fx), 0),
+                        0, to, taps * tap_words, group);
+            to += tap_lanes * (size_t)taps;
+        }
+        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group);
+        to += tap_lanes * (size_t)(p->filter_w - wx.end);
+    }
+}
+
 /* The sums of `count` pixels of one channel, rescaled by `m` into
  * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
  * channel's constants in registers (the right-shift form: every multiplier
@@ -279,13 +334,13 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     int32_t first, j;
     /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
     if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
-        window + MCU_CONV_BLOCK_BYTES(window) > p->column_bytes) {
+        MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
         return 0;
     }
-    /* One pixel's window at a time as int8 (padding as the zero point),
-     * widened into its place among the block's lanes. */
+    /* Without whole words per tap, one pixel's window at a time as int8
+     * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
-    lanes = block_lanes(columns + window);
+    lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -295,6 +350,10 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
             const mcu_window_axis wy = mcu_window_axis_at(yx / p->output_w, p->stride_h, p->pad_h, p->dilation_h,
                                                           p->filter_h, p->input_h);
+            if (p->input_c % 4 == 0) {
+                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block);
+                continue;
+            }
             if (j < count) {
                 mcu_conv_window_to_column(p, input, b, &wy, yx % p->output_w, column);
             }

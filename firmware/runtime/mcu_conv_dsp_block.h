@@ -11,6 +11,10 @@
  * mcu_planner/lowering/conv.py plans the same amount (BLOCK_BYTES). */
 #define MCU_CONV_BLOCK_BYTES(n) (3 + 64 * (((n) + 3) / 4))
 
+/* A window's: the lanes, and with input_c not a multiple of 4 one int8
+ * window before them (BLOCK_BYTES in conv.py). */
+#define MCU_CONV_WINDOW_BLOCK_BYTES(input_c, window) (((input_c) % 4 ? (window) : 0) + MCU_CONV_BLOCK_BYTES(window))
+
 /* Windows (not pointwise) of fewer input channels go elsewhere
  * (BLOCK_MIN_CHANNELS in conv.py). */
 #define MCU_CONV_BLOCK_MIN_CHANNELS 5
@@ -20,10 +24,11 @@
 int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                           int8_t *output, int8_t *columns);
 
-/* Any window of one group: each window copied as a column (padding as the
- * input zero point) then widened; 0 (nothing written) when `columns` is NULL
- * or shorter than window + MCU_CONV_BLOCK_BYTES(window), window =
- * filter_h x filter_w x input_c. */
+/* Any window of one group on MCU_CONV_BLOCK_MIN_CHANNELS or more input
+ * channels, widened straight from the input (or through an int8 column
+ * when input_c is not a multiple of 4), padding as the input zero point;
+ * 0 (nothing written) when `columns` is NULL or shorter than
+ * MCU_CONV_WINDOW_BLOCK_BYTES. */
 int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                              const int32_t *bias, int8_t *output, int8_t *columns);
 

@@ -70,8 +70,8 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
       two filters interleaved word by word, 2 x input_c, when input_c is a
       multiple of 4 (up to PAIRS_MAX);
     - windows of up to BLOCK_TAPS_MAX values on BLOCK_MIN_CHANNELS or more
-      input channels (M4/M7 DSP): one int8 window and eight widened
-      (window + block_bytes);
+      input channels (M4/M7 DSP): eight windows widened (block_bytes) and,
+      unless input_c is a multiple of 4, one int8 window before them;
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -88,7 +88,7 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
         return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
     window = filter_h * filter_w * in_c
     if window <= BLOCK_TAPS_MAX and in_c >= BLOCK_MIN_CHANNELS:
-        return max(HELIUM_COLUMNS * window, window + block_bytes(window))
+        return max(HELIUM_COLUMNS * window, (window if in_c % 4 else 0) + block_bytes(window))
     if window <= CONV_COLUMN_MAX:
         return HELIUM_COLUMNS * window
     span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
