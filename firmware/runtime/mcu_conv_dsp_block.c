@@ -303,7 +303,7 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t *lanes;
     int32_t first, j;
-    if (columns == NULL || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
+    if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
         return 0;
     }
     lanes = block_lanes(columns);

@@ -15,12 +15,13 @@
  * window before them (BLOCK_BYTES in conv.py). */
 #define MCU_CONV_WINDOW_BLOCK_BYTES(input_c, window) (((input_c) % 4 ? (window) : 0) + MCU_CONV_BLOCK_BYTES(window))
 
-/* Windows (not pointwise) of fewer input channels go elsewhere
+/* Layers of fewer input channels (first layers) go elsewhere
  * (BLOCK_MIN_CHANNELS in conv.py). */
 #define MCU_CONV_BLOCK_MIN_CHANNELS 5
 
-/* Pointwise (1x1, no padding) at any stride; 0 (nothing written) when
- * `columns` is NULL or shorter than MCU_CONV_BLOCK_BYTES(input_c). */
+/* Pointwise (1x1, no padding) at any stride on MCU_CONV_BLOCK_MIN_CHANNELS
+ * or more input channels; 0 (nothing written) when `columns` is NULL or
+ * shorter than MCU_CONV_BLOCK_BYTES(input_c). */
 int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
                           int8_t *output, int8_t *columns);
 
