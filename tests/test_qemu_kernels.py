@@ -13,6 +13,7 @@ offsets of 128 and -127).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 
@@ -24,6 +25,7 @@ from kernel_models import Branches, assert_matches_reference, fp16_tables_header
 from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
+from mcu_planner.lowering.conv import compact_columns
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.targets.check import check_model
 from mcu_planner.targets.firmware_build import build_firmware
@@ -214,8 +216,12 @@ def test_int8_convolutions_at_the_block_edges(board):
     assert_matches_reference(block_edge_model(), inputs=2, target=board)
 
 
-def test_int8_convolutions_in_the_m4_dsp_blocks():
-    assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
+@pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])
+def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
+    # compact_columns: the scratch a tight --ram budget plans; the kernels
+    # must then leave the blocks for the paths that fit it.
+    with compact_columns() if compact else contextlib.nullcontext():
+        assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():
