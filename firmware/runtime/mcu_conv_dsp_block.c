@@ -242,10 +242,16 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
         const int32_t multiplier = m->multiplier, round = m->high_round, shift = m->high_shift;
         const int32_t offset = range->output_offset, low = range->act_min, high = range->act_max;
         for (j = 0; j < count; ++j, o += step) {
+            /* The rounding term c = +-2^30 (by the sign of x) and round
+             * x 2^32 as one 64-bit addend: high word round + (x >> 31),
+             * low word c's; then the high word of the sum is
+             * mcu_apply_prepared_right_shift's high word plus round. */
             const int32_t x = sums[j];
-            const int32_t c = (int32_t)(0x40000000u ^ ((uint32_t)x & 0x80000000u));
-            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + (int64_t)c) >> 32);
-            *o = (int8_t)mcu_clamp_s32(((top + round) >> shift) + offset, low, high);
+            const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
+            const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
+            const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
+            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32);
+            *o = (int8_t)mcu_clamp_s32((top >> shift) + offset, low, high);
         }
     } else {
         for (j = 0; j < count; ++j, o += step) {
