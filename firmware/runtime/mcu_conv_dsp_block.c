@@ -316,13 +316,26 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+        const int8_t *x[SHORT_BLOCK_PIXELS];
         for (j = 0; j < block; ++j) {
             /* Past the last pixel the block repeats it; its sums are not stored. */
             const int32_t at = first + MCU_MIN(j, count - 1);
             const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
-            widen_pixel(input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
-                                                (yx % p->output_w) * p->stride_w, 0),
-                        j, block, in_c, lanes);
+            const int8_t *pixel = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
+                                                          (yx / p->output_w) * p->stride_h,
+                                                          (yx % p->output_w) * p->stride_w, 0);
+            if (count <= 2) {
+                /* A last one or two pixels: two by two channels straight
+                 * from the input (a block of four would be half empty). */
+                x[j] = pixel;
+                continue;
+            }
+            widen_pixel(pixel, j, block, in_c, lanes);
+        }
+        if (count <= 2) {
+            mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
+                                   output + (size_t)first * (size_t)out_c);
+            continue;
         }
         block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
     }
