@@ -4,6 +4,8 @@
  *   mcu_conv_reference.c  the reference loops (input offset per tap, groups)
  *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD blocks; Helium in mcu_conv_helium.c)
  *   mcu_conv_window.c     windows in columns or in place, any core
+ *   mcu_conv_dsp_block.c  pointwise and windows of 5+ input channels in blocks
+ *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
  *   mcu_conv_helium.c     Helium passes: columns and windows of any length
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)

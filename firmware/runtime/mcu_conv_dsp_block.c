@@ -2,8 +2,8 @@
  * Helium (Cortex-M4, M7, M33): blocks of eight output pixels by one output
  * channel.
  *
- * The four pixels' taps (a pointwise pixel's input channels, or a window
- * copied as a column) are widened once to int16 pairs in the `columns`
+ * The eight pixels' taps (a pointwise pixel's input channels, or a window,
+ * straight from the input or through an int8 column) are widened once to int16 pairs in the `columns`
  * scratch, in the order SXTB16 splits a filter word into: for every four
  * taps t..t+3 of each pixel the pairs (t, t+2) and (t+1, t+3), the eight
  * pixels side by side.  Every filter word is then split once (two SXTB16)
@@ -16,7 +16,9 @@
  * Pixels go in aligned groups of eight in raster order, each group's taps all
  * read before any of its outputs is written: every group of four WALKS
  * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
- * and written no earlier than that walk does, with or without raster_walk. */
+ * and written no earlier than that walk does, with or without raster_walk.
+ * A pointwise layer's last one or two pixels go through
+ * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows. */
 #include "mcu_conv_dsp_block.h"
 
 #include "mcu_conv_internal.h"
@@ -24,7 +26,7 @@
 
 #if defined(MCU_DSP) && !defined(MCU_MVE)
 
-/* Pixels per block: eight, or four for the last 1-4 pixels. */
+/* Pixels per block: eight, or four for the last 1-4 pixels (pointwise: 3-4). */
 #define BLOCK_PIXELS 8
 #define SHORT_BLOCK_PIXELS 4
 

@@ -327,7 +327,8 @@ def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
 # The walk of each kernel as the plan may assume it (the int8 kernels with
 # raster_walk set where the plan overlaps): mcu_conv.c's int8 convolution takes four output
 # pixels at a time on Helium, two on the C and DSP paths, one in the
-# per-tap-offset loop; its int8 depthwise convolution up to four pixels of
+# per-tap-offset loop (the M4 DSP blocks read eight aligned pixels before
+# writing any: each group of four read no later, written no earlier); its int8 depthwise convolution up to four pixels of
 # an aligned group of four, four channels at a time, per channel the pixels
 # in raster order, each read before it is written (depthwise_windows4_s8 and
 # the reference loop pixel by pixel, Helium's mcu_helium_depthwise_s8 all
