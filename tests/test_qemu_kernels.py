@@ -13,6 +13,7 @@ offsets of 128 and -127).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 
@@ -24,6 +25,7 @@ from kernel_models import Branches, assert_matches_reference, fp16_tables_header
 from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
+from mcu_planner.lowering.conv import compact_columns
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.targets.check import check_model
 from mcu_planner.targets.firmware_build import build_firmware
@@ -168,6 +170,39 @@ def few_channels_model() -> bytes:
     return net.build(*outputs)
 
 
+def dsp_block_model() -> bytes:
+    """The M4's blocks of eight pixels (mcu_conv_dsp_block.c): input channel
+    counts leaving 1-3 taps after the words (5, 6, 7, 11) or none (8, 64),
+    pixel counts leaving 1-7 after the blocks of eight and last blocks of
+    four or fewer (21, 9, 4, 2 x 6), strided pointwise, windows at every
+    border with stride and dilation, widened through an int8 column (input
+    channels not a multiple of 4) or straight from the input, the longest
+    window the blocks take (3 x 3 x 64 = 576 taps) and one past it, one and
+    odd output channels."""
+    net = Int8Net(36)
+    five = net.input((1, 3, 7, 5), 0.0, 3.0)  # zero point -128
+    six = net.input((2, 2, 3, 6), -2.0, 0.0)  # zero point 127
+    seven = net.input((1, 3, 3, 7), -1.0, 2.0)
+    eleven = net.input((1, 5, 4, 11), -1.0, 1.0)
+    deep = net.input((1, 4, 3, 64), -1.0, 2.0)
+    deeper = net.input((1, 3, 3, 65), -1.0, 1.0)
+    outputs = [
+        net.conv2d(five, 3, kernel=(1, 1)),
+        net.conv2d(six, 1, kernel=(1, 1), activation="RELU"),
+        net.conv2d(seven, 9, kernel=(1, 1), activation="RELU6"),
+        net.conv2d(eleven, 5, kernel=(1, 1), strides=(2, 2)),
+        net.conv2d(deep, 7, kernel=(1, 1)),
+        net.conv2d(five, 4, kernel=(3, 3), padding="SAME"),
+        net.conv2d(six, 3, kernel=(2, 2), padding="VALID", activation="RELU"),
+        net.conv2d(seven, 2, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.conv2d(eleven, 6, kernel=(3, 2), padding="SAME", dilation=(2, 1), activation="RELU6"),
+        net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
+        net.conv2d(deep, 4, kernel=(2, 3), strides=(1, 2), padding="SAME", dilation=(2, 2)),
+        net.conv2d(deeper, 3, kernel=(3, 3), padding="SAME"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -244,6 +279,14 @@ def test_int8_depthwise_3x3_on_the_dsp_path():
 
 def test_int8_first_layer_convolutions_on_the_dsp_path():
     assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])
+def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
+    # compact_columns: the scratch a tight --ram budget plans; the kernels
+    # must then leave the blocks for the paths that fit it.
+    with compact_columns() if compact else contextlib.nullcontext():
+        assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():

@@ -4,6 +4,8 @@
  *   mcu_conv_reference.c  the reference loops (input offset per tap, groups)
  *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD blocks; Helium in mcu_conv_helium.c)
  *   mcu_conv_window.c     windows in columns or in place, any core
+ *   mcu_conv_dsp_block.c  pointwise and windows of 5+ input channels in blocks
+ *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
  *   mcu_conv_helium.c     Helium passes: columns and windows of any length
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)
@@ -12,6 +14,7 @@
 #include "mcu_conv.h"
 
 #include "mcu_conv_1x1.h"
+#include "mcu_conv_dsp_block.h"
 #include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
@@ -43,7 +46,13 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
         mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
         mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
-    } else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
+    }
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    else if (mcu_conv_window_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
+    else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
         mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
 #else

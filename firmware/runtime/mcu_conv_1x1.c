@@ -1,10 +1,12 @@
 /* int8 pointwise convolutions: a matrix product of the input pixels and the
- * filters, two pixels by two channels at a time (SMLAD on the M4/M7, with
- * the filter pairs interleaved into the columns scratch), or four pixels per
- * Helium pass on the M55 (mcu_conv_helium.c). */
+ * filters: on the M4/M7 in blocks of eight pixels (mcu_conv_dsp_block.c)
+ * when the columns scratch holds them, else two pixels by two channels at
+ * a time (SMLAD, with the filter pairs interleaved into the columns
+ * scratch); four pixels per Helium pass on the M55 (mcu_conv_helium.c). */
 #include "mcu_conv_1x1.h"
 
 #include "mcu_conv.h"
+#include "mcu_conv_dsp_block.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_helium.h"
 #include "mcu_conv_window.h"
@@ -204,6 +206,11 @@ void mcu_conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int
     (void)columns; /* Helium reads the filters in place */
     return;
 #else
+#if defined(MCU_DSP)
+    if (mcu_conv_1x1_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
     if (p->stride_h == 1 && p->stride_w == 1) {
         if (p->raster_walk) {
             conv_1x1_stride1_raster_s8(p, input, filter, bias, output);

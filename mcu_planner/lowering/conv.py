@@ -4,6 +4,9 @@ which dispatches to one file per variant family; 16x8 in mcu_conv_s16.c)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from functools import partial
 
@@ -36,6 +39,7 @@ SOURCES = (
     "mcu_conv_reference",
     "mcu_conv_1x1",
     "mcu_conv_window",
+    "mcu_conv_dsp_block",
     "mcu_conv_helium",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
@@ -50,14 +54,45 @@ SOURCES = (
 # amount, so the scratch is the largest of them (conv_columns_bytes).
 HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Helium)
 PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
+BLOCK_TAPS_MAX = 576  # taps per pixel the DSP blocks of eight pixels widen (mcu_conv_dsp_block.c)
+BLOCK_MIN_CHANNELS = 5  # fewer input channels (first layers) take other paths
+
+
+def block_bytes(taps: int) -> int:
+    """MCU_CONV_BLOCK_BYTES of mcu_conv_dsp_block.h: eight pixels' taps as int16,
+    rounded up to whole groups of four taps, plus 3 bytes to word-align them."""
+    return 3 + 64 * ((taps + 3) // 4)
+
+
 COLUMNS_SCRATCH = "columns"
+
+# Set while a model is lowered a second time for a RAM budget the DSP blocks'
+# scratch misses (pipeline.plan_analysed): the columns then take the sizes of
+# the paths without the blocks, and the kernel, reading its column_bytes,
+# takes those paths.
+_COMPACT_COLUMNS: ContextVar[bool] = ContextVar("compact_columns", default=False)
+
+
+@contextmanager
+def compact_columns() -> Iterator[None]:
+    """Lower int8 CONV_2D with the columns of the paths without DSP blocks."""
+    token = _COMPACT_COLUMNS.set(True)
+    try:
+        yield
+    finally:
+        _COMPACT_COLUMNS.reset(token)
 
 
 def conv_columns_bytes(params: dict[str, int]) -> int:
     """Bytes of mcu_conv_2d_s8's `columns` for a one-group int8 CONV_2D with
     window offset terms: the most any core's path uses --
-    - pointwise with stride 1 (M4/M7 DSP): two filters interleaved word by
-      word, 2 x input_c, when input_c is a multiple of 4 (up to PAIRS_MAX);
+    - pointwise (M4/M7 DSP): eight pixels' input channels widened to int16
+      (block_bytes, BLOCK_MIN_CHANNELS to BLOCK_TAPS_MAX channels); otherwise, with stride 1,
+      two filters interleaved word by word, 2 x input_c, when input_c is a
+      multiple of 4 (up to PAIRS_MAX);
+    - windows of up to BLOCK_TAPS_MAX values on BLOCK_MIN_CHANNELS or more
+      input channels (M4/M7 DSP): eight windows widened (block_bytes) and,
+      unless input_c is a multiple of 4, one int8 window before them;
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -65,12 +100,19 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
       bytes to align them); past those limits the windows are read in place
       and need one window row's span of the input zero point, read for
       window rows in the padding.
-    The kernel checks `column_bytes` before taking a path that needs them."""
+    The kernel checks `column_bytes` before taking a path that needs them;
+    under compact_columns() the DSP blocks' sizes are left out.
+    """
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
+    blocks = not _COMPACT_COLUMNS.get()
     if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
+        if blocks and BLOCK_MIN_CHANNELS <= in_c <= BLOCK_TAPS_MAX:
+            return block_bytes(in_c)
         stride_1 = (params["stride_h"], params["stride_w"]) == (1, 1)
         return 2 * in_c if stride_1 and in_c % 4 == 0 and 2 * in_c <= PAIRS_MAX else 0
     window = filter_h * filter_w * in_c
+    if blocks and window <= BLOCK_TAPS_MAX and in_c >= BLOCK_MIN_CHANNELS:
+        return max(HELIUM_COLUMNS * window, (window if in_c % 4 else 0) + block_bytes(window))
     if window <= CONV_COLUMN_MAX:
         return HELIUM_COLUMNS * window
     span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
@@ -287,7 +329,8 @@ def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
 # The walk of each kernel as the plan may assume it (the int8 kernels with
 # raster_walk set where the plan overlaps): mcu_conv.c's int8 convolution takes four output
 # pixels at a time on Helium, two on the C and DSP paths, one in the
-# per-tap-offset loop; its int8 depthwise convolution up to four pixels of
+# per-tap-offset loop (the M4 DSP blocks read eight aligned pixels before
+# writing any: each group of four read no later, written no earlier); its int8 depthwise convolution up to four pixels of
 # an aligned group of four, four channels at a time, per channel the pixels
 # in raster order, each read before it is written (depthwise_windows4_s8 and
 # the reference loop pixel by pixel, Helium's mcu_helium_depthwise_s8 all

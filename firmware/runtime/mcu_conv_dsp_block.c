@@ -1,0 +1,388 @@
+/* int8 convolutions of one group on cores with the DSP extension but no
+ * Helium (Cortex-M4, M7, M33): blocks of eight output pixels by one output
+ * channel.
+ *
+ * The eight pixels' taps (a pointwise pixel's input channels, or a window,
+ * straight from the input or through an int8 column) are widened once to int16 pairs in the `columns`
+ * scratch, in the order SXTB16 splits a filter word into: for every four
+ * taps t..t+3 of each pixel the pairs (t, t+2) and (t+1, t+3), the eight
+ * pixels side by side.  Every filter word is then split once (two SXTB16)
+ * and feeds sixteen SMLADs, two per pixel, and the widening is shared by all
+ * the output channels.  The input offset is in window_offset_terms (the
+ * padding of a window holds the input zero point), so the inner loop adds
+ * products only: the same products as the reference kernel in another order,
+ * hence the same int32 sums.  The filters are read in place, int8.
+ *
+ * Pixels go in aligned groups of eight in raster order, each group's taps all
+ * read before any of its outputs is written: every group of four WALKS
+ * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
+ * and written no earlier than that walk does, with or without raster_walk.
+ * A pointwise layer's last one or two pixels go through
+ * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows. */
+#include "mcu_conv_dsp_block.h"
+
+#include "mcu_conv_internal.h"
+#include "mcu_conv_window.h"
+
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+
+/* Pixels per block: eight, or four for the last 1-4 pixels (pointwise: 3-4). */
+#define BLOCK_PIXELS 8
+#define SHORT_BLOCK_PIXELS 4
+
+/* Sums of pixels' widened taps against one filter, written in assembly
+ * because the eight sums, three pointers and four operands take every
+ * register the core has and the compiler spills them (three times the
+ * instructions).  mcu_conv_block8_s8(lanes, w, words, sums): sums[j] for
+ * pixel j = 0..7, each started at sums[0]'s value on entry (the channel's
+ * bias and offset term), over `words` groups of four taps, lanes holding the pairs
+ * (t, t+2), (t+1, t+3) of the eight pixels side by side per group (64
+ * bytes, word aligned), w the filter's int8 taps.  Each filter word is split
+ * once by SXTB16 and each pair of lanes read by one LDRD, so four taps of
+ * eight pixels cost 27 instructions for 32 products.  mcu_conv_block4_s8:
+ * the same for four pixels (32 bytes per group).  SMLAD wraps as int32
+ * additions do, so the sums are those of any other order. */
+void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
+void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
+
+__asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
+        ".syntax unified\n"
+        ".thumb\n"
+        /* One group of four taps at r0 + base: the filter word at r1 (post
+         * incremented) split into r12 (taps t, t+2) and lr (t+1, t+3). */
+        ".macro mcu_block_word pixels, base\n"
+        "  ldr r3, [r1], #4\n"
+        "  sxtb16 r12, r3\n"
+        "  sxtb16 lr, r3, ror #8\n"
+        "  ldrd r2, r3, [r0, #\\base]\n"
+        "  smlad r4, r2, r12, r4\n"
+        "  smlad r4, r3, lr, r4\n"
+        "  ldrd r2, r3, [r0, #\\base + 8]\n"
+        "  smlad r5, r2, r12, r5\n"
+        "  smlad r5, r3, lr, r5\n"
+        "  ldrd r2, r3, [r0, #\\base + 16]\n"
+        "  smlad r6, r2, r12, r6\n"
+        "  smlad r6, r3, lr, r6\n"
+        "  ldrd r2, r3, [r0, #\\base + 24]\n"
+        "  smlad r7, r2, r12, r7\n"
+        "  smlad r7, r3, lr, r7\n"
+        "  .if \\pixels == 8\n"
+        "  ldrd r2, r3, [r0, #\\base + 32]\n"
+        "  smlad r8, r2, r12, r8\n"
+        "  smlad r8, r3, lr, r8\n"
+        "  ldrd r2, r3, [r0, #\\base + 40]\n"
+        "  smlad r9, r2, r12, r9\n"
+        "  smlad r9, r3, lr, r9\n"
+        "  ldrd r2, r3, [r0, #\\base + 48]\n"
+        "  smlad r10, r2, r12, r10\n"
+        "  smlad r10, r3, lr, r10\n"
+        "  ldrd r2, r3, [r0, #\\base + 56]\n"
+        "  smlad r11, r2, r12, r11\n"
+        "  smlad r11, r3, lr, r11\n"
+        "  .endif\n"
+        ".endm\n"
+        /* Eight pixels: the end of the lanes and `sums` on the stack. */
+        ".p2align 2\n"
+        ".global mcu_conv_block8_s8\n"
+        ".hidden mcu_conv_block8_s8\n"
+        ".type mcu_conv_block8_s8, %function\n"
+        ".thumb_func\n"
+        "mcu_conv_block8_s8:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #12\n"
+        "  add r12, r0, r2, lsl #6\n"
+        "  strd r12, r3, [sp]\n"
+        "  ldr r4, [r3]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
+        "  mov r8, r4\n"
+        "  mov r9, r4\n"
+        "  mov r10, r4\n"
+        "  mov r11, r4\n"
+        "  tst r2, #1\n"
+        "  beq 1f\n"
+        "  mcu_block_word 8, 0\n"
+        "  adds r0, r0, #64\n"
+        "1:\n"
+        "  ldr r2, [sp]\n"
+        "  cmp r0, r2\n"
+        "  beq 3f\n"
+        "2:\n"
+        "  mcu_block_word 8, 0\n"
+        "  mcu_block_word 8, 64\n"
+        "  adds r0, r0, #128\n"
+        "  ldr r2, [sp]\n"
+        "  cmp r0, r2\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr r3, [sp, #4]\n"
+        "  stm r3, {r4-r11}\n"
+        "  add sp, sp, #12\n"
+        "  pop {r4-r11, pc}\n"
+        ".size mcu_conv_block8_s8, . - mcu_conv_block8_s8\n"
+        /* Four pixels: the end in r8, `sums` in r9. */
+        ".p2align 2\n"
+        ".global mcu_conv_block4_s8\n"
+        ".hidden mcu_conv_block4_s8\n"
+        ".type mcu_conv_block4_s8, %function\n"
+        ".thumb_func\n"
+        "mcu_conv_block4_s8:\n"
+        "  push {r4-r10, lr}\n"
+        "  add r8, r0, r2, lsl #5\n"
+        "  mov r9, r3\n"
+        "  ldr r4, [r3]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
+        "  tst r2, #1\n"
+        "  beq 1f\n"
+        "  mcu_block_word 4, 0\n"
+        "  adds r0, r0, #32\n"
+        "1:\n"
+        "  cmp r0, r8\n"
+        "  beq 3f\n"
+        "2:\n"
+        "  mcu_block_word 4, 0\n"
+        "  mcu_block_word 4, 32\n"
+        "  adds r0, r0, #64\n"
+        "  cmp r0, r8\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  stm r9, {r4-r7}\n"
+        "  pop {r4-r10, pc}\n"
+        ".size mcu_conv_block4_s8, . - mcu_conv_block4_s8\n"
+        ".purgem mcu_block_word\n"
+        ".popsection\n");
+
+/* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
+ * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
+ * 2j + 1), then each pixel's last n % 4 taps as plain int16, four per
+ * pixel (the rest 0). */
+static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes)
+{
+    const int32_t words = n / 4, tail = n % 4;
+    const size_t group = 2u * (size_t)pixels;
+    int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words) + 4 * j;
+    int32_t *to = lanes + 2 * j;
+    int32_t k;
+    for (k = 0; k < words; ++k, x += 4, to += group) {
+        const uint32_t word = mcu_load_s8x4(x);
+        to[0] = mcu_s8x4_even(word);
+        to[1] = mcu_s8x4_odd(word);
+    }
+    for (k = 0; tail && k < 4; ++k) {
+        last[k] = (int16_t)(k < tail ? x[k] : 0);
+    }
+}
+
+/* `words` groups of one pixel's lanes from `to` on (`group` words apart):
+ * the int8 taps at x widened, or with x NULL the input zero point's pair
+ * `zero` in every lane. */
+static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group)
+{
+    int32_t *const end = to + group * (size_t)words;
+    if (x == NULL) {
+        for (; to != end; to += group) {
+            to[0] = zero;
+            to[1] = zero;
+        }
+        return;
+    }
+    for (; to != end; to += group, x += 4) {
+        const uint32_t word = mcu_load_s8x4(x);
+        to[0] = mcu_s8x4_even(word);
+        to[1] = mcu_s8x4_odd(word);
+    }
+}
+
+/* The window of output pixel (b, wy's row, out_x) widened straight from the
+ * input into the lanes at `to` (pixel j's first, `group` words apart), for
+ * input_c a multiple of 4: every run of inside taps and of padding is then
+ * whole words.  Taps in the padding hold the input zero point, as in
+ * mcu_conv_window_to_column. */
+static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32_t b, const mcu_window_axis *wy,
+                         int32_t out_x, int32_t *to, size_t group)
+{
+    const int32_t tap_words = p->input_c / 4, row_words = p->filter_w * tap_words;
+    const int32_t zero = mcu_s16x2_splat(-p->input_offset);
+    const mcu_window_axis wx =
+        mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
+    const size_t tap_lanes = group * (size_t)tap_words;
+    int32_t fy, fx;
+    for (fy = 0; fy < p->filter_h; ++fy) {
+        if (fy < wy->first || fy >= wy->end || wx.end <= wx.first) {
+            widen_words(NULL, zero, to, row_words, group);
+            to += group * (size_t)row_words;
+            continue;
+        }
+        widen_words(NULL, zero, to, wx.first * tap_words, group);
+        to += tap_lanes * (size_t)wx.first;
+        for (fx = wx.first; fx < wx.end; fx = p->dilation_w == 1 ? wx.end : fx + 1) {
+            /* With dilation 1 the inside taps are one run of the input row. */
+            const int32_t taps = p->dilation_w == 1 ? wx.end - wx.first : 1;
+            widen_words(input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, mcu_window_input(wy, fy),
+                                                mcu_window_input(&wx, fx), 0),
+                        0, to, taps * tap_words, group);
+            to += tap_lanes * (size_t)taps;
+        }
+        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group);
+        to += tap_lanes * (size_t)(p->filter_w - wx.end);
+    }
+}
+
+/* The sums of `count` pixels of one channel, rescaled by `m` into
+ * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
+ * channel's constants in registers (the right-shift form: every multiplier
+ * QuantizeMultiplier makes below 1/4 with a positive scale), others through
+ * requantize_prepared_s8. */
+static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
+                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step)
+{
+    int32_t j;
+    if (m->high_shift >= 0) {
+        const int32_t multiplier = m->multiplier, round = m->high_round, shift = m->high_shift;
+        const int32_t offset = range->output_offset, low = range->act_min, high = range->act_max;
+        for (j = 0; j < count; ++j, o += step) {
+            /* The rounding term c = +-2^30 (by the sign of x) and round
+             * x 2^32 as one 64-bit addend: high word round + (x >> 31),
+             * low word c's; then the high word of the sum is
+             * mcu_apply_prepared_right_shift's high word plus round. */
+            const int32_t x = sums[j];
+            const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
+            const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
+            const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
+            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32);
+            *o = (int8_t)mcu_clamp_s32((top >> shift) + offset, low, high);
+        }
+    } else {
+        for (j = 0; j < count; ++j, o += step) {
+            *o = requantize_prepared_s8(range, sums[j], m);
+        }
+    }
+}
+
+/* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
+ * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
+ * out + j * output_c. */
+static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
+                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out)
+{
+    const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
+    const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
+    const size_t out_step = (size_t)out_c;
+    const int32_t *terms = p->window_offset_terms;
+    const conv_output_range range = conv_output_range_of(p);
+    int32_t oc, j, k;
+    for (oc = 0; oc < out_c; ++oc) {
+        const int8_t *w = filter + (size_t)oc * (size_t)n;
+        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        int32_t sums[BLOCK_PIXELS];
+        sums[0] = bias_plus(bias, oc, terms[oc]);
+        if (pixels == BLOCK_PIXELS) {
+            mcu_conv_block8_s8(lanes, w, words, sums);
+        } else {
+            mcu_conv_block4_s8(lanes, w, words, sums);
+        }
+        if (tail) {
+            const int8_t *wt = w + 4 * words;
+            for (j = 0; j < count; ++j) {
+                for (k = 0; k < tail; ++k) {
+                    sums[j] += (int32_t)last[4 * j + k] * (int32_t)wt[k];
+                }
+            }
+        }
+        store_channel_s8(&range, sums, count, &m, out + oc, out_step);
+    }
+}
+
+/* The lanes' first word in `columns`: word aligned (LDRD). */
+static int32_t *block_lanes(int8_t *columns)
+{
+    const uintptr_t at = ((uintptr_t)columns + 3u) & ~(uintptr_t)3u;
+    return (int32_t *)(void *)at;
+}
+
+int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                          int8_t *output, int8_t *columns)
+{
+    const int32_t in_c = p->input_c, out_c = p->output_c;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t pixels = p->batches * pixels_per_image;
+    int32_t *lanes;
+    int32_t first, j;
+    if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
+        return 0;
+    }
+    lanes = block_lanes(columns);
+    for (first = 0; first < pixels; first += BLOCK_PIXELS) {
+        const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
+        const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+        const int8_t *x[SHORT_BLOCK_PIXELS];
+        for (j = 0; j < block; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            const int32_t at = first + MCU_MIN(j, count - 1);
+            const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
+            const int8_t *pixel = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
+                                                          (yx / p->output_w) * p->stride_h,
+                                                          (yx % p->output_w) * p->stride_w, 0);
+            if (count <= 2) {
+                /* A last one or two pixels: two by two channels straight
+                 * from the input (a block of four would be half empty). */
+                x[j] = pixel;
+                continue;
+            }
+            widen_pixel(pixel, j, block, in_c, lanes);
+        }
+        if (count <= 2) {
+            mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
+                                   output + (size_t)first * (size_t)out_c);
+            continue;
+        }
+        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
+    }
+    return 1;
+}
+
+int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                             const int32_t *bias, int8_t *output, int8_t *columns)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c, out_c = p->output_c;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t pixels = p->batches * pixels_per_image;
+    int8_t *column;
+    int32_t *lanes;
+    int32_t first, j;
+    /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
+    if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
+        MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
+        return 0;
+    }
+    /* Without whole words per tap, one pixel's window at a time as int8
+     * (padding as the zero point) widened into its place among the lanes. */
+    column = columns;
+    lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
+    for (first = 0; first < pixels; first += BLOCK_PIXELS) {
+        const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
+        const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+        for (j = 0; j < block; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            const int32_t at = first + MCU_MIN(j, count - 1);
+            const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
+            const mcu_window_axis wy = mcu_window_axis_at(yx / p->output_w, p->stride_h, p->pad_h, p->dilation_h,
+                                                          p->filter_h, p->input_h);
+            if (p->input_c % 4 == 0) {
+                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block);
+                continue;
+            }
+            if (j < count) {
+                mcu_conv_window_to_column(p, input, b, &wy, yx % p->output_w, column);
+            }
+            widen_pixel(column, j, block, window, lanes);
+        }
+        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c);
+    }
+    return 1;
+}
+
+#endif /* MCU_DSP && !MCU_MVE */
