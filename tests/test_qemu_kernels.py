@@ -111,6 +111,31 @@ def column_filter_model() -> bytes:
     return net.build(*outputs)
 
 
+def small_window_model() -> bytes:
+    """Windows of 64 values or fewer on the Cortex-M55
+    (mcu_conv_helium_small.c): rows read in place (1 to 4 rows of 3 to 16
+    values, dilated rows, 16 lanes exactly) beside border windows copied into
+    a column (1 to 4 vectors, a last one of 4 to 16 values), channel counts
+    past the 32 summed per pass with a tail of 1, 2 or 3, two images, input
+    zero points at both ends of int8."""
+    net = Int8Net(41)
+    rgb = net.input((1, 11, 13, 3), 0.0, 3.0)
+    mono = net.input((2, 12, 7, 1), -2.0, 0.0)
+    quad = net.input((1, 6, 9, 4), -1.0, 2.0)
+    outputs = [
+        net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(rgb, 37, kernel=(3, 3), padding="VALID"),
+        net.conv2d(rgb, 6, kernel=(2, 5), strides=(1, 3), padding="SAME"),
+        net.conv2d(mono, 6, kernel=(10, 4), strides=(2, 2), padding="SAME"),
+        net.conv2d(mono, 5, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(mono, 3, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.conv2d(quad, 4, kernel=(4, 4), strides=(1, 2), padding="SAME"),
+        net.conv2d(quad, 3, kernel=(1, 5), padding="VALID"),
+        net.conv2d(quad, 9, kernel=(2, 2), padding="SAME", activation="RELU6"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -183,6 +208,10 @@ def test_int8_convolutions_at_the_block_edges(board):
 
 def test_int8_depthwise_column_filters_on_helium():
     assert_matches_reference(column_filter_model(), inputs=2, target="mps3-an547")
+
+
+def test_int8_small_convolution_windows_on_helium():
+    assert_matches_reference(small_window_model(), inputs=2, target="mps3-an547")
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -96,6 +96,12 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at,
     return full ? vldrbq_s32(at) : vldrbq_z_s32(at, lanes);
 }
 
+/* Four int32 values: all of them, or those `lanes` selects, the others 0. */
+static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s32x4(const int32_t *at, int full, mve_pred16_t lanes)
+{
+    return full ? vldrwq_s32(at) : vldrwq_z_s32(at, lanes);
+}
+
 /* The same plus the input offset when `with_offset` (windows reaching into
  * the padding). */
 static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_input_s8x4(const int8_t *at, int full, mve_pred16_t lanes,

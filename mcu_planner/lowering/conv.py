@@ -37,6 +37,7 @@ SOURCES = (
     "mcu_conv_1x1",
     "mcu_conv_window",
     "mcu_conv_helium",
+    "mcu_conv_helium_small",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_conv_f32",
