@@ -11,6 +11,10 @@
 #include "mcu_depthwise_dsp.h"
 
 #if defined(MCU_MVE)
+/* Windows of at most this many taps (inside the input) take one loop over a
+ * table of their offsets in mcu_helium_depthwise4_m1_s8. */
+#define MCU_HELIUM_DEPTHWISE_TAPS 9
+
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
  * of mcu_helium_depthwise_s8; with `single` (a constant at every call, like
  * `full` and `with_offset`) of pixel 0 alone, without the three pixels'
@@ -127,25 +131,6 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_tap4(const int8_t *x0,
     }
 }
 
-/* One window row of `cols` taps at x0 .. x3 and w,
- * multiplier 1, four channels: products added to a0 .. a3, and with
- * `sum_filter` the filter values to *w_sum. */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_row4(const int8_t *x0, const int8_t *x1, const int8_t *x2,
-                                                               const int8_t *x3, const int8_t *w, int32_t cols,
-                                                               size_t tap, size_t filter_tap, int sum_filter,
-                                                               int full, mve_pred16_t lanes, int32x4_t a[5])
-{
-    int32_t c;
-    for (c = 0; c < cols; ++c) {
-        mcu_helium_depthwise_tap4(x0, x1, x2, x3, w, sum_filter, full, lanes, a);
-        x0 += tap;
-        x1 += tap;
-        x2 += tap;
-        x3 += tap;
-        w += filter_tap;
-    }
-}
-
 /* Multiplier 1, channels oc .. oc + 3 (those `lanes` selects unless
  * `full`) of four pixels (those past `count` repeat pixel 0 and are not
  * stored): the products alone in the loop.  Windows reaching into the
@@ -154,26 +139,22 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_row4(const int8_t *x0,
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise4_m1_group(const mcu_conv_s8_params *p,
                                                                     const int8_t *const x[4], int32_t count,
                                                                     const mcu_helium_taps *taps, const int8_t *filter,
-                                                                    const mcu_helium_requant *q, int32_t oc,
-                                                                    int inside, int full, mve_pred16_t lanes,
-                                                                    int8_t *out)
+                                                                    const mcu_helium_requant *q,
+                                                                    const int32_t *offsets, int32_t oc, int inside,
+                                                                    int full, mve_pred16_t lanes, int8_t *out)
 {
-    const int32_t out_c = p->output_c, rows = taps->rows, cols = taps->cols;
-    const size_t tap = taps->tap, out_step = taps->out_step, filter_tap = (size_t)out_c;
-    const size_t filter_row = (size_t)p->filter_w * (size_t)out_c;
+    const int32_t count_taps = taps->rows * taps->cols;
+    const size_t out_step = taps->out_step;
     const int8_t *x0 = x[0] + oc, *x1 = x[1] + oc, *x2 = x[2] + oc, *x3 = x[3] + oc, *w = filter + oc;
     int32x4_t a[5], base, multipliers;
     mcu_shift_x4 shifts;
     int8_t *o = out + oc;
     int32_t r;
     a[0] = a[1] = a[2] = a[3] = a[4] = vdupq_n_s32(0);
-    for (r = 0; r < rows; ++r) {
-        mcu_helium_depthwise_row4(x0, x1, x2, x3, w, cols, tap, filter_tap, !inside, full, lanes, a);
-        x0 += taps->row[0];
-        x1 += taps->row[1];
-        x2 += taps->row[2];
-        x3 += taps->row[3];
-        w += filter_row;
+    for (r = 0; r < count_taps; ++r) {
+        const int32_t at = *offsets++;
+        const int32_t w_at = *offsets++;
+        mcu_helium_depthwise_tap4(x0 + at, x1 + at, x2 + at, x3 + at, w + w_at, !inside, full, lanes, a);
     }
     base = q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0);
     base = inside ? vaddq_s32(base, vldrwq_z_s32(p->window_offset_terms + oc, lanes))
@@ -199,18 +180,28 @@ MCU_NOINLINE static void mcu_helium_depthwise4_m1_s8(const mcu_conv_s8_params *p
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     const int32_t out_c = p->output_c;
     const mve_pred16_t all = vctp32q(4u);
-    int32_t oc;
+    /* Input and filter offsets of each tap (pairs), the same for every
+     * channel group (mcu_helium_depthwise_s8 checks that they fit). */
+    int32_t offsets[2 * MCU_HELIUM_DEPTHWISE_TAPS];
+    int32_t *t = offsets;
+    int32_t oc, r, c;
+    for (r = 0; r < taps->rows; ++r) {
+        for (c = 0; c < taps->cols; ++c, t += 2) {
+            t[0] = (int32_t)((size_t)r * taps->row[0] + (size_t)c * taps->tap);
+            t[1] = (r * p->filter_w + c) * out_c;
+        }
+    }
     if (taps->inside) {
         for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, oc, 1, 1, all, out);
+            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 1, 1, all, out);
         }
     } else {
         for (oc = 0; oc + 4 <= out_c; oc += 4) {
-            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, oc, 0, 1, all, out);
+            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 0, 1, all, out);
         }
     }
     if (oc < out_c) {
-        mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, oc, taps->inside, 0,
+        mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, taps->inside, 0,
                                        vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
@@ -272,11 +263,12 @@ MCU_NOINLINE static void mcu_helium_depthwise_any_s8(const mcu_conv_s8_params *p
 /* The pass of mcu_helium_depthwise_any_s8: with multiplier 1 and two or
  * more pixels mcu_helium_depthwise4_m1_s8 (each in its own frame: the stack
  * holds one of them at a time). */
-static void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
+static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
                                     const mcu_helium_taps *taps, const int8_t *filter, const int32_t *bias,
                                     int8_t *out)
 {
-    if (count > 1 && p->filter_in_c_or_multiplier == 1) {
+    if (count > 1 && p->filter_in_c_or_multiplier == 1 && taps->rows * taps->cols <= MCU_HELIUM_DEPTHWISE_TAPS &&
+        taps->row[1] == taps->row[0] && taps->row[2] == taps->row[0] && taps->row[3] == taps->row[0]) {
         const int8_t *px[4];
         int32_t k;
         for (k = 0; k < 4; ++k) {
@@ -373,7 +365,7 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
  * whose windows share their taps inside the input -- the inside pixels row
  * by row (or column by column), each border column down the inside rows, and
  * the border rows' pixels (their inside stretch as one run). */
-static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+MCU_NOINLINE static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                       const int32_t *bias, int8_t *output)
 {
     int32_t x_first, x_end, y_first, y_end, b, y, x;
@@ -466,7 +458,7 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
 
 /* Over a shared buffer with Helium: the aligned groups of four raster pixels
  * the plan assumes, one pass each. */
-static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
+MCU_NOINLINE static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
                                                const int8_t *filter, const int32_t *bias, int8_t *output)
 {
     const int32_t pixels = p->batches * p->output_h * p->output_w, per_image = p->output_h * p->output_w;
