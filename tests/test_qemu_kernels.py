@@ -112,12 +112,13 @@ def column_filter_model() -> bytes:
 
 
 def small_window_model() -> bytes:
-    """Windows of 64 values or fewer on the Cortex-M55
-    (mcu_conv_helium_small.c): rows read in place (1 to 4 rows of 3 to 16
-    values, dilated rows, 16 lanes exactly) beside border windows copied into
-    a column (1 to 4 vectors, a last one of 4 to 16 values), channel counts
-    past the 32 summed per pass with a tail of 1, 2 or 3, two images, input
-    zero points at both ends of int8."""
+    """Windows of 17 to 64 values on the Cortex-M55 (mcu_conv_helium_small.c):
+    rows read in place (3 and 4 rows of 9 and 16 values, 16 lanes exactly)
+    beside border windows copied into a column (2 to 4 vectors, a last one
+    of 4 to 16 values), channel counts past the 32 summed per pass with a
+    tail of 1, 2 or 3, two images, input zero points at both ends of int8;
+    and windows of 16 or fewer (2x2x4, 3x3x1 dilated), which stay on the
+    four-pixel path."""
     net = Int8Net(41)
     rgb = net.input((1, 11, 13, 3), 0.0, 3.0)
     mono = net.input((2, 12, 7, 1), -2.0, 0.0)

@@ -1,6 +1,6 @@
 /* int8 convolutions of short windows on Helium (Cortex-M55): first layers
- * on 1-3 input channels and other windows of MCU_CONV_SMALL_WINDOW_MAX
- * values or fewer.  Such a window is a few vectors, so the copy into a
+ * on 1-3 input channels and other windows of 17 to MCU_CONV_SMALL_WINDOW_MAX
+ * values.  Such a window is a few vectors, so the copy into a
  * column and the loop over output channels are what cost: each window row
  * of a window at the border is copied by predicated vector moves (its padding
  * as the input zero point) and a window inside the input read in place a

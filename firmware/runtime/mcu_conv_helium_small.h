@@ -7,8 +7,9 @@
 
 #if defined(MCU_MVE)
 
-/* Windows of at most this many values (pointwise aside) go through
- * mcu_conv_2d_s8_small_helium. */
+/* Windows of more than 16 and at most this many values go through
+ * mcu_conv_2d_s8_small_helium (shorter ones stay in registers four pixels at
+ * a time in mcu_conv_helium.c, which costs less when there are many filters). */
 #define MCU_CONV_SMALL_WINDOW_MAX 64
 
 /* One output pixel at a time through one column of filter_h x filter_w x
