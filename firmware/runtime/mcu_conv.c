@@ -5,7 +5,7 @@
  *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD blocks; Helium in mcu_conv_helium.c)
  *   mcu_conv_window.c     windows in columns or in place, any core
  *   mcu_conv_helium.c     Helium passes: columns and windows of any length
- *   mcu_conv_helium_small.c  Helium windows of 17 to 64 values (first layers)
+ *   mcu_conv_helium_small.c  Helium windows of 17-64 values read in place (first layers)
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)
  *   mcu_conv_f32.c        float
@@ -41,9 +41,7 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
         mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
     } else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
-        if (window > 16 && window <= MCU_CONV_SMALL_WINDOW_MAX) {
-            mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns);
-        } else {
+        if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
             mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
         }
 #else

@@ -5,6 +5,7 @@
 #include "mcu_conv_helium.h"
 
 #include "mcu_conv.h"
+#include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
@@ -308,7 +309,7 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
                 int8_t *column = column_space + (size_t)count * (size_t)window;
-                mcu_conv_window_to_column(p, input, b, &wy, out_x, column);
+                mcu_conv_window_to_column_helium(p, input, b, &wy, out_x, column);
                 columns[count] = column;
                 if (++count == MCU_CONV_COLUMNS) {
                     mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
