@@ -171,8 +171,9 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise4_m1_group(const mcu_co
     }
 }
 
-/* A pass of 2 to 4 pixels of mcu_helium_depthwise_s8 with multiplier 1:
- * every channel four at a time, windows inside the input or not. */
+/* A pass of 2 to 4 pixels of mcu_helium_depthwise_s8 with multiplier 1 and
+ * a multiple of 4 channels: every channel four at a time, windows inside
+ * the input or not. */
 MCU_NOINLINE static void mcu_helium_depthwise4_m1_s8(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                      int32_t count, const mcu_helium_taps *taps,
                                                      const int8_t *filter, const int32_t *bias, int8_t *out)
@@ -192,17 +193,13 @@ MCU_NOINLINE static void mcu_helium_depthwise4_m1_s8(const mcu_conv_s8_params *p
         }
     }
     if (taps->inside) {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        for (oc = 0; oc < out_c; oc += 4) {
             mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 1, 1, all, out);
         }
     } else {
-        for (oc = 0; oc + 4 <= out_c; oc += 4) {
+        for (oc = 0; oc < out_c; oc += 4) {
             mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 0, 1, all, out);
         }
-    }
-    if (oc < out_c) {
-        mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, taps->inside, 0,
-                                       vctp32q((uint32_t)(out_c - oc)), out);
     }
 }
 
@@ -260,14 +257,16 @@ MCU_NOINLINE static void mcu_helium_depthwise_any_s8(const mcu_conv_s8_params *p
     }
 }
 
-/* The pass of mcu_helium_depthwise_any_s8: with multiplier 1 and two or
- * more pixels mcu_helium_depthwise4_m1_s8 (each in its own frame: the stack
- * holds one of them at a time). */
+/* The pass of mcu_helium_depthwise_any_s8: with multiplier 1, a multiple of
+ * 4 channels, two or more pixels and at most MCU_HELIUM_DEPTHWISE_TAPS taps
+ * the same distance apart for each, mcu_helium_depthwise4_m1_s8 (each in its
+ * own frame: the stack holds one of them at a time). */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
                                     const mcu_helium_taps *taps, const int8_t *filter, const int32_t *bias,
                                     int8_t *out)
 {
-    if (count > 1 && p->filter_in_c_or_multiplier == 1 && taps->rows * taps->cols <= MCU_HELIUM_DEPTHWISE_TAPS &&
+    if (count > 1 && p->filter_in_c_or_multiplier == 1 && p->output_c % 4 == 0 &&
+        taps->rows * taps->cols <= MCU_HELIUM_DEPTHWISE_TAPS &&
         taps->row[1] == taps->row[0] && taps->row[2] == taps->row[0] && taps->row[3] == taps->row[0]) {
         const int8_t *px[4];
         int32_t k;
