@@ -17,25 +17,6 @@
 
 #if defined(MCU_MVE)
 
-/* `n` bytes from `from` to `to`, sixteen per predicated move. */
-static inline MCU_ALWAYS_INLINE void small_copy(int8_t *to, const int8_t *from, int32_t n)
-{
-    int32_t k;
-    for (k = 0; k < n; k += 16) {
-        const mve_pred16_t lanes = vctp8q((uint32_t)(n - k));
-        vstrbq_p_s8(to + k, vldrbq_z_s8(from + k, lanes), lanes);
-    }
-}
-
-/* `n` bytes of `value` at `to`, sixteen per predicated store. */
-static inline MCU_ALWAYS_INLINE void small_fill(int8_t *to, int8x16_t value, int32_t n)
-{
-    int32_t k;
-    for (k = 0; k < n; k += 16) {
-        vstrbq_p_s8(to + k, value, vctp8q((uint32_t)(n - k)));
-    }
-}
-
 /* The window of output pixel (b, wy's row, out_x) into `column`, window row
  * after window row, taps in the padding as the input zero point: the values
  * mcu_conv_window_rows_to_column writes. */
@@ -45,7 +26,7 @@ void mcu_conv_window_to_column_helium(const mcu_conv_s8_params *p, const int8_t 
     const int32_t in_c = p->input_c, row_bytes = p->filter_w * in_c;
     const mcu_window_axis wx =
         mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
-    const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+    const int zero_point = -p->input_offset; /* an int8 value */
     const size_t input_row = (size_t)p->input_w * (size_t)in_c;
     int32_t before, inside, fy;
     const int8_t *first;
@@ -58,13 +39,13 @@ void mcu_conv_window_to_column_helium(const mcu_conv_s8_params *p, const int8_t 
     first = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, 0, mcu_window_input(&wx, wx.first), 0);
     for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
         if (fy < wy->first || fy >= wy->end) {
-            small_fill(column, zero_point, row_bytes);
+            column_fill(column, zero_point, (size_t)row_bytes);
             continue;
         }
         if (inside < row_bytes) {
-            small_fill(column, zero_point, row_bytes);
+            column_fill(column, zero_point, (size_t)row_bytes);
         }
-        small_copy(column + before, first + (size_t)mcu_window_input(wy, fy) * input_row, inside);
+        column_copy(column + before, first + (size_t)mcu_window_input(wy, fy) * input_row, (size_t)inside);
     }
 }
 

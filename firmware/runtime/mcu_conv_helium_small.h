@@ -21,7 +21,7 @@ int mcu_conv_2d_s8_small_helium(const mcu_conv_s8_params *p, const int8_t *input
 
 /* The window of output pixel (b, wy's row, out_x) into `column`, window row
  * after window row, taps in the padding as the input zero point (the values
- * of mcu_conv_window_to_column): a predicated vector move or fill per run. */
+ * of mcu_conv_window_to_column), each run by vector moves and fills. */
 void mcu_conv_window_to_column_helium(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                       const mcu_window_axis *wy, int32_t out_x, int8_t *column);
 
