@@ -137,6 +137,27 @@ def small_window_model() -> bytes:
     return net.build(*outputs)
 
 
+def depthwise_table_model() -> bytes:
+    """Depthwise passes of multiplier 1 over whole groups of four channels on
+    the Cortex-M55 (mcu_helium_depthwise4_m1_s8: one loop over a table of up
+    to 16 tap offsets): 3x3, 4x4 (16 taps), (7, 1) and (16, 1) filters, with
+    windows in the padding (the filter sums times the input offset), stride
+    2, dilation, runs that end in one to three pixels, input zero points at
+    both ends of int8."""
+    net = Int8Net(43)
+    square = net.input((1, 7, 9, 8), 0.0, 3.0)
+    column = net.input((1, 21, 1, 12), -2.0, 0.0)
+    outputs = [
+        net.depthwise_conv2d(square, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(square, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(square, kernel=(4, 4), padding="SAME"),
+        net.depthwise_conv2d(square, kernel=(2, 2), padding="VALID", dilation=(2, 3)),
+        net.depthwise_conv2d(column, kernel=(7, 1), padding="SAME"),
+        net.depthwise_conv2d(column, kernel=(16, 1), padding="VALID"),
+    ]
+    return net.build(*outputs)
+
+
 def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
     size, shift 0 and left shifts, with output zero points at both ends of
@@ -209,6 +230,10 @@ def test_int8_convolutions_at_the_block_edges(board):
 
 def test_int8_depthwise_column_filters_on_helium():
     assert_matches_reference(column_filter_model(), inputs=2, target="mps3-an547")
+
+
+def test_int8_depthwise_tap_tables_on_helium():
+    assert_matches_reference(depthwise_table_model(), inputs=2, target="mps3-an547")
 
 
 def test_int8_small_convolution_windows_on_helium():

@@ -13,7 +13,7 @@
 #if defined(MCU_MVE)
 /* Windows of at most this many taps (inside the input) take one loop over a
  * table of their offsets in mcu_helium_depthwise4_m1_s8. */
-#define MCU_HELIUM_DEPTHWISE_TAPS 9
+#define MCU_HELIUM_DEPTHWISE_TAPS 16
 
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
  * of mcu_helium_depthwise_s8; with `single` (a constant at every call, like
