@@ -128,6 +128,15 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
         const mve_pred16_t lanes = vctp8q((uint32_t)n);
         const int8x16_t a0 = vldrbq_z_s8(r0, lanes), a1 = vldrbq_z_s8(r1, lanes);
         const int8x16_t a2 = vldrbq_z_s8(r2, lanes), a3 = vldrbq_z_s8(r3, lanes);
+        if (count == 4) {
+            for (oc = 0; oc < out_c; ++oc, filter += n) {
+                const int8x16_t w = vldrbq_z_s8(filter, lanes);
+                const int32x4_t sums =
+                    mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
+                mcu_helium_store_channel_all(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, out);
+            }
+            return;
+        }
         for (oc = 0; oc < out_c; ++oc, filter += n) {
             const int8x16_t w = vldrbq_z_s8(filter, lanes);
             const int32x4_t sums =
