@@ -145,6 +145,32 @@ def depthwise_3x3_model() -> bytes:
     return net.build(*outputs)
 
 
+def small_window_model() -> bytes:
+    """Windows of 17 to 64 values on the Cortex-M55 (mcu_conv_helium_small.c):
+    rows read in place (3 and 4 rows of 9 and 16 values, 16 lanes exactly)
+    beside border windows copied into a column (2 to 4 vectors, a last one
+    of 4 to 16 values), channel counts past the 32 summed per pass with a
+    tail of 1, 2 or 3, two images, input zero points at both ends of int8;
+    and windows of 16 or fewer (2x2x4, 3x3x1 dilated), which stay on the
+    four-pixel path."""
+    net = Int8Net(41)
+    rgb = net.input((1, 11, 13, 3), 0.0, 3.0)
+    mono = net.input((2, 12, 7, 1), -2.0, 0.0)
+    quad = net.input((1, 6, 9, 4), -1.0, 2.0)
+    outputs = [
+        net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(rgb, 37, kernel=(3, 3), padding="VALID"),
+        net.conv2d(rgb, 6, kernel=(2, 5), strides=(1, 3), padding="SAME"),
+        net.conv2d(mono, 6, kernel=(10, 4), strides=(2, 2), padding="SAME"),
+        net.conv2d(mono, 5, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(mono, 3, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.conv2d(quad, 4, kernel=(4, 4), strides=(1, 2), padding="SAME"),
+        net.conv2d(quad, 3, kernel=(1, 5), padding="VALID"),
+        net.conv2d(quad, 9, kernel=(2, 2), padding="SAME", activation="RELU6"),
+    ]
+    return net.build(*outputs)
+
+
 def few_channels_model() -> bytes:
     """First layers on cores with the DSP extension and no Helium
     (mcu_conv_few_channels_dsp.c): 1 to 4 input channels, windows of 4 to
@@ -199,6 +225,27 @@ def dsp_block_model() -> bytes:
         net.conv2d(deep, 5, kernel=(3, 3), padding="SAME"),
         net.conv2d(deep, 4, kernel=(2, 3), strides=(1, 2), padding="SAME", dilation=(2, 2)),
         net.conv2d(deeper, 3, kernel=(3, 3), padding="SAME"),
+    ]
+    return net.build(*outputs)
+
+
+def depthwise_table_model() -> bytes:
+    """Depthwise passes of multiplier 1 over whole groups of four channels on
+    the Cortex-M55 (mcu_helium_depthwise4_m1_s8: one loop over a table of up
+    to 16 tap offsets): 3x3, 4x4 (16 taps), (7, 1) and (16, 1) filters, with
+    windows in the padding (the filter sums times the input offset), stride
+    2, dilation, runs that end in one to three pixels, input zero points at
+    both ends of int8."""
+    net = Int8Net(43)
+    square = net.input((1, 7, 9, 8), 0.0, 3.0)
+    column = net.input((1, 21, 1, 12), -2.0, 0.0)
+    outputs = [
+        net.depthwise_conv2d(square, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(square, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(square, kernel=(4, 4), padding="SAME"),
+        net.depthwise_conv2d(square, kernel=(2, 2), padding="VALID", dilation=(2, 3)),
+        net.depthwise_conv2d(column, kernel=(7, 1), padding="SAME"),
+        net.depthwise_conv2d(column, kernel=(16, 1), padding="VALID"),
     ]
     return net.build(*outputs)
 
@@ -291,6 +338,14 @@ def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
 
 def test_int8_depthwise_column_filters_on_helium():
     assert_matches_reference(column_filter_model(), inputs=2, target="mps3-an547")
+
+
+def test_int8_depthwise_tap_tables_on_helium():
+    assert_matches_reference(depthwise_table_model(), inputs=2, target="mps3-an547")
+
+
+def test_int8_small_convolution_windows_on_helium():
+    assert_matches_reference(small_window_model(), inputs=2, target="mps3-an547")
 
 
 @pytest.mark.parametrize("board", BOARDS)

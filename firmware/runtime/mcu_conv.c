@@ -7,6 +7,7 @@
  *   mcu_conv_dsp_block.c  pointwise and windows of 5+ input channels in blocks
  *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
  *   mcu_conv_helium.c     Helium passes: columns and windows of any length
+ *   mcu_conv_helium_small.c  Helium windows of 17-64 values read in place (first layers)
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)
  *   mcu_conv_f32.c        float
@@ -18,6 +19,7 @@
 #include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
+#include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_reference.h"
 #include "mcu_conv_window.h"
@@ -54,7 +56,9 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
 #endif
     else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
-        mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
+        if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
+            mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
+        }
 #else
         mcu_conv_2d_s8_columns(p, input, filter, bias, output, columns);
 #endif

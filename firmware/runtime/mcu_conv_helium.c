@@ -5,6 +5,7 @@
 #include "mcu_conv_helium.h"
 
 #include "mcu_conv.h"
+#include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
@@ -63,6 +64,39 @@ MCU_NOINLINE static void mcu_helium_conv_row_s8(const mcu_conv_s8_params *p, con
     }
 }
 
+/* One channel's sums over four rows of `blocks` vectors and `rest` values
+ * (tail-predicated by `tail`), from `start`. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_rows_channel_s8(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                                const int8_t *x3, const int8_t *w, int32_t blocks,
+                                                                int32_t rest, mve_pred16_t tail, int32_t start,
+                                                                int32_t s[4])
+{
+    int32_t s0 = start, s1 = start, s2 = start, s3 = start, k;
+    for (k = blocks; k > 0; --k) {
+        const int8x16_t wv = vldrbq_s8(w);
+        s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
+        w += 16;
+        x0 += 16;
+        x1 += 16;
+        x2 += 16;
+        x3 += 16;
+    }
+    if (rest) {
+        const int8x16_t wv = vldrbq_z_s8(w, tail);
+        s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
 /* `count` (1 to 4) rows of `n` int8 values -- pixels of a pointwise
  * convolution, or windows copied into columns -- against every filter (`n`
  * values each, one after another): channel oc of row r goes to
@@ -94,6 +128,15 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
         const mve_pred16_t lanes = vctp8q((uint32_t)n);
         const int8x16_t a0 = vldrbq_z_s8(r0, lanes), a1 = vldrbq_z_s8(r1, lanes);
         const int8x16_t a2 = vldrbq_z_s8(r2, lanes), a3 = vldrbq_z_s8(r3, lanes);
+        if (count == 4) {
+            for (oc = 0; oc < out_c; ++oc, filter += n) {
+                const int8x16_t w = vldrbq_z_s8(filter, lanes);
+                const int32x4_t sums =
+                    mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
+                mcu_helium_store_channel_all(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, out);
+            }
+            return;
+        }
         for (oc = 0; oc < out_c; ++oc, filter += n) {
             const int8x16_t w = vldrbq_z_s8(filter, lanes);
             const int32x4_t sums =
@@ -102,30 +145,22 @@ MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, co
         }
         return;
     }
+    if (count == 4 && (n & 15) == 0) {
+        /* Four whole rows of whole vectors (pointwise on 16k channels): no
+         * tail, every lane stored. */
+        for (oc = 0; oc < out_c; ++oc) {
+            int32_t s[4];
+            mcu_helium_rows_channel_s8(r0, r1, r2, r3, filter, blocks, 0, tail, terms[oc], s);
+            filter += n;
+            mcu_helium_store_channel_all(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, out);
+        }
+        return;
+    }
     for (oc = 0; oc < out_c; ++oc) {
-        const int8_t *x0 = r0, *x1 = r1, *x2 = r2, *x3 = r3;
-        int32_t s0 = terms[oc], s1 = s0, s2 = s0, s3 = s0, k;
-        for (k = blocks; k > 0; --k) {
-            const int8x16_t w = vldrbq_s8(filter);
-            s0 = vmladavaq_s8(s0, vldrbq_s8(x0), w);
-            s1 = vmladavaq_s8(s1, vldrbq_s8(x1), w);
-            s2 = vmladavaq_s8(s2, vldrbq_s8(x2), w);
-            s3 = vmladavaq_s8(s3, vldrbq_s8(x3), w);
-            filter += 16;
-            x0 += 16;
-            x1 += 16;
-            x2 += 16;
-            x3 += 16;
-        }
-        if (n & 15) {
-            const int8x16_t w = vldrbq_z_s8(filter, tail);
-            s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), w);
-            s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), w);
-            s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), w);
-            s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), w);
-            filter += n & 15;
-        }
-        mcu_helium_store_channel(&q, mcu_helium_lanes(s0, s1, s2, s3), oc, offsets, pixels, out);
+        int32_t s[4];
+        mcu_helium_rows_channel_s8(r0, r1, r2, r3, filter, blocks, n & 15, tail, terms[oc], s);
+        filter += n;
+        mcu_helium_store_channel(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
     }
 }
 
@@ -308,7 +343,7 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
                 int8_t *column = column_space + (size_t)count * (size_t)window;
-                mcu_conv_window_to_column(p, input, b, &wy, out_x, column);
+                mcu_conv_window_to_column_helium(p, input, b, &wy, out_x, column);
                 columns[count] = column;
                 if (++count == MCU_CONV_COLUMNS) {
                     mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);

@@ -55,6 +55,19 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_store_channel(const mcu_helium_r
     vstrbq_scatter_offset_p_s32(out + oc, offsets, acc, pixels);
 }
 
+/* mcu_helium_store_channel for all four lanes. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_store_channel_all(const mcu_helium_requant *q, int32x4_t acc,
+                                                                  int32_t oc, uint32x4_t offsets, int8_t *out)
+{
+    if (q->bias) {
+        acc = vaddq_n_s32(acc, q->bias[oc]);
+    }
+    acc = mcu_mul_by_quantized_mul_x4_n(acc, q->multiplier[oc], q->shift[oc]);
+    acc = vaddq_n_s32(acc, q->output_offset);
+    acc = vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max);
+    vstrbq_scatter_offset_s32(out + oc, offsets, acc);
+}
+
 static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_lanes(int32_t s0, int32_t s1, int32_t s2, int32_t s3)
 {
     int32x4_t v = vdupq_n_s32(s0);
@@ -94,6 +107,12 @@ typedef struct {
 static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s8x4(const int8_t *at, int full, mve_pred16_t lanes)
 {
     return full ? vldrbq_s32(at) : vldrbq_z_s32(at, lanes);
+}
+
+/* Four int32 values: all of them, or those `lanes` selects, the others 0. */
+static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_s32x4(const int32_t *at, int full, mve_pred16_t lanes)
+{
+    return full ? vldrwq_s32(at) : vldrwq_z_s32(at, lanes);
 }
 
 /* The same plus the input offset when `with_offset` (windows reaching into

@@ -41,6 +41,7 @@ SOURCES = (
     "mcu_conv_window",
     "mcu_conv_dsp_block",
     "mcu_conv_helium",
+    "mcu_conv_helium_small",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
