@@ -204,14 +204,15 @@ def dsp_block_model() -> bytes:
 
 
 def per_channel_shift_model() -> bytes:
-    """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
-    size, shift 0 and left shifts, with output zero points at both ends of
+    """Per-channel rescales from 2^-25 to about 3.6: right shifts of every
+    size (2^-24 the last the M4 blocks fold the output offset into, 2^-25
+    past it), shift 0 and left shifts, with output zero points at both ends of
     int8, on a pointwise and a depthwise convolution."""
     rng = np.random.default_rng(35)
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-100,)))
-    channels = 6
-    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6]
+    channels = 8
+    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6, 2.0**-24, 2.0**-25]
     out_scale = 0.02
     layers = [("CONV_2D", (channels, 1, 1, 16), 127), ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128)]
     outputs = []

@@ -231,18 +231,34 @@ static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32
     }
 }
 
+/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
+static inline MCU_ALWAYS_INLINE int32_t block_ssat8(int32_t v)
+{
+    int32_t clamped;
+    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
+    return clamped;
+}
+
+/* Right shifts e - 1 up to this take the output offset into the rounding
+ * term: |high word| <= 2^30 + 2^(e-2) + 128 * 2^(e-1) < 2^31 for e <= 23. */
+#define BLOCK_FOLDED_SHIFT_MAX 22
+
 /* The sums of `count` pixels of one channel, rescaled by `m` into
  * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
  * channel's constants in registers (the right-shift form: every multiplier
  * QuantizeMultiplier makes below 1/4 with a positive scale), others through
- * requantize_prepared_s8. */
+ * requantize_prepared_s8.  `full`: the activation range is all of int8. */
 static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
-                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step)
+                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step,
+                                                      int full)
 {
     int32_t j;
-    if (m->high_shift >= 0) {
-        const int32_t multiplier = m->multiplier, round = m->high_round, shift = m->high_shift;
-        const int32_t offset = range->output_offset, low = range->act_min, high = range->act_max;
+    if (m->high_shift >= 0 && m->high_shift <= BLOCK_FOLDED_SHIFT_MAX) {
+        /* (h + offset * 2^s) >> s = (h >> s) + offset exactly (a floor), so
+         * the offset joins the high word's rounding term. */
+        const int32_t multiplier = m->multiplier, shift = m->high_shift;
+        const int32_t round = (int32_t)((uint32_t)m->high_round + ((uint32_t)range->output_offset << shift));
+        const int32_t low = range->act_min, high = range->act_max;
         for (j = 0; j < count; ++j, o += step) {
             /* The rounding term c = +-2^30 (by the sign of x) and round
              * x 2^32 as one 64-bit addend: high word round + (x >> 31),
@@ -252,8 +268,12 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
             const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
             const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
             const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
-            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32);
-            *o = (int8_t)mcu_clamp_s32((top >> shift) + offset, low, high);
+            const int32_t v = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32) >> shift;
+            *o = (int8_t)(full ? block_ssat8(v) : mcu_clamp_s32(v, low, high));
+        }
+    } else if (m->high_shift >= 0) {
+        for (j = 0; j < count; ++j, o += step) {
+            *o = requantize_right_shift_s8(range, sums[j], m);
         }
     } else {
         for (j = 0; j < count; ++j, o += step) {
@@ -273,6 +293,7 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
     const size_t out_step = (size_t)out_c;
     const int32_t *terms = p->window_offset_terms;
     const conv_output_range range = conv_output_range_of(p);
+    const int full = p->act_min == -128 && p->act_max == 127;
     int32_t oc, j, k;
     for (oc = 0; oc < out_c; ++oc) {
         const int8_t *w = filter + (size_t)oc * (size_t)n;
@@ -292,7 +313,11 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
                 }
             }
         }
-        store_channel_s8(&range, sums, count, &m, out + oc, out_step);
+        if (full) {
+            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 1);
+        } else {
+            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 0);
+        }
     }
 }
 
