@@ -146,10 +146,11 @@ def depthwise_3x3_model() -> bytes:
 
 
 def few_channels_model() -> bytes:
-    """First layers on cores with the DSP extension and no Helium
-    (mcu_conv_few_channels_dsp.c): 1 to 4 input channels, windows of 4 to
-    40 values (word tails of 0-3), odd filter counts (a lone last filter),
-    odd pixel counts (a lone last pixel), two batches, SAME and VALID,
+    """First layers on cores with the DSP extension and no Helium: 1 to 4
+    input channels, windows of 3 to 32 values in blocks of four pixels
+    (mcu_conv_dsp_block.c: 1-3 pixels past the blocks) and of 36 and 40
+    (mcu_conv_few_channels_dsp.c), word tails of 0-3, odd filter counts (a
+    lone last filter), odd pixel counts (a lone last pixel), two batches, SAME and VALID,
     strides and dilation, RELU / RELU6 clamps, input zero points at both
     ends of int8."""
     net = Int8Net(43)
@@ -166,6 +167,9 @@ def few_channels_model() -> bytes:
         net.conv2d(pair, 4, kernel=(3, 3), strides=(2, 1), padding="SAME"),
         net.conv2d(four, 6, kernel=(3, 3), padding="SAME", activation="RELU6"),
         net.conv2d(four, 1, kernel=(1, 2), strides=(1, 2), padding="VALID"),
+        net.conv2d(four, 3, kernel=(2, 4), padding="SAME"),
+        net.conv2d(mono, 2, kernel=(1, 6), padding="VALID", activation="RELU"),
+        net.conv2d(rgb, 3, kernel=(1, 1), activation="RELU6"),
     ]
     return net.build(*outputs)
 

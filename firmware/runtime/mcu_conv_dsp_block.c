@@ -18,9 +18,15 @@
  * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
  * and written no earlier than that walk does, with or without raster_walk.
  * A pointwise layer's last one or two pixels go through
- * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows. */
+ * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows.
+ *
+ * First layers (1-4 input channels, windows up to FEW_BLOCK_WINDOW_MAX
+ * values) take the same sums in blocks of four pixels, their windows
+ * widened with the input offset added (padding 0), so without offset terms
+ * or `columns`; mcu_conv_few_channels_dsp.c keeps the longer windows. */
 #include "mcu_conv_dsp_block.h"
 
+#include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
@@ -406,6 +412,74 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             widen_pixel(column, j, block, window, lanes);
         }
         block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c);
+    }
+    return 1;
+}
+
+/* Windows of 1-4 input channels (first layers) up to this many values:
+ * four pixels' lanes (32 bytes a word) stay on the stack. */
+#define FEW_BLOCK_WINDOW_MAX 32
+
+/* Every output channel of four pixels whose windows (the input offset
+ * added, padding and the last word's spare taps 0) are widened in `lanes`,
+ * against filters `window` apart, each read a whole last word (its spare
+ * taps meet 0); the last filter, whose word would run past the array, from
+ * `last`, a zero-padded copy. */
+static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, const int8_t *filter,
+                                  const int8_t *last, const int32_t *bias, int32_t count, int8_t *out)
+{
+    const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
+    const int32_t words = (window + 3) / 4;
+    const conv_output_range range = conv_output_range_of(p);
+    const int full = p->act_min == -128 && p->act_max == 127;
+    int32_t oc;
+    for (oc = 0; oc < out_c; ++oc) {
+        const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
+        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        int32_t sums[SHORT_BLOCK_PIXELS];
+        sums[0] = bias_plus(bias, oc, 0);
+        mcu_conv_block4_s8(lanes, w, words, sums);
+        if (full) {
+            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
+        } else {
+            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 0);
+        }
+    }
+}
+
+int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                   const int32_t *bias, int8_t *output)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c, words = (window + 3) / 4;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
+    const int8_t zero_point = (int8_t)-p->input_offset;
+    const size_t group = 2u * SHORT_BLOCK_PIXELS;
+    int32_t lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
+    uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
+    int8_t last[FEW_BLOCK_WINDOW_MAX];
+    int32_t first, j, k, at[3] = {0, 0, 0};
+    if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
+        return 0;
+    }
+    for (k = 0; k < 4 * words; ++k) {
+        last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
+    }
+    for (first = 0; first < pixels; first += SHORT_BLOCK_PIXELS) {
+        const int32_t count = MCU_MIN(pixels - first, SHORT_BLOCK_PIXELS);
+        for (j = 0; j < SHORT_BLOCK_PIXELS; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            int32_t *to = lanes + 2 * j;
+            if (j < count) {
+                mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
+                raster_next(p, &at[0], &at[1], &at[2]);
+            }
+            for (k = 0; k < words; ++k, to += group) {
+                to[0] = mcu_s8x4_even_plus(window_words[k], offset2);
+                to[1] = mcu_s8x4_odd_plus(window_words[k], offset2);
+            }
+        }
+        few_block_channels_s8(p, lanes, filter, last, bias, count, output + (size_t)first * (size_t)p->output_c);
     }
     return 1;
 }
