@@ -282,8 +282,12 @@ def test_int8_depthwise_3x3_on_the_dsp_path():
     assert_matches_reference(depthwise_3x3_model(), inputs=3, target="mps2-an386")
 
 
-def test_int8_first_layer_convolutions_on_the_dsp_path():
-    assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
+@pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])
+def test_int8_first_layer_convolutions_on_the_dsp_path(compact):
+    # Blocks of eight pixels in the planned columns; compact_columns plans
+    # none, and the windows go in blocks of four on the stack.
+    with compact_columns() if compact else contextlib.nullcontext():
+        assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
 
 
 @pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])

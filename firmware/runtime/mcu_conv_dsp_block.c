@@ -416,17 +416,19 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     return 1;
 }
 
-/* Windows of 1-4 input channels (first layers) up to this many values:
- * four pixels' lanes (32 bytes a word) stay on the stack. */
+/* Windows of 1-4 input channels (first layers) up to this many values
+ * (FEW_BLOCK_TAPS_MAX in conv.py): eight pixels' lanes in `columns`, or
+ * four pixels' (32 bytes a word) on the stack. */
 #define FEW_BLOCK_WINDOW_MAX 32
 
-/* Every output channel of four pixels whose windows (the input offset
- * added, padding and the last word's spare taps 0) are widened in `lanes`,
- * against filters `window` apart, each read a whole last word (its spare
- * taps meet 0); the last filter, whose word would run past the array, from
- * `last`, a zero-padded copy. */
-static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, const int8_t *filter,
-                                  const int8_t *last, const int32_t *bias, int32_t count, int8_t *out)
+/* Every output channel of `pixels` (8 or 4) pixels whose windows (the input
+ * offset added, padding and the last word's spare taps 0) are widened in
+ * `lanes`, against filters `window` apart, each read a whole last word (its
+ * spare taps meet 0); the last filter, whose word would run past the array,
+ * from `last`, a zero-padded copy. */
+static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels,
+                                  const int8_t *filter, const int8_t *last, const int32_t *bias, int32_t count,
+                                  int8_t *out)
 {
     const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
     const int32_t words = (window + 3) / 4;
@@ -436,9 +438,13 @@ static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *la
     for (oc = 0; oc < out_c; ++oc) {
         const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
         const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        int32_t sums[SHORT_BLOCK_PIXELS];
+        int32_t sums[BLOCK_PIXELS];
         sums[0] = bias_plus(bias, oc, 0);
-        mcu_conv_block4_s8(lanes, w, words, sums);
+        if (pixels == BLOCK_PIXELS) {
+            mcu_conv_block8_s8(lanes, w, words, sums);
+        } else {
+            mcu_conv_block4_s8(lanes, w, words, sums);
+        }
         if (full) {
             store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
         } else {
@@ -448,14 +454,16 @@ static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *la
 }
 
 int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                   const int32_t *bias, int8_t *output)
+                                   const int32_t *bias, int8_t *output, int8_t *columns)
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c, words = (window + 3) / 4;
     const int32_t pixels = p->batches * p->output_h * p->output_w;
     const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
     const int8_t zero_point = (int8_t)-p->input_offset;
-    const size_t group = 2u * SHORT_BLOCK_PIXELS;
-    int32_t lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
+    const int eight = columns != NULL && MCU_CONV_BLOCK_BYTES(window) <= p->column_bytes;
+    const int32_t block = eight ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+    int32_t stack_lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
+    int32_t *const lanes = eight ? block_lanes(columns) : stack_lanes;
     uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
     int8_t last[FEW_BLOCK_WINDOW_MAX];
     int32_t first, j, k, at[3] = {0, 0, 0};
@@ -465,9 +473,12 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
     for (k = 0; k < 4 * words; ++k) {
         last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
     }
-    for (first = 0; first < pixels; first += SHORT_BLOCK_PIXELS) {
-        const int32_t count = MCU_MIN(pixels - first, SHORT_BLOCK_PIXELS);
-        for (j = 0; j < SHORT_BLOCK_PIXELS; ++j) {
+    for (first = 0; first < pixels; first += block) {
+        const int32_t count = MCU_MIN(pixels - first, block);
+        /* Fewer than five pixels left: a block of four (eight would be half empty). */
+        const int32_t size = count > SHORT_BLOCK_PIXELS ? block : SHORT_BLOCK_PIXELS;
+        const size_t group = 2u * (size_t)size;
+        for (j = 0; j < size; ++j) {
             /* Past the last pixel the block repeats it; its sums are not stored. */
             int32_t *to = lanes + 2 * j;
             if (j < count) {
@@ -479,7 +490,8 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
                 to[1] = mcu_s8x4_odd_plus(window_words[k], offset2);
             }
         }
-        few_block_channels_s8(p, lanes, filter, last, bias, count, output + (size_t)first * (size_t)p->output_c);
+        few_block_channels_s8(p, lanes, size, filter, last, bias, count,
+                              output + (size_t)first * (size_t)p->output_c);
     }
     return 1;
 }
