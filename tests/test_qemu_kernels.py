@@ -211,18 +211,26 @@ def per_channel_shift_model() -> bytes:
     """Per-channel rescales from 2^-25 to about 3.6: right shifts of every
     size (2^-24 the last the M4 blocks fold the output offset into, 2^-25
     past it), shift 0 and left shifts, with output zero points at both ends of
-    int8, on a pointwise and a depthwise convolution."""
+    int8, on a pointwise and a depthwise convolution; and pointwise ones
+    whose every rescale is a right shift of 2 to 23 (the M4 blocks' channels
+    in assembly), output zero points 127 and -128."""
     rng = np.random.default_rng(35)
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-100,)))
     channels = 8
     rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6, 2.0**-24, 2.0**-25]
+    folded = [2.0**-9, 0.2, 2.0**-24, 0.03, 0.12]
     out_scale = 0.02
-    layers = [("CONV_2D", (channels, 1, 1, 16), 127), ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128)]
+    layers = [
+        ("CONV_2D", (channels, 1, 1, 16), 127, rescales),
+        ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128, rescales),
+        ("CONV_2D", (5, 1, 1, 16), 127, folded),
+        ("CONV_2D", (3, 1, 1, 16), -128, folded[1:]),
+    ]
     outputs = []
-    for opcode, shape, out_zero_point in layers:
+    for opcode, shape, out_zero_point, layer_rescales in layers:
         out_c = shape[0] if opcode == "CONV_2D" else shape[3]
-        filter_scales = tuple(rescales[c % len(rescales)] * out_scale / 0.05 for c in range(out_c))
+        filter_scales = tuple(layer_rescales[c % len(layer_rescales)] * out_scale / 0.05 for c in range(out_c))
         weights = rng.integers(-127, 128, size=shape).astype(np.int8)
         axis = 0 if opcode == "CONV_2D" else 3
         w = mb.add_tensor(shape, "int8", Quantization(filter_scales, (0,) * out_c, axis), data=weights)

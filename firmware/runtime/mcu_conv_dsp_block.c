@@ -21,11 +21,14 @@
  * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows.
  *
  * First layers (1-4 input channels, windows up to FEW_BLOCK_WINDOW_MAX
- * values) take the same sums in blocks of four pixels, their windows
- * widened with the input offset added (padding 0), so without offset terms
- * or `columns`; mcu_conv_few_channels_dsp.c keeps the longer windows. */
+ * values) take the same sums, their windows widened with the input offset
+ * added (padding 0, no offset terms), eight pixels at a time in `columns`
+ * or four on the stack; mcu_conv_few_channels_dsp.c keeps the longer
+ * windows.  Full blocks of whole words whose channels all take the folded
+ * SSAT rescale run every channel in mcu_conv_block8_channels_s8. */
 #include "mcu_conv_dsp_block.h"
 
+#include "mcu_conv_dsp_block_asm.h"
 #include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
@@ -36,130 +39,8 @@
 #define BLOCK_PIXELS 8
 #define SHORT_BLOCK_PIXELS 4
 
-/* Sums of pixels' widened taps against one filter, written in assembly
- * because the eight sums, three pointers and four operands take every
- * register the core has and the compiler spills them (three times the
- * instructions).  mcu_conv_block8_s8(lanes, w, words, sums): sums[j] for
- * pixel j = 0..7, each started at sums[0]'s value on entry (the channel's
- * bias and offset term), over `words` groups of four taps, lanes holding the pairs
- * (t, t+2), (t+1, t+3) of the eight pixels side by side per group (64
- * bytes, word aligned), w the filter's int8 taps.  Each filter word is split
- * once by SXTB16 and each pair of lanes read by one LDRD, so four taps of
- * eight pixels cost 27 instructions for 32 products.  mcu_conv_block4_s8:
- * the same for four pixels (32 bytes per group).  SMLAD wraps as int32
- * additions do, so the sums are those of any other order. */
-void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
-void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
-
-__asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
-        ".syntax unified\n"
-        ".thumb\n"
-        /* One group of four taps at r0 + base: the filter word at r1 (post
-         * incremented) split into r12 (taps t, t+2) and lr (t+1, t+3). */
-        ".macro mcu_block_word pixels, base\n"
-        "  ldr r3, [r1], #4\n"
-        "  sxtb16 r12, r3\n"
-        "  sxtb16 lr, r3, ror #8\n"
-        "  ldrd r2, r3, [r0, #\\base]\n"
-        "  smlad r4, r2, r12, r4\n"
-        "  smlad r4, r3, lr, r4\n"
-        "  ldrd r2, r3, [r0, #\\base + 8]\n"
-        "  smlad r5, r2, r12, r5\n"
-        "  smlad r5, r3, lr, r5\n"
-        "  ldrd r2, r3, [r0, #\\base + 16]\n"
-        "  smlad r6, r2, r12, r6\n"
-        "  smlad r6, r3, lr, r6\n"
-        "  ldrd r2, r3, [r0, #\\base + 24]\n"
-        "  smlad r7, r2, r12, r7\n"
-        "  smlad r7, r3, lr, r7\n"
-        "  .if \\pixels == 8\n"
-        "  ldrd r2, r3, [r0, #\\base + 32]\n"
-        "  smlad r8, r2, r12, r8\n"
-        "  smlad r8, r3, lr, r8\n"
-        "  ldrd r2, r3, [r0, #\\base + 40]\n"
-        "  smlad r9, r2, r12, r9\n"
-        "  smlad r9, r3, lr, r9\n"
-        "  ldrd r2, r3, [r0, #\\base + 48]\n"
-        "  smlad r10, r2, r12, r10\n"
-        "  smlad r10, r3, lr, r10\n"
-        "  ldrd r2, r3, [r0, #\\base + 56]\n"
-        "  smlad r11, r2, r12, r11\n"
-        "  smlad r11, r3, lr, r11\n"
-        "  .endif\n"
-        ".endm\n"
-        /* Eight pixels: the end of the lanes and `sums` on the stack. */
-        ".p2align 2\n"
-        ".global mcu_conv_block8_s8\n"
-        ".hidden mcu_conv_block8_s8\n"
-        ".type mcu_conv_block8_s8, %function\n"
-        ".thumb_func\n"
-        "mcu_conv_block8_s8:\n"
-        "  push {r4-r11, lr}\n"
-        "  sub sp, sp, #12\n"
-        "  add r12, r0, r2, lsl #6\n"
-        "  strd r12, r3, [sp]\n"
-        "  ldr r4, [r3]\n"
-        "  mov r5, r4\n"
-        "  mov r6, r4\n"
-        "  mov r7, r4\n"
-        "  mov r8, r4\n"
-        "  mov r9, r4\n"
-        "  mov r10, r4\n"
-        "  mov r11, r4\n"
-        "  tst r2, #1\n"
-        "  beq 1f\n"
-        "  mcu_block_word 8, 0\n"
-        "  adds r0, r0, #64\n"
-        "1:\n"
-        "  ldr r2, [sp]\n"
-        "  cmp r0, r2\n"
-        "  beq 3f\n"
-        "2:\n"
-        "  mcu_block_word 8, 0\n"
-        "  mcu_block_word 8, 64\n"
-        "  adds r0, r0, #128\n"
-        "  ldr r2, [sp]\n"
-        "  cmp r0, r2\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  ldr r3, [sp, #4]\n"
-        "  stm r3, {r4-r11}\n"
-        "  add sp, sp, #12\n"
-        "  pop {r4-r11, pc}\n"
-        ".size mcu_conv_block8_s8, . - mcu_conv_block8_s8\n"
-        /* Four pixels: the end in r8, `sums` in r9. */
-        ".p2align 2\n"
-        ".global mcu_conv_block4_s8\n"
-        ".hidden mcu_conv_block4_s8\n"
-        ".type mcu_conv_block4_s8, %function\n"
-        ".thumb_func\n"
-        "mcu_conv_block4_s8:\n"
-        "  push {r4-r10, lr}\n"
-        "  add r8, r0, r2, lsl #5\n"
-        "  mov r9, r3\n"
-        "  ldr r4, [r3]\n"
-        "  mov r5, r4\n"
-        "  mov r6, r4\n"
-        "  mov r7, r4\n"
-        "  tst r2, #1\n"
-        "  beq 1f\n"
-        "  mcu_block_word 4, 0\n"
-        "  adds r0, r0, #32\n"
-        "1:\n"
-        "  cmp r0, r8\n"
-        "  beq 3f\n"
-        "2:\n"
-        "  mcu_block_word 4, 0\n"
-        "  mcu_block_word 4, 32\n"
-        "  adds r0, r0, #64\n"
-        "  cmp r0, r8\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  stm r9, {r4-r7}\n"
-        "  pop {r4-r10, pc}\n"
-        ".size mcu_conv_block4_s8, . - mcu_conv_block4_s8\n"
-        ".purgem mcu_block_word\n"
-        ".popsection\n");
+/* mcu_conv_block8_s8, mcu_conv_block4_s8, mcu_conv_block8_channels_s8:
+ * mcu_conv_dsp_block_asm.h. */
 
 /* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
  * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
@@ -292,9 +173,25 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
  * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
  * out + j * output_c. */
 static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
-                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out)
+                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out, int in_asm)
 {
     const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
+    if (in_asm && count == BLOCK_PIXELS && tail == 0) {
+        const int32_t job[11] = {(int32_t)(uintptr_t)lanes,
+                                 (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
+                                 (int32_t)(uintptr_t)filter,
+                                 (int32_t)(uintptr_t)bias,
+                                 (int32_t)(uintptr_t)p->window_offset_terms,
+                                 (int32_t)(uintptr_t)p->output_multiplier,
+                                 (int32_t)(uintptr_t)p->output_shift,
+                                 (int32_t)(uintptr_t)out,
+                                 out_c,
+                                 p->output_offset,
+                                 (int32_t)(uintptr_t)(out + out_c)};
+        mcu_conv_block8_channels_s8(job);
+        return;
+    }
+    {
     const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
     const size_t out_step = (size_t)out_c;
     const int32_t *terms = p->window_offset_terms;
@@ -325,6 +222,25 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
             store_channel_s8(&range, sums, count, &m, out + oc, out_step, 0);
         }
     }
+    }
+}
+
+/* Whether every channel's rescale takes mcu_conv_block8_channels_s8: a
+ * bias, the full int8 range, multipliers >= 0 and right shifts of 2 to
+ * BLOCK_FOLDED_SHIFT_MAX + 1. */
+static int block_rescale_in_asm(const mcu_conv_s8_params *p, const int32_t *bias)
+{
+    int32_t oc;
+    if (bias == NULL || p->act_min != -128 || p->act_max != 127) {
+        return 0;
+    }
+    for (oc = 0; oc < p->output_c; ++oc) {
+        const int32_t e = -p->output_shift[oc];
+        if (p->output_multiplier[oc] < 0 || e < 2 || e > BLOCK_FOLDED_SHIFT_MAX + 1) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The lanes' first word in `columns`: word aligned (LDRD). */
@@ -342,10 +258,12 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t *lanes;
     int32_t first, j;
+    int in_asm;
     if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
         return 0;
     }
     lanes = block_lanes(columns);
+    in_asm = block_rescale_in_asm(p, bias);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -370,7 +288,7 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
                                    output + (size_t)first * (size_t)out_c);
             continue;
         }
-        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
+        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c, in_asm);
     }
     return 1;
 }
@@ -384,6 +302,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     int8_t *column;
     int32_t *lanes;
     int32_t first, j;
+    int in_asm;
     /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
     if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
         MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
@@ -393,6 +312,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
      * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
     lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
+    in_asm = block_rescale_in_asm(p, bias);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -411,7 +331,8 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             }
             widen_pixel(column, j, block, window, lanes);
         }
-        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c);
+        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c,
+                          in_asm);
     }
     return 1;
 }

@@ -40,6 +40,7 @@ SOURCES = (
     "mcu_conv_1x1",
     "mcu_conv_window",
     "mcu_conv_dsp_block",
+    "mcu_conv_dsp_block_asm",
     "mcu_conv_helium",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
