@@ -169,6 +169,27 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
     }
 }
 
+/* Channels 0 .. `channels` - 1 (at least one) of a full block of eight
+ * pixels through mcu_conv_block8_channels_s8, filters `stride` apart. */
+static void block8_channels_in_asm(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t words,
+                                   const int8_t *filter, int32_t stride, const int32_t *bias, const int32_t *terms,
+                                   int32_t channels, int8_t *out)
+{
+    const int32_t job[12] = {(int32_t)(uintptr_t)lanes,
+                             (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
+                             (int32_t)(uintptr_t)filter,
+                             (int32_t)(uintptr_t)bias,
+                             (int32_t)(uintptr_t)terms,
+                             (int32_t)(uintptr_t)p->output_multiplier,
+                             (int32_t)(uintptr_t)p->output_shift,
+                             (int32_t)(uintptr_t)out,
+                             p->output_c,
+                             p->output_offset,
+                             (int32_t)(uintptr_t)(out + channels),
+                             stride};
+    mcu_conv_block8_channels_s8(job);
+}
+
 /* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
  * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
  * out + j * output_c. */
@@ -177,18 +198,7 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
 {
     const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
     if (in_asm && count == BLOCK_PIXELS && tail == 0) {
-        const int32_t job[11] = {(int32_t)(uintptr_t)lanes,
-                                 (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
-                                 (int32_t)(uintptr_t)filter,
-                                 (int32_t)(uintptr_t)bias,
-                                 (int32_t)(uintptr_t)p->window_offset_terms,
-                                 (int32_t)(uintptr_t)p->output_multiplier,
-                                 (int32_t)(uintptr_t)p->output_shift,
-                                 (int32_t)(uintptr_t)out,
-                                 out_c,
-                                 p->output_offset,
-                                 (int32_t)(uintptr_t)(out + out_c)};
-        mcu_conv_block8_channels_s8(job);
+        block8_channels_in_asm(p, lanes, words, filter, n, bias, p->window_offset_terms, out_c, out);
         return;
     }
     {
@@ -349,14 +359,18 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
  * from `last`, a zero-padded copy. */
 static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels,
                                   const int8_t *filter, const int8_t *last, const int32_t *bias, int32_t count,
-                                  int8_t *out)
+                                  int8_t *out, int in_asm)
 {
     const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
     const int32_t words = (window + 3) / 4;
     const conv_output_range range = conv_output_range_of(p);
     const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc;
-    for (oc = 0; oc < out_c; ++oc) {
+    int32_t oc = 0;
+    if (in_asm && pixels == BLOCK_PIXELS && count == BLOCK_PIXELS && out_c > 1) {
+        block8_channels_in_asm(p, lanes, words, filter, window, bias, NULL, out_c - 1, out);
+        oc = out_c - 1;
+    }
+    for (; oc < out_c; ++oc) {
         const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
         const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
         int32_t sums[BLOCK_PIXELS];
@@ -388,9 +402,11 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
     uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
     int8_t last[FEW_BLOCK_WINDOW_MAX];
     int32_t first, j, k, at[3] = {0, 0, 0};
+    int in_asm;
     if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
         return 0;
     }
+    in_asm = block_rescale_in_asm(p, bias);
     for (k = 0; k < 4 * words; ++k) {
         last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
     }
@@ -412,7 +428,7 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
             }
         }
         few_block_channels_s8(p, lanes, size, filter, last, bias, count,
-                              output + (size_t)first * (size_t)p->output_c);
+                              output + (size_t)first * (size_t)p->output_c, in_asm);
     }
     return 1;
 }

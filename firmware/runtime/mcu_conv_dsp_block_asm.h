@@ -22,16 +22,18 @@
  * additions do, so the sums are those of any other order. */
 void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
 void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
-/* Every output channel of eight pixels whose taps (a multiple of four) are
- * widened in the lanes, rescaled as store_channel_s8's folded form with the
- * SSAT clamp, in assembly: the C loop around mcu_conv_block8_s8 spends
- * about as many instructions per channel as the sums of a short filter.
- * `job` (read once): lanes, their end, filters (contiguous, one after the
- * other), bias, window offset terms, multipliers, shifts, out (channel 0 of
- * pixel 0), output_c (the pixels' step), output offset, out + output_c.
- * Every channel must take the folded form (multiplier >= 0, right shift 2
- * to BLOCK_FOLDED_SHIFT_MAX + 1) and the activation range be all of int8. */
-void mcu_conv_block8_channels_s8(const int32_t job[11]);
+/* Output channels of eight pixels whose taps are widened in the lanes,
+ * rescaled as store_channel_s8's folded form with the SSAT clamp, in
+ * assembly: the C loop around mcu_conv_block8_s8 spends about as many
+ * instructions per channel as the sums of a short filter.  `job` (read
+ * once): lanes, their end, the first filter, bias, window offset terms (or
+ * NULL: none), multipliers, shifts, out (the first channel of pixel 0),
+ * output_c (the pixels' step), output offset, out past the last channel
+ * (at least one), the filters' stride.  Each filter is read as whole words
+ * (the lanes' spare taps 0).  Every channel must take the folded form
+ * (multiplier >= 0, right shift 2 to BLOCK_FOLDED_SHIFT_MAX + 1) and the
+ * activation range be all of int8. */
+void mcu_conv_block8_channels_s8(const int32_t job[12]);
 #endif
 
 #endif /* MCU_CONV_DSP_BLOCK_ASM_H */
