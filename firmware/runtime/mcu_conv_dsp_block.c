@@ -388,6 +388,37 @@ static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *la
     }
 }
 
+/* The window of pixel at = (b, y, x) into `bytes` when it lies wholly
+ * inside the input with dilation 1 across (most pixels): its rows copied a
+ * word at a time; 0 (nothing written) otherwise. */
+static int few_inside_window(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t *bytes)
+{
+    const int32_t row = p->filter_w * p->input_c, row_step = p->dilation_h * p->input_w * p->input_c;
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
+    const int8_t *from;
+    int32_t r, c;
+    if (p->dilation_w != 1 || oy < 0 || ox < 0 || oy + (p->filter_h - 1) * p->dilation_h >= p->input_h ||
+        ox + p->filter_w > p->input_w) {
+        return 0;
+    }
+    from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox, 0);
+    for (r = 0; r < p->filter_h; ++r, from += row_step, bytes += row) {
+        for (c = 0; c + 4 <= row; c += 4) {
+            const uint32_t word = mcu_load_s8x4(from + c);
+            /* Kept in a register: gcc would make the loop a memcpy call,
+             * slower than these few words. */
+            __asm__("" : : "r"(word));
+            memcpy(bytes + c, &word, sizeof word);
+        }
+        for (; c < row; ++c) {
+            const int8_t value = from[c];
+            __asm__("" : : "r"(value));
+            bytes[c] = value;
+        }
+    }
+    return 1;
+}
+
 int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                    const int32_t *bias, int8_t *output, int8_t *columns)
 {
@@ -407,6 +438,10 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
         return 0;
     }
     in_asm = block_rescale_in_asm(p, bias);
+    /* The last word's spare taps: the zero point (0 once offset). */
+    for (k = window; k < 4 * words; ++k) {
+        ((int8_t *)window_words)[k] = zero_point;
+    }
     for (k = 0; k < 4 * words; ++k) {
         last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
     }
@@ -419,7 +454,9 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
             /* Past the last pixel the block repeats it; its sums are not stored. */
             int32_t *to = lanes + 2 * j;
             if (j < count) {
-                mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
+                if (!few_inside_window(p, input, at, (int8_t *)window_words)) {
+                    mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
+                }
                 raster_next(p, &at[0], &at[1], &at[2]);
             }
             for (k = 0; k < words; ++k, to += group) {
