@@ -95,9 +95,10 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     - windows of up to BLOCK_TAPS_MAX values on BLOCK_MIN_CHANNELS or more
       input channels (M4/M7 DSP): eight windows widened (block_bytes) and,
       unless input_c is a multiple of 4, one int8 window before them;
-    - windows of up to FEW_BLOCK_TAPS_MAX values on fewer than
+    - windows (not 1x1) of up to FEW_BLOCK_TAPS_MAX values on fewer than
       BLOCK_MIN_CHANNELS input channels (M4/M7 DSP, first layers): eight
-      windows widened (block_bytes; without them, four on the stack);
+      windows widened (block_bytes; without them, and for 1x1, four on the
+      stack);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -111,7 +112,7 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     blocks = not _COMPACT_COLUMNS.get()
     window = filter_h * filter_w * in_c
-    if blocks and in_c < BLOCK_MIN_CHANNELS and window <= FEW_BLOCK_TAPS_MAX:
+    if blocks and in_c < BLOCK_MIN_CHANNELS and window <= FEW_BLOCK_TAPS_MAX and (filter_h, filter_w) != (1, 1):
         return max(block_bytes(window), _columns_bytes_past_first_layers(params, blocks))
     return _columns_bytes_past_first_layers(params, blocks)
 
