@@ -172,10 +172,11 @@ def small_window_model() -> bytes:
 
 
 def few_channels_model() -> bytes:
-    """First layers on cores with the DSP extension and no Helium
-    (mcu_conv_few_channels_dsp.c): 1 to 4 input channels, windows of 4 to
-    40 values (word tails of 0-3), odd filter counts (a lone last filter),
-    odd pixel counts (a lone last pixel), two batches, SAME and VALID,
+    """First layers on cores with the DSP extension and no Helium: 1 to 4
+    input channels, windows of 3 to 32 values in blocks of four pixels
+    (mcu_conv_dsp_block.c: 1-3 pixels past the blocks) and of 36 and 40
+    (mcu_conv_few_channels_dsp.c), word tails of 0-3, odd filter counts (a
+    lone last filter), odd pixel counts (a lone last pixel), two batches, SAME and VALID,
     strides and dilation, RELU / RELU6 clamps, input zero points at both
     ends of int8."""
     net = Int8Net(43)
@@ -192,6 +193,9 @@ def few_channels_model() -> bytes:
         net.conv2d(pair, 4, kernel=(3, 3), strides=(2, 1), padding="SAME"),
         net.conv2d(four, 6, kernel=(3, 3), padding="SAME", activation="RELU6"),
         net.conv2d(four, 1, kernel=(1, 2), strides=(1, 2), padding="VALID"),
+        net.conv2d(four, 3, kernel=(2, 4), padding="SAME"),
+        net.conv2d(mono, 2, kernel=(1, 6), padding="VALID", activation="RELU"),
+        net.conv2d(rgb, 3, kernel=(1, 1), activation="RELU6"),
     ]
     return net.build(*outputs)
 
@@ -251,20 +255,29 @@ def depthwise_table_model() -> bytes:
 
 
 def per_channel_shift_model() -> bytes:
-    """Per-channel rescales from 2^-20 to about 3.6: right shifts of every
-    size, shift 0 and left shifts, with output zero points at both ends of
-    int8, on a pointwise and a depthwise convolution."""
+    """Per-channel rescales from 2^-25 to about 3.6: right shifts of every
+    size (2^-24 the last the M4 blocks fold the output offset into, 2^-25
+    past it), shift 0 and left shifts, with output zero points at both ends of
+    int8, on a pointwise and a depthwise convolution; and pointwise ones
+    whose every rescale is a right shift of 2 to 23 (the M4 blocks' channels
+    in assembly), output zero points 127 and -128."""
     rng = np.random.default_rng(35)
     mb = ModelBuilder()
     x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-100,)))
-    channels = 6
-    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6]
+    channels = 8
+    rescales = [2.0**-20, 2.0**-9, 0.3, 0.75, 1.0, 3.6, 2.0**-24, 2.0**-25]
+    folded = [2.0**-9, 0.2, 2.0**-24, 0.03, 0.12]
     out_scale = 0.02
-    layers = [("CONV_2D", (channels, 1, 1, 16), 127), ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128)]
+    layers = [
+        ("CONV_2D", (channels, 1, 1, 16), 127, rescales),
+        ("DEPTHWISE_CONV_2D", (1, 3, 3, 16), -128, rescales),
+        ("CONV_2D", (5, 1, 1, 16), 127, folded),
+        ("CONV_2D", (3, 1, 1, 16), -128, folded[1:]),
+    ]
     outputs = []
-    for opcode, shape, out_zero_point in layers:
+    for opcode, shape, out_zero_point, layer_rescales in layers:
         out_c = shape[0] if opcode == "CONV_2D" else shape[3]
-        filter_scales = tuple(rescales[c % len(rescales)] * out_scale / 0.05 for c in range(out_c))
+        filter_scales = tuple(layer_rescales[c % len(layer_rescales)] * out_scale / 0.05 for c in range(out_c))
         weights = rng.integers(-127, 128, size=shape).astype(np.int8)
         axis = 0 if opcode == "CONV_2D" else 3
         w = mb.add_tensor(shape, "int8", Quantization(filter_scales, (0,) * out_c, axis), data=weights)
@@ -324,8 +337,12 @@ def test_int8_depthwise_3x3_on_the_dsp_path():
     assert_matches_reference(depthwise_3x3_model(), inputs=3, target="mps2-an386")
 
 
-def test_int8_first_layer_convolutions_on_the_dsp_path():
-    assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
+@pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])
+def test_int8_first_layer_convolutions_on_the_dsp_path(compact):
+    # Blocks of eight pixels in the planned columns; compact_columns plans
+    # none, and the windows go in blocks of four on the stack.
+    with compact_columns() if compact else contextlib.nullcontext():
+        assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
 
 
 @pytest.mark.parametrize("compact", [False, True], ids=["blocks", "compact_columns"])

@@ -40,8 +40,9 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
 #if defined(MCU_DSP) && !defined(MCU_MVE)
-    if (p->input_c <= 4 && mcu_conv_2d_s8_few_channels(p, input, filter, bias, output)) {
-        return; /* first layers: mcu_conv_few_channels_dsp.c */
+    if (p->input_c <= 4 && (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns) ||
+                            mcu_conv_2d_s8_few_channels(p, input, filter, bias, output))) {
+        return; /* first layers: mcu_conv_dsp_block.c, mcu_conv_few_channels_dsp.c */
     }
 #endif
     if (p->window_offset_terms == NULL || p->filter_in_c_or_multiplier != p->input_c) {

@@ -18,9 +18,18 @@
  * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
  * and written no earlier than that walk does, with or without raster_walk.
  * A pointwise layer's last one or two pixels go through
- * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows. */
+ * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows.
+ *
+ * First layers (1-4 input channels, windows up to FEW_BLOCK_WINDOW_MAX
+ * values) take the same sums, their windows widened with the input offset
+ * added (padding 0, no offset terms), eight pixels at a time in `columns`
+ * or four on the stack; mcu_conv_few_channels_dsp.c keeps the longer
+ * windows.  Full blocks of whole words whose channels all take the folded
+ * SSAT rescale run every channel in mcu_conv_block8_channels_s8. */
 #include "mcu_conv_dsp_block.h"
 
+#include "mcu_conv_dsp_block_asm.h"
+#include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
@@ -30,130 +39,8 @@
 #define BLOCK_PIXELS 8
 #define SHORT_BLOCK_PIXELS 4
 
-/* Sums of pixels' widened taps against one filter, written in assembly
- * because the eight sums, three pointers and four operands take every
- * register the core has and the compiler spills them (three times the
- * instructions).  mcu_conv_block8_s8(lanes, w, words, sums): sums[j] for
- * pixel j = 0..7, each started at sums[0]'s value on entry (the channel's
- * bias and offset term), over `words` groups of four taps, lanes holding the pairs
- * (t, t+2), (t+1, t+3) of the eight pixels side by side per group (64
- * bytes, word aligned), w the filter's int8 taps.  Each filter word is split
- * once by SXTB16 and each pair of lanes read by one LDRD, so four taps of
- * eight pixels cost 27 instructions for 32 products.  mcu_conv_block4_s8:
- * the same for four pixels (32 bytes per group).  SMLAD wraps as int32
- * additions do, so the sums are those of any other order. */
-void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
-void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
-
-__asm__(".pushsection .text.mcu_conv_block_s8,\"ax\",%progbits\n"
-        ".syntax unified\n"
-        ".thumb\n"
-        /* One group of four taps at r0 + base: the filter word at r1 (post
-         * incremented) split into r12 (taps t, t+2) and lr (t+1, t+3). */
-        ".macro mcu_block_word pixels, base\n"
-        "  ldr r3, [r1], #4\n"
-        "  sxtb16 r12, r3\n"
-        "  sxtb16 lr, r3, ror #8\n"
-        "  ldrd r2, r3, [r0, #\\base]\n"
-        "  smlad r4, r2, r12, r4\n"
-        "  smlad r4, r3, lr, r4\n"
-        "  ldrd r2, r3, [r0, #\\base + 8]\n"
-        "  smlad r5, r2, r12, r5\n"
-        "  smlad r5, r3, lr, r5\n"
-        "  ldrd r2, r3, [r0, #\\base + 16]\n"
-        "  smlad r6, r2, r12, r6\n"
-        "  smlad r6, r3, lr, r6\n"
-        "  ldrd r2, r3, [r0, #\\base + 24]\n"
-        "  smlad r7, r2, r12, r7\n"
-        "  smlad r7, r3, lr, r7\n"
-        "  .if \\pixels == 8\n"
-        "  ldrd r2, r3, [r0, #\\base + 32]\n"
-        "  smlad r8, r2, r12, r8\n"
-        "  smlad r8, r3, lr, r8\n"
-        "  ldrd r2, r3, [r0, #\\base + 40]\n"
-        "  smlad r9, r2, r12, r9\n"
-        "  smlad r9, r3, lr, r9\n"
-        "  ldrd r2, r3, [r0, #\\base + 48]\n"
-        "  smlad r10, r2, r12, r10\n"
-        "  smlad r10, r3, lr, r10\n"
-        "  ldrd r2, r3, [r0, #\\base + 56]\n"
-        "  smlad r11, r2, r12, r11\n"
-        "  smlad r11, r3, lr, r11\n"
-        "  .endif\n"
-        ".endm\n"
-        /* Eight pixels: the end of the lanes and `sums` on the stack. */
-        ".p2align 2\n"
-        ".global mcu_conv_block8_s8\n"
-        ".hidden mcu_conv_block8_s8\n"
-        ".type mcu_conv_block8_s8, %function\n"
-        ".thumb_func\n"
-        "mcu_conv_block8_s8:\n"
-        "  push {r4-r11, lr}\n"
-        "  sub sp, sp, #12\n"
-        "  add r12, r0, r2, lsl #6\n"
-        "  strd r12, r3, [sp]\n"
-        "  ldr r4, [r3]\n"
-        "  mov r5, r4\n"
-        "  mov r6, r4\n"
-        "  mov r7, r4\n"
-        "  mov r8, r4\n"
-        "  mov r9, r4\n"
-        "  mov r10, r4\n"
-        "  mov r11, r4\n"
-        "  tst r2, #1\n"
-        "  beq 1f\n"
-        "  mcu_block_word 8, 0\n"
-        "  adds r0, r0, #64\n"
-        "1:\n"
-        "  ldr r2, [sp]\n"
-        "  cmp r0, r2\n"
-        "  beq 3f\n"
-        "2:\n"
-        "  mcu_block_word 8, 0\n"
-        "  mcu_block_word 8, 64\n"
-        "  adds r0, r0, #128\n"
-        "  ldr r2, [sp]\n"
-        "  cmp r0, r2\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  ldr r3, [sp, #4]\n"
-        "  stm r3, {r4-r11}\n"
-        "  add sp, sp, #12\n"
-        "  pop {r4-r11, pc}\n"
-        ".size mcu_conv_block8_s8, . - mcu_conv_block8_s8\n"
-        /* Four pixels: the end in r8, `sums` in r9. */
-        ".p2align 2\n"
-        ".global mcu_conv_block4_s8\n"
-        ".hidden mcu_conv_block4_s8\n"
-        ".type mcu_conv_block4_s8, %function\n"
-        ".thumb_func\n"
-        "mcu_conv_block4_s8:\n"
-        "  push {r4-r10, lr}\n"
-        "  add r8, r0, r2, lsl #5\n"
-        "  mov r9, r3\n"
-        "  ldr r4, [r3]\n"
-        "  mov r5, r4\n"
-        "  mov r6, r4\n"
-        "  mov r7, r4\n"
-        "  tst r2, #1\n"
-        "  beq 1f\n"
-        "  mcu_block_word 4, 0\n"
-        "  adds r0, r0, #32\n"
-        "1:\n"
-        "  cmp r0, r8\n"
-        "  beq 3f\n"
-        "2:\n"
-        "  mcu_block_word 4, 0\n"
-        "  mcu_block_word 4, 32\n"
-        "  adds r0, r0, #64\n"
-        "  cmp r0, r8\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  stm r9, {r4-r7}\n"
-        "  pop {r4-r10, pc}\n"
-        ".size mcu_conv_block4_s8, . - mcu_conv_block4_s8\n"
-        ".purgem mcu_block_word\n"
-        ".popsection\n");
+/* mcu_conv_block8_s8, mcu_conv_block4_s8, mcu_conv_block8_channels_s8:
+ * mcu_conv_dsp_block_asm.h. */
 
 /* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
  * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
@@ -231,18 +118,34 @@ static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32
     }
 }
 
+/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
+static inline MCU_ALWAYS_INLINE int32_t block_ssat8(int32_t v)
+{
+    int32_t clamped;
+    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
+    return clamped;
+}
+
+/* Right shifts e - 1 up to this take the output offset into the rounding
+ * term: |high word| <= 2^30 + 2^(e-2) + 128 * 2^(e-1) < 2^31 for e <= 23. */
+#define BLOCK_FOLDED_SHIFT_MAX 22
+
 /* The sums of `count` pixels of one channel, rescaled by `m` into
  * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
  * channel's constants in registers (the right-shift form: every multiplier
  * QuantizeMultiplier makes below 1/4 with a positive scale), others through
- * requantize_prepared_s8. */
+ * requantize_prepared_s8.  `full`: the activation range is all of int8. */
 static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
-                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step)
+                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step,
+                                                      int full)
 {
     int32_t j;
-    if (m->high_shift >= 0) {
-        const int32_t multiplier = m->multiplier, round = m->high_round, shift = m->high_shift;
-        const int32_t offset = range->output_offset, low = range->act_min, high = range->act_max;
+    if (m->high_shift >= 0 && m->high_shift <= BLOCK_FOLDED_SHIFT_MAX) {
+        /* (h + offset * 2^s) >> s = (h >> s) + offset exactly (a floor), so
+         * the offset joins the high word's rounding term. */
+        const int32_t multiplier = m->multiplier, shift = m->high_shift;
+        const int32_t round = (int32_t)((uint32_t)m->high_round + ((uint32_t)range->output_offset << shift));
+        const int32_t low = range->act_min, high = range->act_max;
         for (j = 0; j < count; ++j, o += step) {
             /* The rounding term c = +-2^30 (by the sign of x) and round
              * x 2^32 as one 64-bit addend: high word round + (x >> 31),
@@ -252,8 +155,12 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
             const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
             const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
             const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
-            const int32_t top = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32);
-            *o = (int8_t)mcu_clamp_s32((top >> shift) + offset, low, high);
+            const int32_t v = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32) >> shift;
+            *o = (int8_t)(full ? block_ssat8(v) : mcu_clamp_s32(v, low, high));
+        }
+    } else if (m->high_shift >= 0) {
+        for (j = 0; j < count; ++j, o += step) {
+            *o = requantize_right_shift_s8(range, sums[j], m);
         }
     } else {
         for (j = 0; j < count; ++j, o += step) {
@@ -262,17 +169,44 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
     }
 }
 
+/* Channels 0 .. `channels` - 1 (at least one) of a full block of eight
+ * pixels through mcu_conv_block8_channels_s8, filters `stride` apart. */
+static void block8_channels_in_asm(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t words,
+                                   const int8_t *filter, int32_t stride, const int32_t *bias, const int32_t *terms,
+                                   int32_t channels, int8_t *out)
+{
+    const int32_t job[12] = {(int32_t)(uintptr_t)lanes,
+                             (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
+                             (int32_t)(uintptr_t)filter,
+                             (int32_t)(uintptr_t)bias,
+                             (int32_t)(uintptr_t)terms,
+                             (int32_t)(uintptr_t)p->output_multiplier,
+                             (int32_t)(uintptr_t)p->output_shift,
+                             (int32_t)(uintptr_t)out,
+                             p->output_c,
+                             p->output_offset,
+                             (int32_t)(uintptr_t)(out + channels),
+                             stride};
+    mcu_conv_block8_channels_s8(job);
+}
+
 /* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
  * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
  * out + j * output_c. */
 static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
-                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out)
+                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out, int in_asm)
 {
     const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
+    if (in_asm && count == BLOCK_PIXELS && tail == 0) {
+        block8_channels_in_asm(p, lanes, words, filter, n, bias, p->window_offset_terms, out_c, out);
+        return;
+    }
+    {
     const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
     const size_t out_step = (size_t)out_c;
     const int32_t *terms = p->window_offset_terms;
     const conv_output_range range = conv_output_range_of(p);
+    const int full = p->act_min == -128 && p->act_max == 127;
     int32_t oc, j, k;
     for (oc = 0; oc < out_c; ++oc) {
         const int8_t *w = filter + (size_t)oc * (size_t)n;
@@ -292,8 +226,31 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes,
                 }
             }
         }
-        store_channel_s8(&range, sums, count, &m, out + oc, out_step);
+        if (full) {
+            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 1);
+        } else {
+            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 0);
+        }
     }
+    }
+}
+
+/* Whether every channel's rescale takes mcu_conv_block8_channels_s8: a
+ * bias, the full int8 range, multipliers >= 0 and right shifts of 2 to
+ * BLOCK_FOLDED_SHIFT_MAX + 1. */
+static int block_rescale_in_asm(const mcu_conv_s8_params *p, const int32_t *bias)
+{
+    int32_t oc;
+    if (bias == NULL || p->act_min != -128 || p->act_max != 127) {
+        return 0;
+    }
+    for (oc = 0; oc < p->output_c; ++oc) {
+        const int32_t e = -p->output_shift[oc];
+        if (p->output_multiplier[oc] < 0 || e < 2 || e > BLOCK_FOLDED_SHIFT_MAX + 1) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The lanes' first word in `columns`: word aligned (LDRD). */
@@ -311,10 +268,12 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t *lanes;
     int32_t first, j;
+    int in_asm;
     if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
         return 0;
     }
     lanes = block_lanes(columns);
+    in_asm = block_rescale_in_asm(p, bias);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -339,7 +298,7 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
                                    output + (size_t)first * (size_t)out_c);
             continue;
         }
-        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c);
+        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c, in_asm);
     }
     return 1;
 }
@@ -353,6 +312,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     int8_t *column;
     int32_t *lanes;
     int32_t first, j;
+    int in_asm;
     /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
     if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
         MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
@@ -362,6 +322,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
      * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
     lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
+    in_asm = block_rescale_in_asm(p, bias);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -380,7 +341,131 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             }
             widen_pixel(column, j, block, window, lanes);
         }
-        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c);
+        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c,
+                          in_asm);
+    }
+    return 1;
+}
+
+/* Windows of 1-4 input channels (first layers) up to this many values
+ * (FEW_BLOCK_TAPS_MAX in conv.py): eight pixels' lanes in `columns`, or
+ * four pixels' (32 bytes a word) on the stack. */
+#define FEW_BLOCK_WINDOW_MAX 32
+
+/* Every output channel of `pixels` (8 or 4) pixels whose windows (the input
+ * offset added, padding and the last word's spare taps 0) are widened in
+ * `lanes`, against filters `window` apart, each read a whole last word (its
+ * spare taps meet 0); the last filter, whose word would run past the array,
+ * from `last`, a zero-padded copy. */
+static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels,
+                                  const int8_t *filter, const int8_t *last, const int32_t *bias, int32_t count,
+                                  int8_t *out, int in_asm)
+{
+    const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
+    const int32_t words = (window + 3) / 4;
+    const conv_output_range range = conv_output_range_of(p);
+    const int full = p->act_min == -128 && p->act_max == 127;
+    int32_t oc = 0;
+    if (in_asm && pixels == BLOCK_PIXELS && count == BLOCK_PIXELS && out_c > 1) {
+        block8_channels_in_asm(p, lanes, words, filter, window, bias, NULL, out_c - 1, out);
+        oc = out_c - 1;
+    }
+    for (; oc < out_c; ++oc) {
+        const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
+        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+        int32_t sums[BLOCK_PIXELS];
+        sums[0] = bias_plus(bias, oc, 0);
+        if (pixels == BLOCK_PIXELS) {
+            mcu_conv_block8_s8(lanes, w, words, sums);
+        } else {
+            mcu_conv_block4_s8(lanes, w, words, sums);
+        }
+        if (full) {
+            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
+        } else {
+            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 0);
+        }
+    }
+}
+
+/* The window of pixel at = (b, y, x) into `bytes` when it lies wholly
+ * inside the input with dilation 1 across (most pixels): its rows copied a
+ * word at a time; 0 (nothing written) otherwise. */
+static int few_inside_window(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t *bytes)
+{
+    const int32_t row = p->filter_w * p->input_c, row_step = p->dilation_h * p->input_w * p->input_c;
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
+    const int8_t *from;
+    int32_t r, c;
+    if (p->dilation_w != 1 || oy < 0 || ox < 0 || oy + (p->filter_h - 1) * p->dilation_h >= p->input_h ||
+        ox + p->filter_w > p->input_w) {
+        return 0;
+    }
+    from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox, 0);
+    for (r = 0; r < p->filter_h; ++r, from += row_step, bytes += row) {
+        for (c = 0; c + 4 <= row; c += 4) {
+            const uint32_t word = mcu_load_s8x4(from + c);
+            /* Kept in a register: gcc would make the loop a memcpy call,
+             * slower than these few words. */
+            __asm__("" : : "r"(word));
+            memcpy(bytes + c, &word, sizeof word);
+        }
+        for (; c < row; ++c) {
+            const int8_t value = from[c];
+            __asm__("" : : "r"(value));
+            bytes[c] = value;
+        }
+    }
+    return 1;
+}
+
+int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                   const int32_t *bias, int8_t *output, int8_t *columns)
+{
+    const int32_t window = p->filter_h * p->filter_w * p->input_c, words = (window + 3) / 4;
+    const int32_t pixels = p->batches * p->output_h * p->output_w;
+    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
+    const int8_t zero_point = (int8_t)-p->input_offset;
+    const int eight = columns != NULL && MCU_CONV_BLOCK_BYTES(window) <= p->column_bytes;
+    const int32_t block = eight ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
+    int32_t stack_lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
+    int32_t *const lanes = eight ? block_lanes(columns) : stack_lanes;
+    uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
+    int8_t last[FEW_BLOCK_WINDOW_MAX];
+    int32_t first, j, k, at[3] = {0, 0, 0};
+    int in_asm;
+    if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
+        return 0;
+    }
+    in_asm = block_rescale_in_asm(p, bias);
+    /* The last word's spare taps: the zero point (0 once offset). */
+    for (k = window; k < 4 * words; ++k) {
+        ((int8_t *)window_words)[k] = zero_point;
+    }
+    for (k = 0; k < 4 * words; ++k) {
+        last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
+    }
+    for (first = 0; first < pixels; first += block) {
+        const int32_t count = MCU_MIN(pixels - first, block);
+        /* Fewer than five pixels left: a block of four (eight would be half empty). */
+        const int32_t size = count > SHORT_BLOCK_PIXELS ? block : SHORT_BLOCK_PIXELS;
+        const size_t group = 2u * (size_t)size;
+        for (j = 0; j < size; ++j) {
+            /* Past the last pixel the block repeats it; its sums are not stored. */
+            int32_t *to = lanes + 2 * j;
+            if (j < count) {
+                if (!few_inside_window(p, input, at, (int8_t *)window_words)) {
+                    mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
+                }
+                raster_next(p, &at[0], &at[1], &at[2]);
+            }
+            for (k = 0; k < words; ++k, to += group) {
+                to[0] = mcu_s8x4_even_plus(window_words[k], offset2);
+                to[1] = mcu_s8x4_odd_plus(window_words[k], offset2);
+            }
+        }
+        few_block_channels_s8(p, lanes, size, filter, last, bias, count,
+                              output + (size_t)first * (size_t)p->output_c, in_asm);
     }
     return 1;
 }

@@ -1,5 +1,6 @@
 /* int8 convolutions of few input channels (first layers: 1 to 4 channels,
- * windows of 4 to MCU_CONV_FEW_WINDOW_MAX values) on cores with the DSP
+ * windows of 4 to MCU_CONV_FEW_WINDOW_MAX values; mcu_conv_dsp_block.c
+ * takes those of up to 32 values first) on cores with the DSP
  * extension but without Helium: two output pixels at a time, each window
  * copied once into a column with the input offset added and doubled as int16
  * pairs (the layout SXTB16 gives a filter word: values 0 and 2, then 1 and
@@ -29,9 +30,7 @@ static int few_channel_fits(const mcu_conv_s8_params *p, const int32_t *bias, in
     return p->output_multiplier[c] >= 0 && e >= 1 && e <= FEW_SHIFT_MAX && b <= FEW_BIAS_MAX && b >= -FEW_BIAS_MAX;
 }
 
-/* The window of output pixel (b, y, x) into `bytes` (window values, then the
- * input zero point up to the word), the padding as the zero point. */
-static void few_window_bytes(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t zero_point,
+void mcu_conv_few_window_bytes(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t zero_point,
                              int8_t *bytes)
 {
     const int32_t in_c = p->input_c, row = p->filter_w * in_c;
@@ -240,11 +239,11 @@ int mcu_conv_2d_s8_few_channels(const mcu_conv_s8_params *p, const int8_t *input
     for (first = 0; first < pixels; first += 2) {
         const int second = first + 1 < pixels;
         int8_t *out = output + (size_t)first * (size_t)out_c;
-        few_window_bytes(p, input, at, zero_point, (int8_t *)bytes);
+        mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)bytes);
         few_column((const int8_t *)bytes, words, offset2, columns);
         raster_next(p, &at[0], &at[1], &at[2]);
         if (second) {
-            few_window_bytes(p, input, at, zero_point, (int8_t *)bytes);
+            mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)bytes);
             raster_next(p, &at[0], &at[1], &at[2]);
         }
         /* A lone last pixel repeats its column as the second. */

@@ -15,6 +15,11 @@
  * rescales of the form it needs). */
 int mcu_conv_2d_s8_few_channels(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                 const int32_t *bias, int8_t *output);
+/* The window of output pixel at = (b, y, x) into `bytes` (window values,
+ * then 3 more of the input zero point, up to the word), the padding as the
+ * zero point; for windows of 1 to 4 input channels. */
+void mcu_conv_few_window_bytes(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3],
+                               int8_t zero_point, int8_t *bytes);
 #endif
 
 #endif /* MCU_CONV_FEW_CHANNELS_DSP_H */

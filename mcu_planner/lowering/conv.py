@@ -40,6 +40,7 @@ SOURCES = (
     "mcu_conv_1x1",
     "mcu_conv_window",
     "mcu_conv_dsp_block",
+    "mcu_conv_dsp_block_asm",
     "mcu_conv_helium",
     "mcu_conv_helium_small",
     "mcu_depthwise",
@@ -57,6 +58,7 @@ HELIUM_COLUMNS = 4  # MCU_CONV_COLUMNS on the Cortex-M55 (2 on cores without Hel
 PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to this size
 BLOCK_TAPS_MAX = 576  # taps per pixel the DSP blocks of eight pixels widen (mcu_conv_dsp_block.c)
 BLOCK_MIN_CHANNELS = 5  # fewer input channels (first layers) take other paths
+FEW_BLOCK_TAPS_MAX = 32  # first layers' windows the DSP blocks take (FEW_BLOCK_WINDOW_MAX)
 
 
 def block_bytes(taps: int) -> int:
@@ -94,6 +96,10 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     - windows of up to BLOCK_TAPS_MAX values on BLOCK_MIN_CHANNELS or more
       input channels (M4/M7 DSP): eight windows widened (block_bytes) and,
       unless input_c is a multiple of 4, one int8 window before them;
+    - windows (not 1x1) of up to FEW_BLOCK_TAPS_MAX values on fewer than
+      BLOCK_MIN_CHANNELS input channels (M4/M7 DSP, first layers): eight
+      windows widened (block_bytes; without them, and for 1x1, four on the
+      stack);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
@@ -106,6 +112,14 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
     """
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     blocks = not _COMPACT_COLUMNS.get()
+    window = filter_h * filter_w * in_c
+    if blocks and in_c < BLOCK_MIN_CHANNELS and window <= FEW_BLOCK_TAPS_MAX and (filter_h, filter_w) != (1, 1):
+        return max(block_bytes(window), _columns_bytes_past_first_layers(params, blocks))
+    return _columns_bytes_past_first_layers(params, blocks)
+
+
+def _columns_bytes_past_first_layers(params: dict[str, int], blocks: bool) -> int:
+    filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     if (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
         if blocks and BLOCK_MIN_CHANNELS <= in_c <= BLOCK_TAPS_MAX:
             return block_bytes(in_c)
