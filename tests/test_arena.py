@@ -84,7 +84,10 @@ def test_quantize_over_its_graph_input_is_bit_exact(planner):
     in_place_ops = [entry["op"] for entry in sharing.in_place]
     overlap_ops = [entry["op"] for entry in sharing.overlaps]
     assert (0 in in_place_ops, 0 in overlap_ops) == ((True, False) if planner == "first-fit" else (False, True))
-    assert plan.arena_bytes < peak_live(problem).bytes
+    # The image and its copy share their bytes at op 0 (the shift above); the
+    # arena's peak may lie at the conv's step, where its columns (451 B of
+    # M4 DSP blocks for a 27-value window) leave nothing to share.
+    assert plan.arena_bytes <= peak_live(problem).bytes
     _run_on_host(model, analysed, plan)
 
 
