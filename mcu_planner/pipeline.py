@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from typing import TYPE_CHECKING
 
 from .deadline import Deadline
@@ -206,7 +206,8 @@ def analyse_model(
     with aliasing on, offer the depthwise convolutions that may run in place
     (in_place_depthwise.py) as an alternative."""
     analysed = _analyse_with_in_place(model, options, label)
-    return replace(analysed, compact_columns=partial(_analyse_compact, model, options, label))
+    # Analysed at most once however many budgets are tried (--ram min bisects).
+    return replace(analysed, compact_columns=cache(partial(_analyse_compact, model, options, label)))
 
 
 def _analyse_compact(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
