@@ -83,31 +83,15 @@ static void few_column(const int8_t *bytes, int32_t words, int32_t offset2, int3
     }
 }
 
-/* SMMLAR: (acc * 2^32 + a * b + 2^31) >> 32. */
-static inline MCU_ALWAYS_INLINE int32_t few_smmlar(int32_t a, int32_t b, int32_t acc)
-{
-    int32_t high;
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(high) : "r"(a), "r"(b), "r"(acc));
-    return high;
-}
-
-/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
-static inline MCU_ALWAYS_INLINE int32_t few_ssat8(int32_t v)
-{
-    int32_t clamped;
-    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
-    return clamped;
-}
-
 /* A doubled sum rescaled to int8 (mcu_depthwise_3x3_dsp.c explains the
  * steps): `round` holds 2^(e-1) + output_offset * 2^e; `full`: the range is
  * all of int8 (one SSAT). */
 static inline MCU_ALWAYS_INLINE int8_t few_requantize(int32_t acc2, int32_t multiplier, int32_t round, int32_t e,
                                                      int full, int32_t act_min, int32_t act_max)
 {
-    const int32_t v = few_smmlar(acc2, multiplier, round + (acc2 >> 31)) >> e;
+    const int32_t v = mcu_smmlar(acc2, multiplier, round + (acc2 >> 31)) >> e;
     if (full) {
-        return (int8_t)few_ssat8(v);
+        return (int8_t)mcu_ssat8(v);
     }
     return (int8_t)(v < act_min ? act_min : (v > act_max ? act_max : v));
 }

@@ -86,22 +86,6 @@ static void depthwise_3x3_prepare(const mcu_conv_s8_params *p, const int8_t *fil
     }
 }
 
-/* SMMLAR: (acc * 2^32 + a * b + 2^31) >> 32. */
-static inline MCU_ALWAYS_INLINE int32_t smmlar(int32_t a, int32_t b, int32_t acc)
-{
-    int32_t high;
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(high) : "r"(a), "r"(b), "r"(acc));
-    return high;
-}
-
-/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
-static inline MCU_ALWAYS_INLINE int32_t ssat8(int32_t v)
-{
-    int32_t clamped;
-    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
-    return clamped;
-}
-
 /* The two words at `base` + `offset` bytes (a constant) in one LDRD: gcc
  * leaves two LDRs for them otherwise.  No memory operand: every table it
  * reads (depthwise_3x3_group) is written before the functions that read it
@@ -127,9 +111,9 @@ static inline MCU_ALWAYS_INLINE int8_t depthwise_3x3_requantize(int32_t acc2, in
                                                                int32_t shift, int full, int32_t act_min,
                                                                int32_t act_max)
 {
-    int32_t v = smmlar(acc2, multiplier, round + (acc2 >> 31)) >> shift;
+    int32_t v = mcu_smmlar(acc2, multiplier, round + (acc2 >> 31)) >> shift;
     if (full) {
-        return (int8_t)ssat8(v);
+        return (int8_t)mcu_ssat8(v);
     }
     v = v < act_min ? act_min : v;
     return (int8_t)(v > act_max ? act_max : v);

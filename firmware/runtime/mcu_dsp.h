@@ -74,6 +74,22 @@ static inline int32_t mcu_s8x4_odd_plus(uint32_t word, int32_t offset2)
     return pair;
 }
 
+/* SMMLAR: (acc * 2^32 + a * b + 2^31) >> 32. */
+static inline MCU_ALWAYS_INLINE int32_t mcu_smmlar(int32_t a, int32_t b, int32_t acc)
+{
+    int32_t high;
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(high) : "r"(a), "r"(b), "r"(acc));
+    return high;
+}
+
+/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
+static inline MCU_ALWAYS_INLINE int32_t mcu_ssat8(int32_t v)
+{
+    int32_t clamped;
+    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
+    return clamped;
+}
+
 #endif /* DSP extension */
 
 /* Cores with the M-profile vector extension (Helium; Cortex-M55) take the
