@@ -7,6 +7,7 @@ every variant of every core's path).
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import numpy as np
@@ -14,17 +15,24 @@ import pytest
 from conftest import needs_cortex_m
 
 from mcu_planner.emit.output_dir import write_output
+from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.lowering.conv import (
+    BLOCK_MIN_CHANNELS,
     CONV_2D_S8_ANY_LAYER,
     CONV_2D_S8_FIRST_LAYER,
+    CONV_2D_S8_FIRST_LAYER_LONG,
     CONV_2D_S8_FIRST_POINTWISE,
     CONV_2D_S8_LONG_WINDOWS,
     CONV_2D_S8_POINTWISE,
     CONV_2D_S8_WINDOWS,
+    CONV_COLUMN_MAX,
     DEPTHWISE_S8_3X3,
     DEPTHWISE_S8_PER_TAP_OFFSET,
     DEPTHWISE_S8_WINDOWS,
+    FEW_BLOCK_TAPS_MAX,
+    HELIUM_COLUMNS,
     conv_2d_s8_entry,
+    conv_columns_bytes,
     depthwise_conv_2d_s8_entry,
 )
 from mcu_planner.pipeline import generate_for_model
@@ -46,20 +54,45 @@ def _layer(kh: int, kw: int, in_c: int, pad: int = 0, per_filter: int | None = N
     }
 
 
+def _conv_entry(kh: int, kw: int, in_c: int, pad: int = 0, per_filter: int | None = None, terms: bool = True):
+    """The entry with the columns conv_columns_bytes plans for the layer."""
+    layer = {**_layer(kh, kw, in_c, pad, per_filter), "stride_h": 1, "stride_w": 1, "dilation_w": 1, "output_c": 8}
+    return conv_2d_s8_entry(layer, terms, conv_columns_bytes(layer))
+
+
 def test_each_layer_takes_its_family_entry():
-    assert conv_2d_s8_entry(_layer(3, 3, 16, 1), with_offset_terms=False) == CONV_2D_S8_ANY_LAYER
-    assert conv_2d_s8_entry(_layer(3, 3, 16, 1, per_filter=8), True) == CONV_2D_S8_ANY_LAYER  # groups
-    assert conv_2d_s8_entry(_layer(1, 1, 16), True) == CONV_2D_S8_POINTWISE
-    assert conv_2d_s8_entry(_layer(1, 1, 3), True) == CONV_2D_S8_FIRST_POINTWISE
-    assert conv_2d_s8_entry(_layer(1, 1, 16, 1), True) == CONV_2D_S8_WINDOWS  # padded 1x1: windows
-    assert conv_2d_s8_entry(_layer(3, 3, 3, 1), True) == CONV_2D_S8_FIRST_LAYER
-    assert conv_2d_s8_entry(_layer(10, 4, 1, 1), True) == CONV_2D_S8_FIRST_LAYER
-    assert conv_2d_s8_entry(_layer(3, 3, 113, 1), True) == CONV_2D_S8_WINDOWS  # 1,017 values
-    assert conv_2d_s8_entry(_layer(3, 3, 114, 1), True) == CONV_2D_S8_LONG_WINDOWS  # 1,026
-    assert conv_2d_s8_entry(_layer(32, 33, 1), True) == CONV_2D_S8_LONG_WINDOWS  # past any first-layer path
+    assert _conv_entry(3, 3, 16, 1, terms=False) == CONV_2D_S8_ANY_LAYER
+    assert _conv_entry(3, 3, 16, 1, per_filter=8) == CONV_2D_S8_ANY_LAYER  # groups
+    assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE
+    assert _conv_entry(1, 1, 3) == CONV_2D_S8_FIRST_POINTWISE
+    assert _conv_entry(1, 1, 16, 1) == CONV_2D_S8_WINDOWS  # padded 1x1: windows
+    assert _conv_entry(3, 3, 3, 1) == CONV_2D_S8_FIRST_LAYER  # 27 values
+    assert _conv_entry(3, 3, 4, 1) == CONV_2D_S8_FIRST_LAYER_LONG  # 36
+    assert _conv_entry(10, 4, 1, 1) == CONV_2D_S8_FIRST_LAYER_LONG
+    assert _conv_entry(3, 3, 113, 1) == CONV_2D_S8_WINDOWS  # 1,017 values
+    assert _conv_entry(3, 3, 114, 1) == CONV_2D_S8_LONG_WINDOWS  # 1,026
+    assert _conv_entry(32, 33, 1) == CONV_2D_S8_LONG_WINDOWS  # past any first-layer path
+    # Columns for fewer than four windows (never planned so): read in place.
+    assert conv_2d_s8_entry(_layer(3, 3, 16, 1), True, 4 * 144 - 1) == CONV_2D_S8_LONG_WINDOWS
     assert depthwise_conv_2d_s8_entry(_layer(3, 3, 8), False) == DEPTHWISE_S8_PER_TAP_OFFSET
     assert depthwise_conv_2d_s8_entry(_layer(3, 3, 8), True) == DEPTHWISE_S8_3X3
     assert depthwise_conv_2d_s8_entry(_layer(1, 3, 8), True) == DEPTHWISE_S8_WINDOWS
+
+
+def _c_define(file: str, name: str) -> int:
+    text = (firmware_dir() / "runtime" / file).read_text()
+    return int(re.search(rf"^#define {name} (\d+)$", text, re.M).group(1))
+
+
+def test_the_choice_reads_the_runtime_limits():
+    """The limits conv_2d_s8_entry reads are the C's: a family's variants
+    then take every layer the generator gives them."""
+    assert CONV_COLUMN_MAX == _c_define("mcu_conv_internal.h", "MCU_CONV_COLUMN_MAX")
+    assert BLOCK_MIN_CHANNELS == _c_define("mcu_conv_dsp_block.h", "MCU_CONV_BLOCK_MIN_CHANNELS")
+    assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_dsp_block.c", "FEW_BLOCK_WINDOW_MAX")
+    internal = (firmware_dir() / "runtime" / "mcu_conv_internal.h").read_text()
+    per_core = [int(n) for n in re.findall(r"^#define MCU_CONV_COLUMNS (\d+)$", internal, re.M)]
+    assert len(per_core) == 2 and HELIUM_COLUMNS == max(per_core)
 
 
 def _pointwise_model() -> bytes:

@@ -34,13 +34,16 @@
  * that the generated C stays the same for every core, and the run-time
  * checks its variants need (column_bytes, rescales, window lengths).
  *
- *   mcu_conv_2d_s8_any_layer       no window offset terms, or groups: the
- *                                  reference loops (mcu_conv_reference.c)
- *   mcu_conv_1x1_s8                pointwise, 5+ input channels (mcu_conv_1x1.c)
- *   mcu_conv_2d_s8_first_pointwise pointwise, at most 4 input channels
- *   mcu_conv_2d_s8_first_layer     windows of at most 4 input channels
- *   mcu_conv_2d_s8_windows         windows of up to MCU_CONV_COLUMN_MAX values
- *   mcu_conv_2d_s8_long_windows    longer windows
+ *   mcu_conv_2d_s8_any_layer        no window offset terms, or groups: the
+ *                                   reference loops (mcu_conv_reference.c)
+ *   mcu_conv_1x1_s8                 pointwise, 5+ input channels (mcu_conv_1x1.c)
+ *   mcu_conv_2d_s8_first_pointwise  pointwise, at most 4 input channels
+ *   mcu_conv_2d_s8_first_layer      windows of at most 4 input channels and
+ *                                   FEW_BLOCK_WINDOW_MAX values
+ *   mcu_conv_2d_s8_first_layer_long longer windows of at most 4 input channels
+ *   mcu_conv_2d_s8_windows          windows of up to MCU_CONV_COLUMN_MAX values
+ *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
+ *                                   for four of them, read in place
  *
  * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order
@@ -53,8 +56,9 @@
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
 
-/* Windows of whole columns when the planned scratch holds MCU_CONV_COLUMNS
- * of them, else one group read in place. */
+/* Windows of whole columns.  The generator takes this only where the
+ * planned scratch holds four of them (every core's MCU_CONV_COLUMNS); the
+ * reference loops are the net below that. */
 static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output, int8_t *columns)
 {
@@ -68,27 +72,8 @@ static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *i
         mcu_conv_2d_s8_columns(p, input, filter, bias, output, columns);
 #endif
     } else {
-        mcu_conv_2d_s8_one_group(p, input, filter, bias, output);
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     }
-}
-
-/* First layers' few input channels: the M4/M7 paths of mcu_conv_dsp_block.c
- * and mcu_conv_few_channels_dsp.c; 1 when one of them wrote the output. */
-static int conv_few_channels(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                             const int32_t *bias, int8_t *output, int8_t *columns)
-{
-#if defined(MCU_DSP) && !defined(MCU_MVE)
-    return mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns) ||
-           mcu_conv_2d_s8_few_channels(p, input, filter, bias, output);
-#else
-    (void)p;
-    (void)input;
-    (void)filter;
-    (void)bias;
-    (void)output;
-    (void)columns;
-    return 0;
-#endif
 }
 
 void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
@@ -98,20 +83,41 @@ void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, 
     mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
 }
 
+/* First layers' few input channels on the M4/M7: the DSP blocks
+ * (mcu_conv_dsp_block.c) take windows of up to FEW_BLOCK_WINDOW_MAX values,
+ * mcu_conv_few_channels_dsp.c longer ones; each returns 0 having written
+ * nothing when it does not take the layer. */
 void mcu_conv_2d_s8_first_pointwise(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output, int8_t *columns)
 {
-    if (!conv_few_channels(p, input, filter, bias, output, columns)) {
-        mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns)) {
+        return;
     }
+#endif
+    mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
 }
 
 void mcu_conv_2d_s8_first_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                 const int32_t *bias, int8_t *output, int8_t *columns)
 {
-    if (!conv_few_channels(p, input, filter, bias, output, columns)) {
-        conv_windows_in_columns(p, input, filter, bias, output, columns);
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns)) {
+        return;
     }
+#endif
+    conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+void mcu_conv_2d_s8_first_layer_long(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_2d_s8_few_channels(p, input, filter, bias, output)) {
+        return;
+    }
+#endif
+    conv_windows_in_columns(p, input, filter, bias, output, columns);
 }
 
 void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

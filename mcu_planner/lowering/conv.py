@@ -71,6 +71,7 @@ CONV_2D_S8_ANY_LAYER = "mcu_conv_2d_s8_any_layer"
 CONV_2D_S8_POINTWISE = "mcu_conv_1x1_s8"
 CONV_2D_S8_FIRST_POINTWISE = "mcu_conv_2d_s8_first_pointwise"
 CONV_2D_S8_FIRST_LAYER = "mcu_conv_2d_s8_first_layer"
+CONV_2D_S8_FIRST_LAYER_LONG = "mcu_conv_2d_s8_first_layer_long"
 CONV_2D_S8_WINDOWS = "mcu_conv_2d_s8_windows"
 CONV_2D_S8_LONG_WINDOWS = "mcu_conv_2d_s8_long_windows"
 CONV_2D_S8_ENTRIES = (
@@ -78,6 +79,7 @@ CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_POINTWISE,
     CONV_2D_S8_FIRST_POINTWISE,
     CONV_2D_S8_FIRST_LAYER,
+    CONV_2D_S8_FIRST_LAYER_LONG,
     CONV_2D_S8_WINDOWS,
     CONV_2D_S8_LONG_WINDOWS,
 )
@@ -87,21 +89,26 @@ DEPTHWISE_S8_WINDOWS = "mcu_depthwise_conv_2d_s8_windows"
 DEPTHWISE_S8_ENTRIES = (DEPTHWISE_S8_PER_TAP_OFFSET, DEPTHWISE_S8_3X3, DEPTHWISE_S8_WINDOWS)
 
 
-def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) -> str:
-    """The int8 CONV_2D entry of a layer: the reference's per-tap offset
-    without window offset terms or with groups; pointwise (1x1, no padding);
-    windows of up to CONV_COLUMN_MAX values, or longer; first layers (fewer
-    than BLOCK_MIN_CHANNELS input channels) first try the M4/M7 few-channel
-    paths."""
+def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_bytes: int) -> str:
+    """The int8 CONV_2D entry of a layer: the reference loops without window
+    offset terms or with groups; pointwise (1x1, no padding); windows of up
+    to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
+    HELIUM_COLUMNS of them (the most any core's path copies: all cores'
+    conv_columns_bytes), else read in place; first layers (fewer than
+    BLOCK_MIN_CHANNELS input channels) try the M4/M7 few-channel paths first:
+    the DSP blocks up to FEW_BLOCK_TAPS_MAX values, longer windows the other."""
     in_c = params["input_c"]
     if not with_offset_terms or params["filter_in_c_or_multiplier"] != in_c:
         return CONV_2D_S8_ANY_LAYER
     first_layer = in_c < BLOCK_MIN_CHANNELS
     if (params["filter_h"], params["filter_w"], params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
         return CONV_2D_S8_FIRST_POINTWISE if first_layer else CONV_2D_S8_POINTWISE
-    if params["filter_h"] * params["filter_w"] * in_c > CONV_COLUMN_MAX:
+    window = params["filter_h"] * params["filter_w"] * in_c
+    if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
         return CONV_2D_S8_LONG_WINDOWS
-    return CONV_2D_S8_FIRST_LAYER if first_layer else CONV_2D_S8_WINDOWS
+    if not first_layer:
+        return CONV_2D_S8_WINDOWS
+    return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
 
 
 def depthwise_conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) -> str:
@@ -271,13 +278,14 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "column_bytes": 0,
     }
     with_offset_terms = s8_params["window_offset_terms"] != "NULL"
-    entry = depthwise_conv_2d_s8_entry if depthwise else conv_2d_s8_entry
-    call = kernel_call(op, entry(params, with_offset_terms), "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     if depthwise:
-        return call
+        function = depthwise_conv_2d_s8_entry(params, with_offset_terms)
+        return kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     columns = _columns_scratch(op, graph)
-    if columns >= 0:
-        s8_params["column_bytes"] = graph.tensors[columns].shape[0]
+    column_bytes = graph.tensors[columns].shape[0] if columns >= 0 else 0
+    s8_params["column_bytes"] = column_bytes
+    function = conv_2d_s8_entry(params, with_offset_terms, column_bytes)
+    call = kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
 
 
