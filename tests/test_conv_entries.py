@@ -24,6 +24,7 @@ from mcu_planner.lowering.conv import (
     CONV_2D_S8_FIRST_POINTWISE,
     CONV_2D_S8_LONG_WINDOWS,
     CONV_2D_S8_POINTWISE,
+    CONV_2D_S8_POINTWISE_BLOCKS,
     CONV_2D_S8_WINDOWS,
     CONV_COLUMN_MAX,
     DEPTHWISE_S8_3X3,
@@ -31,6 +32,8 @@ from mcu_planner.lowering.conv import (
     DEPTHWISE_S8_WINDOWS,
     FEW_BLOCK_TAPS_MAX,
     HELIUM_COLUMNS,
+    block_bytes,
+    compact_columns,
     conv_2d_s8_entry,
     conv_columns_bytes,
     depthwise_conv_2d_s8_entry,
@@ -63,7 +66,10 @@ def _conv_entry(kh: int, kw: int, in_c: int, pad: int = 0, per_filter: int | Non
 def test_each_layer_takes_its_family_entry():
     assert _conv_entry(3, 3, 16, 1, terms=False) == CONV_2D_S8_ANY_LAYER
     assert _conv_entry(3, 3, 16, 1, per_filter=8) == CONV_2D_S8_ANY_LAYER  # groups
-    assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE
+    assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE_BLOCKS
+    assert _conv_entry(1, 1, 577) == CONV_2D_S8_POINTWISE  # past BLOCK_TAPS_MAX: no blocks planned
+    with compact_columns():
+        assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE
     assert _conv_entry(1, 1, 3) == CONV_2D_S8_FIRST_POINTWISE
     assert _conv_entry(1, 1, 16, 1) == CONV_2D_S8_WINDOWS  # padded 1x1: windows
     assert _conv_entry(3, 3, 3, 1) == CONV_2D_S8_FIRST_LAYER  # 27 values
@@ -90,6 +96,9 @@ def test_the_choice_reads_the_runtime_limits():
     assert CONV_COLUMN_MAX == _c_define("mcu_conv_internal.h", "MCU_CONV_COLUMN_MAX")
     assert BLOCK_MIN_CHANNELS == _c_define("mcu_conv_dsp_block.h", "MCU_CONV_BLOCK_MIN_CHANNELS")
     assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_dsp_block.c", "FEW_BLOCK_WINDOW_MAX")
+    block = (firmware_dir() / "runtime" / "mcu_conv_dsp_block.h").read_text()
+    macro = re.search(r"^#define MCU_CONV_BLOCK_BYTES\(n\) (.*)$", block, re.M).group(1)
+    assert all(eval(macro.replace("/", "//"), {"n": n}) == block_bytes(n) for n in range(1, 700))
     internal = (firmware_dir() / "runtime" / "mcu_conv_internal.h").read_text()
     per_core = [int(n) for n in re.findall(r"^#define MCU_CONV_COLUMNS (\d+)$", internal, re.M)]
     assert len(per_core) == 2 and HELIUM_COLUMNS == max(per_core)
@@ -106,15 +115,16 @@ def _pointwise_model() -> bytes:
 
 
 # Variants no layer of _pointwise_model takes, per board: each would weigh
-# hundreds of bytes to kilobytes of flash.
+# hundreds of bytes to kilobytes of flash.  (The M4's pointwise DSP blocks
+# keep the reference loops as their net: mcu_conv_2d_s8_per_tap_offset.)
 NOT_LINKED = {
     "mps2-an386": (
+        "mcu_conv_1x1_s8",  # the DSP blocks take both pointwise layers
         "mcu_conv_few_channels_block_s8",
         "mcu_conv_2d_s8_few_channels",
         "mcu_conv_window_block_s8",
         "mcu_conv_2d_s8_columns",
         "mcu_conv_2d_s8_one_group",
-        "mcu_conv_2d_s8_per_tap_offset",
         "mcu_depthwise_3x3_s8",
         "mcu_depthwise_conv_2d_s8_per_tap_offset",
     ),
@@ -130,7 +140,7 @@ NOT_LINKED = {
 }
 # ... and the ones its layers do take (so that the check above reads real symbols).
 LINKED = {
-    "mps2-an386": ("mcu_conv_1x1_s8", "mcu_conv_1x1_block_s8", "mcu_depthwise_conv_2d_s8_windows"),
+    "mps2-an386": ("mcu_conv_1x1_block_s8", "mcu_depthwise_conv_2d_s8_windows"),
     "mps3-an547": ("mcu_conv_1x1_s8", "mcu_conv_1x1_helium_s8", "mcu_depthwise_conv_2d_s8_windows"),
 }
 

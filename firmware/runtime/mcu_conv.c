@@ -36,7 +36,10 @@
  *
  *   mcu_conv_2d_s8_any_layer        no window offset terms, or groups: the
  *                                   reference loops (mcu_conv_reference.c)
- *   mcu_conv_1x1_s8                 pointwise, 5+ input channels (mcu_conv_1x1.c)
+ *   mcu_conv_2d_s8_pointwise_blocks pointwise, 5+ input channels, columns for
+ *                                   MCU_CONV_BLOCK_BYTES(input_c)
+ *   mcu_conv_1x1_s8                 other pointwise, 5+ input channels
+ *                                   (mcu_conv_1x1.c)
  *   mcu_conv_2d_s8_first_pointwise  pointwise, at most 4 input channels
  *   mcu_conv_2d_s8_first_layer      windows of at most 4 input channels and
  *                                   FEW_BLOCK_WINDOW_MAX values
@@ -81,6 +84,20 @@ void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, 
 {
     (void)columns; /* planned for a layer whose offset terms overflow int32: not needed */
     mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+}
+
+/* On the M4/M7 the DSP blocks take every layer the generator gives this
+ * (the reference loops are the net); elsewhere mcu_conv_1x1_s8. */
+void mcu_conv_2d_s8_pointwise_blocks(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (!mcu_conv_1x1_block_s8(p, input, filter, bias, output, columns)) {
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    }
+#else
+    mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
+#endif
 }
 
 /* First layers' few input channels on the M4/M7: the DSP blocks

@@ -40,11 +40,13 @@ typedef struct {
     float act_max;
 } mcu_conv_f32_params;
 
-/* The int8 CONV_2D entries, one per family of layers (mcu_conv.c; pointwise
- * layers of 5+ input channels take mcu_conv_1x1_s8, mcu_conv_1x1.h).  bias
+/* The int8 CONV_2D entries, one per family of layers (mcu_conv.c; other
+ * pointwise layers of 5+ input channels take mcu_conv_1x1_s8, mcu_conv_1x1.h).  bias
  * and columns may be NULL; columns: p->column_bytes of working memory. */
 void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                               const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_pointwise_blocks(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_s8_first_pointwise(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_s8_first_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

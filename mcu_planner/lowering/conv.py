@@ -69,6 +69,7 @@ FEW_BLOCK_TAPS_MAX = 32  # first layers' windows the DSP blocks take (FEW_BLOCK_
 # a firmware links only the variants its layers can take (--gc-sections).
 CONV_2D_S8_ANY_LAYER = "mcu_conv_2d_s8_any_layer"
 CONV_2D_S8_POINTWISE = "mcu_conv_1x1_s8"
+CONV_2D_S8_POINTWISE_BLOCKS = "mcu_conv_2d_s8_pointwise_blocks"
 CONV_2D_S8_FIRST_POINTWISE = "mcu_conv_2d_s8_first_pointwise"
 CONV_2D_S8_FIRST_LAYER = "mcu_conv_2d_s8_first_layer"
 CONV_2D_S8_FIRST_LAYER_LONG = "mcu_conv_2d_s8_first_layer_long"
@@ -77,6 +78,7 @@ CONV_2D_S8_LONG_WINDOWS = "mcu_conv_2d_s8_long_windows"
 CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_ANY_LAYER,
     CONV_2D_S8_POINTWISE,
+    CONV_2D_S8_POINTWISE_BLOCKS,
     CONV_2D_S8_FIRST_POINTWISE,
     CONV_2D_S8_FIRST_LAYER,
     CONV_2D_S8_FIRST_LAYER_LONG,
@@ -91,7 +93,9 @@ DEPTHWISE_S8_ENTRIES = (DEPTHWISE_S8_PER_TAP_OFFSET, DEPTHWISE_S8_3X3, DEPTHWISE
 
 def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_bytes: int) -> str:
     """The int8 CONV_2D entry of a layer: the reference loops without window
-    offset terms or with groups; pointwise (1x1, no padding); windows of up
+    offset terms or with groups; pointwise (1x1, no padding), apart those
+    whose `column_bytes` hold the M4/M7 DSP blocks' eight pixels (block_bytes:
+    those blocks then take all of them on those cores); windows of up
     to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
     HELIUM_COLUMNS of them (the most any core's path copies: all cores'
     conv_columns_bytes), else read in place; first layers (fewer than
@@ -102,7 +106,9 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
         return CONV_2D_S8_ANY_LAYER
     first_layer = in_c < BLOCK_MIN_CHANNELS
     if (params["filter_h"], params["filter_w"], params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
-        return CONV_2D_S8_FIRST_POINTWISE if first_layer else CONV_2D_S8_POINTWISE
+        if first_layer:
+            return CONV_2D_S8_FIRST_POINTWISE
+        return CONV_2D_S8_POINTWISE_BLOCKS if block_bytes(in_c) <= column_bytes else CONV_2D_S8_POINTWISE
     window = params["filter_h"] * params["filter_w"] * in_c
     if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
         return CONV_2D_S8_LONG_WINDOWS
