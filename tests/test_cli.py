@@ -166,7 +166,7 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
 
     largest = max(t.nbytes for t in graph.tensors if not t.is_constant)
     assert largest == 114 * 114 * 96
-    group = WALKS["mcu_depthwise_conv_2d_s8"].pixels_per_group
+    group = WALKS["mcu_depthwise_conv_2d_s8_3x3"].pixels_per_group
     whole_tensors = largest + group * 96
     result = run_cli(MOBILENET, "--ram", "256K", "--patches", "off")
     assert_one_line_error(result, 3, f"{whole_tensors + beside_the_arena(True) - 262144:,} B short", "live:")

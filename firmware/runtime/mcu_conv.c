@@ -24,8 +24,31 @@
 #include "mcu_conv_reference.h"
 #include "mcu_conv_window.h"
 #include "mcu_depthwise.h"
+#include "mcu_depthwise_3x3_dsp.h"
 
-/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
+/* The int8 CONV_2D entries, one per family of layers.  The generator picks
+ * each layer's family from facts its shape fixes (mcu_planner/lowering/
+ * conv.py, conv_2d_s8_entry: the one place that condition is written), so
+ * that a firmware links only the variants its layers can take; the entries
+ * take it as given.  Each keeps its own core choice (MCU_DSP, MCU_MVE), so
+ * that the generated C stays the same for every core, and the run-time
+ * checks its variants need (column_bytes, rescales, window lengths).
+ *
+ *   mcu_conv_2d_s8_any_layer        no window offset terms, or groups: the
+ *                                   reference loops (mcu_conv_reference.c)
+ *   mcu_conv_2d_s8_pointwise_blocks pointwise, 5+ input channels, columns for
+ *                                   MCU_CONV_BLOCK_BYTES(input_c)
+ *   mcu_conv_1x1_s8                 other pointwise, 5+ input channels
+ *                                   (mcu_conv_1x1.c)
+ *   mcu_conv_2d_s8_first_pointwise  pointwise, at most 4 input channels
+ *   mcu_conv_2d_s8_first_layer      windows of at most 4 input channels and
+ *                                   FEW_BLOCK_WINDOW_MAX values
+ *   mcu_conv_2d_s8_first_layer_long longer windows of at most 4 input channels
+ *   mcu_conv_2d_s8_windows          windows of up to MCU_CONV_COLUMN_MAX values
+ *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
+ *                                   for four of them, read in place
+ *
+ * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order
  * (batch, row, column), at most four at a time (two without Helium), each
  * block reading only its own windows (reads and writes interleaved within
@@ -35,27 +58,15 @@
  * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
-void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output, int8_t *columns)
+
+/* Windows of whole columns.  The generator takes this only where the
+ * planned scratch holds four of them (every core's MCU_CONV_COLUMNS); the
+ * reference loops are the net below that. */
+static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                    const int32_t *bias, int8_t *output, int8_t *columns)
 {
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
-#if defined(MCU_DSP) && !defined(MCU_MVE)
-    if (p->input_c <= 4 && (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns) ||
-                            mcu_conv_2d_s8_few_channels(p, input, filter, bias, output))) {
-        return; /* first layers: mcu_conv_dsp_block.c, mcu_conv_few_channels_dsp.c */
-    }
-#endif
-    if (p->window_offset_terms == NULL || p->filter_in_c_or_multiplier != p->input_c) {
-        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
-    } else if (p->filter_h == 1 && p->filter_w == 1 && p->pad_h == 0 && p->pad_w == 0) {
-        mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
-    }
-#if defined(MCU_DSP) && !defined(MCU_MVE)
-    else if (mcu_conv_window_block_s8(p, input, filter, bias, output, columns)) {
-        return;
-    }
-#endif
-    else if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
+    if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
         if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
             mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
@@ -64,19 +75,102 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
         mcu_conv_2d_s8_columns(p, input, filter, bias, output, columns);
 #endif
     } else {
-#if defined(MCU_MVE)
-        if (mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
-            return;
-        }
-        if (mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
-            return;
-        }
-#endif
-        mcu_conv_2d_s8_one_group(p, input, filter, bias, output);
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     }
 }
 
-/* Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
+void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output, int8_t *columns)
+{
+    (void)columns; /* planned for a layer whose offset terms overflow int32: not needed */
+    mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+}
+
+/* On the M4/M7 the DSP blocks take every layer the generator gives this
+ * (the reference loops are the net); elsewhere mcu_conv_1x1_s8. */
+void mcu_conv_2d_s8_pointwise_blocks(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (!mcu_conv_1x1_block_s8(p, input, filter, bias, output, columns)) {
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    }
+#else
+    mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
+#endif
+}
+
+/* First layers' few input channels on the M4/M7: the DSP blocks
+ * (mcu_conv_dsp_block.c) take windows of up to FEW_BLOCK_WINDOW_MAX values,
+ * mcu_conv_few_channels_dsp.c longer ones; each returns 0 having written
+ * nothing when it does not take the layer. */
+void mcu_conv_2d_s8_first_pointwise(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                    const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
+    mcu_conv_1x1_s8(p, input, filter, bias, output, columns);
+}
+
+void mcu_conv_2d_s8_first_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_few_channels_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
+    conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+void mcu_conv_2d_s8_first_layer_long(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_2d_s8_few_channels(p, input, filter, bias, output)) {
+        return;
+    }
+#endif
+    conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                            const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_conv_window_block_s8(p, input, filter, bias, output, columns)) {
+        return;
+    }
+#endif
+    conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_MVE)
+    if (mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes) ||
+        mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+        return;
+    }
+#else
+    (void)columns; /* the paths of whole columns take no window this long */
+#endif
+    mcu_conv_2d_s8_one_group(p, input, filter, bias, output);
+}
+
+/* The int8 DEPTHWISE_CONV_2D entries, picked per layer as the CONV_2D ones
+ * (mcu_planner/lowering/conv.py, depthwise_conv_2d_s8_entry):
+ *
+ *   mcu_depthwise_conv_2d_s8_per_tap_offset  no window offset terms
+ *                                            (mcu_conv_reference.c)
+ *   mcu_depthwise_conv_2d_s8_3x3             3 x 3 filters
+ *   mcu_depthwise_conv_2d_s8_windows         other filters (mcu_depthwise.c)
+ *
+ * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, the int8 depthwise kernel writes output pixels in
  * raster order (batch, row, column) in the aligned groups of four its entry
  * declares, each group reading only its own windows
@@ -94,12 +188,13 @@ void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8
  * still to be read (mcu_planner/memory/overlap.py).  Loops that change the walk must
  * change the kernel's entry there; tests/test_overlap.py runs each listed
  * kernel bit-exact at the tightest overlap the entry allows. */
-void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                              const int32_t *bias, int8_t *output)
+void mcu_depthwise_conv_2d_s8_3x3(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                  const int32_t *bias, int8_t *output)
 {
-    if (p->window_offset_terms == NULL) {
-        mcu_depthwise_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
-    } else {
-        mcu_depthwise_conv_2d_s8_windows(p, input, filter, bias, output);
+#if defined(MCU_DSP) && !defined(MCU_MVE)
+    if (mcu_depthwise_3x3_s8(p, input, filter, bias, output)) {
+        return; /* mcu_depthwise_3x3_dsp.c */
     }
+#endif
+    mcu_depthwise_conv_2d_s8_windows(p, input, filter, bias, output);
 }

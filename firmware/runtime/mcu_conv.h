@@ -27,7 +27,7 @@ typedef struct {
      * mcu_planner/lowering/conv.py (WALKS) declares, instead of its faster
      * channel-outermost loops.  0: any order. */
     int32_t raster_walk;
-    /* Bytes at the `columns` scratch of mcu_conv_2d_s8 (planned in the arena,
+    /* Bytes at the `columns` scratch of the CONV_2D entries (planned in the arena,
      * mcu_planner/lowering/conv.py conv_columns_bytes); the kernel takes the
      * paths that need columns only when they fit.  0 for the depthwise
      * kernels. */
@@ -40,13 +40,31 @@ typedef struct {
     float act_max;
 } mcu_conv_f32_params;
 
-/* bias and columns may be NULL; columns: p->column_bytes of working memory. */
-void mcu_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
-                    int8_t *output, int8_t *columns);
+/* The int8 CONV_2D entries, one per family of layers (mcu_conv.c; other
+ * pointwise layers of 5+ input channels take mcu_conv_1x1_s8, mcu_conv_1x1.h).  bias
+ * and columns may be NULL; columns: p->column_bytes of working memory. */
+void mcu_conv_2d_s8_any_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_pointwise_blocks(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_first_pointwise(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                    const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_first_layer(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_first_layer_long(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                            const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,
                      float *output);
-void mcu_depthwise_conv_2d_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                              const int32_t *bias, int8_t *output);
+/* int8 depthwise convolutions of 3 x 3 filters with window offset terms
+ * (mcu_conv.c; others: mcu_depthwise_conv_2d_s8_windows, mcu_depthwise.h,
+ * and without the terms mcu_depthwise_conv_2d_s8_per_tap_offset,
+ * mcu_conv_reference.h). */
+void mcu_depthwise_conv_2d_s8_3x3(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                  const int32_t *bias, int8_t *output);
 /* Depth multiplier 1 only; `output` may be `input` (TinyEngine's in-place
  * depthwise convolution): `scratch` holds one channel of the output,
  * batches x output_h x output_w values. */

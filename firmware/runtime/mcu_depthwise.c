@@ -1,7 +1,8 @@
 /* int8 depthwise convolutions with window offset terms: the output in runs
  * of pixels whose windows have the same taps inside the input (Helium passes
  * of four pixels, mcu_conv_helium.h, or mcu_depthwise_dsp.c's four channels
- * at a time; 3 x 3 filters with the DSP extension in mcu_depthwise_3x3_dsp.c),
+ * at a time; 3 x 3 filters with the DSP extension first take
+ * mcu_depthwise_3x3_dsp.c, from mcu_conv.c's mcu_depthwise_conv_2d_s8_3x3),
  * and under raster_walk in the aligned raster groups the plan assumes. */
 #include "mcu_depthwise.h"
 
@@ -9,7 +10,6 @@
 #include "mcu_conv_internal.h"
 #include "mcu_conv_helium.h"
 #include "mcu_depthwise_dsp.h"
-#include "mcu_depthwise_3x3_dsp.h"
 
 #if defined(MCU_MVE)
 /* Windows of at most this many taps (inside the input) take one loop over a
@@ -506,11 +506,6 @@ void mcu_depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t 
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
-#if defined(MCU_DSP) && !defined(MCU_MVE)
-    if (mcu_depthwise_3x3_s8(p, input, filter, bias, output)) {
-        return;
-    }
-#endif
     if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
         depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
         return;

@@ -1,5 +1,6 @@
-"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c,
-which dispatches to one file per variant family; 16x8 in mcu_conv_s16.c)."""
+"""CONV_2D and DEPTHWISE_CONV_2D -> mcu_conv_2d_* / mcu_depthwise_conv_2d_* (mcu_conv.c's
+entries, one per family of layers, each calling the variants of one file per
+family; 16x8 in mcu_conv_s16.c)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,71 @@ BLOCK_MIN_CHANNELS = 5  # fewer input channels (first layers) take other paths
 FEW_BLOCK_TAPS_MAX = 32  # first layers' windows the DSP blocks take (FEW_BLOCK_WINDOW_MAX)
 
 
+# The int8 entries of the runtime (mcu_conv.c lists them), one per family of
+# layers.  conv_2d_s8_entry and depthwise_conv_2d_s8_entry pick a layer's from
+# what its shape fixes -- the one place that choice is written; the entries
+# take it as given and keep the run-time checks of their variants -- so that
+# a firmware links only the variants its layers can take (--gc-sections).
+CONV_2D_S8_ANY_LAYER = "mcu_conv_2d_s8_any_layer"
+CONV_2D_S8_POINTWISE = "mcu_conv_1x1_s8"
+CONV_2D_S8_POINTWISE_BLOCKS = "mcu_conv_2d_s8_pointwise_blocks"
+CONV_2D_S8_FIRST_POINTWISE = "mcu_conv_2d_s8_first_pointwise"
+CONV_2D_S8_FIRST_LAYER = "mcu_conv_2d_s8_first_layer"
+CONV_2D_S8_FIRST_LAYER_LONG = "mcu_conv_2d_s8_first_layer_long"
+CONV_2D_S8_WINDOWS = "mcu_conv_2d_s8_windows"
+CONV_2D_S8_LONG_WINDOWS = "mcu_conv_2d_s8_long_windows"
+CONV_2D_S8_ENTRIES = (
+    CONV_2D_S8_ANY_LAYER,
+    CONV_2D_S8_POINTWISE,
+    CONV_2D_S8_POINTWISE_BLOCKS,
+    CONV_2D_S8_FIRST_POINTWISE,
+    CONV_2D_S8_FIRST_LAYER,
+    CONV_2D_S8_FIRST_LAYER_LONG,
+    CONV_2D_S8_WINDOWS,
+    CONV_2D_S8_LONG_WINDOWS,
+)
+DEPTHWISE_S8_PER_TAP_OFFSET = "mcu_depthwise_conv_2d_s8_per_tap_offset"
+DEPTHWISE_S8_3X3 = "mcu_depthwise_conv_2d_s8_3x3"
+DEPTHWISE_S8_WINDOWS = "mcu_depthwise_conv_2d_s8_windows"
+DEPTHWISE_S8_ENTRIES = (DEPTHWISE_S8_PER_TAP_OFFSET, DEPTHWISE_S8_3X3, DEPTHWISE_S8_WINDOWS)
+
+
+def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_bytes: int) -> str:
+    """The int8 CONV_2D entry of a layer: the reference loops without window
+    offset terms or with groups; pointwise (1x1, no padding), apart those
+    whose `column_bytes` hold the M4/M7 DSP blocks' eight pixels (block_bytes:
+    those blocks then take all of them on those cores); windows of up
+    to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
+    HELIUM_COLUMNS of them (the most any core's path copies: all cores'
+    conv_columns_bytes), else read in place; first layers (fewer than
+    BLOCK_MIN_CHANNELS input channels) try the M4/M7 few-channel paths first:
+    the DSP blocks up to FEW_BLOCK_TAPS_MAX values, longer windows the other."""
+    in_c = params["input_c"]
+    if not with_offset_terms or params["filter_in_c_or_multiplier"] != in_c:
+        return CONV_2D_S8_ANY_LAYER
+    first_layer = in_c < BLOCK_MIN_CHANNELS
+    if (params["filter_h"], params["filter_w"], params["pad_h"], params["pad_w"]) == (1, 1, 0, 0):
+        if first_layer:
+            return CONV_2D_S8_FIRST_POINTWISE
+        return CONV_2D_S8_POINTWISE_BLOCKS if block_bytes(in_c) <= column_bytes else CONV_2D_S8_POINTWISE
+    window = params["filter_h"] * params["filter_w"] * in_c
+    if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
+        return CONV_2D_S8_LONG_WINDOWS
+    if not first_layer:
+        return CONV_2D_S8_WINDOWS
+    return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
+
+
+def depthwise_conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) -> str:
+    """The int8 DEPTHWISE_CONV_2D entry of a layer: the per-tap offset without
+    window offset terms; 3 x 3 filters (the M4/M7 3 x 3 path first); others."""
+    if not with_offset_terms:
+        return DEPTHWISE_S8_PER_TAP_OFFSET
+    if (params["filter_h"], params["filter_w"]) == (3, 3):
+        return DEPTHWISE_S8_3X3
+    return DEPTHWISE_S8_WINDOWS
+
+
 def block_bytes(taps: int) -> int:
     """MCU_CONV_BLOCK_BYTES of mcu_conv_dsp_block.h: eight pixels' taps as int16,
     rounded up to whole groups of four taps, plus 3 bytes to word-align them."""
@@ -87,7 +153,7 @@ def compact_columns() -> Iterator[None]:
 
 
 def conv_columns_bytes(params: dict[str, int]) -> int:
-    """Bytes of mcu_conv_2d_s8's `columns` for a one-group int8 CONV_2D with
+    """Bytes of the `columns` of mcu_conv.c's entries for a one-group int8 CONV_2D with
     window offset terms: the most any core's path uses --
     - pointwise (M4/M7 DSP): eight pixels' input channels widened to int16
       (block_bytes, BLOCK_MIN_CHANNELS to BLOCK_TAPS_MAX channels); otherwise, with stride 1,
@@ -217,12 +283,15 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "raster_walk": 0,
         "column_bytes": 0,
     }
-    call = kernel_call(op, f"{stem}_s8", "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
+    with_offset_terms = s8_params["window_offset_terms"] != "NULL"
     if depthwise:
-        return call
+        function = depthwise_conv_2d_s8_entry(params, with_offset_terms)
+        return kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     columns = _columns_scratch(op, graph)
-    if columns >= 0:
-        s8_params["column_bytes"] = graph.tensors[columns].shape[0]
+    column_bytes = graph.tensors[columns].shape[0] if columns >= 0 else 0
+    s8_params["column_bytes"] = column_bytes
+    function = conv_2d_s8_entry(params, with_offset_terms, column_bytes)
+    call = kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
 
 
@@ -354,9 +423,9 @@ def lower_depthwise_conv_2d(op: Operator, graph: Graph) -> KernelCall:
 # have no walk the plan may use and run whole (they quantize their whole
 # input with one scale from its largest value).
 WALKS: dict[str, RasterOrder] = {
-    "mcu_conv_2d_s8": RasterOrder(4),
+    **dict.fromkeys(CONV_2D_S8_ENTRIES, RasterOrder(4)),
     "mcu_conv_2d_f32": PIXEL_BY_PIXEL,
-    "mcu_depthwise_conv_2d_s8": RasterOrder(4, channel_wise=True),
+    **dict.fromkeys(DEPTHWISE_S8_ENTRIES, RasterOrder(4, channel_wise=True)),
     "mcu_depthwise_conv_2d_f32": PIXEL_BY_PIXEL,
     "mcu_conv_2d_u8": PIXEL_BY_PIXEL,
     "mcu_depthwise_conv_2d_u8": PIXEL_BY_PIXEL,
@@ -384,9 +453,9 @@ def _raster_walk_is_slower(call: KernelCall) -> bool:
     vww_96_int8 the first two cost +3.8% ticks on the M4, +3.0% on the M55."""
     # The integer fields: the geometry ones all are (image_window_facts reads them so).
     p = {k: v for k, v in call.params.items() if isinstance(v, int)}
-    if call.function == "mcu_depthwise_conv_2d_s8":
+    if call.function in DEPTHWISE_S8_ENTRIES:
         return True
-    if call.function != "mcu_conv_2d_s8":
+    if call.function not in CONV_2D_S8_ENTRIES:
         return False
     if p["filter_h"] == p["filter_w"] == 1 and p["stride_h"] == p["stride_w"] == 1:
         return True
@@ -414,7 +483,7 @@ def depthwise_conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> Ker
     filter_shape = graph.tensors[op.inputs[1]].shape
     macs = graph.tensors[op.outputs[0]].num_elements * math.prod(filter_shape[1:3])
     facts = _image_facts(op, graph, call, macs)
-    if call.function != "mcu_depthwise_conv_2d_s8" or call.params["filter_in_c_or_multiplier"] != 1:
+    if call.function not in DEPTHWISE_S8_ENTRIES or call.params["filter_in_c_or_multiplier"] != 1:
         return facts
 
     return replace(facts, over_input=partial(_depthwise_over_input, call))

@@ -1,0 +1,168 @@
+"""The int8 convolutions' entries (mcu_conv.c), one per family of layers: the
+generator picks each layer's (lowering/conv.py conv_2d_s8_entry,
+depthwise_conv_2d_s8_entry), so that a firmware links only the variants its
+layers can take (issue 23, "Flash": before, one dispatcher per op linked
+every variant of every core's path).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import needs_cortex_m
+
+from mcu_planner.emit.output_dir import write_output
+from mcu_planner.emit.resources import firmware_dir
+from mcu_planner.lowering.conv import (
+    BLOCK_MIN_CHANNELS,
+    CONV_2D_S8_ANY_LAYER,
+    CONV_2D_S8_FIRST_LAYER,
+    CONV_2D_S8_FIRST_LAYER_LONG,
+    CONV_2D_S8_FIRST_POINTWISE,
+    CONV_2D_S8_LONG_WINDOWS,
+    CONV_2D_S8_POINTWISE,
+    CONV_2D_S8_POINTWISE_BLOCKS,
+    CONV_2D_S8_WINDOWS,
+    CONV_COLUMN_MAX,
+    DEPTHWISE_S8_3X3,
+    DEPTHWISE_S8_PER_TAP_OFFSET,
+    DEPTHWISE_S8_WINDOWS,
+    FEW_BLOCK_TAPS_MAX,
+    HELIUM_COLUMNS,
+    block_bytes,
+    compact_columns,
+    conv_2d_s8_entry,
+    conv_columns_bytes,
+    depthwise_conv_2d_s8_entry,
+)
+from mcu_planner.pipeline import generate_for_model
+from mcu_planner.targets.check import random_inputs
+from mcu_planner.targets.firmware_build import build_firmware
+from mcu_planner.targets.qemu import run_firmware
+from mcu_planner.targets.reference import run_isolated
+from mcu_planner_testing.builder import Int8Net
+
+
+def _layer(kh: int, kw: int, in_c: int, pad: int = 0, per_filter: int | None = None) -> dict[str, int]:
+    return {
+        "filter_h": kh,
+        "filter_w": kw,
+        "input_c": in_c,
+        "pad_h": pad,
+        "pad_w": pad,
+        "filter_in_c_or_multiplier": in_c if per_filter is None else per_filter,
+    }
+
+
+def _conv_entry(kh: int, kw: int, in_c: int, pad: int = 0, per_filter: int | None = None, terms: bool = True):
+    """The entry with the columns conv_columns_bytes plans for the layer."""
+    layer = {**_layer(kh, kw, in_c, pad, per_filter), "stride_h": 1, "stride_w": 1, "dilation_w": 1, "output_c": 8}
+    return conv_2d_s8_entry(layer, terms, conv_columns_bytes(layer))
+
+
+def test_each_layer_takes_its_family_entry():
+    assert _conv_entry(3, 3, 16, 1, terms=False) == CONV_2D_S8_ANY_LAYER
+    assert _conv_entry(3, 3, 16, 1, per_filter=8) == CONV_2D_S8_ANY_LAYER  # groups
+    assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE_BLOCKS
+    assert _conv_entry(1, 1, 577) == CONV_2D_S8_POINTWISE  # past BLOCK_TAPS_MAX: no blocks planned
+    with compact_columns():
+        assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE
+    assert _conv_entry(1, 1, 3) == CONV_2D_S8_FIRST_POINTWISE
+    assert _conv_entry(1, 1, 16, 1) == CONV_2D_S8_WINDOWS  # padded 1x1: windows
+    assert _conv_entry(3, 3, 3, 1) == CONV_2D_S8_FIRST_LAYER  # 27 values
+    assert _conv_entry(3, 3, 4, 1) == CONV_2D_S8_FIRST_LAYER_LONG  # 36
+    assert _conv_entry(10, 4, 1, 1) == CONV_2D_S8_FIRST_LAYER_LONG
+    assert _conv_entry(3, 3, 113, 1) == CONV_2D_S8_WINDOWS  # 1,017 values
+    assert _conv_entry(3, 3, 114, 1) == CONV_2D_S8_LONG_WINDOWS  # 1,026
+    assert _conv_entry(32, 33, 1) == CONV_2D_S8_LONG_WINDOWS  # past any first-layer path
+    # Columns for fewer than four windows (never planned so): read in place.
+    assert conv_2d_s8_entry(_layer(3, 3, 16, 1), True, 4 * 144 - 1) == CONV_2D_S8_LONG_WINDOWS
+    assert depthwise_conv_2d_s8_entry(_layer(3, 3, 8), False) == DEPTHWISE_S8_PER_TAP_OFFSET
+    assert depthwise_conv_2d_s8_entry(_layer(3, 3, 8), True) == DEPTHWISE_S8_3X3
+    assert depthwise_conv_2d_s8_entry(_layer(1, 3, 8), True) == DEPTHWISE_S8_WINDOWS
+
+
+def _c_define(file: str, name: str) -> int:
+    text = (firmware_dir() / "runtime" / file).read_text()
+    return int(re.search(rf"^#define {name} (\d+)$", text, re.M).group(1))
+
+
+def test_the_choice_reads_the_runtime_limits():
+    """The limits conv_2d_s8_entry reads are the C's: a family's variants
+    then take every layer the generator gives them."""
+    assert CONV_COLUMN_MAX == _c_define("mcu_conv_internal.h", "MCU_CONV_COLUMN_MAX")
+    assert BLOCK_MIN_CHANNELS == _c_define("mcu_conv_dsp_block.h", "MCU_CONV_BLOCK_MIN_CHANNELS")
+    assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_dsp_block.c", "FEW_BLOCK_WINDOW_MAX")
+    block = (firmware_dir() / "runtime" / "mcu_conv_dsp_block.h").read_text()
+    macro = re.search(r"^#define MCU_CONV_BLOCK_BYTES\(n\) (.*)$", block, re.M).group(1)
+    assert all(eval(macro.replace("/", "//"), {"n": n}) == block_bytes(n) for n in range(1, 700))
+    internal = (firmware_dir() / "runtime" / "mcu_conv_internal.h").read_text()
+    per_core = [int(n) for n in re.findall(r"^#define MCU_CONV_COLUMNS (\d+)$", internal, re.M)]
+    assert len(per_core) == 2 and HELIUM_COLUMNS == max(per_core)
+
+
+def _pointwise_model() -> bytes:
+    """Pointwise layers and a 1 x 3 depthwise one: none of them a first
+    layer, a window of a convolution or a 3 x 3 depthwise filter."""
+    net = Int8Net(41)
+    x = net.input((1, 6, 5, 13), -1.0, 2.0)
+    x = net.conv2d(x, 9, kernel=(1, 1), activation="RELU")
+    x = net.depthwise_conv2d(x, kernel=(1, 3), padding="SAME", depth_multiplier=2)
+    return net.build(net.conv2d(x, 7, kernel=(1, 1), strides=(2, 1)))
+
+
+# Variants no layer of _pointwise_model takes, per board: each would weigh
+# hundreds of bytes to kilobytes of flash.  (The M4's pointwise DSP blocks
+# keep the reference loops as their net: mcu_conv_2d_s8_per_tap_offset.)
+NOT_LINKED = {
+    "mps2-an386": (
+        "mcu_conv_1x1_s8",  # the DSP blocks take both pointwise layers
+        "mcu_conv_few_channels_block_s8",
+        "mcu_conv_2d_s8_few_channels",
+        "mcu_conv_window_block_s8",
+        "mcu_conv_2d_s8_columns",
+        "mcu_conv_2d_s8_one_group",
+        "mcu_depthwise_3x3_s8",
+        "mcu_depthwise_conv_2d_s8_per_tap_offset",
+    ),
+    "mps3-an547": (
+        "mcu_conv_2d_s8_small_helium",
+        "mcu_conv_2d_s8_columns_helium",
+        "mcu_conv_2d_s8_chunks_helium",
+        "mcu_conv_2d_s8_long_windows_helium",
+        "mcu_conv_2d_s8_one_group",
+        "mcu_conv_2d_s8_per_tap_offset",
+        "mcu_depthwise_conv_2d_s8_per_tap_offset",
+    ),
+}
+# ... and the ones its layers do take (so that the check above reads real symbols).
+LINKED = {
+    "mps2-an386": ("mcu_conv_1x1_block_s8", "mcu_depthwise_conv_2d_s8_windows"),
+    "mps3-an547": ("mcu_conv_1x1_s8", "mcu_conv_1x1_helium_s8", "mcu_depthwise_conv_2d_s8_windows"),
+}
+
+
+@needs_cortex_m
+@pytest.mark.parametrize("board", sorted(NOT_LINKED))
+def test_pointwise_firmware_links_no_window_variants_and_stays_exact(board, tmp_path):
+    model = _pointwise_model()
+    graph, _, files = generate_for_model(model, name="pw")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board=board, ram_bytes=64 * 1024)
+    symbols = set(
+        subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert set(LINKED[board]) <= symbols, set(LINKED[board]) - symbols
+    assert not set(NOT_LINKED[board]) & symbols, set(NOT_LINKED[board]) & symbols
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
+    run = run_firmware(
+        report.elf,
+        machine=board,
+        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
+        num_outputs=1,
+    ).check()
+    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
+    assert run.outputs[0] == expected
