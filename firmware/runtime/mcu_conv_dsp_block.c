@@ -39,40 +39,53 @@
 #define BLOCK_PIXELS 8
 #define SHORT_BLOCK_PIXELS 4
 
-/* mcu_conv_block8_s8, mcu_conv_block4_s8, mcu_conv_block8_channels_s8:
- * mcu_conv_dsp_block_asm.h. */
-
 /* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
  * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
  * 2j + 1), then each pixel's last n % 4 taps as plain int16, four per
  * pixel (the rest 0). */
-static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes)
+static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes, int doubled)
 {
     const int32_t words = n / 4, tail = n % 4;
     const size_t group = 2u * (size_t)pixels;
     int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words) + 4 * j;
     int32_t *to = lanes + 2 * j;
     int32_t k;
-    for (k = 0; k < words; ++k, x += 4, to += group) {
-        const uint32_t word = mcu_load_s8x4(x);
-        to[0] = mcu_s8x4_even(word);
-        to[1] = mcu_s8x4_odd(word);
+    if (doubled) {
+        for (k = 0; k < words; ++k, x += 4, to += group) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s16x2_double(mcu_s8x4_even(word));
+            to[1] = mcu_s16x2_double(mcu_s8x4_odd(word));
+        }
+    } else {
+        for (k = 0; k < words; ++k, x += 4, to += group) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s8x4_even(word);
+            to[1] = mcu_s8x4_odd(word);
+        }
     }
     for (k = 0; tail && k < 4; ++k) {
-        last[k] = (int16_t)(k < tail ? x[k] : 0);
+        last[k] = (int16_t)(k < tail ? x[k] * (1 + doubled) : 0);
     }
 }
 
 /* `words` groups of one pixel's lanes from `to` on (`group` words apart):
  * the int8 taps at x widened, or with x NULL the input zero point's pair
  * `zero` in every lane. */
-static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group)
+static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group, int doubled)
 {
     int32_t *const end = to + group * (size_t)words;
     if (x == NULL) {
         for (; to != end; to += group) {
             to[0] = zero;
             to[1] = zero;
+        }
+        return;
+    }
+    if (doubled) {
+        for (; to != end; to += group, x += 4) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s16x2_double(mcu_s8x4_even(word));
+            to[1] = mcu_s16x2_double(mcu_s8x4_odd(word));
         }
         return;
     }
@@ -89,41 +102,33 @@ static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t word
  * whole words.  Taps in the padding hold the input zero point, as in
  * mcu_conv_window_to_column. */
 static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32_t b, const mcu_window_axis *wy,
-                         int32_t out_x, int32_t *to, size_t group)
+                         int32_t out_x, int32_t *to, size_t group, int doubled)
 {
     const int32_t tap_words = p->input_c / 4, row_words = p->filter_w * tap_words;
-    const int32_t zero = mcu_s16x2_splat(-p->input_offset);
+    const int32_t zero = mcu_s16x2_splat(-p->input_offset * (1 + doubled));
     const mcu_window_axis wx =
         mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
     const size_t tap_lanes = group * (size_t)tap_words;
     int32_t fy, fx;
     for (fy = 0; fy < p->filter_h; ++fy) {
         if (fy < wy->first || fy >= wy->end || wx.end <= wx.first) {
-            widen_words(NULL, zero, to, row_words, group);
+            widen_words(NULL, zero, to, row_words, group, doubled);
             to += group * (size_t)row_words;
             continue;
         }
-        widen_words(NULL, zero, to, wx.first * tap_words, group);
+        widen_words(NULL, zero, to, wx.first * tap_words, group, doubled);
         to += tap_lanes * (size_t)wx.first;
         for (fx = wx.first; fx < wx.end; fx = p->dilation_w == 1 ? wx.end : fx + 1) {
             /* With dilation 1 the inside taps are one run of the input row. */
             const int32_t taps = p->dilation_w == 1 ? wx.end - wx.first : 1;
             widen_words(input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, mcu_window_input(wy, fy),
                                                 mcu_window_input(&wx, fx), 0),
-                        0, to, taps * tap_words, group);
+                        0, to, taps * tap_words, group, doubled);
             to += tap_lanes * (size_t)taps;
         }
-        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group);
+        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group, doubled);
         to += tap_lanes * (size_t)(p->filter_w - wx.end);
     }
-}
-
-/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
-static inline MCU_ALWAYS_INLINE int32_t block_ssat8(int32_t v)
-{
-    int32_t clamped;
-    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
-    return clamped;
 }
 
 /* Right shifts e - 1 up to this take the output offset into the rounding
@@ -156,7 +161,7 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
             const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
             const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
             const int32_t v = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32) >> shift;
-            *o = (int8_t)(full ? block_ssat8(v) : mcu_clamp_s32(v, low, high));
+            *o = (int8_t)(full ? mcu_ssat8(v) : mcu_clamp_s32(v, low, high));
         }
     } else if (m->high_shift >= 0) {
         for (j = 0; j < count; ++j, o += step) {
@@ -169,88 +174,180 @@ static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *r
     }
 }
 
-/* Channels 0 .. `channels` - 1 (at least one) of a full block of eight
- * pixels through mcu_conv_block8_channels_s8, filters `stride` apart. */
-static void block8_channels_in_asm(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t words,
-                                   const int8_t *filter, int32_t stride, const int32_t *bias, const int32_t *terms,
-                                   int32_t channels, int8_t *out)
+/* Channels oc .. end - 1 (at least one) of a full block of eight pixels
+ * whose `words` groups of lanes are doubled, through
+ * mcu_conv_block8_channels_s8: filters `stride` apart from `filter`, sums
+ * from bias (+ terms, unless NULL); outputs from out (pixel 0, channel 0). */
+typedef struct {
+    const int32_t *lanes;
+    int32_t words;
+    const int8_t *filter;
+    int32_t stride;
+    const int32_t *bias;
+    const int32_t *terms;
+} block_asm_job;
+
+static void block8_channels_in_asm(const mcu_conv_s8_params *p, const block_asm_job *a, int32_t oc, int32_t end,
+                                   int8_t *out)
 {
-    const int32_t job[12] = {(int32_t)(uintptr_t)lanes,
-                             (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
-                             (int32_t)(uintptr_t)filter,
-                             (int32_t)(uintptr_t)bias,
-                             (int32_t)(uintptr_t)terms,
-                             (int32_t)(uintptr_t)p->output_multiplier,
-                             (int32_t)(uintptr_t)p->output_shift,
-                             (int32_t)(uintptr_t)out,
+    const int32_t job[12] = {(int32_t)(uintptr_t)a->lanes,
+                             (int32_t)(uintptr_t)(a->lanes + 2 * BLOCK_PIXELS * a->words),
+                             (int32_t)(uintptr_t)(a->filter + (size_t)oc * (size_t)a->stride),
+                             a->stride,
+                             (int32_t)(uintptr_t)(a->bias + oc),
+                             (int32_t)(uintptr_t)(a->terms ? a->terms + oc : NULL),
+                             (int32_t)(uintptr_t)(p->output_multiplier + oc),
+                             (int32_t)(uintptr_t)(p->output_shift + oc),
+                             (int32_t)(uintptr_t)(out + oc),
                              p->output_c,
-                             p->output_offset,
-                             (int32_t)(uintptr_t)(out + channels),
-                             stride};
+                             (int32_t)(uintptr_t)(out + end),
+                             p->output_offset};
     mcu_conv_block8_channels_s8(job);
 }
 
-/* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
- * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
- * out + j * output_c. */
-static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
-                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out, int in_asm)
+/* How each output channel's sums go: through mcu_conv_block8_channels_s8
+ * (doubled lanes), not at all (the output is the same for every input:
+ * the rescale is monotonic, and at both ends of the sums' range, start +-
+ * n 128 * 128, it gives one value -- dead channels whose bias is far
+ * outside what the products reach), or through the C loop. */
+enum { BLOCK_IN_C, BLOCK_IN_ASM, BLOCK_CONSTANT };
+
+#define BLOCK_KINDS_MAX 256 /* channels past these: classified block by block */
+typedef struct {
+    uint32_t in_asm[BLOCK_KINDS_MAX / 32];
+    uint32_t constant[BLOCK_KINDS_MAX / 32];
+    int doubled; /* the lanes doubled (then every in_asm channel fits) */
+    int all_in_asm;
+} block_kinds;
+
+/* The doubled sums' bounds: |bias + offset term| <= 2^28 and n <= 2^13,
+ * so that with products of at most 255 * 128 every sum is within 2^29. */
+#define BLOCK_DOUBLED_TAPS_MAX 8192
+#define BLOCK_DOUBLED_START_MAX (1 << 28)
+
+static int block_channel_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, int doubled, int32_t oc)
 {
-    const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
-    if (in_asm && count == BLOCK_PIXELS && tail == 0) {
-        block8_channels_in_asm(p, lanes, words, filter, n, bias, p->window_offset_terms, out_c, out);
-        return;
-    }
-    {
-    const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
-    const size_t out_step = (size_t)out_c;
-    const int32_t *terms = p->window_offset_terms;
-    const conv_output_range range = conv_output_range_of(p);
-    const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc, j, k;
-    for (oc = 0; oc < out_c; ++oc) {
-        const int8_t *w = filter + (size_t)oc * (size_t)n;
-        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        int32_t sums[BLOCK_PIXELS];
-        sums[0] = bias_plus(bias, oc, terms[oc]);
-        if (pixels == BLOCK_PIXELS) {
-            mcu_conv_block8_s8(lanes, w, words, sums);
-        } else {
-            mcu_conv_block4_s8(lanes, w, words, sums);
-        }
-        if (tail) {
-            const int8_t *wt = w + 4 * words;
-            for (j = 0; j < count; ++j) {
-                for (k = 0; k < tail; ++k) {
-                    sums[j] += (int32_t)last[4 * j + k] * (int32_t)wt[k];
-                }
-            }
-        }
-        if (full) {
-            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 1);
-        } else {
-            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 0);
+    const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
+    const int64_t start = (int64_t)bias_plus(bias, oc, p->window_offset_terms[oc]);
+    const int64_t reach = (int64_t)n * 128 * 128;
+    if (multiplier >= 0 && e >= 0 && start - reach > INT32_MIN && start + reach < INT32_MAX) {
+        const conv_output_range range = conv_output_range_of(p);
+        const mcu_prepared_mul m = mcu_prepare_mul(multiplier, (int)p->output_shift[oc]);
+        if (requantize_prepared_s8(&range, (int32_t)(start - reach), &m) ==
+            requantize_prepared_s8(&range, (int32_t)(start + reach), &m)) {
+            return BLOCK_CONSTANT;
         }
     }
+    if (doubled && multiplier >= 0 && e <= 31 && (e >= 1 || multiplier == 0) && start <= BLOCK_DOUBLED_START_MAX &&
+        start >= -BLOCK_DOUBLED_START_MAX) {
+        return BLOCK_IN_ASM;
+    }
+    return BLOCK_IN_C;
+}
+
+/* The kinds of a convolution's channels, windows of `n` taps. */
+static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, block_kinds *kinds)
+{
+    int32_t oc;
+    memset(kinds, 0, sizeof *kinds);
+    kinds->doubled = bias != NULL && p->act_min == -128 && p->act_max == 127 && n <= BLOCK_DOUBLED_TAPS_MAX;
+    kinds->all_in_asm = kinds->doubled;
+    for (oc = 0; oc < p->output_c; ++oc) {
+        const int kind = block_channel_kind(p, bias, n, kinds->doubled, oc);
+        kinds->all_in_asm = kinds->all_in_asm && kind == BLOCK_IN_ASM;
+        if (oc < BLOCK_KINDS_MAX) {
+            kinds->in_asm[oc / 32] |= (uint32_t)(kind == BLOCK_IN_ASM) << (oc % 32);
+            kinds->constant[oc / 32] |= (uint32_t)(kind == BLOCK_CONSTANT) << (oc % 32);
+        }
     }
 }
 
-/* Whether every channel's rescale takes mcu_conv_block8_channels_s8: a
- * bias, the full int8 range, multipliers >= 0 and right shifts of 2 to
- * BLOCK_FOLDED_SHIFT_MAX + 1. */
-static int block_rescale_in_asm(const mcu_conv_s8_params *p, const int32_t *bias)
+static int block_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, const block_kinds *kinds,
+                      int32_t oc)
 {
-    int32_t oc;
-    if (bias == NULL || p->act_min != -128 || p->act_max != 127) {
-        return 0;
+    if (oc >= BLOCK_KINDS_MAX) {
+        return block_channel_kind(p, bias, n, kinds->doubled, oc);
     }
-    for (oc = 0; oc < p->output_c; ++oc) {
-        const int32_t e = -p->output_shift[oc];
-        if (p->output_multiplier[oc] < 0 || e < 2 || e > BLOCK_FOLDED_SHIFT_MAX + 1) {
-            return 0;
+    if ((kinds->in_asm[oc / 32] >> (oc % 32)) & 1u) {
+        return BLOCK_IN_ASM;
+    }
+    return (kinds->constant[oc / 32] >> (oc % 32)) & 1u ? BLOCK_CONSTANT : BLOCK_IN_C;
+}
+
+/* A block's lanes: `pixels` (8 or 4) pixels' `n` taps, `count` of them
+ * stored, `doubled` or not. */
+typedef struct {
+    const int32_t *lanes;
+    int32_t pixels;
+    int32_t n;
+    int32_t count;
+    int doubled;
+} block_lanes_of;
+
+/* Channel oc of a block through the C loop: the sums of the lanes from 0,
+ * then added to bias + offset term; filter w; outputs out[j * output_c]. */
+static void block_channel_in_c(const mcu_conv_s8_params *p, const block_lanes_of *l, const int8_t *w,
+                               const int32_t *bias, int32_t oc, int8_t *out)
+{
+    const int32_t words = l->n / 4, tail = l->n % 4;
+    const int16_t *last = (const int16_t *)(const void *)(l->lanes + 2 * l->pixels * words);
+    const conv_output_range range = conv_output_range_of(p);
+    const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+    const int32_t start = bias_plus(bias, oc, p->window_offset_terms[oc]);
+    int32_t sums[BLOCK_PIXELS], j, k;
+    sums[0] = 0;
+    if (l->pixels == BLOCK_PIXELS) {
+        mcu_conv_block8_s8(l->lanes, w, words, sums);
+    } else {
+        mcu_conv_block4_s8(l->lanes, w, words, sums);
+    }
+    for (j = 0; j < l->count; ++j) {
+        for (k = 0; k < tail; ++k) {
+            sums[j] += (int32_t)last[4 * j + k] * (int32_t)w[4 * words + k];
         }
+        sums[j] = mcu_add_wrap_s32(start, sums[j] >> l->doubled); /* doubled: even */
     }
-    return 1;
+    if (p->act_min == -128 && p->act_max == 127) {
+        store_channel_s8(&range, sums, l->count, &m, out, (size_t)p->output_c, 1);
+    } else {
+        store_channel_s8(&range, sums, l->count, &m, out, (size_t)p->output_c, 0);
+    }
+}
+
+/* Every output channel of a block against filters `n` apart, by kind; the
+ * outputs at out + j * output_c. */
+static void block_channels_s8(const mcu_conv_s8_params *p, const block_lanes_of *l, const int8_t *filter,
+                              const int32_t *bias, const block_kinds *kinds, int8_t *out)
+{
+    const int32_t out_c = p->output_c, n = l->n;
+    const int asm_block = l->count == BLOCK_PIXELS && n % 4 == 0;
+    const block_asm_job job = {l->lanes, n / 4, filter, n, bias, p->window_offset_terms};
+    int32_t oc = 0, end, j;
+    if (asm_block && kinds->all_in_asm) {
+        block8_channels_in_asm(p, &job, 0, out_c, out);
+        return;
+    }
+    while (oc < out_c) {
+        const int kind = block_kind(p, bias, n, kinds, oc);
+        if (kind == BLOCK_IN_ASM && asm_block) {
+            for (end = oc + 1; end < out_c && block_kind(p, bias, n, kinds, end) == BLOCK_IN_ASM; ++end) {
+            }
+            block8_channels_in_asm(p, &job, oc, end, out);
+            oc = end;
+            continue;
+        }
+        if (kind == BLOCK_CONSTANT) {
+            const conv_output_range range = conv_output_range_of(p);
+            const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+            const int8_t value = requantize_prepared_s8(&range, bias_plus(bias, oc, p->window_offset_terms[oc]), &m);
+            for (j = 0; j < l->count; ++j) {
+                out[(size_t)j * (size_t)out_c + (size_t)oc] = value;
+            }
+        } else {
+            block_channel_in_c(p, l, filter + (size_t)oc * (size_t)n, bias, oc, out + oc);
+        }
+        ++oc;
+    }
 }
 
 /* The lanes' first word in `columns`: word aligned (LDRD). */
@@ -268,12 +365,13 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t *lanes;
     int32_t first, j;
-    int in_asm;
+    block_kinds kinds;
+    block_lanes_of block_of;
     if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
         return 0;
     }
     lanes = block_lanes(columns);
-    in_asm = block_rescale_in_asm(p, bias);
+    block_classify(p, bias, in_c, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -291,14 +389,15 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
                 x[j] = pixel;
                 continue;
             }
-            widen_pixel(pixel, j, block, in_c, lanes);
+            widen_pixel(pixel, j, block, in_c, lanes, kinds.doubled);
         }
         if (count <= 2) {
             mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
                                    output + (size_t)first * (size_t)out_c);
             continue;
         }
-        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c, in_asm);
+        block_of = (block_lanes_of){lanes, block, in_c, count, kinds.doubled};
+        block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
     }
     return 1;
 }
@@ -312,7 +411,8 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     int8_t *column;
     int32_t *lanes;
     int32_t first, j;
-    int in_asm;
+    block_kinds kinds;
+    block_lanes_of block_of;
     /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
     if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
         MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
@@ -322,7 +422,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
      * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
     lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
-    in_asm = block_rescale_in_asm(p, bias);
+    block_classify(p, bias, window, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -333,16 +433,16 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             const mcu_window_axis wy = mcu_window_axis_at(yx / p->output_w, p->stride_h, p->pad_h, p->dilation_h,
                                                           p->filter_h, p->input_h);
             if (p->input_c % 4 == 0) {
-                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block);
+                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block, kinds.doubled);
                 continue;
             }
             if (j < count) {
                 mcu_conv_window_to_column(p, input, b, &wy, yx % p->output_w, column);
             }
-            widen_pixel(column, j, block, window, lanes);
+            widen_pixel(column, j, block, window, lanes, kinds.doubled);
         }
-        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c,
-                          in_asm);
+        block_of = (block_lanes_of){lanes, block, window, count, kinds.doubled};
+        block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
     }
     return 1;
 }
@@ -351,6 +451,25 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
  * (FEW_BLOCK_TAPS_MAX in conv.py): eight pixels' lanes in `columns`, or
  * four pixels' (32 bytes a word) on the stack. */
 #define FEW_BLOCK_WINDOW_MAX 32
+
+/* Whether the first layer's channels all take mcu_conv_block8_channels_s8
+ * (lanes doubled): as block_channel_kind's BLOCK_IN_ASM for sums starting
+ * at the bias alone (the lanes hold the input offset). */
+static int few_block_in_asm(const mcu_conv_s8_params *p, const int32_t *bias, int32_t window)
+{
+    int32_t oc;
+    if (bias == NULL || p->act_min != -128 || p->act_max != 127 || window > BLOCK_DOUBLED_TAPS_MAX) {
+        return 0;
+    }
+    for (oc = 0; oc < p->output_c; ++oc) {
+        const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
+        if (multiplier < 0 || e > 31 || (e < 1 && multiplier != 0) || e < 0 || bias[oc] > BLOCK_DOUBLED_START_MAX ||
+            bias[oc] < -BLOCK_DOUBLED_START_MAX) {
+            return 0;
+        }
+    }
+    return 1;
+}
 
 /* Every output channel of `pixels` (8 or 4) pixels whose windows (the input
  * offset added, padding and the last word's spare taps 0) are widened in
@@ -365,20 +484,24 @@ static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *la
     const int32_t words = (window + 3) / 4;
     const conv_output_range range = conv_output_range_of(p);
     const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc = 0;
+    int32_t oc = 0, k;
     if (in_asm && pixels == BLOCK_PIXELS && count == BLOCK_PIXELS && out_c > 1) {
-        block8_channels_in_asm(p, lanes, words, filter, window, bias, NULL, out_c - 1, out);
+        const block_asm_job job = {lanes, words, filter, window, bias, NULL};
+        block8_channels_in_asm(p, &job, 0, out_c - 1, out);
         oc = out_c - 1;
     }
     for (; oc < out_c; ++oc) {
         const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
         const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
         int32_t sums[BLOCK_PIXELS];
-        sums[0] = bias_plus(bias, oc, 0);
+        sums[0] = (int32_t)((uint32_t)bias_plus(bias, oc, 0) << in_asm);
         if (pixels == BLOCK_PIXELS) {
             mcu_conv_block8_s8(lanes, w, words, sums);
         } else {
             mcu_conv_block4_s8(lanes, w, words, sums);
+        }
+        for (k = 0; k < count; ++k) {
+            sums[k] >>= in_asm; /* doubled lanes: the doubled sum, even */
         }
         if (full) {
             store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
@@ -437,7 +560,7 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
     if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
         return 0;
     }
-    in_asm = block_rescale_in_asm(p, bias);
+    in_asm = few_block_in_asm(p, bias, window);
     /* The last word's spare taps: the zero point (0 once offset). */
     for (k = window; k < 4 * words; ++k) {
         ((int8_t *)window_words)[k] = zero_point;
@@ -460,8 +583,10 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
                 raster_next(p, &at[0], &at[1], &at[2]);
             }
             for (k = 0; k < words; ++k, to += group) {
-                to[0] = mcu_s8x4_even_plus(window_words[k], offset2);
-                to[1] = mcu_s8x4_odd_plus(window_words[k], offset2);
+                const int32_t even = mcu_s8x4_even_plus(window_words[k], offset2);
+                const int32_t odd = mcu_s8x4_odd_plus(window_words[k], offset2);
+                to[0] = in_asm ? mcu_s16x2_double(even) : even;
+                to[1] = in_asm ? mcu_s16x2_double(odd) : odd;
             }
         }
         few_block_channels_s8(p, lanes, size, filter, last, bias, count,
