@@ -184,7 +184,12 @@ def few_channels_model() -> bytes:
     mono = net.input((1, 13, 6, 1), -2.0, 0.0)
     pair = net.input((2, 5, 5, 2), -1.0, 1.0)
     four = net.input((1, 6, 7, 4), -0.5, 2.5)
+    # 3 x 3 RGB windows inside the input read straight from its rows
+    # (mcu_conv_few_channels_dsp.c, few_rgb_lanes), zero point 127.
+    rgb_high = net.input((1, 8, 10, 3), -2.0, 0.0)
     outputs = [
+        net.conv2d(rgb_high, 5, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(rgb_high, 9, kernel=(3, 3), strides=(1, 2), padding="VALID", activation="RELU"),
         net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME"),
         net.conv2d(rgb, 5, kernel=(3, 3), padding="VALID", activation="RELU6"),
         net.conv2d(mono, 7, kernel=(10, 4), strides=(2, 2), padding="SAME", activation="RELU"),

@@ -3,15 +3,19 @@
  * channel.
  *
  * The eight pixels' taps (a pointwise pixel's input channels, or a window,
- * straight from the input or through an int8 column) are widened once to int16 pairs in the `columns`
- * scratch, in the order SXTB16 splits a filter word into: for every four
- * taps t..t+3 of each pixel the pairs (t, t+2) and (t+1, t+3), the eight
- * pixels side by side.  Every filter word is then split once (two SXTB16)
- * and feeds sixteen SMLADs, two per pixel, and the widening is shared by all
- * the output channels.  The input offset is in window_offset_terms (the
- * padding of a window holds the input zero point), so the inner loop adds
- * products only: the same products as the reference kernel in another order,
- * hence the same int32 sums.  The filters are read in place, int8.
+ * straight from the input or through an int8 column) are widened once to
+ * int16 pairs in the `columns` scratch, in the order SXTB16 splits a filter
+ * word into: for every four taps t..t+3 of each pixel the pairs (t, t+2)
+ * and (t+1, t+3), the eight pixels side by side.  Every filter word is then
+ * split once (two SXTB16) and feeds sixteen SMLADs, two per pixel, and the
+ * widening is shared by all the output channels.  The input offset is in
+ * window_offset_terms (the padding of a window holds the input zero point),
+ * so the inner loop adds products only: the same products as the reference
+ * kernel in another order, hence the same int32 sums.  The filters are read
+ * in place, int8.  Where the channels' sums fit (block_channel_kind) the
+ * lanes are doubled, and mcu_conv_block8_channels_s8 rescales the doubled
+ * sums with one SMMLAR; channels whose output is one value whatever the
+ * input are written without sums.
  *
  * Pixels go in aligned groups of eight in raster order, each group's taps all
  * read before any of its outputs is written: every group of four WALKS
@@ -24,20 +28,15 @@
  * values) take the same sums, their windows widened with the input offset
  * added (padding 0, no offset terms), eight pixels at a time in `columns`
  * or four on the stack; mcu_conv_few_channels_dsp.c keeps the longer
- * windows.  Full blocks of whole words whose channels all take the folded
- * SSAT rescale run every channel in mcu_conv_block8_channels_s8. */
+ * windows. */
 #include "mcu_conv_dsp_block.h"
 
 #include "mcu_conv_dsp_block_asm.h"
-#include "mcu_conv_few_channels_dsp.h"
+#include "mcu_conv_dsp_block_internal.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
 #if defined(MCU_DSP) && !defined(MCU_MVE)
-
-/* Pixels per block: eight, or four for the last 1-4 pixels (pointwise: 3-4). */
-#define BLOCK_PIXELS 8
-#define SHORT_BLOCK_PIXELS 4
 
 /* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
  * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
@@ -131,80 +130,6 @@ static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32
     }
 }
 
-/* Right shifts e - 1 up to this take the output offset into the rounding
- * term: |high word| <= 2^30 + 2^(e-2) + 128 * 2^(e-1) < 2^31 for e <= 23. */
-#define BLOCK_FOLDED_SHIFT_MAX 22
-
-/* The sums of `count` pixels of one channel, rescaled by `m` into
- * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
- * channel's constants in registers (the right-shift form: every multiplier
- * QuantizeMultiplier makes below 1/4 with a positive scale), others through
- * requantize_prepared_s8.  `full`: the activation range is all of int8. */
-static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
-                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step,
-                                                      int full)
-{
-    int32_t j;
-    if (m->high_shift >= 0 && m->high_shift <= BLOCK_FOLDED_SHIFT_MAX) {
-        /* (h + offset * 2^s) >> s = (h >> s) + offset exactly (a floor), so
-         * the offset joins the high word's rounding term. */
-        const int32_t multiplier = m->multiplier, shift = m->high_shift;
-        const int32_t round = (int32_t)((uint32_t)m->high_round + ((uint32_t)range->output_offset << shift));
-        const int32_t low = range->act_min, high = range->act_max;
-        for (j = 0; j < count; ++j, o += step) {
-            /* The rounding term c = +-2^30 (by the sign of x) and round
-             * x 2^32 as one 64-bit addend: high word round + (x >> 31),
-             * low word c's; then the high word of the sum is
-             * mcu_apply_prepared_right_shift's high word plus round. */
-            const int32_t x = sums[j];
-            const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
-            const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
-            const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
-            const int32_t v = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32) >> shift;
-            *o = (int8_t)(full ? mcu_ssat8(v) : mcu_clamp_s32(v, low, high));
-        }
-    } else if (m->high_shift >= 0) {
-        for (j = 0; j < count; ++j, o += step) {
-            *o = requantize_right_shift_s8(range, sums[j], m);
-        }
-    } else {
-        for (j = 0; j < count; ++j, o += step) {
-            *o = requantize_prepared_s8(range, sums[j], m);
-        }
-    }
-}
-
-/* Channels oc .. end - 1 (at least one) of a full block of eight pixels
- * whose `words` groups of lanes are doubled, through
- * mcu_conv_block8_channels_s8: filters `stride` apart from `filter`, sums
- * from bias (+ terms, unless NULL); outputs from out (pixel 0, channel 0). */
-typedef struct {
-    const int32_t *lanes;
-    int32_t words;
-    const int8_t *filter;
-    int32_t stride;
-    const int32_t *bias;
-    const int32_t *terms;
-} block_asm_job;
-
-static void block8_channels_in_asm(const mcu_conv_s8_params *p, const block_asm_job *a, int32_t oc, int32_t end,
-                                   int8_t *out)
-{
-    const int32_t job[12] = {(int32_t)(uintptr_t)a->lanes,
-                             (int32_t)(uintptr_t)(a->lanes + 2 * BLOCK_PIXELS * a->words),
-                             (int32_t)(uintptr_t)(a->filter + (size_t)oc * (size_t)a->stride),
-                             a->stride,
-                             (int32_t)(uintptr_t)(a->bias + oc),
-                             (int32_t)(uintptr_t)(a->terms ? a->terms + oc : NULL),
-                             (int32_t)(uintptr_t)(p->output_multiplier + oc),
-                             (int32_t)(uintptr_t)(p->output_shift + oc),
-                             (int32_t)(uintptr_t)(out + oc),
-                             p->output_c,
-                             (int32_t)(uintptr_t)(out + end),
-                             p->output_offset};
-    mcu_conv_block8_channels_s8(job);
-}
-
 /* How each output channel's sums go: through mcu_conv_block8_channels_s8
  * (doubled lanes), not at all (the output is the same for every input:
  * the rescale is monotonic, and at both ends of the sums' range, start +-
@@ -218,12 +143,8 @@ typedef struct {
     uint32_t constant[BLOCK_KINDS_MAX / 32];
     int doubled; /* the lanes doubled (then every in_asm channel fits) */
     int all_in_asm;
+    int any_constant;
 } block_kinds;
-
-/* The doubled sums' bounds: |bias + offset term| <= 2^28 and n <= 2^13,
- * so that with products of at most 255 * 128 every sum is within 2^29. */
-#define BLOCK_DOUBLED_TAPS_MAX 8192
-#define BLOCK_DOUBLED_START_MAX (1 << 28)
 
 static int block_channel_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, int doubled, int32_t oc)
 {
@@ -255,6 +176,7 @@ static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int
     for (oc = 0; oc < p->output_c; ++oc) {
         const int kind = block_channel_kind(p, bias, n, kinds->doubled, oc);
         kinds->all_in_asm = kinds->all_in_asm && kind == BLOCK_IN_ASM;
+        kinds->any_constant = kinds->any_constant || kind == BLOCK_CONSTANT;
         if (oc < BLOCK_KINDS_MAX) {
             kinds->in_asm[oc / 32] |= (uint32_t)(kind == BLOCK_IN_ASM) << (oc % 32);
             kinds->constant[oc / 32] |= (uint32_t)(kind == BLOCK_CONSTANT) << (oc % 32);
@@ -262,7 +184,7 @@ static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int
     }
 }
 
-static int block_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, const block_kinds *kinds,
+static inline MCU_ALWAYS_INLINE int block_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, const block_kinds *kinds,
                       int32_t oc)
 {
     if (oc >= BLOCK_KINDS_MAX) {
@@ -275,13 +197,15 @@ static int block_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t 
 }
 
 /* A block's lanes: `pixels` (8 or 4) pixels' `n` taps, `count` of them
- * stored, `doubled` or not. */
+ * stored, `doubled` or not; `pixel0` the op's first output pixel once the
+ * first block has written it (NULL in that block). */
 typedef struct {
     const int32_t *lanes;
     int32_t pixels;
     int32_t n;
     int32_t count;
     int doubled;
+    const int8_t *pixel0;
 } block_lanes_of;
 
 /* Channel oc of a block through the C loop: the sums of the lanes from 0,
@@ -337,24 +261,23 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const block_lanes_of 
             continue;
         }
         if (kind == BLOCK_CONSTANT) {
-            const conv_output_range range = conv_output_range_of(p);
-            const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-            const int8_t value = requantize_prepared_s8(&range, bias_plus(bias, oc, p->window_offset_terms[oc]), &m);
-            for (j = 0; j < l->count; ++j) {
-                out[(size_t)j * (size_t)out_c + (size_t)oc] = value;
+            /* The first block works the value out, later ones copy it. */
+            int8_t *o = out + oc, value;
+            if (l->pixel0 != NULL) {
+                value = l->pixel0[oc];
+            } else {
+                const conv_output_range range = conv_output_range_of(p);
+                const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+                value = requantize_prepared_s8(&range, bias_plus(bias, oc, p->window_offset_terms[oc]), &m);
+            }
+            for (j = l->count; j > 0; --j, o += out_c) {
+                *o = value;
             }
         } else {
             block_channel_in_c(p, l, filter + (size_t)oc * (size_t)n, bias, oc, out + oc);
         }
         ++oc;
     }
-}
-
-/* The lanes' first word in `columns`: word aligned (LDRD). */
-static int32_t *block_lanes(int8_t *columns)
-{
-    const uintptr_t at = ((uintptr_t)columns + 3u) & ~(uintptr_t)3u;
-    return (int32_t *)(void *)at;
 }
 
 int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -383,20 +306,21 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
             const int8_t *pixel = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
                                                           (yx / p->output_w) * p->stride_h,
                                                           (yx % p->output_w) * p->stride_w, 0);
-            if (count <= 2) {
+            if (count <= 2 && !kinds.any_constant) {
                 /* A last one or two pixels: two by two channels straight
-                 * from the input (a block of four would be half empty). */
+                 * from the input (a block of four would be half empty,
+                 * but skips constant channels). */
                 x[j] = pixel;
                 continue;
             }
             widen_pixel(pixel, j, block, in_c, lanes, kinds.doubled);
         }
-        if (count <= 2) {
+        if (count <= 2 && !kinds.any_constant) {
             mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
                                    output + (size_t)first * (size_t)out_c);
             continue;
         }
-        block_of = (block_lanes_of){lanes, block, in_c, count, kinds.doubled};
+        block_of = (block_lanes_of){lanes, block, in_c, count, kinds.doubled, first ? output : NULL};
         block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
     }
     return 1;
@@ -441,156 +365,8 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             }
             widen_pixel(column, j, block, window, lanes, kinds.doubled);
         }
-        block_of = (block_lanes_of){lanes, block, window, count, kinds.doubled};
+        block_of = (block_lanes_of){lanes, block, window, count, kinds.doubled, first ? output : NULL};
         block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
-    }
-    return 1;
-}
-
-/* Windows of 1-4 input channels (first layers) up to this many values
- * (FEW_BLOCK_TAPS_MAX in conv.py): eight pixels' lanes in `columns`, or
- * four pixels' (32 bytes a word) on the stack. */
-#define FEW_BLOCK_WINDOW_MAX 32
-
-/* Whether the first layer's channels all take mcu_conv_block8_channels_s8
- * (lanes doubled): as block_channel_kind's BLOCK_IN_ASM for sums starting
- * at the bias alone (the lanes hold the input offset). */
-static int few_block_in_asm(const mcu_conv_s8_params *p, const int32_t *bias, int32_t window)
-{
-    int32_t oc;
-    if (bias == NULL || p->act_min != -128 || p->act_max != 127 || window > BLOCK_DOUBLED_TAPS_MAX) {
-        return 0;
-    }
-    for (oc = 0; oc < p->output_c; ++oc) {
-        const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
-        if (multiplier < 0 || e > 31 || (e < 1 && multiplier != 0) || e < 0 || bias[oc] > BLOCK_DOUBLED_START_MAX ||
-            bias[oc] < -BLOCK_DOUBLED_START_MAX) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Every output channel of `pixels` (8 or 4) pixels whose windows (the input
- * offset added, padding and the last word's spare taps 0) are widened in
- * `lanes`, against filters `window` apart, each read a whole last word (its
- * spare taps meet 0); the last filter, whose word would run past the array,
- * from `last`, a zero-padded copy. */
-static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels,
-                                  const int8_t *filter, const int8_t *last, const int32_t *bias, int32_t count,
-                                  int8_t *out, int in_asm)
-{
-    const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
-    const int32_t words = (window + 3) / 4;
-    const conv_output_range range = conv_output_range_of(p);
-    const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc = 0, k;
-    if (in_asm && pixels == BLOCK_PIXELS && count == BLOCK_PIXELS && out_c > 1) {
-        const block_asm_job job = {lanes, words, filter, window, bias, NULL};
-        block8_channels_in_asm(p, &job, 0, out_c - 1, out);
-        oc = out_c - 1;
-    }
-    for (; oc < out_c; ++oc) {
-        const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
-        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        int32_t sums[BLOCK_PIXELS];
-        sums[0] = (int32_t)((uint32_t)bias_plus(bias, oc, 0) << in_asm);
-        if (pixels == BLOCK_PIXELS) {
-            mcu_conv_block8_s8(lanes, w, words, sums);
-        } else {
-            mcu_conv_block4_s8(lanes, w, words, sums);
-        }
-        for (k = 0; k < count; ++k) {
-            sums[k] >>= in_asm; /* doubled lanes: the doubled sum, even */
-        }
-        if (full) {
-            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
-        } else {
-            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 0);
-        }
-    }
-}
-
-/* The window of pixel at = (b, y, x) into `bytes` when it lies wholly
- * inside the input with dilation 1 across (most pixels): its rows copied a
- * word at a time; 0 (nothing written) otherwise. */
-static int few_inside_window(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t *bytes)
-{
-    const int32_t row = p->filter_w * p->input_c, row_step = p->dilation_h * p->input_w * p->input_c;
-    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
-    const int8_t *from;
-    int32_t r, c;
-    if (p->dilation_w != 1 || oy < 0 || ox < 0 || oy + (p->filter_h - 1) * p->dilation_h >= p->input_h ||
-        ox + p->filter_w > p->input_w) {
-        return 0;
-    }
-    from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox, 0);
-    for (r = 0; r < p->filter_h; ++r, from += row_step, bytes += row) {
-        for (c = 0; c + 4 <= row; c += 4) {
-            const uint32_t word = mcu_load_s8x4(from + c);
-            /* Kept in a register: gcc would make the loop a memcpy call,
-             * slower than these few words. */
-            __asm__("" : : "r"(word));
-            memcpy(bytes + c, &word, sizeof word);
-        }
-        for (; c < row; ++c) {
-            const int8_t value = from[c];
-            __asm__("" : : "r"(value));
-            bytes[c] = value;
-        }
-    }
-    return 1;
-}
-
-int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                   const int32_t *bias, int8_t *output, int8_t *columns)
-{
-    const int32_t window = p->filter_h * p->filter_w * p->input_c, words = (window + 3) / 4;
-    const int32_t pixels = p->batches * p->output_h * p->output_w;
-    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
-    const int8_t zero_point = (int8_t)-p->input_offset;
-    const int eight = columns != NULL && MCU_CONV_BLOCK_BYTES(window) <= p->column_bytes;
-    const int32_t block = eight ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
-    int32_t stack_lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
-    int32_t *const lanes = eight ? block_lanes(columns) : stack_lanes;
-    uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
-    int8_t last[FEW_BLOCK_WINDOW_MAX];
-    int32_t first, j, k, at[3] = {0, 0, 0};
-    int in_asm;
-    if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
-        return 0;
-    }
-    in_asm = few_block_in_asm(p, bias, window);
-    /* The last word's spare taps: the zero point (0 once offset). */
-    for (k = window; k < 4 * words; ++k) {
-        ((int8_t *)window_words)[k] = zero_point;
-    }
-    for (k = 0; k < 4 * words; ++k) {
-        last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
-    }
-    for (first = 0; first < pixels; first += block) {
-        const int32_t count = MCU_MIN(pixels - first, block);
-        /* Fewer than five pixels left: a block of four (eight would be half empty). */
-        const int32_t size = count > SHORT_BLOCK_PIXELS ? block : SHORT_BLOCK_PIXELS;
-        const size_t group = 2u * (size_t)size;
-        for (j = 0; j < size; ++j) {
-            /* Past the last pixel the block repeats it; its sums are not stored. */
-            int32_t *to = lanes + 2 * j;
-            if (j < count) {
-                if (!few_inside_window(p, input, at, (int8_t *)window_words)) {
-                    mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
-                }
-                raster_next(p, &at[0], &at[1], &at[2]);
-            }
-            for (k = 0; k < words; ++k, to += group) {
-                const int32_t even = mcu_s8x4_even_plus(window_words[k], offset2);
-                const int32_t odd = mcu_s8x4_odd_plus(window_words[k], offset2);
-                to[0] = in_asm ? mcu_s16x2_double(even) : even;
-                to[1] = in_asm ? mcu_s16x2_double(odd) : odd;
-            }
-        }
-        few_block_channels_s8(p, lanes, size, filter, last, bias, count,
-                              output + (size_t)first * (size_t)p->output_c, in_asm);
     }
     return 1;
 }
