@@ -256,6 +256,26 @@ static void block_channel_in_c(const mcu_conv_s8_params *p, const block_lanes_of
     }
 }
 
+/* Constant channels oc, oc + 1, ... of the first BLOCK_KINDS_MAX, as long
+ * as they last, copied from pixel 0 into a later block of `count` pixels
+ * (an even number); the channel past them. */
+static int32_t block_constant_run(const block_kinds *kinds, const int8_t *pixel0, int32_t oc, int32_t count,
+                                  size_t step, int8_t *out)
+{
+    const int32_t last = MCU_MIN(BLOCK_KINDS_MAX, (int32_t)step);
+    do {
+        const int8_t value = pixel0[oc];
+        int8_t *o = out + oc;
+        int32_t j;
+        for (j = count; j > 0; j -= 2, o += 2 * step) {
+            o[0] = value;
+            o[step] = value;
+        }
+        ++oc;
+    } while (oc < last && (kinds->constant[oc / 32] >> (oc % 32)) & 1u);
+    return oc;
+}
+
 /* Every output channel of a block against filters `n` apart, by kind; the
  * outputs at out + j * output_c. */
 static void block_channels_s8(const mcu_conv_s8_params *p, const block_lanes_of *l, const int8_t *filter,
@@ -276,6 +296,10 @@ static void block_channels_s8(const mcu_conv_s8_params *p, const block_lanes_of 
             }
             block8_channels_in_asm(p, &job, oc, end, out);
             oc = end;
+            continue;
+        }
+        if (kind == BLOCK_CONSTANT && l->pixel0 != NULL && l->count % 2 == 0 && oc < BLOCK_KINDS_MAX) {
+            oc = block_constant_run(kinds, l->pixel0, oc, l->count, (size_t)out_c, out);
             continue;
         }
         if (kind == BLOCK_CONSTANT) {
