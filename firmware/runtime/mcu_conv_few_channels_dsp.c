@@ -388,6 +388,30 @@ static int few_rgb_window(const mcu_conv_s8_params *p, const int8_t *input, cons
     return 1;
 }
 
+/* A block of eight pixels from at = (b, y, x) on, all in output row y and
+ * all through few_rgb_lanes (3 x 3 x 3, dilation 1, inside the input): its
+ * lanes doubled, the rows walked stride_w pixels a step; 0 (nothing
+ * written) for other blocks. */
+static int few_rgb_block8(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int32_t *lanes)
+{
+    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
+    const uint32_t zero_top = (uint32_t)(uint8_t)-p->input_offset << 24;
+    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
+    const size_t step = 3u * (size_t)p->stride_w, row_step = (size_t)p->dilation_h * (size_t)p->input_w * 3u;
+    const int8_t *r0;
+    int32_t j;
+    if (p->filter_h != 3 || p->filter_w != 3 || p->input_c != 3 || p->dilation_w != 1 ||
+        at[2] + BLOCK_PIXELS > p->output_w || oy < 0 || ox < 0 || oy + 2 * p->dilation_h >= p->input_h ||
+        ox + (BLOCK_PIXELS - 1) * p->stride_w + 3 > p->input_w) {
+        return 0;
+    }
+    r0 = input + mcu_nhwc_offset(p->input_h, p->input_w, 3, at[0], oy, ox, 0);
+    for (j = 0; j < BLOCK_PIXELS; ++j, r0 += step) {
+        few_rgb_lanes(r0, row_step, zero_top, offset2, 1, lanes + 2 * j, 2u * BLOCK_PIXELS);
+    }
+    return 1;
+}
+
 int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                    const int32_t *bias, int8_t *output, int8_t *columns)
 {
@@ -421,7 +445,13 @@ int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *in
         /* Fewer than five pixels left: a block of four (eight would be half empty). */
         const int32_t size = count > SHORT_BLOCK_PIXELS ? block : SHORT_BLOCK_PIXELS;
         const size_t group = 2u * (size_t)size;
-        for (j = 0; j < size; ++j) {
+        j = 0;
+        if (in_asm && count == BLOCK_PIXELS && size == BLOCK_PIXELS && few_rgb_block8(p, input, at, lanes)) {
+            at[2] += BLOCK_PIXELS - 1; /* the block's row holds all eight */
+            raster_next(p, &at[0], &at[1], &at[2]);
+            j = size;
+        }
+        for (; j < size; ++j) {
             /* Past the last pixel the block repeats it; its sums are not stored. */
             int32_t *to = lanes + 2 * j;
             if (j < count) {
