@@ -177,7 +177,7 @@ static int block_channel_kind(const mcu_conv_s8_params *p, const int32_t *bias, 
             return BLOCK_CONSTANT;
         }
     }
-    if (doubled && multiplier >= 0 && e <= 31 && (e >= 1 || multiplier == 0) && start <= BLOCK_DOUBLED_START_MAX &&
+    if (doubled && multiplier >= 0 && e <= 31 && e >= 1 && start <= BLOCK_DOUBLED_START_MAX &&
         start >= -BLOCK_DOUBLED_START_MAX) {
         return BLOCK_IN_ASM;
     }

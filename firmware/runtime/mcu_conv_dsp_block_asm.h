@@ -36,9 +36,8 @@ void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, in
  * (mcu_requant.h, the sign of acc standing for that of t), the output offset
  * folded in as offset 2^e for e <= 22 and added after the shift above.  The
  * caller checks (mcu_conv_dsp_block.c, block_rescale_in_asm) that every
- * channel has multiplier >= 0 and a right shift of 1 to 31 (or multiplier 0
- * and shift 0), |acc| <= 2^29, and that the activation range is all of int8
- * (one SSAT). */
+ * channel has multiplier >= 0 and a right shift of 1 to 31, |acc| <= 2^29,
+ * and that the activation range is all of int8 (one SSAT). */
 void mcu_conv_block8_channels_s8(const int32_t job[12]);
 #endif
 

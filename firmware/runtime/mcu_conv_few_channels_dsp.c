@@ -260,7 +260,7 @@ static int few_block_in_asm(const mcu_conv_s8_params *p, const int32_t *bias, in
     }
     for (oc = 0; oc < p->output_c; ++oc) {
         const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
-        if (multiplier < 0 || e > 31 || (e < 1 && multiplier != 0) || e < 0 || bias[oc] > BLOCK_DOUBLED_START_MAX ||
+        if (multiplier < 0 || e > 31 || e < 1 || bias[oc] > BLOCK_DOUBLED_START_MAX ||
             bias[oc] < -BLOCK_DOUBLED_START_MAX) {
             return 0;
         }
