@@ -184,7 +184,12 @@ def few_channels_model() -> bytes:
     mono = net.input((1, 13, 6, 1), -2.0, 0.0)
     pair = net.input((2, 5, 5, 2), -1.0, 1.0)
     four = net.input((1, 6, 7, 4), -0.5, 2.5)
+    # 3 x 3 RGB windows inside the input read straight from its rows
+    # (mcu_conv_few_channels_dsp.c, few_rgb_lanes), zero point 127.
+    rgb_high = net.input((1, 8, 10, 3), -2.0, 0.0)
     outputs = [
+        net.conv2d(rgb_high, 5, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(rgb_high, 9, kernel=(3, 3), strides=(1, 2), padding="VALID", activation="RELU"),
         net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME"),
         net.conv2d(rgb, 5, kernel=(3, 3), padding="VALID", activation="RELU6"),
         net.conv2d(mono, 7, kernel=(10, 4), strides=(2, 2), padding="SAME", activation="RELU"),
@@ -295,6 +300,56 @@ def per_channel_shift_model() -> bytes:
     return mb.build()
 
 
+def dead_channel_model() -> bytes:
+    """Channels of the M4 blocks by kind (mcu_conv_dsp_block.c,
+    block_channel_kind): dead ones whose bias (+-2^30, as trained models keep
+    for pruned channels) puts every output at one value, written without sums;
+    one whose bias is past the doubled sums' bound but whose outputs still
+    vary (the C loop on doubled lanes); right shifts past 22 (the offset
+    added after the shift) and of 9 (folded in), interleaved so that the
+    assembly takes runs of one to three channels; on 128 input channels
+    (pointwise, 20 pixels: two blocks of eight and one of four) and on
+    a 3 x 3 window of 8 channels (72 taps), output zero points -128 and 100."""
+    rng = np.random.default_rng(37)
+    mb = ModelBuilder()
+    in_scale = 0.05
+    # (rescale, bias): dead at both ends of int8, past the bound but live,
+    # large and small right shifts.
+    kinds = [
+        (2.0**-28, -(2**30)),
+        (2.0**-9, 300),
+        (2.0**-26, 2**30),
+        (2.0**-21, -(2**28) - 2**20),
+        (2.0**-25, 5000),
+        (2.0**-9, -700),
+        (2.0**-12, 20000),
+        (2.0**-30, -(2**30)),
+        (2.0**-24, -3000),
+        (2.0**-9, 0),
+        (2.0**-9, 100),
+    ]
+    out_scale = 0.02
+    layers = [((1, 4, 5, 128), (1, 1), -128), ((1, 5, 7, 8), (3, 3), 100)]
+    outputs, inputs = [], []
+    for shape, kernel, out_zero_point in layers:
+        x = mb.add_tensor(shape, "int8", Quantization((in_scale,), (-3,)))
+        out_c = len(kinds)
+        filter_shape = (out_c, kernel[0], kernel[1], shape[3])
+        filter_scales = tuple(rescale * out_scale / in_scale for rescale, _ in kinds)
+        weights = rng.integers(-127, 128, size=filter_shape).astype(np.int8)
+        w = mb.add_tensor(filter_shape, "int8", Quantization(filter_scales, (0,) * out_c, 0), data=weights)
+        bias = np.array([b for _, b in kinds], dtype=np.int32)
+        b = mb.add_tensor(
+            (out_c,), "int32", Quantization(tuple(in_scale * s for s in filter_scales), (0,) * out_c), data=bias
+        )
+        y = mb.add_tensor(shape[:3] + (out_c,), "int8", Quantization((out_scale,), (out_zero_point,)))
+        mb.add_op("CONV_2D", (x, w, b), (y,), {"padding": "SAME", "stride_h": 1, "stride_w": 1})
+        inputs.append(x)
+        outputs.append(y)
+    mb.set_io(inputs, outputs)
+    return mb.build()
+
+
 def fully_connected_model() -> bytes:
     net = Int8Net(32)
     rows = net.input((3, 13), 0.0, 2.0)
@@ -351,6 +406,10 @@ def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
     # must then leave the blocks for the paths that fit it.
     with compact_columns() if compact else contextlib.nullcontext():
         assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
+
+
+def test_int8_dead_and_far_shifted_channels_in_the_m4_blocks():
+    assert_matches_reference(dead_channel_model(), inputs=3, target="mps2-an386")
 
 
 def test_int8_depthwise_column_filters_on_helium():

@@ -3,15 +3,19 @@
  * channel.
  *
  * The eight pixels' taps (a pointwise pixel's input channels, or a window,
- * straight from the input or through an int8 column) are widened once to int16 pairs in the `columns`
- * scratch, in the order SXTB16 splits a filter word into: for every four
- * taps t..t+3 of each pixel the pairs (t, t+2) and (t+1, t+3), the eight
- * pixels side by side.  Every filter word is then split once (two SXTB16)
- * and feeds sixteen SMLADs, two per pixel, and the widening is shared by all
- * the output channels.  The input offset is in window_offset_terms (the
- * padding of a window holds the input zero point), so the inner loop adds
- * products only: the same products as the reference kernel in another order,
- * hence the same int32 sums.  The filters are read in place, int8.
+ * straight from the input or through an int8 column) are widened once to
+ * int16 pairs in the `columns` scratch, in the order SXTB16 splits a filter
+ * word into: for every four taps t..t+3 of each pixel the pairs (t, t+2)
+ * and (t+1, t+3), the eight pixels side by side.  Every filter word is then
+ * split once (two SXTB16) and feeds sixteen SMLADs, two per pixel, and the
+ * widening is shared by all the output channels.  The input offset is in
+ * window_offset_terms (the padding of a window holds the input zero point),
+ * so the inner loop adds products only: the same products as the reference
+ * kernel in another order, hence the same int32 sums.  The filters are read
+ * in place, int8.  Where the channels' sums fit (block_channel_kind) the
+ * lanes are doubled, and mcu_conv_block8_channels_s8 rescales the doubled
+ * sums with one SMMLAR; channels whose output is one value whatever the
+ * input are written without sums.
  *
  * Pixels go in aligned groups of eight in raster order, each group's taps all
  * read before any of its outputs is written: every group of four WALKS
@@ -24,55 +28,81 @@
  * values) take the same sums, their windows widened with the input offset
  * added (padding 0, no offset terms), eight pixels at a time in `columns`
  * or four on the stack; mcu_conv_few_channels_dsp.c keeps the longer
- * windows.  Full blocks of whole words whose channels all take the folded
- * SSAT rescale run every channel in mcu_conv_block8_channels_s8. */
+ * windows. */
 #include "mcu_conv_dsp_block.h"
 
 #include "mcu_conv_dsp_block_asm.h"
-#include "mcu_conv_few_channels_dsp.h"
+#include "mcu_conv_dsp_block_internal.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
 #if defined(MCU_DSP) && !defined(MCU_MVE)
 
-/* Pixels per block: eight, or four for the last 1-4 pixels (pointwise: 3-4). */
-#define BLOCK_PIXELS 8
-#define SHORT_BLOCK_PIXELS 4
-
-/* mcu_conv_block8_s8, mcu_conv_block4_s8, mcu_conv_block8_channels_s8:
- * mcu_conv_dsp_block_asm.h. */
-
 /* The `n` taps at x, pixel j of a block of `pixels`, widened into `lanes`
  * (word aligned): n / 4 groups of 2 x pixels words (pixel j's pairs at 2j,
  * 2j + 1), then each pixel's last n % 4 taps as plain int16, four per
  * pixel (the rest 0). */
-static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes)
+static void widen_pixel(const int8_t *x, int32_t j, int32_t pixels, int32_t n, int32_t *lanes, int doubled)
 {
     const int32_t words = n / 4, tail = n % 4;
     const size_t group = 2u * (size_t)pixels;
     int16_t *last = (int16_t *)(void *)(lanes + group * (size_t)words) + 4 * j;
     int32_t *to = lanes + 2 * j;
     int32_t k;
-    for (k = 0; k < words; ++k, x += 4, to += group) {
-        const uint32_t word = mcu_load_s8x4(x);
-        to[0] = mcu_s8x4_even(word);
-        to[1] = mcu_s8x4_odd(word);
+    if (doubled) {
+        for (k = 0; k < words; ++k, x += 4, to += group) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s16x2_double(mcu_s8x4_even(word));
+            to[1] = mcu_s16x2_double(mcu_s8x4_odd(word));
+        }
+    } else {
+        for (k = 0; k < words; ++k, x += 4, to += group) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s8x4_even(word);
+            to[1] = mcu_s8x4_odd(word);
+        }
     }
     for (k = 0; tail && k < 4; ++k) {
-        last[k] = (int16_t)(k < tail ? x[k] : 0);
+        last[k] = (int16_t)(k < tail ? x[k] * (1 + doubled) : 0);
+    }
+}
+
+/* A full block's pixels widened doubled when they are eight consecutive
+ * runs of n (a multiple of 4) taps from x on (pointwise, stride 1): word by
+ * word across the eight pixels, without widen_pixel's call per pixel. */
+static void widen_block8_doubled(const int8_t *x, int32_t n, int32_t *lanes)
+{
+    const size_t step = (size_t)n;
+    int32_t *const end = lanes + 4 * n;
+    for (; lanes != end; lanes += 2 * BLOCK_PIXELS, x += 4) {
+        const int8_t *from = x;
+        int32_t j;
+        for (j = 0; j < 2 * BLOCK_PIXELS; j += 2, from += step) {
+            const uint32_t word = mcu_load_s8x4(from);
+            lanes[j] = mcu_s16x2_double(mcu_s8x4_even(word));
+            lanes[j + 1] = mcu_s16x2_double(mcu_s8x4_odd(word));
+        }
     }
 }
 
 /* `words` groups of one pixel's lanes from `to` on (`group` words apart):
  * the int8 taps at x widened, or with x NULL the input zero point's pair
  * `zero` in every lane. */
-static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group)
+static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t words, size_t group, int doubled)
 {
     int32_t *const end = to + group * (size_t)words;
     if (x == NULL) {
         for (; to != end; to += group) {
             to[0] = zero;
             to[1] = zero;
+        }
+        return;
+    }
+    if (doubled) {
+        for (; to != end; to += group, x += 4) {
+            const uint32_t word = mcu_load_s8x4(x);
+            to[0] = mcu_s16x2_double(mcu_s8x4_even(word));
+            to[1] = mcu_s16x2_double(mcu_s8x4_odd(word));
         }
         return;
     }
@@ -89,175 +119,207 @@ static void widen_words(const int8_t *x, int32_t zero, int32_t *to, int32_t word
  * whole words.  Taps in the padding hold the input zero point, as in
  * mcu_conv_window_to_column. */
 static void widen_window(const mcu_conv_s8_params *p, const int8_t *input, int32_t b, const mcu_window_axis *wy,
-                         int32_t out_x, int32_t *to, size_t group)
+                         int32_t out_x, int32_t *to, size_t group, int doubled)
 {
     const int32_t tap_words = p->input_c / 4, row_words = p->filter_w * tap_words;
-    const int32_t zero = mcu_s16x2_splat(-p->input_offset);
+    const int32_t zero = mcu_s16x2_splat(-p->input_offset * (1 + doubled));
     const mcu_window_axis wx =
         mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
     const size_t tap_lanes = group * (size_t)tap_words;
     int32_t fy, fx;
     for (fy = 0; fy < p->filter_h; ++fy) {
         if (fy < wy->first || fy >= wy->end || wx.end <= wx.first) {
-            widen_words(NULL, zero, to, row_words, group);
+            widen_words(NULL, zero, to, row_words, group, doubled);
             to += group * (size_t)row_words;
             continue;
         }
-        widen_words(NULL, zero, to, wx.first * tap_words, group);
+        widen_words(NULL, zero, to, wx.first * tap_words, group, doubled);
         to += tap_lanes * (size_t)wx.first;
         for (fx = wx.first; fx < wx.end; fx = p->dilation_w == 1 ? wx.end : fx + 1) {
             /* With dilation 1 the inside taps are one run of the input row. */
             const int32_t taps = p->dilation_w == 1 ? wx.end - wx.first : 1;
             widen_words(input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, mcu_window_input(wy, fy),
                                                 mcu_window_input(&wx, fx), 0),
-                        0, to, taps * tap_words, group);
+                        0, to, taps * tap_words, group, doubled);
             to += tap_lanes * (size_t)taps;
         }
-        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group);
+        widen_words(NULL, zero, to, (p->filter_w - wx.end) * tap_words, group, doubled);
         to += tap_lanes * (size_t)(p->filter_w - wx.end);
     }
 }
 
-/* SSAT #8: clamped to int8 (arm_acle's __ssat is unsigned in some gcc). */
-static inline MCU_ALWAYS_INLINE int32_t block_ssat8(int32_t v)
-{
-    int32_t clamped;
-    __asm__("ssat %0, #8, %1" : "=r"(clamped) : "r"(v));
-    return clamped;
-}
+/* How each output channel's sums go: through mcu_conv_block8_channels_s8
+ * (doubled lanes), not at all (the output is the same for every input:
+ * the rescale is monotonic, and at both ends of the sums' range, start +-
+ * n 128 * 128, it gives one value -- dead channels whose bias is far
+ * outside what the products reach), or through the C loop. */
+enum { BLOCK_IN_C, BLOCK_IN_ASM, BLOCK_CONSTANT };
 
-/* Right shifts e - 1 up to this take the output offset into the rounding
- * term: |high word| <= 2^30 + 2^(e-2) + 128 * 2^(e-1) < 2^31 for e <= 23. */
-#define BLOCK_FOLDED_SHIFT_MAX 22
+#define BLOCK_KINDS_MAX 256 /* channels past these: classified block by block */
+typedef struct {
+    uint32_t in_asm[BLOCK_KINDS_MAX / 32];
+    uint32_t constant[BLOCK_KINDS_MAX / 32];
+    int doubled; /* the lanes doubled (then every in_asm channel fits) */
+    int all_in_asm;
+    int any_constant;
+} block_kinds;
 
-/* The sums of `count` pixels of one channel, rescaled by `m` into
- * o[0], o[step], ...: the steps of requantize_right_shift_s8 with the
- * channel's constants in registers (the right-shift form: every multiplier
- * QuantizeMultiplier makes below 1/4 with a positive scale), others through
- * requantize_prepared_s8.  `full`: the activation range is all of int8. */
-static inline MCU_ALWAYS_INLINE void store_channel_s8(const conv_output_range *range, const int32_t *sums,
-                                                      int32_t count, const mcu_prepared_mul *m, int8_t *o, size_t step,
-                                                      int full)
+static int block_channel_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, int doubled, int32_t oc)
 {
-    int32_t j;
-    if (m->high_shift >= 0 && m->high_shift <= BLOCK_FOLDED_SHIFT_MAX) {
-        /* (h + offset * 2^s) >> s = (h >> s) + offset exactly (a floor), so
-         * the offset joins the high word's rounding term. */
-        const int32_t multiplier = m->multiplier, shift = m->high_shift;
-        const int32_t round = (int32_t)((uint32_t)m->high_round + ((uint32_t)range->output_offset << shift));
-        const int32_t low = range->act_min, high = range->act_max;
-        for (j = 0; j < count; ++j, o += step) {
-            /* The rounding term c = +-2^30 (by the sign of x) and round
-             * x 2^32 as one 64-bit addend: high word round + (x >> 31),
-             * low word c's; then the high word of the sum is
-             * mcu_apply_prepared_right_shift's high word plus round. */
-            const int32_t x = sums[j];
-            const uint32_t high_word = (uint32_t)round + (uint32_t)(x >> 31);
-            const uint32_t low_word = 0x40000000u ^ ((uint32_t)x & 0x80000000u);
-            const int64_t addend = (int64_t)(((uint64_t)high_word << 32) | low_word);
-            const int32_t v = (int32_t)(((int64_t)x * (int64_t)multiplier + addend) >> 32) >> shift;
-            *o = (int8_t)(full ? block_ssat8(v) : mcu_clamp_s32(v, low, high));
-        }
-    } else if (m->high_shift >= 0) {
-        for (j = 0; j < count; ++j, o += step) {
-            *o = requantize_right_shift_s8(range, sums[j], m);
-        }
-    } else {
-        for (j = 0; j < count; ++j, o += step) {
-            *o = requantize_prepared_s8(range, sums[j], m);
+    const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
+    const int64_t start = (int64_t)bias_plus(bias, oc, p->window_offset_terms[oc]);
+    const int64_t reach = (int64_t)n * 128 * 128;
+    if (multiplier >= 0 && e >= 0 && start - reach > INT32_MIN && start + reach < INT32_MAX) {
+        const conv_output_range range = conv_output_range_of(p);
+        const mcu_prepared_mul m = mcu_prepare_mul(multiplier, (int)p->output_shift[oc]);
+        if (requantize_prepared_s8(&range, (int32_t)(start - reach), &m) ==
+            requantize_prepared_s8(&range, (int32_t)(start + reach), &m)) {
+            return BLOCK_CONSTANT;
         }
     }
+    if (doubled && multiplier >= 0 && e <= 31 && e >= 1 && start <= BLOCK_DOUBLED_START_MAX &&
+        start >= -BLOCK_DOUBLED_START_MAX) {
+        return BLOCK_IN_ASM;
+    }
+    return BLOCK_IN_C;
 }
 
-/* Channels 0 .. `channels` - 1 (at least one) of a full block of eight
- * pixels through mcu_conv_block8_channels_s8, filters `stride` apart. */
-static void block8_channels_in_asm(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t words,
-                                   const int8_t *filter, int32_t stride, const int32_t *bias, const int32_t *terms,
-                                   int32_t channels, int8_t *out)
-{
-    const int32_t job[12] = {(int32_t)(uintptr_t)lanes,
-                             (int32_t)(uintptr_t)(lanes + 2 * BLOCK_PIXELS * words),
-                             (int32_t)(uintptr_t)filter,
-                             (int32_t)(uintptr_t)bias,
-                             (int32_t)(uintptr_t)terms,
-                             (int32_t)(uintptr_t)p->output_multiplier,
-                             (int32_t)(uintptr_t)p->output_shift,
-                             (int32_t)(uintptr_t)out,
-                             p->output_c,
-                             p->output_offset,
-                             (int32_t)(uintptr_t)(out + channels),
-                             stride};
-    mcu_conv_block8_channels_s8(job);
-}
-
-/* Every output channel of `count` pixels (at most `pixels`, 8 or 4) whose
- * `n` taps are widened in `lanes`, against filters `n` apart; the outputs at
- * out + j * output_c. */
-static void block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels, int32_t n,
-                              const int8_t *filter, const int32_t *bias, int32_t count, int8_t *out, int in_asm)
-{
-    const int32_t out_c = p->output_c, words = n / 4, tail = n % 4;
-    if (in_asm && count == BLOCK_PIXELS && tail == 0) {
-        block8_channels_in_asm(p, lanes, words, filter, n, bias, p->window_offset_terms, out_c, out);
-        return;
-    }
-    {
-    const int16_t *last = (const int16_t *)(const void *)(lanes + 2 * pixels * words);
-    const size_t out_step = (size_t)out_c;
-    const int32_t *terms = p->window_offset_terms;
-    const conv_output_range range = conv_output_range_of(p);
-    const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc, j, k;
-    for (oc = 0; oc < out_c; ++oc) {
-        const int8_t *w = filter + (size_t)oc * (size_t)n;
-        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        int32_t sums[BLOCK_PIXELS];
-        sums[0] = bias_plus(bias, oc, terms[oc]);
-        if (pixels == BLOCK_PIXELS) {
-            mcu_conv_block8_s8(lanes, w, words, sums);
-        } else {
-            mcu_conv_block4_s8(lanes, w, words, sums);
-        }
-        if (tail) {
-            const int8_t *wt = w + 4 * words;
-            for (j = 0; j < count; ++j) {
-                for (k = 0; k < tail; ++k) {
-                    sums[j] += (int32_t)last[4 * j + k] * (int32_t)wt[k];
-                }
-            }
-        }
-        if (full) {
-            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 1);
-        } else {
-            store_channel_s8(&range, sums, count, &m, out + oc, out_step, 0);
-        }
-    }
-    }
-}
-
-/* Whether every channel's rescale takes mcu_conv_block8_channels_s8: a
- * bias, the full int8 range, multipliers >= 0 and right shifts of 2 to
- * BLOCK_FOLDED_SHIFT_MAX + 1. */
-static int block_rescale_in_asm(const mcu_conv_s8_params *p, const int32_t *bias)
+/* The kinds of a convolution's channels, windows of `n` taps. */
+static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, block_kinds *kinds)
 {
     int32_t oc;
-    if (bias == NULL || p->act_min != -128 || p->act_max != 127) {
-        return 0;
-    }
+    memset(kinds, 0, sizeof *kinds);
+    kinds->doubled = bias != NULL && p->act_min == -128 && p->act_max == 127 && n <= BLOCK_DOUBLED_TAPS_MAX;
+    kinds->all_in_asm = kinds->doubled;
     for (oc = 0; oc < p->output_c; ++oc) {
-        const int32_t e = -p->output_shift[oc];
-        if (p->output_multiplier[oc] < 0 || e < 2 || e > BLOCK_FOLDED_SHIFT_MAX + 1) {
-            return 0;
+        const int kind = block_channel_kind(p, bias, n, kinds->doubled, oc);
+        kinds->all_in_asm = kinds->all_in_asm && kind == BLOCK_IN_ASM;
+        kinds->any_constant = kinds->any_constant || kind == BLOCK_CONSTANT;
+        if (oc < BLOCK_KINDS_MAX) {
+            kinds->in_asm[oc / 32] |= (uint32_t)(kind == BLOCK_IN_ASM) << (oc % 32);
+            kinds->constant[oc / 32] |= (uint32_t)(kind == BLOCK_CONSTANT) << (oc % 32);
         }
     }
-    return 1;
 }
 
-/* The lanes' first word in `columns`: word aligned (LDRD). */
-static int32_t *block_lanes(int8_t *columns)
+static inline MCU_ALWAYS_INLINE int block_kind(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, const block_kinds *kinds,
+                      int32_t oc)
 {
-    const uintptr_t at = ((uintptr_t)columns + 3u) & ~(uintptr_t)3u;
-    return (int32_t *)(void *)at;
+    if (oc >= BLOCK_KINDS_MAX) {
+        return block_channel_kind(p, bias, n, kinds->doubled, oc);
+    }
+    if ((kinds->in_asm[oc / 32] >> (oc % 32)) & 1u) {
+        return BLOCK_IN_ASM;
+    }
+    return (kinds->constant[oc / 32] >> (oc % 32)) & 1u ? BLOCK_CONSTANT : BLOCK_IN_C;
+}
+
+/* A block's lanes: `pixels` (8 or 4) pixels' `n` taps, `count` of them
+ * stored, `doubled` or not; `pixel0` the op's first output pixel once the
+ * first block has written it (NULL in that block). */
+typedef struct {
+    const int32_t *lanes;
+    int32_t pixels;
+    int32_t n;
+    int32_t count;
+    int doubled;
+    const int8_t *pixel0;
+} block_lanes_of;
+
+/* Channel oc of a block through the C loop: the sums of the lanes from 0,
+ * then added to bias + offset term; filter w; outputs out[j * output_c]. */
+static void block_channel_in_c(const mcu_conv_s8_params *p, const block_lanes_of *l, const int8_t *w,
+                               const int32_t *bias, int32_t oc, int8_t *out)
+{
+    const int32_t words = l->n / 4, tail = l->n % 4;
+    const int16_t *last = (const int16_t *)(const void *)(l->lanes + 2 * l->pixels * words);
+    const conv_output_range range = conv_output_range_of(p);
+    const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+    const int32_t start = bias_plus(bias, oc, p->window_offset_terms[oc]);
+    int32_t sums[BLOCK_PIXELS], j, k;
+    sums[0] = 0;
+    if (l->pixels == BLOCK_PIXELS) {
+        mcu_conv_block8_s8(l->lanes, w, words, sums);
+    } else {
+        mcu_conv_block4_s8(l->lanes, w, words, sums);
+    }
+    for (j = 0; j < l->count; ++j) {
+        for (k = 0; k < tail; ++k) {
+            sums[j] += (int32_t)last[4 * j + k] * (int32_t)w[4 * words + k];
+        }
+        sums[j] = mcu_add_wrap_s32(start, sums[j] >> l->doubled); /* doubled: even */
+    }
+    if (p->act_min == -128 && p->act_max == 127) {
+        store_channel_s8(&range, sums, l->count, &m, out, (size_t)p->output_c, 1);
+    } else {
+        store_channel_s8(&range, sums, l->count, &m, out, (size_t)p->output_c, 0);
+    }
+}
+
+/* Constant channels oc, oc + 1, ... of the first BLOCK_KINDS_MAX, as long
+ * as they last, copied from pixel 0 into a later block of `count` pixels
+ * (an even number); the channel past them. */
+static int32_t block_constant_run(const block_kinds *kinds, const int8_t *pixel0, int32_t oc, int32_t count,
+                                  size_t step, int8_t *out)
+{
+    const int32_t last = MCU_MIN(BLOCK_KINDS_MAX, (int32_t)step);
+    do {
+        const int8_t value = pixel0[oc];
+        int8_t *o = out + oc;
+        int32_t j;
+        for (j = count; j > 0; j -= 2, o += 2 * step) {
+            o[0] = value;
+            o[step] = value;
+        }
+        ++oc;
+    } while (oc < last && (kinds->constant[oc / 32] >> (oc % 32)) & 1u);
+    return oc;
+}
+
+/* Every output channel of a block against filters `n` apart, by kind; the
+ * outputs at out + j * output_c. */
+static void block_channels_s8(const mcu_conv_s8_params *p, const block_lanes_of *l, const int8_t *filter,
+                              const int32_t *bias, const block_kinds *kinds, int8_t *out)
+{
+    const int32_t out_c = p->output_c, n = l->n;
+    const int asm_block = l->count == BLOCK_PIXELS && n % 4 == 0;
+    const block_asm_job job = {l->lanes, n / 4, filter, n, bias, p->window_offset_terms};
+    int32_t oc = 0, end, j;
+    if (asm_block && kinds->all_in_asm) {
+        block8_channels_in_asm(p, &job, 0, out_c, out);
+        return;
+    }
+    while (oc < out_c) {
+        const int kind = block_kind(p, bias, n, kinds, oc);
+        if (kind == BLOCK_IN_ASM && asm_block) {
+            for (end = oc + 1; end < out_c && block_kind(p, bias, n, kinds, end) == BLOCK_IN_ASM; ++end) {
+            }
+            block8_channels_in_asm(p, &job, oc, end, out);
+            oc = end;
+            continue;
+        }
+        if (kind == BLOCK_CONSTANT && l->pixel0 != NULL && l->count % 2 == 0 && oc < BLOCK_KINDS_MAX) {
+            oc = block_constant_run(kinds, l->pixel0, oc, l->count, (size_t)out_c, out);
+            continue;
+        }
+        if (kind == BLOCK_CONSTANT) {
+            /* The first block works the value out, later ones copy it. */
+            int8_t *o = out + oc, value;
+            if (l->pixel0 != NULL) {
+                value = l->pixel0[oc];
+            } else {
+                const conv_output_range range = conv_output_range_of(p);
+                const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
+                value = requantize_prepared_s8(&range, bias_plus(bias, oc, p->window_offset_terms[oc]), &m);
+            }
+            for (j = l->count; j > 0; --j, o += out_c) {
+                *o = value;
+            }
+        } else {
+            block_channel_in_c(p, l, filter + (size_t)oc * (size_t)n, bias, oc, out + oc);
+        }
+        ++oc;
+    }
 }
 
 int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
@@ -268,37 +330,46 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int32_t pixels = p->batches * pixels_per_image;
     int32_t *lanes;
     int32_t first, j;
-    int in_asm;
+    block_kinds kinds;
+    block_lanes_of block_of;
     if (columns == NULL || in_c < MCU_CONV_BLOCK_MIN_CHANNELS || MCU_CONV_BLOCK_BYTES(in_c) > p->column_bytes) {
         return 0;
     }
     lanes = block_lanes(columns);
-    in_asm = block_rescale_in_asm(p, bias);
+    block_classify(p, bias, in_c, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
         const int8_t *x[SHORT_BLOCK_PIXELS];
-        for (j = 0; j < block; ++j) {
+        if (count == BLOCK_PIXELS && kinds.doubled && in_c % 4 == 0 && p->stride_h == 1 && p->stride_w == 1) {
+            widen_block8_doubled(input + (size_t)first * (size_t)in_c, in_c, lanes);
+            j = block; /* widened */
+        } else {
+            j = 0;
+        }
+        for (; j < block; ++j) {
             /* Past the last pixel the block repeats it; its sums are not stored. */
             const int32_t at = first + MCU_MIN(j, count - 1);
             const int32_t b = at / pixels_per_image, yx = at % pixels_per_image;
             const int8_t *pixel = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b,
                                                           (yx / p->output_w) * p->stride_h,
                                                           (yx % p->output_w) * p->stride_w, 0);
-            if (count <= 2) {
+            if (count <= 2 && !kinds.any_constant) {
                 /* A last one or two pixels: two by two channels straight
-                 * from the input (a block of four would be half empty). */
+                 * from the input (a block of four would be half empty,
+                 * but skips constant channels). */
                 x[j] = pixel;
                 continue;
             }
-            widen_pixel(pixel, j, block, in_c, lanes);
+            widen_pixel(pixel, j, block, in_c, lanes, kinds.doubled);
         }
-        if (count <= 2) {
+        if (count <= 2 && !kinds.any_constant) {
             mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
                                    output + (size_t)first * (size_t)out_c);
             continue;
         }
-        block_channels_s8(p, lanes, block, in_c, filter, bias, count, output + (size_t)first * (size_t)out_c, in_asm);
+        block_of = (block_lanes_of){lanes, block, in_c, count, kinds.doubled, first ? output : NULL};
+        block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
     }
     return 1;
 }
@@ -312,7 +383,8 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
     int8_t *column;
     int32_t *lanes;
     int32_t first, j;
-    int in_asm;
+    block_kinds kinds;
+    block_lanes_of block_of;
     /* Layers of 1-4 input channels (first layers) take mcu_conv_window.c. */
     if (columns == NULL || p->input_c < MCU_CONV_BLOCK_MIN_CHANNELS ||
         MCU_CONV_WINDOW_BLOCK_BYTES(p->input_c, window) > p->column_bytes) {
@@ -322,7 +394,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
      * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
     lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
-    in_asm = block_rescale_in_asm(p, bias);
+    block_classify(p, bias, window, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -333,139 +405,16 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
             const mcu_window_axis wy = mcu_window_axis_at(yx / p->output_w, p->stride_h, p->pad_h, p->dilation_h,
                                                           p->filter_h, p->input_h);
             if (p->input_c % 4 == 0) {
-                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block);
+                widen_window(p, input, b, &wy, yx % p->output_w, lanes + 2 * j, 2u * (size_t)block, kinds.doubled);
                 continue;
             }
             if (j < count) {
                 mcu_conv_window_to_column(p, input, b, &wy, yx % p->output_w, column);
             }
-            widen_pixel(column, j, block, window, lanes);
+            widen_pixel(column, j, block, window, lanes, kinds.doubled);
         }
-        block_channels_s8(p, lanes, block, window, filter, bias, count, output + (size_t)first * (size_t)out_c,
-                          in_asm);
-    }
-    return 1;
-}
-
-/* Windows of 1-4 input channels (first layers) up to this many values
- * (FEW_BLOCK_TAPS_MAX in conv.py): eight pixels' lanes in `columns`, or
- * four pixels' (32 bytes a word) on the stack. */
-#define FEW_BLOCK_WINDOW_MAX 32
-
-/* Every output channel of `pixels` (8 or 4) pixels whose windows (the input
- * offset added, padding and the last word's spare taps 0) are widened in
- * `lanes`, against filters `window` apart, each read a whole last word (its
- * spare taps meet 0); the last filter, whose word would run past the array,
- * from `last`, a zero-padded copy. */
-static void few_block_channels_s8(const mcu_conv_s8_params *p, const int32_t *lanes, int32_t pixels,
-                                  const int8_t *filter, const int8_t *last, const int32_t *bias, int32_t count,
-                                  int8_t *out, int in_asm)
-{
-    const int32_t out_c = p->output_c, window = p->filter_h * p->filter_w * p->input_c;
-    const int32_t words = (window + 3) / 4;
-    const conv_output_range range = conv_output_range_of(p);
-    const int full = p->act_min == -128 && p->act_max == 127;
-    int32_t oc = 0;
-    if (in_asm && pixels == BLOCK_PIXELS && count == BLOCK_PIXELS && out_c > 1) {
-        block8_channels_in_asm(p, lanes, words, filter, window, bias, NULL, out_c - 1, out);
-        oc = out_c - 1;
-    }
-    for (; oc < out_c; ++oc) {
-        const int8_t *w = oc == out_c - 1 ? last : filter + (size_t)oc * (size_t)window;
-        const mcu_prepared_mul m = mcu_prepare_mul(p->output_multiplier[oc], (int)p->output_shift[oc]);
-        int32_t sums[BLOCK_PIXELS];
-        sums[0] = bias_plus(bias, oc, 0);
-        if (pixels == BLOCK_PIXELS) {
-            mcu_conv_block8_s8(lanes, w, words, sums);
-        } else {
-            mcu_conv_block4_s8(lanes, w, words, sums);
-        }
-        if (full) {
-            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 1);
-        } else {
-            store_channel_s8(&range, sums, count, &m, out + oc, (size_t)out_c, 0);
-        }
-    }
-}
-
-/* The window of pixel at = (b, y, x) into `bytes` when it lies wholly
- * inside the input with dilation 1 across (most pixels): its rows copied a
- * word at a time; 0 (nothing written) otherwise. */
-static int few_inside_window(const mcu_conv_s8_params *p, const int8_t *input, const int32_t at[3], int8_t *bytes)
-{
-    const int32_t row = p->filter_w * p->input_c, row_step = p->dilation_h * p->input_w * p->input_c;
-    const int32_t oy = at[1] * p->stride_h - p->pad_h, ox = at[2] * p->stride_w - p->pad_w;
-    const int8_t *from;
-    int32_t r, c;
-    if (p->dilation_w != 1 || oy < 0 || ox < 0 || oy + (p->filter_h - 1) * p->dilation_h >= p->input_h ||
-        ox + p->filter_w > p->input_w) {
-        return 0;
-    }
-    from = input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, at[0], oy, ox, 0);
-    for (r = 0; r < p->filter_h; ++r, from += row_step, bytes += row) {
-        for (c = 0; c + 4 <= row; c += 4) {
-            const uint32_t word = mcu_load_s8x4(from + c);
-            /* Kept in a register: gcc would make the loop a memcpy call,
-             * slower than these few words. */
-            __asm__("" : : "r"(word));
-            memcpy(bytes + c, &word, sizeof word);
-        }
-        for (; c < row; ++c) {
-            const int8_t value = from[c];
-            __asm__("" : : "r"(value));
-            bytes[c] = value;
-        }
-    }
-    return 1;
-}
-
-int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                   const int32_t *bias, int8_t *output, int8_t *columns)
-{
-    const int32_t window = p->filter_h * p->filter_w * p->input_c, words = (window + 3) / 4;
-    const int32_t pixels = p->batches * p->output_h * p->output_w;
-    const int32_t offset2 = mcu_s16x2_splat(p->input_offset);
-    const int8_t zero_point = (int8_t)-p->input_offset;
-    const int eight = columns != NULL && MCU_CONV_BLOCK_BYTES(window) <= p->column_bytes;
-    const int32_t block = eight ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
-    int32_t stack_lanes[2 * SHORT_BLOCK_PIXELS * (FEW_BLOCK_WINDOW_MAX / 4)];
-    int32_t *const lanes = eight ? block_lanes(columns) : stack_lanes;
-    uint32_t window_words[FEW_BLOCK_WINDOW_MAX / 4 + 1];
-    int8_t last[FEW_BLOCK_WINDOW_MAX];
-    int32_t first, j, k, at[3] = {0, 0, 0};
-    int in_asm;
-    if (p->input_c > 4 || p->filter_in_c_or_multiplier != p->input_c || window > FEW_BLOCK_WINDOW_MAX) {
-        return 0;
-    }
-    in_asm = block_rescale_in_asm(p, bias);
-    /* The last word's spare taps: the zero point (0 once offset). */
-    for (k = window; k < 4 * words; ++k) {
-        ((int8_t *)window_words)[k] = zero_point;
-    }
-    for (k = 0; k < 4 * words; ++k) {
-        last[k] = (int8_t)(k < window ? filter[(size_t)(p->output_c - 1) * (size_t)window + (size_t)k] : 0);
-    }
-    for (first = 0; first < pixels; first += block) {
-        const int32_t count = MCU_MIN(pixels - first, block);
-        /* Fewer than five pixels left: a block of four (eight would be half empty). */
-        const int32_t size = count > SHORT_BLOCK_PIXELS ? block : SHORT_BLOCK_PIXELS;
-        const size_t group = 2u * (size_t)size;
-        for (j = 0; j < size; ++j) {
-            /* Past the last pixel the block repeats it; its sums are not stored. */
-            int32_t *to = lanes + 2 * j;
-            if (j < count) {
-                if (!few_inside_window(p, input, at, (int8_t *)window_words)) {
-                    mcu_conv_few_window_bytes(p, input, at, zero_point, (int8_t *)window_words);
-                }
-                raster_next(p, &at[0], &at[1], &at[2]);
-            }
-            for (k = 0; k < words; ++k, to += group) {
-                to[0] = mcu_s8x4_even_plus(window_words[k], offset2);
-                to[1] = mcu_s8x4_odd_plus(window_words[k], offset2);
-            }
-        }
-        few_block_channels_s8(p, lanes, size, filter, last, bias, count,
-                              output + (size_t)first * (size_t)p->output_c, in_asm);
+        block_of = (block_lanes_of){lanes, block, window, count, kinds.doubled, first ? output : NULL};
+        block_channels_s8(p, &block_of, filter, bias, &kinds, output + (size_t)first * (size_t)out_c);
     }
     return 1;
 }

@@ -4,6 +4,7 @@
 #define MCU_CONV_DSP_BLOCK_H
 
 #include "mcu_conv.h"
+#include "mcu_conv_few_channels_dsp.h"
 
 /* Bytes of `columns` the blocks need for `n` taps per pixel: eight pixels'
  * taps widened to int16 (64 bytes per four taps, the last 1-3 taps rounded
@@ -32,12 +33,5 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
  * MCU_CONV_WINDOW_BLOCK_BYTES. */
 int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                              const int32_t *bias, int8_t *output, int8_t *columns);
-
-/* Windows of up to 32 values on 1-4 input channels (first layers), the
- * input offset added as the windows are widened (no offset terms): eight
- * pixels at a time with MCU_CONV_BLOCK_BYTES(window) of `columns`, else
- * four on the stack; 0 (nothing written) for other shapes. */
-int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                   const int32_t *bias, int8_t *output, int8_t *columns);
 
 #endif /* MCU_CONV_DSP_BLOCK_H */

@@ -22,17 +22,22 @@
  * additions do, so the sums are those of any other order. */
 void mcu_conv_block8_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[8]);
 void mcu_conv_block4_s8(const int32_t *lanes, const int8_t *w, int32_t words, int32_t sums[4]);
-/* Output channels of eight pixels whose taps are widened in the lanes,
- * rescaled as store_channel_s8's folded form with the SSAT clamp, in
- * assembly: the C loop around mcu_conv_block8_s8 spends about as many
- * instructions per channel as the sums of a short filter.  `job` (read
- * once): lanes, their end, the first filter, bias, window offset terms (or
- * NULL: none), multipliers, shifts, out (the first channel of pixel 0),
- * output_c (the pixels' step), output offset, out past the last channel
- * (at least one), the filters' stride.  Each filter is read as whole words
- * (the lanes' spare taps 0).  Every channel must take the folded form
- * (multiplier >= 0, right shift 2 to BLOCK_FOLDED_SHIFT_MAX + 1) and the
- * activation range be all of int8. */
+/* Output channels of eight pixels whose taps are widened and doubled in the
+ * lanes, in assembly: the C loop around mcu_conv_block8_s8 spends about as
+ * many instructions per channel as the sums of a short filter.  `job` (read
+ * once): lanes, their end, the first filter, the filters' stride, bias,
+ * window offset terms (or NULL: none), multipliers, shifts, out (the first
+ * channel of pixel 0), output_c (the pixels' step), out past the last
+ * channel (at least one), output offset.  Each filter is read as whole
+ * words (the lanes' spare taps 0).  Every sum starts at 2 (bias + term) and
+ * so is the doubled sum 2 acc, whose rescale is one SMMLAR:
+ * SaturatingRoundingDoublingHighMul(acc, m) = floor((2 acc m + 2^31) / 2^32)
+ * and RoundingDivideByPOT(t, e) = floor((t + 2^(e-1) - [acc < 0]) / 2^e)
+ * (mcu_requant.h, the sign of acc standing for that of t), the output offset
+ * folded in as offset 2^e for e <= 22 and added after the shift above.  The
+ * caller checks (mcu_conv_dsp_block.c, block_rescale_in_asm) that every
+ * channel has multiplier >= 0 and a right shift of 1 to 31, |acc| <= 2^29,
+ * and that the activation range is all of int8 (one SSAT). */
 void mcu_conv_block8_channels_s8(const int32_t job[12]);
 #endif
 

@@ -22,4 +22,11 @@ void mcu_conv_few_window_bytes(const mcu_conv_s8_params *p, const int8_t *input,
                                int8_t zero_point, int8_t *bytes);
 #endif
 
+/* Windows of up to 32 values on 1-4 input channels (first layers), the
+ * input offset added as the windows are widened (no offset terms): eight
+ * pixels at a time with MCU_CONV_BLOCK_BYTES(window) of `columns`, else
+ * four on the stack; 0 (nothing written) for other shapes. */
+int mcu_conv_few_channels_block_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                   const int32_t *bias, int8_t *output, int8_t *columns);
+
 #endif /* MCU_CONV_FEW_CHANNELS_DSP_H */

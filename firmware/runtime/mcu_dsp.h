@@ -59,6 +59,13 @@ static inline int32_t mcu_s16x2_splat(int32_t offset)
     return (int32_t)(half | (half << 16));
 }
 
+/* Both int16 halves doubled (SADD16): int8 values widened stay far inside
+ * int16. */
+static inline int32_t mcu_s16x2_double(int32_t pair)
+{
+    return (int32_t)__sadd16(pair, pair);
+}
+
 /* Bytes 0 and 2 (1 and 3) plus `offset2` (a splat): SXTAB16 adds the offset
  * in the same instruction.  Input offsets and int8 values sum to at most 255
  * in magnitude, well inside int16. */
