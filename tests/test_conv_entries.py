@@ -95,7 +95,7 @@ def test_the_choice_reads_the_runtime_limits():
     then take every layer the generator gives them."""
     assert CONV_COLUMN_MAX == _c_define("mcu_conv_internal.h", "MCU_CONV_COLUMN_MAX")
     assert BLOCK_MIN_CHANNELS == _c_define("mcu_conv_dsp_block.h", "MCU_CONV_BLOCK_MIN_CHANNELS")
-    assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_dsp_block.c", "FEW_BLOCK_WINDOW_MAX")
+    assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_few_channels_dsp.c", "FEW_BLOCK_WINDOW_MAX")
     block = (firmware_dir() / "runtime" / "mcu_conv_dsp_block.h").read_text()
     macro = re.search(r"^#define MCU_CONV_BLOCK_BYTES\(n\) (.*)$", block, re.M).group(1)
     assert all(eval(macro.replace("/", "//"), {"n": n}) == block_bytes(n) for n in range(1, 700))

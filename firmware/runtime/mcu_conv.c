@@ -100,9 +100,9 @@ void mcu_conv_2d_s8_pointwise_blocks(const mcu_conv_s8_params *p, const int8_t *
 #endif
 }
 
-/* First layers' few input channels on the M4/M7: the DSP blocks
- * (mcu_conv_dsp_block.c) take windows of up to FEW_BLOCK_WINDOW_MAX values,
- * mcu_conv_few_channels_dsp.c longer ones; each returns 0 having written
+/* First layers' few input channels on the M4/M7 (mcu_conv_few_channels_dsp.c):
+ * the eight-pixel blocks take windows of up to FEW_BLOCK_WINDOW_MAX values,
+ * the direct loops longer ones; each returns 0 having written
  * nothing when it does not take the layer. */
 void mcu_conv_2d_s8_first_pointwise(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                     const int32_t *bias, int8_t *output, int8_t *columns)

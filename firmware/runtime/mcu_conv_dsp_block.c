@@ -19,16 +19,13 @@
  *
  * Pixels go in aligned groups of eight in raster order, each group's taps all
  * read before any of its outputs is written: every group of four WALKS
- * declares for mcu_conv_2d_s8 (mcu_planner/lowering/conv.py) is read no later
+ * declares for the int8 CONV_2D entries (mcu_planner/lowering/conv.py) is read no later
  * and written no earlier than that walk does, with or without raster_walk.
  * A pointwise layer's last one or two pixels go through
  * mcu_conv_pixel_pair_s8 (mcu_conv_window.c), a pair as that walk allows.
  *
- * First layers (1-4 input channels, windows up to FEW_BLOCK_WINDOW_MAX
- * values) take the same sums, their windows widened with the input offset
- * added (padding 0, no offset terms), eight pixels at a time in `columns`
- * or four on the stack; mcu_conv_few_channels_dsp.c keeps the longer
- * windows. */
+ * First layers (1-4 input channels) take the same sums in
+ * mcu_conv_few_channels_dsp.c. */
 #include "mcu_conv_dsp_block.h"
 
 #include "mcu_conv_dsp_block_asm.h"
