@@ -44,7 +44,9 @@ def test_the_example_takes_a_cheap_slower_walk_for_a_smaller_arena(monkeypatch):
 
 
 def test_a_saving_that_costs_more_than_the_allowance_keeps_the_fast_plan(monkeypatch):
-    monkeypatch.setattr(cost_model, "DEFAULT_EXTRA_SHARE", 0.005)  # the example's walk costs +1.3%
+    # The example's one slower walk (a pointwise convolution in the M4 DSP
+    # blocks, which walk in raster order anyway) is free: no allowance at all.
+    monkeypatch.setattr(cost_model, "DEFAULT_EXTRA_SHARE", -0.001)
     planned = plan_model(EXAMPLE, OPTIONS)
     assert planned.slower_walks is None
     assert planned.plan.arena_bytes == _fast_plan(EXAMPLE, monkeypatch).plan.arena_bytes
@@ -53,7 +55,7 @@ def test_a_saving_that_costs_more_than_the_allowance_keeps_the_fast_plan(monkeyp
 def test_the_report_says_which_ops_take_the_slower_walk(capsys):
     assert cli.main([EXAMPLE, "--time-limit", "2"]) == 0
     assert (
-        "overlaps on the raster walk: ops 4 (+1.3% instructions, estimated on the Cortex-M4)" in capsys.readouterr().out
+        "overlaps on the raster walk: ops 4 (+0.0% instructions, estimated on the Cortex-M4)" in capsys.readouterr().out
     )
 
 

@@ -37,7 +37,7 @@ instructions (+2.4%) against +9.5 k measured: it errs on the costly side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 from ..lowering.program import Program
@@ -46,12 +46,15 @@ from .problem import Problem
 REFERENCE_CORE = "Cortex-M4"
 
 DEPTHWISE_S8 = "mcu_depthwise_conv_2d_s8"
-INSTRUCTIONS_PER_MAC = {DEPTHWISE_S8: 0.204}
-INSTRUCTIONS_PER_MAC_OTHERWISE = 0.061
+INSTRUCTIONS_PER_MAC = {DEPTHWISE_S8: 0.097}
+INSTRUCTIONS_PER_MAC_OTHERWISE = 0.037
 INSTRUCTIONS_PER_OUTPUT_ELEMENT_WITHOUT_MACS = 2.0
 
 RASTER_EXTRA_PER_MAC = {DEPTHWISE_S8: 0.03}
 RASTER_EXTRA_PER_OUTPUT_PIXEL = 2.2
+
+SMALLER_SCRATCH_EXTRA_PER_MAC = 0.016
+SMALLER_SCRATCH_EXTRA_PER_OUTPUT_ELEMENT = 0.4
 
 # The most the default plan may add to the model's estimated instructions
 # for a smaller arena (and it adds no MACs).
@@ -81,9 +84,32 @@ def raster_walk_extra(program: Program, index: int) -> float:
     if function in RASTER_EXTRA_PER_MAC:
         return facts.macs * RASTER_EXTRA_PER_MAC[function]
     access = facts.access
-    if access is None:
-        return 0.0
+    if access is None or facts.smaller_scratch is not None:
+        return 0.0  # an int8 convolution on its full columns: the M4 DSP blocks walk in raster order
     return access.batches * access.output_h * access.output_w * RASTER_EXTRA_PER_OUTPUT_PIXEL
+
+
+def smaller_scratch_extra(program: Program, index: int) -> float:
+    """What op `index` costs more on the slower paths of its smaller scratch
+    (scratch_sizes.py) than on its full one."""
+    facts = program.facts(index)
+    if facts.smaller_scratch is None and facts.larger_scratch is None:
+        return 0.0
+    op = program.graph.operators[index]
+    elements = sum(prod(program.graph.tensors[t].shape) for t in op.outputs if t >= 0)
+    return facts.macs * SMALLER_SCRATCH_EXTRA_PER_MAC + elements * SMALLER_SCRATCH_EXTRA_PER_OUTPUT_ELEMENT
+
+
+def cheap_smaller_scratch(program: Program) -> frozenset[int]:
+    """The scratch tensors of the ops whose smaller scratch alone costs at
+    most DEFAULT_EXTRA_SHARE: the ones the default plan may give up."""
+    allowance = DEFAULT_EXTRA_SHARE * model_instructions(program)
+    return frozenset(
+        alternative.tensor
+        for index, lowered in enumerate(program.ops)
+        if (alternative := lowered.facts.smaller_scratch) is not None
+        and smaller_scratch_extra(program, index) <= allowance
+    )
 
 
 def slower_walk_steps(problem: Problem, offsets: dict[int, int]) -> tuple[int, ...]:
@@ -104,29 +130,48 @@ def slower_walk_steps(problem: Problem, offsets: dict[int, int]) -> tuple[int, .
 
 @dataclass(frozen=True)
 class SlowerWalks:
-    """The ops a plan runs on their slower raster walk, and what that costs."""
+    """The ops a plan runs on their slower raster walk, and those it runs on
+    the slower paths of a smaller scratch (scratch_sizes.py), and what that
+    costs."""
 
     ops: tuple[int, ...]
     extra_instructions: float
     model_instructions: float
+    smaller_scratch_ops: tuple[int, ...] = ()
+    smaller_scratch_extra: float = 0.0
 
     @property
     def extra_share(self) -> float:
-        return self.extra_instructions / self.model_instructions if self.model_instructions else 0.0
+        extra = self.extra_instructions + self.smaller_scratch_extra
+        return extra / self.model_instructions if self.model_instructions else 0.0
 
     def within_default_cost(self) -> bool:
         return self.extra_share <= DEFAULT_EXTRA_SHARE
 
     def line(self) -> str:
         """The report's line for them."""
-        return (
-            f"overlaps on the raster walk: ops {', '.join(map(str, self.ops))} "
-            f"({100 * self.extra_share:+.1f}% instructions, estimated on the {REFERENCE_CORE})"
-        )
+        taken = []
+        if self.ops:
+            taken.append(f"overlaps on the raster walk: ops {', '.join(map(str, self.ops))}")
+        if self.smaller_scratch_ops:
+            taken.append(f"compact columns: ops {', '.join(map(str, self.smaller_scratch_ops))}")
+        return f"{'; '.join(taken)} ({100 * self.extra_share:+.1f}% instructions, estimated on the {REFERENCE_CORE})"
 
 
 def slower_walks(program: Program, problem: Problem, offsets: dict[int, int]) -> SlowerWalks:
+    """The slower walks of the plan `offsets` of `program`, and the smaller scratch its ops run on."""
     stage = program.patch_stage
     staged = set(stage.ops) if stage is not None else set()  # the stage's strips run in order on any walk
     ops = tuple(index for index in slower_walk_steps(problem, offsets) if index not in staged)
-    return SlowerWalks(ops, sum(raster_walk_extra(program, index) for index in ops), model_instructions(program))
+    walks = SlowerWalks(ops, sum(raster_walk_extra(program, index) for index in ops), model_instructions(program))
+    return with_smaller_scratch_cost(program, walks)
+
+
+def with_smaller_scratch_cost(program: Program, walks: SlowerWalks | None) -> SlowerWalks:
+    """`walks` (None: no slower walk) with the smaller scratch `program`'s ops run on, and its cost."""
+    if walks is None:
+        walks = SlowerWalks((), 0.0, model_instructions(program))
+    ops = tuple(i for i, lowered in enumerate(program.ops) if lowered.facts.larger_scratch is not None)
+    return replace(
+        walks, smaller_scratch_ops=ops, smaller_scratch_extra=sum(smaller_scratch_extra(program, i) for i in ops)
+    )
