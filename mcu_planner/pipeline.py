@@ -300,7 +300,8 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
     slower raster walks cost at most DEFAULT_EXTRA_SHARE more instructions
     than the fast plan `fast` (cost_model.py), else `fast`.  Greedy: all
     slower walks allowed, then the costliest taken dropped one at a time,
-    each drop kept while the arena stays below `fast`'s.  A plan that an
+    each drop kept while the arena stays below `fast`'s; then, within the
+    allowance, each costly walk whose drop keeps the arena.  A plan that an
     exact search cut by the clock chose is kept only when `fast` was one
     too: the default stays the same on every machine."""
     program, problem = model.lifetimes.program, model.lifetimes.problem
@@ -327,6 +328,14 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
             needed.add(droppable[0])
     if planned.plan.arena_bytes >= fast.plan.arena_bytes or options.past_deadline("the default's slower-walk plans"):
         return fast
+    # Within the allowance, a costly walk whose drop keeps the arena is dropped too.
+    for index in sorted(set(taken.ops) - needed, key=lambda index: -raster_walk_extra(program, index)):
+        if trials <= 0 or raster_walk_extra(program, index) <= 0:
+            break
+        trials -= 1
+        trial, trial_taken = plan_with(frozenset(taken.ops) - {index}, trial_options)
+        if trial.plan.arena_bytes <= planned.plan.arena_bytes:
+            planned, taken = trial, trial_taken
     # The kept plan: again with only the walks the trial took (its own
     # placement among the candidates, so no larger once the search finishes).
     planned, taken = plan_with(frozenset(taken.ops), options)
