@@ -370,14 +370,17 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 
 def _with_scratch_regrown(planned: PlannedModel) -> PlannedModel:
     """`planned` with each op on a smaller scratch given its full one back
-    where the plan has room for it (scratch_sizes.regrow_scratch)."""
+    where the plan has room for it (scratch_sizes.regrow_scratch), unless
+    that misses the budget `planned` meets: the arena stays, but a scratch
+    given back where the smaller one was none adds a buffer's counter."""
     regrown = regrow_scratch(planned.lifetimes, planned.plan.offsets, planned.plan.arena_bytes, planned.options.alias)
     if regrown is None:
         return planned
     lifetimes, offsets = regrown
-    return replace(
+    faster = replace(
         planned, graph=lifetimes.program.graph, lifetimes=lifetimes, plan=replace(planned.plan, offsets=offsets)
     )
+    return faster if faster.fits or faster.ram_needed <= planned.ram_needed else planned
 
 
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
