@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .deadline import Deadline
@@ -19,9 +19,14 @@ from .frontend.model_file import read_model_file
 from .frontend.order import best_order, reorder
 from .frontend.validate import load_model
 from .graph import Graph, PatchStage
-from .lowering.conv import compact_columns
 from .lowering.program import Program, lower_program, reorder_program
-from .memory.cost_model import SlowerWalks, raster_walk_extra, slower_walks
+from .memory.cost_model import (
+    SlowerWalks,
+    cheap_smaller_scratch,
+    raster_walk_extra,
+    slower_walks,
+    with_smaller_scratch_cost,
+)
 from .memory.in_place_depthwise import candidates as in_place_candidates
 from .memory.in_place_depthwise import with_in_place_depthwise
 from .memory.lifetimes import Lifetimes, compute_lifetimes
@@ -31,6 +36,7 @@ from .memory.planning import ArenaPlan, PlanRow, compare_planners, plan_within
 from .memory.problem import peak_live, sharing_lower_bound
 from .memory.ram_budget import FirmwareTarget, RamBudget, kernel_functions, lifetimes_budget, ram_budget
 from .memory.regions import Region, RegionPlans, plan_regions, regions_shortfall
+from .memory.scratch_sizes import regrow_scratch, smaller_scratch_ops, with_smaller_scratch
 
 if TYPE_CHECKING:
     from .emit.codegen import GeneratedSources, SharedArena
@@ -109,12 +115,6 @@ class AnalysedModel:
     # channel-by-channel kernel is slower: kws_ref_model on the M4 takes
     # 367,833 ticks in place against 224,091).
     without_in_place: AnalysedModel | None = None
-    # The model lowered again with the int8 convolutions' columns of the
-    # paths without the Cortex-M4 DSP blocks (lowering/conv.py
-    # compact_columns): planning takes it only when the blocks' scratch
-    # keeps a --ram budget from fitting (the blocks run pointwise layers
-    # about 1.5x faster on the M4 for 16 x input channels of scratch).
-    compact_columns: Callable[[], AnalysedModel] | None = field(default=None, compare=False)
     # SHA-256 (hex) of the model file's bytes, written into the generated header.
     model_sha256: str = ""
 
@@ -205,19 +205,6 @@ def analyse_model(
     (`options.order`, order.py), compute its tensors' lifetimes in it, and
     with aliasing on, offer the depthwise convolutions that may run in place
     (in_place_depthwise.py) as an alternative."""
-    analysed = _analyse_with_in_place(model, options, label)
-    # Analysed at most once however many budgets are tried (--ram min bisects).
-    return replace(analysed, compact_columns=cache(partial(_analyse_compact, model, options, label)))
-
-
-def _analyse_compact(model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None) -> AnalysedModel:
-    with compact_columns():
-        return _analyse_with_in_place(model, options, label)
-
-
-def _analyse_with_in_place(
-    model: str | os.PathLike[str] | bytes, options: PlanOptions, label: str | None
-) -> AnalysedModel:
     analysed = _analyse_order(model, options, label)
     if not options.alias:
         return analysed
@@ -313,7 +300,8 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
     slower raster walks cost at most DEFAULT_EXTRA_SHARE more instructions
     than the fast plan `fast` (cost_model.py), else `fast`.  Greedy: all
     slower walks allowed, then the costliest taken dropped one at a time,
-    each drop kept while the arena stays below `fast`'s.  A plan that an
+    each drop kept while the arena stays below `fast`'s; then, within the
+    allowance, each costly walk whose drop keeps the arena.  A plan that an
     exact search cut by the clock chose is kept only when `fast` was one
     too: the default stays the same on every machine."""
     program, problem = model.lifetimes.program, model.lifetimes.problem
@@ -322,7 +310,7 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
     def plan_with(allowed: frozenset[int], plan_options: PlanOptions) -> tuple[PlannedModel, SlowerWalks]:
         lifetimes = replace(model.lifetimes, problem=problem.without_slower_overlaps(keep=allowed))
         planned = _plan_placed(replace(model, lifetimes=lifetimes), plan_options)
-        return planned, slower_walks(program, problem, planned.plan.offsets)
+        return planned, slower_walks(planned.program, problem, planned.plan.offsets)
 
     every = frozenset(index for index, step in enumerate(problem.steps) if any(o.slower for o in step.overlaps))
     planned, taken = plan_with(every, trial_options)
@@ -340,6 +328,14 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
             needed.add(droppable[0])
     if planned.plan.arena_bytes >= fast.plan.arena_bytes or options.past_deadline("the default's slower-walk plans"):
         return fast
+    # Within the allowance, a costly walk whose drop keeps the arena is dropped too.
+    for index in sorted(set(taken.ops) - needed, key=lambda index: -raster_walk_extra(program, index)):
+        if trials <= 0 or raster_walk_extra(program, index) <= 0:
+            break
+        trials -= 1
+        trial, trial_taken = plan_with(frozenset(taken.ops) - {index}, trial_options)
+        if trial.plan.arena_bytes <= planned.plan.arena_bytes:
+            planned, taken = trial, trial_taken
     # The kept plan: again with only the walks the trial took (its own
     # placement among the candidates, so no larger once the search finishes).
     planned, taken = plan_with(frozenset(taken.ops), options)
@@ -349,7 +345,7 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
         or (fast.plan.reproducible and not planned.plan.reproducible)
     ):
         return fast
-    planned.slower_walks = taken if taken.ops else None
+    planned.slower_walks = taken if taken.ops or taken.smaller_scratch_ops else None
     return planned
 
 
@@ -369,7 +365,22 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
         )
         planned.regions = regions
         return planned
-    return _plan_lifetimes(model, options)
+    return _with_scratch_regrown(_plan_lifetimes(model, options))
+
+
+def _with_scratch_regrown(planned: PlannedModel) -> PlannedModel:
+    """`planned` with each op on a smaller scratch given its full one back
+    where the plan has room for it (scratch_sizes.regrow_scratch), unless
+    that misses the budget `planned` meets: the arena stays, but a scratch
+    given back where the smaller one was none adds a buffer's counter."""
+    regrown = regrow_scratch(planned.lifetimes, planned.plan.offsets, planned.plan.arena_bytes, planned.options.alias)
+    if regrown is None:
+        return planned
+    lifetimes, offsets = regrown
+    faster = replace(
+        planned, graph=lifetimes.program.graph, lifetimes=lifetimes, plan=replace(planned.plan, offsets=offsets)
+    )
+    return faster if faster.fits or faster.ram_needed <= planned.ram_needed else planned
 
 
 def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
@@ -406,18 +417,52 @@ def side_by_side(regions: RegionPlans) -> ArenaPlan:
 
 
 def plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
-    fast = _plan_analysed(replace(model, compact_columns=None), options)
-    if model.compact_columns is None or options.ram is None or fast.fits:
-        return fast
-    compact_model = model.compact_columns()
-    if _scratch_bytes(compact_model) >= _scratch_bytes(model):
-        return fast  # no DSP block scratch to give up
-    compact = _plan_analysed(compact_model, options)
-    return compact if compact.fits or compact.ram_needed < fast.ram_needed else fast
+    """The plan of `model` for `options`.  Ops whose kernels also run in
+    less scratch on slower paths (the int8 convolutions' compact columns,
+    without the M4 DSP blocks: scratch_sizes.py) run on it where a plan
+    with every such op on it needs it (each plan gives the others their
+    full scratch back where it has room: _plan_placed): under a budget the
+    full scratch misses, whenever that gets closer to it; otherwise (no
+    budget, or one met) when the arena is smaller and the cost model puts
+    the slower paths, with the plan's slower walks, within
+    DEFAULT_EXTRA_SHARE."""
+    full = _plan_analysed(model, options)
+    if not smaller_scratch_ops(model.lifetimes.program) or (options.regions and full.fits):
+        return full
+    # The default offers only the smaller scratch whose cost alone is within the allowance.
+    offered = None if not full.fits else cheap_smaller_scratch((model.without_in_place or model).lifetimes.program)
+    if offered is not None and not offered:
+        return full
+    compact = _plan_analysed(_with_smaller_scratch(model, options, offered), options)
+    if options.regions:
+        return compact if compact.fits and not full.fits else full
+    if not full.fits:
+        return compact if compact.fits or compact.ram_needed < full.ram_needed else full
+    if compact.plan.arena_bytes >= full.plan.arena_bytes:
+        return full
+    costed = with_smaller_scratch_cost(compact.program, compact.slower_walks)
+    if not costed.within_default_cost():
+        return full
+    compact.slower_walks = costed
+    return compact
 
 
-def _scratch_bytes(model: AnalysedModel) -> int:
-    return sum(t.nbytes for t in model.graph.tensors if t.is_scratch)
+def _with_smaller_scratch(
+    model: AnalysedModel, options: PlanOptions, tensors: frozenset[int] | None = None
+) -> AnalysedModel:
+    """`model`, and each alternative it holds, with every op that may run on
+    a smaller scratch (of `tensors`, when given) on it (scratch_sizes.py);
+    lifetimes computed again."""
+    program = with_smaller_scratch(model.lifetimes.program, tensors)
+    return replace(
+        model,
+        graph=program.graph,
+        lifetimes=compute_lifetimes(program, alignment=options.alignment, alias=options.alias),
+        model_order=None if model.model_order is None else _with_smaller_scratch(model.model_order, options, tensors),
+        without_in_place=None
+        if model.without_in_place is None
+        else _with_smaller_scratch(model.without_in_place, options, tensors),
+    )
 
 
 def _plan_analysed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:

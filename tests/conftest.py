@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,19 @@ def pytest_unconfigure(config):
     cache = getattr(config, "_compiler_cache", None)
     if cache is not None:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+@contextmanager
+def compact_columns_everywhere() -> Iterator[None]:
+    """Plans made inside run every int8 convolution on its compact columns
+    (the paths without the M4 DSP blocks, lowering/conv.py), none given its
+    full columns back: what a budget that needs them all plans."""
+    from mcu_planner import pipeline
+
+    def everywhere(model: pipeline.AnalysedModel, options: pipeline.PlanOptions) -> pipeline.PlannedModel:
+        return pipeline._plan_analysed(pipeline._with_smaller_scratch(model, options), options)
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(pipeline, "plan_analysed", everywhere)
+        patched.setattr(pipeline, "regrow_scratch", lambda *args: None)
+        yield

@@ -33,7 +33,6 @@ from mcu_planner.lowering.conv import (
     FEW_BLOCK_TAPS_MAX,
     HELIUM_COLUMNS,
     block_bytes,
-    compact_columns,
     conv_2d_s8_entry,
     conv_columns_bytes,
     depthwise_conv_2d_s8_entry,
@@ -68,8 +67,9 @@ def test_each_layer_takes_its_family_entry():
     assert _conv_entry(3, 3, 16, 1, per_filter=8) == CONV_2D_S8_ANY_LAYER  # groups
     assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE_BLOCKS
     assert _conv_entry(1, 1, 577) == CONV_2D_S8_POINTWISE  # past BLOCK_TAPS_MAX: no blocks planned
-    with compact_columns():
-        assert _conv_entry(1, 1, 16) == CONV_2D_S8_POINTWISE
+    # The compact columns (a tight budget's): the other pointwise entry.
+    compact = {**_layer(1, 1, 16, 0, None), "stride_h": 1, "stride_w": 1, "dilation_w": 1, "output_c": 8}
+    assert conv_2d_s8_entry(compact, True, conv_columns_bytes(compact, blocks=False)) == CONV_2D_S8_POINTWISE
     assert _conv_entry(1, 1, 3) == CONV_2D_S8_FIRST_POINTWISE
     assert _conv_entry(1, 1, 16, 1) == CONV_2D_S8_WINDOWS  # padded 1x1: windows
     assert _conv_entry(3, 3, 3, 1) == CONV_2D_S8_FIRST_LAYER  # 27 values

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_cortex_m
+from conftest import compact_columns_everywhere, needs_cortex_m
 from test_patches import _random_chain, _vww_like, planned_verified_and_bit_exact
 
 from mcu_planner.emit.report import in_place_depthwise_ops, patches_json
 from mcu_planner.errors import InputError
 from mcu_planner.frontend.reader import read_model
-from mcu_planner.lowering.conv import compact_columns
 from mcu_planner.lowering.program import lower_program
 from mcu_planner.memory.patches import candidate_stages, make_stage, patchable_call, with_stage
 from mcu_planner.memory.verify import verify
@@ -235,7 +234,7 @@ def _tightest(recipe):
     # Without a budget the convolutions keep the M4 DSP blocks' scratch, which
     # a budget gives up first (pipeline.plan_analysed): the budgets come from
     # the plans without it.
-    with compact_columns():
+    with compact_columns_everywhere():
         loose = plan_model(net.model, PlanOptions(patches="off", time_limit=1.0))
         tightest = plan_model(net.model, PlanOptions(patches="auto", time_limit=1.0))
     ram = min(loose.ram_needed, tightest.ram_needed)

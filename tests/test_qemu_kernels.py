@@ -19,13 +19,12 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import needs_cortex_m
+from conftest import compact_columns_everywhere, needs_cortex_m
 from kernel_models import Branches, assert_matches_reference, fp16_tables_header
 
 from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
-from mcu_planner.lowering.conv import compact_columns
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.targets.check import check_model
 from mcu_planner.targets.firmware_build import build_firmware
@@ -396,7 +395,7 @@ def test_int8_depthwise_3x3_on_the_dsp_path():
 def test_int8_first_layer_convolutions_on_the_dsp_path(compact):
     # Blocks of eight pixels in the planned columns; compact_columns plans
     # none, and the windows go in blocks of four on the stack.
-    with compact_columns() if compact else contextlib.nullcontext():
+    with compact_columns_everywhere() if compact else contextlib.nullcontext():
         assert_matches_reference(few_channels_model(), inputs=3, target="mps2-an386")
 
 
@@ -404,7 +403,7 @@ def test_int8_first_layer_convolutions_on_the_dsp_path(compact):
 def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
     # compact_columns: the scratch a tight --ram budget plans; the kernels
     # must then leave the blocks for the paths that fit it.
-    with compact_columns() if compact else contextlib.nullcontext():
+    with compact_columns_everywhere() if compact else contextlib.nullcontext():
         assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
 
 

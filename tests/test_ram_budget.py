@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import MODELS_DIR, needs_cortex_m, needs_shared
+from conftest import MODELS_DIR, compact_columns_everywhere, needs_cortex_m, needs_shared
 
 from mcu_planner import cli
 from mcu_planner.emit.output_dir import read_interface
@@ -177,7 +177,6 @@ def test_check_counts_its_stack_in_the_budget():
     --board BOARD --stack S` does: at that plan's RAM it links and runs
     bit-exact (the profile build with its own headroom), below it the check
     refuses before building."""
-    from mcu_planner.lowering.conv import compact_columns
     from mcu_planner.pipeline import plan_model
     from mcu_planner.targets.check import check_model
 
@@ -185,7 +184,7 @@ def test_check_counts_its_stack_in_the_budget():
     options = PlanOptions(target=firmware_target("mps2-an386", stack), patches="off", alias=False)
     # The least the plan gives up for a budget: the M4 DSP blocks' scratch
     # (pipeline.plan_analysed), as the plan without them needs.
-    with compact_columns():
+    with compact_columns_everywhere():
         total = plan_model(EXAMPLE, options).ram_needed
     report = check_model(
         EXAMPLE, target="mps2-an386", ram=total, stack=stack, inputs=1, check_build=False, profile=True, alias=False

@@ -15,6 +15,7 @@ from ..memory.problem import LiveSet, peak_live, sharing_lower_bound
 from ..memory.ram_budget import RamBudget, lifetimes_budget
 from ..memory.regions import RegionPlans
 from ..memory.scratch import scratch_op
+from ..memory.scratch_sizes import smaller_scratch_taken
 from ..shown import shown
 from ..sizes import format_bytes
 from .layers import arena_uses, layer_rows
@@ -335,6 +336,8 @@ def plan_json(
             "below_live_peak_bytes": max(0, live_peak - plan.arena_bytes),
             "arena_without_overlaps_bytes": without_overlaps.arena_bytes if without_overlaps else plan.arena_bytes,
             "in_place_depthwise_ops": len(in_place_depthwise_ops(lifetimes.program)),
+            # int8 convolutions on their compact columns (memory/scratch_sizes.py).
+            "compact_columns_ops": len(smaller_scratch_taken(lifetimes.program)),
             "patches": patches_json(lifetimes.program),
         },
         "op_order": list(op_order) if op_order is not None else list(range(len(graph.operators))),
@@ -412,7 +415,12 @@ def add_regions(record: dict[str, Any], regions: RegionPlans, lifetimes: Lifetim
 # techniques keys that are figures about the plan, not techniques it uses
 _FIGURES = {"overlap_shared_bytes", "below_live_peak_bytes", "arena_without_overlaps_bytes"}
 # techniques counts, as technique_names names them (any other key is shown as it is spelt)
-_NAMES = {"in_place_ops": "in-place", "overlap_ops": "overlaps", "in_place_depthwise_ops": "in-place depthwise"}
+_NAMES = {
+    "in_place_ops": "in-place",
+    "overlap_ops": "overlaps",
+    "in_place_depthwise_ops": "in-place depthwise",
+    "compact_columns_ops": "compact columns",
+}
 
 
 def technique_names(record: dict[str, Any]) -> list[str]:

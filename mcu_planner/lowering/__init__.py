@@ -96,6 +96,18 @@ class ScratchNeed:
 
 
 @dataclass(frozen=True)
+class ScratchAlternative:
+    """Another size of an op's scratch tensor `tensor` that its kernel also
+    runs in: `nbytes` (0: no scratch at all, the kernel gets NULL), and the
+    op's call and facts with it (`lowered`), from the module that lowered
+    the op.  The planner chooses between the sizes (memory/scratch_sizes.py)."""
+
+    tensor: int
+    nbytes: int
+    lowered: Callable[[], tuple[KernelCall, KernelFacts]] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class KernelFacts:
     """What the memory plan may assume about one op's kernel call, declared
     by the module that lowered it (beside the code that chose the kernel and
@@ -139,6 +151,12 @@ class KernelFacts:
     over_input: Callable[[int], KernelCall] | None = field(default=None, compare=False)
     # Static working buffers of the kernel outside the arena: (name, bytes).
     static_buffers: tuple[tuple[str, int], ...] = ()
+    # The kernel also runs with less scratch, on slower paths (an int8
+    # CONV_2D without the M4 DSP blocks' columns): planning takes it like a
+    # slower walk, when the budget needs it or the cost model allows it.
+    smaller_scratch: ScratchAlternative | None = None
+    # This call runs with such less scratch: the call with the full one.
+    larger_scratch: ScratchAlternative | None = None
 
 
 class NotLowerable(Exception):

@@ -5,9 +5,6 @@ family; 16x8 in mcu_conv_s16.c)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import replace
 from functools import partial
 
@@ -15,7 +12,18 @@ import numpy as np
 
 from ..graph import Graph, Operator, Tensor
 from ..quant import conv_output_multipliers, int64_rescale_multipliers
-from . import CArray, KernelCall, KernelFacts, NotLowerable, ParamValue, ScratchNeed, facts_for, lowers, scratch_for
+from . import (
+    CArray,
+    KernelCall,
+    KernelFacts,
+    NotLowerable,
+    ParamValue,
+    ScratchAlternative,
+    ScratchNeed,
+    facts_for,
+    lowers,
+    scratch_for,
+)
 from .common import (
     activation_params,
     filter_quantization,
@@ -135,24 +143,8 @@ def block_bytes(taps: int) -> int:
 
 COLUMNS_SCRATCH = "columns"
 
-# Set while a model is lowered a second time for a RAM budget the DSP blocks'
-# scratch misses (pipeline.plan_analysed): the columns then take the sizes of
-# the paths without the blocks, and the kernel, reading its column_bytes,
-# takes those paths.
-_COMPACT_COLUMNS: ContextVar[bool] = ContextVar("compact_columns", default=False)
 
-
-@contextmanager
-def compact_columns() -> Iterator[None]:
-    """Lower int8 CONV_2D with the columns of the paths without DSP blocks."""
-    token = _COMPACT_COLUMNS.set(True)
-    try:
-        yield
-    finally:
-        _COMPACT_COLUMNS.reset(token)
-
-
-def conv_columns_bytes(params: dict[str, int]) -> int:
+def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
     """Bytes of the `columns` of mcu_conv.c's entries for a one-group int8 CONV_2D with
     window offset terms: the most any core's path uses --
     - pointwise (M4/M7 DSP): eight pixels' input channels widened to int16
@@ -174,10 +166,10 @@ def conv_columns_bytes(params: dict[str, int]) -> int:
       and need one window row's span of the input zero point, read for
       window rows in the padding.
     The kernel checks `column_bytes` before taking a path that needs them;
-    under compact_columns() the DSP blocks' sizes are left out.
-    """
+    without `blocks`, the DSP blocks' sizes are left out: the compact
+    columns, the scratch alternative the planner may choose instead
+    (conv_2d_facts)."""
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
-    blocks = not _COMPACT_COLUMNS.get()
     window = filter_h * filter_w * in_c
     if blocks and in_c < BLOCK_MIN_CHANNELS and window <= FEW_BLOCK_TAPS_MAX and (filter_h, filter_w) != (1, 1):
         return max(block_bytes(window), _columns_bytes_past_first_layers(params, blocks))
@@ -475,7 +467,41 @@ def conv_2d_facts(op: Operator, graph: Graph, call: KernelCall) -> KernelFacts:
     # Every output element sums KH x KW x (input channels per group) products.
     filter_shape = graph.tensors[op.inputs[1]].shape
     macs = graph.tensors[op.outputs[0]].num_elements * math.prod(filter_shape[1:])
-    return _image_facts(op, graph, call, macs)
+    facts = _image_facts(op, graph, call, macs)
+    columns = _columns_scratch(op, graph)
+    if columns < 0 or not isinstance(call.params.get("column_bytes"), int):
+        return facts
+    return _with_columns_alternative(op, graph, call, macs, columns, facts)
+
+
+def _with_columns_alternative(
+    op: Operator, graph: Graph, call: KernelCall, macs: int, columns: int, facts: KernelFacts
+) -> KernelFacts:
+    """`facts` of `call` offering the columns' other size: the compact columns
+    (conv_columns_bytes without the M4 DSP blocks, whose paths then run
+    instead: the kernel picks its path by column_bytes) when the call has
+    the full ones, the full ones when it has the compact ones."""
+    geometry = {name: value for name, value in call.params.items() if isinstance(value, int)}
+    full, compact = conv_columns_bytes(geometry), conv_columns_bytes(geometry, blocks=False)
+    if compact >= full:
+        return facts
+    has_full = call.params["column_bytes"] == full
+    other = compact if has_full else full
+    alternative = ScratchAlternative(columns, other, partial(_with_columns, op, graph, call, macs, columns, other))
+    return replace(facts, smaller_scratch=alternative) if has_full else replace(facts, larger_scratch=alternative)
+
+
+def _with_columns(
+    op: Operator, graph: Graph, call: KernelCall, macs: int, columns: int, nbytes: int
+) -> tuple[KernelCall, KernelFacts]:
+    """The int8 CONV_2D's call with `nbytes` of columns (none: NULL), and its facts."""
+    params = {**call.params, "column_bytes": nbytes}
+    geometry = {name: value for name, value in params.items() if isinstance(value, int)}
+    # The columns decide the entry too (the DSP blocks' pointwise one needs their eight pixels).
+    function = conv_2d_s8_entry(geometry, params["window_offset_terms"] != "NULL", nbytes)
+    resized = replace(call, function=function, params=params, args=call.args[:-1] + (columns if nbytes else -1,))
+    facts = _image_facts(op, graph, resized, macs)
+    return resized, _with_columns_alternative(op, graph, resized, macs, columns, facts)
 
 
 @facts_for("DEPTHWISE_CONV_2D")
