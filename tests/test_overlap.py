@@ -463,19 +463,20 @@ def test_report_and_plan_json_say_what_the_overlaps_saved(tmp_path):
     plan_path = tmp_path / "plan.json"
     lifetimes = _ordinary(model.read_bytes()).lifetimes
     live_peak = peak_live(lifetimes.problem).bytes
-    # Its pointwise and depthwise overlaps need the kernels' slower walks:
-    # taken only when the budget needs them.
+    # Overlaps on walks that cost nothing (the pointwise DSP blocks' on the
+    # Cortex-M4, cost_model.py) are taken at once; the depthwise ones need
+    # the kernel's slower walk: taken only when the budget needs them.
     roomy = run_cli(model, "--ram", "1M", "--json", plan_path, "--order", "model")
     assert roomy.returncode == 0, roomy.stderr
     roomy_plan = json.loads(plan_path.read_text())
-    assert roomy_plan["arena_bytes"] == live_peak
-    beside = roomy_plan["ram"]["total_bytes"] - live_peak  # --ram counts the counters and static buffers too
-    result = run_cli(model, "--ram", str(live_peak + beside - 16), "--json", plan_path, "--order", "model")
+    assert roomy_plan["arena_bytes"] <= live_peak
+    roomy_total = roomy_plan["ram"]["total_bytes"]  # --ram counts the counters and static buffers too
+    result = run_cli(model, "--ram", str(roomy_total - 16), "--json", plan_path, "--order", "model")
     assert result.returncode == 0, result.stderr
     plan = json.loads(plan_path.read_text())
     # Without overlaps this chain needs its live peak (test_planners_take_overlaps...).
     assert plan["live_peak_bytes"] == plan["techniques"]["arena_without_overlaps_bytes"] == live_peak
-    assert plan["arena_bytes"] < live_peak
+    assert plan["arena_bytes"] < roomy_plan["arena_bytes"]
     saved = live_peak - plan["arena_bytes"]
     assert f"saving {saved:,} B (without them: {live_peak:,} B, proven optimal)" in result.stdout
     assert plan["techniques"]["overlap_ops"] == len(plan["overlaps"]) > 0
