@@ -80,7 +80,8 @@ class _Uncacheable(Exception):
     pass
 
 
-def _real_compiler(name: str) -> str:
+def real_compiler(name: str) -> str:
+    """The compiler `name` on PATH past the shims (a link gains nothing from the cache)."""
     for directory in os.environ.get("PATH", "").split(os.pathsep):
         if not directory or (Path(directory) / _SHIM_MARKER).exists():
             continue
@@ -239,7 +240,7 @@ def _link_only(arg: str) -> bool:
 
 def run(name: str, args: list[str]) -> int:
     try:
-        tool = _real_compiler(name)
+        tool = real_compiler(name)
     except FileNotFoundError:
         sys.stderr.write(f"{name}: command not found\n")
         return 127
