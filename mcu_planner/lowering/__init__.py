@@ -77,7 +77,7 @@ ParamValue = int | float | str | CArray | tuple[int | float, ...]
 
 @dataclass(frozen=True)
 class KernelCall:
-    function: str  # C function, e.g. "mcu_conv_2d_s8"
+    function: str  # C function, e.g. "mcu_conv_2d_s8_pointwise_blocks"
     params_type: str  # C struct type of the first argument, e.g. "mcu_conv_2d_params"
     params: Mapping[str, ParamValue] = field(default_factory=dict)  # struct fields in declaration order
     args: tuple[int, ...] = ()  # tensor indices after the params pointer; -1 -> NULL
