@@ -166,7 +166,12 @@ static int block_channel_kind(const mcu_conv_s8_params *p, const int32_t *bias, 
     const int32_t e = -p->output_shift[oc], multiplier = p->output_multiplier[oc];
     const int64_t start = (int64_t)bias_plus(bias, oc, p->window_offset_terms[oc]);
     const int64_t reach = (int64_t)n * 128 * 128;
-    if (multiplier >= 0 && e >= 0 && start - reach > INT32_MIN && start + reach < INT32_MAX) {
+    /* Only a channel whose sums never reach 0 is worth the two rescales:
+     * dead channels are far from it, and the test is an optimisation (the
+     * other paths give the same bytes), which a small op must not pay for
+     * on every channel. */
+    if (multiplier >= 0 && e >= 0 && (start - reach > 0 || start + reach < 0) && start - reach > INT32_MIN &&
+        start + reach < INT32_MAX) {
         const conv_output_range range = conv_output_range_of(p);
         const mcu_prepared_mul m = mcu_prepare_mul(multiplier, (int)p->output_shift[oc]);
         if (requantize_prepared_s8(&range, (int32_t)(start - reach), &m) ==
@@ -196,6 +201,21 @@ static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int
             kinds->in_asm[oc / 32] |= (uint32_t)(kind == BLOCK_IN_ASM) << (oc % 32);
             kinds->constant[oc / 32] |= (uint32_t)(kind == BLOCK_CONSTANT) << (oc % 32);
         }
+    }
+}
+
+/* Sorting the channels pays only in full blocks: fewer than BLOCK_PIXELS
+ * pixels in all (a streaming model's step: one or two) never reach the
+ * assembly, and skipping their constant channels saves less than the
+ * sorting costs (vad's one-pixel pointwise layers: 266 ticks, not 410).
+ * Unsorted, every channel takes the C loop or the pixel pairs. */
+static void block_classify_worth_it(const mcu_conv_s8_params *p, const int32_t *bias, int32_t n, int32_t pixels,
+                                    block_kinds *kinds)
+{
+    if (pixels >= BLOCK_PIXELS) {
+        block_classify(p, bias, n, kinds);
+    } else {
+        memset(kinds, 0, sizeof *kinds);
     }
 }
 
@@ -333,7 +353,7 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
         return 0;
     }
     lanes = block_lanes(columns);
-    block_classify(p, bias, in_c, &kinds);
+    block_classify_worth_it(p, bias, in_c, pixels, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
@@ -391,7 +411,7 @@ int mcu_conv_window_block_s8(const mcu_conv_s8_params *p, const int8_t *input, c
      * (padding as the zero point) widened into its place among the lanes. */
     column = columns;
     lanes = block_lanes(p->input_c % 4 ? columns + window : columns);
-    block_classify(p, bias, window, &kinds);
+    block_classify_worth_it(p, bias, window, pixels, &kinds);
     for (first = 0; first < pixels; first += BLOCK_PIXELS) {
         const int32_t count = MCU_MIN(pixels - first, BLOCK_PIXELS);
         const int32_t block = count > SHORT_BLOCK_PIXELS ? BLOCK_PIXELS : SHORT_BLOCK_PIXELS;
