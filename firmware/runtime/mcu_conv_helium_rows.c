@@ -1,14 +1,16 @@
 /* Rows of int8 values against every filter on Helium (Cortex-M55): the
  * pixels of a pointwise convolution, or windows copied into columns
  * (mcu_conv_helium.c), four rows per pass so that each filter vector is
- * loaded once for all of them.  A channel's sums of four rows become one
- * vector (lanes = rows) requantized with the channel's multiplier and shift
- * in core registers.
+ * loaded once for all of them.
  *
- * Rows of up to MAX_UNROLLED vectors take a loop over the channels compiled
- * for their number of vectors: each vector at an immediate offset from the
- * rows and the filter, so that no pointer steps, is reset or is counted per
- * channel.  Nothing here is compiled without MCU_MVE. */
+ * Four whole rows of up to MAX_UNROLLED vectors go four channels at a time:
+ * each channel's sums by code compiled for the rows' number of vectors
+ * (every vector at an immediate offset from the rows and the filter, so
+ * that no pointer steps, is reset or is counted per channel), then the
+ * sixteen sums requantized a pixel per vector (lanes = channels), the
+ * channels' bias, offset terms, multipliers and shifts loaded once for the
+ * four pixels.  The channels left, and fewer or longer rows, go one channel
+ * at a time (lanes = rows).  Nothing here is compiled without MCU_MVE. */
 #include "mcu_conv_helium_rows.h"
 
 #include "mcu_conv_helium.h"
@@ -68,10 +70,11 @@ static inline MCU_ALWAYS_INLINE int32x4_t lanes_of(int32_t s0, int32_t s1, int32
             : "memory", "p0")
 
 /* One channel's sums over four rows of `vectors` vectors (the last under
- * `tail` when `rest`; `vectors` and `rest` constants where it is inlined). */
-static inline MCU_ALWAYS_INLINE int32x4_t unrolled_channel(const int8_t *x0, const int8_t *x1, const int8_t *x2,
-                                                           const int8_t *x3, const int8_t *w, int vectors, int rest,
-                                                           mve_pred16_t tail)
+ * `tail` when `rest`; `vectors` and `rest` constants where it is inlined)
+ * into sums[0 .. 3]. */
+static inline MCU_ALWAYS_INLINE void unrolled_sums(const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                                   const int8_t *x3, const int8_t *w, int vectors, int rest,
+                                                   mve_pred16_t tail, int32_t sums[4])
 {
     const int full = rest ? vectors - 1 : vectors;
     int32_t s0, s1, s2, s3;
@@ -124,7 +127,33 @@ static inline MCU_ALWAYS_INLINE int32x4_t unrolled_channel(const int8_t *x0, con
             break;
         }
     }
-    return lanes_of(s0, s1, s2, s3);
+    sums[0] = s0;
+    sums[1] = s1;
+    sums[2] = s2;
+    sums[3] = s3;
+}
+
+/* Channels oc .. oc + 3 of four pixels (sums[4 k + j]: channel oc + j of
+ * pixel k) requantized four channels per vector, pixel k's four bytes
+ * stored at out + k x output_c: the channels' bias, offset terms,
+ * multipliers and shifts loaded once for the four pixels. */
+static inline MCU_ALWAYS_INLINE void store_four_channels(const mcu_conv_s8_params *p, const mcu_helium_requant *q,
+                                                         const int32_t sums[16], int32_t oc, int8_t *out)
+{
+    const int32x4_t multiplier = vldrwq_s32(q->multiplier + oc);
+    const mcu_shift_x4 shift = mcu_split_shift_x4(vldrwq_s32(q->shift + oc));
+    const size_t step = (size_t)p->output_c;
+    int32x4_t start = vldrwq_s32(p->window_offset_terms + oc);
+    int k;
+    if (q->bias) {
+        start = vaddq_s32(start, vldrwq_s32(q->bias + oc));
+    }
+#pragma GCC unroll 4
+    for (k = 0; k < 4; ++k, out += step) {
+        int32x4_t acc = mcu_mul_by_quantized_mul_x4_split(vaddq_s32(vldrwq_s32(sums + 4 * k), start), multiplier, shift);
+        acc = vaddq_n_s32(acc, q->output_offset);
+        vstrbq_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max));
+    }
 }
 
 /* Four whole rows of `n` values (`vectors` of them, the last `rest`) against
@@ -133,50 +162,100 @@ static inline MCU_ALWAYS_INLINE void unrolled_rows(const mcu_conv_s8_params *p, 
                                                    const int8_t *filter, const int32_t *bias, int vectors, int rest,
                                                    int8_t *out)
 {
-    const int32_t out_c = p->output_c, n = r->n;
-    const int32_t *terms = p->window_offset_terms;
+    const int32_t groups = p->output_c >> 2, n = r->n;
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
     const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
     const int8_t *x0 = r->row[0], *x1 = r->row[1], *x2 = r->row[2], *x3 = r->row[3];
-    int32_t oc;
-    for (oc = 0; oc < out_c; ++oc, filter += n) {
-        const int32x4_t sums = unrolled_channel(x0, x1, x2, x3, filter, vectors, rest, tail);
-        mcu_helium_store_channel_all(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, out);
+    const size_t step = (size_t)n;
+    int32_t g;
+    for (g = 0; g < groups; ++g, filter += 4 * step) {
+        int32_t sums[16], s[4];
+        int j;
+#pragma GCC unroll 4
+        for (j = 0; j < 4; ++j) {
+            unrolled_sums(x0, x1, x2, x3, filter + (size_t)j * step, vectors, rest, tail, s);
+            sums[j] = s[0];
+            sums[4 + j] = s[1];
+            sums[8 + j] = s[2];
+            sums[12 + j] = s[3];
+        }
+        store_four_channels(p, &q, sums, 4 * g, out + 4 * g);
     }
 }
 
-/* unrolled_rows for rows of 17 to 16 x MAX_UNROLLED values; 0 (nothing
- * done) for the others. */
-static int rows_unrolled(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
-                         const int32_t *bias, int8_t *out)
+/* Rows of at most 16 values, four channels at a time: the rows in
+ * registers, per channel one filter load and four VMLADAVs. */
+MCU_NOINLINE static void short_rows(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
+                                    const int32_t *bias, int8_t *out)
 {
-    const int rest = (r->n & 15) != 0;
-    switch ((r->n + 15) >> 4) {
-    case 2:
-        rest ? unrolled_rows(p, r, filter, bias, 2, 1, out) : unrolled_rows(p, r, filter, bias, 2, 0, out);
-        return 1;
-    case 3:
-        rest ? unrolled_rows(p, r, filter, bias, 3, 1, out) : unrolled_rows(p, r, filter, bias, 3, 0, out);
-        return 1;
-    case 4:
-        rest ? unrolled_rows(p, r, filter, bias, 4, 1, out) : unrolled_rows(p, r, filter, bias, 4, 0, out);
-        return 1;
-    case 5:
-        rest ? unrolled_rows(p, r, filter, bias, 5, 1, out) : unrolled_rows(p, r, filter, bias, 5, 0, out);
-        return 1;
-    case 6:
-        rest ? unrolled_rows(p, r, filter, bias, 6, 1, out) : unrolled_rows(p, r, filter, bias, 6, 0, out);
-        return 1;
-    case 7:
-        rest ? unrolled_rows(p, r, filter, bias, 7, 1, out) : unrolled_rows(p, r, filter, bias, 7, 0, out);
-        return 1;
-    case 8:
-        rest ? unrolled_rows(p, r, filter, bias, 8, 1, out) : unrolled_rows(p, r, filter, bias, 8, 0, out);
-        return 1;
-    default:
+    const int32_t groups = p->output_c >> 2, n = r->n;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    const mve_pred16_t lanes = vctp8q((uint32_t)n);
+    const int8x16_t a0 = vldrbq_z_s8(r->row[0], lanes), a1 = vldrbq_z_s8(r->row[1], lanes);
+    const int8x16_t a2 = vldrbq_z_s8(r->row[2], lanes), a3 = vldrbq_z_s8(r->row[3], lanes);
+    int32_t g;
+    for (g = 0; g < groups; ++g) {
+        int32_t sums[16];
+        int j;
+#pragma GCC unroll 4
+        for (j = 0; j < 4; ++j, filter += n) {
+            const int8x16_t w = vldrbq_z_s8(filter, lanes);
+            sums[j] = vmladavq_s8(a0, w);
+            sums[4 + j] = vmladavq_s8(a1, w);
+            sums[8 + j] = vmladavq_s8(a2, w);
+            sums[12 + j] = vmladavq_s8(a3, w);
+        }
+        store_four_channels(p, &q, sums, 4 * g, out + 4 * g);
+    }
+}
+
+/* unrolled_rows compiled for each number of vectors, with and without a
+ * tail: functions of their own, so that their stack frames do not add up. */
+#define UNROLLED_ROWS(vectors, rest)                                                                           \
+    MCU_NOINLINE static void unrolled_rows_##vectors##_##rest(const mcu_conv_s8_params *p,                     \
+                                                              const mcu_helium_rows *r, const int8_t *filter,  \
+                                                              const int32_t *bias, int8_t *out)                \
+    {                                                                                                          \
+        unrolled_rows(p, r, filter, bias, vectors, rest, out);                                                 \
+    }
+UNROLLED_ROWS(2, 0)
+UNROLLED_ROWS(2, 1)
+UNROLLED_ROWS(3, 0)
+UNROLLED_ROWS(3, 1)
+UNROLLED_ROWS(4, 0)
+UNROLLED_ROWS(4, 1)
+UNROLLED_ROWS(5, 0)
+UNROLLED_ROWS(5, 1)
+UNROLLED_ROWS(6, 0)
+UNROLLED_ROWS(6, 1)
+UNROLLED_ROWS(7, 0)
+UNROLLED_ROWS(7, 1)
+UNROLLED_ROWS(8, 0)
+UNROLLED_ROWS(8, 1)
+
+typedef void (*unrolled_rows_fn)(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
+                                 const int32_t *bias, int8_t *out);
+
+/* Four whole rows of up to 16 x MAX_UNROLLED values against the filters of
+ * whole groups of four channels; the channels done (none for longer rows). */
+static int32_t rows_in_groups(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
+                              const int32_t *bias, int8_t *out)
+{
+    static const unrolled_rows_fn by_vectors[MAX_UNROLLED - 1][2] = {
+        {unrolled_rows_2_0, unrolled_rows_2_1}, {unrolled_rows_3_0, unrolled_rows_3_1},
+        {unrolled_rows_4_0, unrolled_rows_4_1}, {unrolled_rows_5_0, unrolled_rows_5_1},
+        {unrolled_rows_6_0, unrolled_rows_6_1}, {unrolled_rows_7_0, unrolled_rows_7_1},
+        {unrolled_rows_8_0, unrolled_rows_8_1}};
+    const int32_t vectors = (r->n + 15) >> 4;
+    if (r->count != 4 || p->output_c < 4 || vectors > MAX_UNROLLED) {
         return 0;
     }
+    if (vectors == 1) {
+        short_rows(p, r, filter, bias, out);
+    } else {
+        by_vectors[vectors - 2][(r->n & 15) != 0](p, r, filter, bias, out);
+    }
+    return p->output_c & ~(int32_t)3;
 }
 
 /* One channel's sums over four rows of `blocks` vectors and (`rest`) a last
@@ -276,7 +355,10 @@ void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows 
         conv_row_s8(p, r->row[0], filter, n, bias, out);
         return;
     }
-    /* Rows past `count` repeat row 0; their lanes are not stored. */
+    oc = rows_in_groups(p, r, filter, bias, out);
+    filter += (size_t)oc * (size_t)n;
+    /* The channels left: one at a time.  Rows past `count` repeat row 0;
+     * their lanes are not stored. */
     for (k = count; k < 4; ++k) {
         all.row[k] = r->row[0];
     }
@@ -284,7 +366,7 @@ void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows 
         const mve_pred16_t lanes = vctp8q((uint32_t)n);
         const int8x16_t a0 = vldrbq_z_s8(all.row[0], lanes), a1 = vldrbq_z_s8(all.row[1], lanes);
         const int8x16_t a2 = vldrbq_z_s8(all.row[2], lanes), a3 = vldrbq_z_s8(all.row[3], lanes);
-        for (oc = 0; oc < out_c; ++oc, filter += n) {
+        for (; oc < out_c; ++oc, filter += n) {
             const int8x16_t w = vldrbq_z_s8(filter, lanes);
             const int32x4_t sums =
                 lanes_of(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
@@ -292,10 +374,7 @@ void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows 
         }
         return;
     }
-    if (count == 4 && rows_unrolled(p, r, filter, bias, out)) {
-        return;
-    }
-    for (oc = 0; oc < out_c; ++oc, filter += n) {
+    for (; oc < out_c; ++oc, filter += n) {
         const int32x4_t sums = rows_channel(all.row, filter, n >> 4, n & 15, tail, terms[oc]);
         mcu_helium_store_channel(&q, sums, oc, offsets, pixels, out);
     }
