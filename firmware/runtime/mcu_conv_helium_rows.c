@@ -236,32 +236,10 @@ UNROLLED_ROWS(8, 1)
 typedef void (*unrolled_rows_fn)(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
                                  const int32_t *bias, int8_t *out);
 
-/* Four whole rows of up to 16 x MAX_UNROLLED values against the filters of
- * whole groups of four channels; the channels done (none for longer rows). */
-static int32_t rows_in_groups(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
-                              const int32_t *bias, int8_t *out)
-{
-    static const unrolled_rows_fn by_vectors[MAX_UNROLLED - 1][2] = {
-        {unrolled_rows_2_0, unrolled_rows_2_1}, {unrolled_rows_3_0, unrolled_rows_3_1},
-        {unrolled_rows_4_0, unrolled_rows_4_1}, {unrolled_rows_5_0, unrolled_rows_5_1},
-        {unrolled_rows_6_0, unrolled_rows_6_1}, {unrolled_rows_7_0, unrolled_rows_7_1},
-        {unrolled_rows_8_0, unrolled_rows_8_1}};
-    const int32_t vectors = (r->n + 15) >> 4;
-    if (r->count != 4 || p->output_c < 4 || vectors > MAX_UNROLLED) {
-        return 0;
-    }
-    if (vectors == 1) {
-        short_rows(p, r, filter, bias, out);
-    } else {
-        by_vectors[vectors - 2][(r->n & 15) != 0](p, r, filter, bias, out);
-    }
-    return p->output_c & ~(int32_t)3;
-}
-
 /* One channel's sums over four rows of `blocks` vectors and (`rest`) a last
- * one under `tail`, from `start`. */
-static inline MCU_ALWAYS_INLINE int32x4_t rows_channel(const int8_t *const x[4], const int8_t *w, int32_t blocks,
-                                                       int rest, mve_pred16_t tail, int32_t start)
+ * one under `tail`, from `start`, into s[0 .. 3]. */
+static inline MCU_ALWAYS_INLINE void rows_channel(const int8_t *const x[4], const int8_t *w, int32_t blocks,
+                                                  int rest, mve_pred16_t tail, int32_t start, int32_t s[4])
 {
     const int8_t *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
     int32_t s0 = start, s1 = start, s2 = start, s3 = start, k;
@@ -284,7 +262,10 @@ static inline MCU_ALWAYS_INLINE int32x4_t rows_channel(const int8_t *const x[4],
         s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
         s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
     }
-    return lanes_of(s0, s1, s2, s3);
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
 }
 
 /* One row of `n` int8 values (a lone pixel of a pointwise convolution, or
@@ -340,6 +321,28 @@ MCU_NOINLINE static void conv_row_s8(const mcu_conv_s8_params *p, const int8_t *
     }
 }
 
+/* Four whole rows of up to 16 x MAX_UNROLLED values against the filters of
+ * whole groups of four channels; the channels done (none for longer rows). */
+static int32_t rows_in_groups(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
+                              const int32_t *bias, int8_t *out)
+{
+    static const unrolled_rows_fn by_vectors[MAX_UNROLLED - 1][2] = {
+        {unrolled_rows_2_0, unrolled_rows_2_1}, {unrolled_rows_3_0, unrolled_rows_3_1},
+        {unrolled_rows_4_0, unrolled_rows_4_1}, {unrolled_rows_5_0, unrolled_rows_5_1},
+        {unrolled_rows_6_0, unrolled_rows_6_1}, {unrolled_rows_7_0, unrolled_rows_7_1},
+        {unrolled_rows_8_0, unrolled_rows_8_1}};
+    const int32_t vectors = (r->n + 15) >> 4;
+    if (r->count != 4 || p->output_c < 4 || vectors > MAX_UNROLLED) {
+        return 0;
+    }
+    if (vectors == 1) {
+        short_rows(p, r, filter, bias, out);
+    } else {
+        by_vectors[vectors - 2][(r->n & 15) != 0](p, r, filter, bias, out);
+    }
+    return p->output_c & ~(int32_t)3;
+}
+
 void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
                              const int32_t *bias, int8_t *out)
 {
@@ -374,9 +377,20 @@ void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows 
         }
         return;
     }
+    if (count == 4 && (n & 15) == 0) {
+        /* Longer rows of whole vectors (pointwise on 16k channels): no
+         * tail, every lane stored. */
+        for (; oc < out_c; ++oc, filter += n) {
+            int32_t s[4];
+            rows_channel(all.row, filter, n >> 4, 0, tail, terms[oc], s);
+            mcu_helium_store_channel_all(&q, lanes_of(s[0], s[1], s[2], s[3]), oc, offsets, out);
+        }
+        return;
+    }
     for (; oc < out_c; ++oc, filter += n) {
-        const int32x4_t sums = rows_channel(all.row, filter, n >> 4, n & 15, tail, terms[oc]);
-        mcu_helium_store_channel(&q, sums, oc, offsets, pixels, out);
+        int32_t s[4];
+        rows_channel(all.row, filter, n >> 4, n & 15, tail, terms[oc], s);
+        mcu_helium_store_channel(&q, lanes_of(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
     }
 }
 
