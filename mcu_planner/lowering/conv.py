@@ -52,6 +52,7 @@ SOURCES = (
     "mcu_conv_dsp_block_asm",
     "mcu_conv_helium",
     "mcu_conv_helium_small",
+    "mcu_conv_helium_rows",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
