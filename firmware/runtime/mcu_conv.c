@@ -2,7 +2,7 @@
  *
  * Families, one file each (CMSIS-NN style):
  *   mcu_conv_reference.c  the reference loops (input offset per tap, groups)
- *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD blocks; Helium in mcu_conv_helium.c)
+ *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD pairs; Helium in mcu_conv_helium_rows.c)
  *   mcu_conv_window.c     windows in columns or in place, any core
  *   mcu_conv_dsp_block.c  pointwise and windows of 5+ input channels in blocks
  *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
