@@ -50,6 +50,10 @@
  *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
  *                                   for four of them, read in place
  *
+ * Within the pointwise and windows entries, Helium's loop unrolled for the
+ * layer's rows is named the same way, in p->rows (mcu_conv.h,
+ * MCU_CONV_ROWS_S8; conv.py helium_rows_variant).
+ *
  * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order
  * (batch, row, column), at most four at a time (two without Helium), each

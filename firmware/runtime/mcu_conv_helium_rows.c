@@ -3,14 +3,15 @@
  * (mcu_conv_helium.c), four rows per pass so that each filter vector is
  * loaded once for all of them.
  *
- * Four whole rows of up to MAX_UNROLLED vectors go four channels at a time:
- * each channel's sums by code compiled for the rows' number of vectors
- * (every vector at an immediate offset from the rows and the filter, so
- * that no pointer steps, is reset or is counted per channel), then the
+ * Four whole rows of up to MCU_CONV_ROWS_UNROLLED_MAX vectors go four
+ * channels at a time: each channel's sums by code compiled for the rows'
+ * number of vectors (every vector at an immediate offset from the rows and
+ * the filter, so that no pointer steps, is reset or is counted per
+ * channel; the variant the layer's params name, mcu_conv.h), then the
  * sixteen sums requantized a pixel per vector (lanes = channels), the
  * channels' bias, offset terms, multipliers and shifts loaded once for the
- * four pixels.  The channels left, and fewer or longer rows, go one channel
- * at a time (lanes = rows).  Nothing here is compiled without MCU_MVE. */
+ * four pixels.  The channels left, and fewer rows or rows no named variant
+ * takes, go one channel at a time (lanes = rows).  Nothing here is compiled without MCU_MVE. */
 #include "mcu_conv_helium_rows.h"
 
 #include "mcu_conv_helium.h"
@@ -18,9 +19,9 @@
 
 #if defined(MCU_MVE)
 
-/* Sixteen-byte vectors a row may have for the unrolled loops: VLDRB's
- * immediate offsets reach 127 bytes. */
-#define MAX_UNROLLED 8
+/* MCU_CONV_ROWS_UNROLLED_MAX (mcu_conv.h): the sixteen-byte vectors a row
+ * may have for the unrolled loops, as VLDRB's immediate offsets reach 127
+ * bytes. */
 
 /* Four sums as the lanes of a vector, two lanes per VMOV. */
 static inline MCU_ALWAYS_INLINE int32x4_t lanes_of(int32_t s0, int32_t s1, int32_t s2, int32_t s3)
@@ -210,14 +211,17 @@ MCU_NOINLINE static void short_rows(const mcu_conv_s8_params *p, const mcu_heliu
 }
 
 /* unrolled_rows compiled for each number of vectors, with and without a
- * tail: functions of their own, so that their stack frames do not add up. */
+ * tail: functions of their own, so that their stack frames do not add up,
+ * each named by a variant (mcu_conv.h) the generated params point at, so
+ * that a firmware links only those its layers name. */
 #define UNROLLED_ROWS(vectors, rest)                                                                           \
     MCU_NOINLINE static void unrolled_rows_##vectors##_##rest(const mcu_conv_s8_params *p,                     \
                                                               const mcu_helium_rows *r, const int8_t *filter,  \
                                                               const int32_t *bias, int8_t *out)                \
     {                                                                                                          \
         unrolled_rows(p, r, filter, bias, vectors, rest, out);                                                 \
-    }
+    }                                                                                                          \
+    const mcu_conv_rows_s8 mcu_conv_rows_s8_##vectors##_##rest = {vectors, rest, unrolled_rows_##vectors##_##rest};
 UNROLLED_ROWS(2, 0)
 UNROLLED_ROWS(2, 1)
 UNROLLED_ROWS(3, 0)
@@ -232,9 +236,6 @@ UNROLLED_ROWS(7, 0)
 UNROLLED_ROWS(7, 1)
 UNROLLED_ROWS(8, 0)
 UNROLLED_ROWS(8, 1)
-
-typedef void (*unrolled_rows_fn)(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
-                                 const int32_t *bias, int8_t *out);
 
 /* One channel's sums over four rows of `blocks` vectors and (`rest`) a last
  * one under `tail`, from `start`, into s[0 .. 3]. */
@@ -321,24 +322,24 @@ MCU_NOINLINE static void conv_row_s8(const mcu_conv_s8_params *p, const int8_t *
     }
 }
 
-/* Four whole rows of up to 16 x MAX_UNROLLED values against the filters of
- * whole groups of four channels; the channels done (none for longer rows). */
+/* Four whole rows against the filters of whole groups of four channels:
+ * rows of one vector in registers, longer ones by the loop the params name
+ * when it was compiled for their length (a loop for other rows would read
+ * past them or leave values out); the channels done (none otherwise). */
 static int32_t rows_in_groups(const mcu_conv_s8_params *p, const mcu_helium_rows *r, const int8_t *filter,
                               const int32_t *bias, int8_t *out)
 {
-    static const unrolled_rows_fn by_vectors[MAX_UNROLLED - 1][2] = {
-        {unrolled_rows_2_0, unrolled_rows_2_1}, {unrolled_rows_3_0, unrolled_rows_3_1},
-        {unrolled_rows_4_0, unrolled_rows_4_1}, {unrolled_rows_5_0, unrolled_rows_5_1},
-        {unrolled_rows_6_0, unrolled_rows_6_1}, {unrolled_rows_7_0, unrolled_rows_7_1},
-        {unrolled_rows_8_0, unrolled_rows_8_1}};
+    const mcu_conv_rows_s8 *unrolled = p->rows;
     const int32_t vectors = (r->n + 15) >> 4;
-    if (r->count != 4 || p->output_c < 4 || vectors > MAX_UNROLLED) {
+    if (r->count != 4 || p->output_c < 4) {
         return 0;
     }
     if (vectors == 1) {
         short_rows(p, r, filter, bias, out);
+    } else if (unrolled != NULL && unrolled->vectors == vectors && unrolled->tail == ((r->n & 15) != 0)) {
+        unrolled->run(p, r, filter, bias, out);
     } else {
-        by_vectors[vectors - 2][(r->n & 15) != 0](p, r, filter, bias, out);
+        return 0;
     }
     return p->output_c & ~(int32_t)3;
 }

@@ -9,11 +9,21 @@
 
 /* `count` (1 to 4) rows of `n` int8 values each: pixels of a pointwise
  * convolution, or windows copied into columns. */
-typedef struct {
+typedef struct mcu_helium_rows {
     const int8_t *row[4];
     int32_t count;
     int32_t n;
 } mcu_helium_rows;
+
+/* A loop over four whole rows of `vectors` sixteen-byte vectors, the last
+ * partial (`tail`) or not, against the filters of every whole group of four
+ * channels (mcu_conv.h, MCU_CONV_ROWS_S8). */
+struct mcu_conv_rows_s8 {
+    int32_t vectors;
+    int32_t tail;
+    void (*run)(const mcu_conv_s8_params *p, const struct mcu_helium_rows *r, const int8_t *filter,
+                const int32_t *bias, int8_t *out);
+};
 
 /* The rows against every filter (`n` values each, one after another):
  * channel oc of row k goes to out[k * output_c + oc], requantized. */
