@@ -93,20 +93,27 @@ def mcu_conv_rows_s8_defined() -> set[tuple[str, str]]:
     return set(re.findall(r"^UNROLLED_ROWS\((\d+), ([01])\)$", text, re.M))
 
 
+def _rows_layer(kh: int, kw: int, in_c: int, pad: int = 0, output_c: int = 8, pixels: int = 4) -> dict[str, int]:
+    return {**_layer(kh, kw, in_c, pad), "batches": 1, "output_h": 1, "output_w": pixels, "output_c": output_c}
+
+
 def test_helium_rows_take_the_loop_unrolled_for_their_length():
     """Rows of a pixel's input channels or of a window, 2 to 8 vectors of 16,
     the last partial or not; one vector, longer rows, the depthwise and
-    reference entries and windows read in place name none."""
-    assert helium_rows_variant(_layer(1, 1, 64), CONV_2D_S8_POINTWISE_BLOCKS) == "MCU_CONV_ROWS_S8(4, 0)"
-    assert helium_rows_variant(_layer(1, 1, 17), CONV_2D_S8_POINTWISE) == "MCU_CONV_ROWS_S8(2, 1)"
-    assert helium_rows_variant(_layer(3, 3, 12, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(7, 1)"  # 108
-    assert helium_rows_variant(_layer(2, 2, 32, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(8, 0)"  # 128
-    assert helium_rows_variant(_layer(5, 5, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "MCU_CONV_ROWS_S8(2, 1)"
-    assert helium_rows_variant(_layer(1, 1, 16), CONV_2D_S8_POINTWISE) == "NULL"  # in registers
-    assert helium_rows_variant(_layer(1, 1, 129), CONV_2D_S8_POINTWISE) == "NULL"
-    assert helium_rows_variant(_layer(3, 3, 8, 1), CONV_2D_S8_ANY_LAYER) == "NULL"
-    assert helium_rows_variant(_layer(3, 3, 8, 1), CONV_2D_S8_LONG_WINDOWS) == "NULL"
-    assert helium_rows_variant(_layer(3, 3, 8, 1), DEPTHWISE_S8_3X3) == "NULL"
+    reference entries, windows read in place and layers of fewer than four
+    channels or pixels name none."""
+    assert helium_rows_variant(_rows_layer(1, 1, 64), CONV_2D_S8_POINTWISE_BLOCKS) == "MCU_CONV_ROWS_S8(4, 0)"
+    assert helium_rows_variant(_rows_layer(1, 1, 17), CONV_2D_S8_POINTWISE) == "MCU_CONV_ROWS_S8(2, 1)"
+    assert helium_rows_variant(_rows_layer(3, 3, 12, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(7, 1)"  # 108
+    assert helium_rows_variant(_rows_layer(2, 2, 32, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(8, 0)"  # 128
+    assert helium_rows_variant(_rows_layer(5, 5, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "MCU_CONV_ROWS_S8(2, 1)"
+    assert helium_rows_variant(_rows_layer(1, 1, 16), CONV_2D_S8_POINTWISE) == "NULL"  # in registers
+    assert helium_rows_variant(_rows_layer(1, 1, 129), CONV_2D_S8_POINTWISE) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), CONV_2D_S8_ANY_LAYER) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), CONV_2D_S8_LONG_WINDOWS) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), DEPTHWISE_S8_3X3) == "NULL"
+    assert helium_rows_variant(_rows_layer(1, 1, 64, output_c=3), CONV_2D_S8_POINTWISE) == "NULL"
+    assert helium_rows_variant(_rows_layer(1, 1, 64, pixels=3), CONV_2D_S8_POINTWISE) == "NULL"
 
 
 def _c_define(file: str, name: str) -> int:
@@ -128,8 +135,7 @@ def test_the_choice_reads_the_runtime_limits():
     named = {
         re.fullmatch(r"MCU_CONV_ROWS_S8\((\d+), ([01])\)", variant).groups()
         for n in range(1, 200)
-        if (variant := helium_rows_variant({"filter_h": 1, "filter_w": 1, "input_c": n}, CONV_2D_S8_POINTWISE))
-        != "NULL"
+        if (variant := helium_rows_variant(_rows_layer(1, 1, n), CONV_2D_S8_POINTWISE)) != "NULL"
     }
     assert named == declared == rows
     block = (firmware_dir() / "runtime" / "mcu_conv_dsp_block.h").read_text()

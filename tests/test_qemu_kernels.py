@@ -103,7 +103,9 @@ def helium_rows_model() -> bytes:
     outputs = []
     # 15 pixels: three passes of four and one of three.
     depths = (17, 32, 47, 48, 63, 64, 73, 80, 90, 96, 99, 112, 127, 128, 129)
-    for depth, filters in zip(depths, (3, 5, 4, 2, 7, 6, 2, 3, 5, 4, 6, 3, 2, 5, 3), strict=True):
+    # Four or more filters (the unrolled loops take groups of four), 1-3 left
+    # over; 129 values and 3 filters: only the loop over the channels left.
+    for depth, filters in zip(depths, (5, 5, 4, 6, 7, 6, 5, 7, 5, 4, 6, 6, 9, 5, 3), strict=True):
         x = net.input((1, 3, 5, depth), -1.0, 2.0 if depth % 2 else 1.0)
         outputs.append(net.conv2d(x, filters, kernel=(1, 1)))
     # 3 x 3 windows of 36 and 108 values (3 and 7 vectors, tails of 4 and
@@ -441,7 +443,12 @@ def test_int8_dead_and_far_shifted_channels_in_the_m4_blocks():
 
 
 def test_int8_convolution_rows_of_each_vector_count_on_helium():
-    assert_matches_reference(helium_rows_model(), inputs=2, target="mps3-an547")
+    model = helium_rows_model()
+    # Layers of four or more channels and pixels name each of the 14 loops (helium_rows_variant).
+    _, _, files = generate_for_model(model, name="rows")
+    named = set(re.findall(r"MCU_CONV_ROWS_S8\((\d+), ([01])\)", files["rows.c"].decode()))
+    assert named == {(str(v), str(t)) for v in range(2, 9) for t in (0, 1)}
+    assert_matches_reference(model, inputs=2, target="mps3-an547")
 
 
 def test_int8_depthwise_column_filters_on_helium():

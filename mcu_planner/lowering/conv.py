@@ -147,10 +147,13 @@ def helium_rows_variant(params: dict[str, int], function: str) -> str:
     filter_h x filter_w x input_c values), MCU_CONV_ROWS_S8(vectors of 16,
     whether the last is partial) for 2 to ROWS_UNROLLED_MAX vectors, so that
     a firmware links only the loops its layers take; NULL for other entries
-    and lengths (one vector in registers, longer rows the generic loop)."""
+    and lengths (one vector in registers, longer rows the generic loop), and
+    for layers of fewer than four output channels or pixels (the loop runs
+    four pixels against groups of four channels)."""
     n = params["filter_h"] * params["filter_w"] * params["input_c"]
     vectors = -(-n // 16)
-    if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX:
+    pixels = params["batches"] * params["output_h"] * params["output_w"]
+    if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX or min(params["output_c"], pixels) < 4:
         return "NULL"
     return f"MCU_CONV_ROWS_S8({vectors}, {int(n % 16 != 0)})"
 
