@@ -32,10 +32,12 @@ from mcu_planner.lowering.conv import (
     DEPTHWISE_S8_WINDOWS,
     FEW_BLOCK_TAPS_MAX,
     HELIUM_COLUMNS,
+    ROWS_UNROLLED_MAX,
     block_bytes,
     conv_2d_s8_entry,
     conv_columns_bytes,
     depthwise_conv_2d_s8_entry,
+    helium_rows_variant,
 )
 from mcu_planner.pipeline import generate_for_model
 from mcu_planner.targets.check import random_inputs
@@ -85,6 +87,35 @@ def test_each_layer_takes_its_family_entry():
     assert depthwise_conv_2d_s8_entry(_layer(1, 3, 8), True) == DEPTHWISE_S8_WINDOWS
 
 
+def mcu_conv_rows_s8_defined() -> set[tuple[str, str]]:
+    """The (vectors, tail) of every UNROLLED_ROWS(v, t) mcu_conv_helium_rows.c defines."""
+    text = (firmware_dir() / "runtime" / "mcu_conv_helium_rows.c").read_text()
+    return set(re.findall(r"^UNROLLED_ROWS\((\d+), ([01])\)$", text, re.M))
+
+
+def _rows_layer(kh: int, kw: int, in_c: int, pad: int = 0, output_c: int = 8, pixels: int = 4) -> dict[str, int]:
+    return {**_layer(kh, kw, in_c, pad), "batches": 1, "output_h": 1, "output_w": pixels, "output_c": output_c}
+
+
+def test_helium_rows_take_the_loop_unrolled_for_their_length():
+    """Rows of a pixel's input channels or of a window, 2 to 8 vectors of 16,
+    the last partial or not; one vector, longer rows, the depthwise and
+    reference entries, windows read in place and layers of fewer than four
+    channels or pixels name none."""
+    assert helium_rows_variant(_rows_layer(1, 1, 64), CONV_2D_S8_POINTWISE_BLOCKS) == "MCU_CONV_ROWS_S8(4, 0)"
+    assert helium_rows_variant(_rows_layer(1, 1, 17), CONV_2D_S8_POINTWISE) == "MCU_CONV_ROWS_S8(2, 1)"
+    assert helium_rows_variant(_rows_layer(3, 3, 12, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(7, 1)"  # 108
+    assert helium_rows_variant(_rows_layer(2, 2, 32, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(8, 0)"  # 128
+    assert helium_rows_variant(_rows_layer(5, 5, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "MCU_CONV_ROWS_S8(2, 1)"
+    assert helium_rows_variant(_rows_layer(1, 1, 16), CONV_2D_S8_POINTWISE) == "NULL"  # in registers
+    assert helium_rows_variant(_rows_layer(1, 1, 129), CONV_2D_S8_POINTWISE) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), CONV_2D_S8_ANY_LAYER) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), CONV_2D_S8_LONG_WINDOWS) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 8, 1), DEPTHWISE_S8_3X3) == "NULL"
+    assert helium_rows_variant(_rows_layer(1, 1, 64, output_c=3), CONV_2D_S8_POINTWISE) == "NULL"
+    assert helium_rows_variant(_rows_layer(1, 1, 64, pixels=3), CONV_2D_S8_POINTWISE) == "NULL"
+
+
 def _c_define(file: str, name: str) -> int:
     text = (firmware_dir() / "runtime" / file).read_text()
     return int(re.search(rf"^#define {name} (\d+)$", text, re.M).group(1))
@@ -96,6 +127,17 @@ def test_the_choice_reads_the_runtime_limits():
     assert CONV_COLUMN_MAX == _c_define("mcu_conv_internal.h", "MCU_CONV_COLUMN_MAX")
     assert BLOCK_MIN_CHANNELS == _c_define("mcu_conv_dsp_block.h", "MCU_CONV_BLOCK_MIN_CHANNELS")
     assert FEW_BLOCK_TAPS_MAX == _c_define("mcu_conv_few_channels_dsp.c", "FEW_BLOCK_WINDOW_MAX")
+    assert ROWS_UNROLLED_MAX == _c_define("mcu_conv.h", "MCU_CONV_ROWS_UNROLLED_MAX")
+    # Every variant helium_rows_variant may name is one mcu_conv.h declares.
+    header = (firmware_dir() / "runtime" / "mcu_conv.h").read_text()
+    declared = set(re.findall(r"\bmcu_conv_rows_s8_(\d+)_([01])\b", header))
+    rows = mcu_conv_rows_s8_defined()
+    named = {
+        re.fullmatch(r"MCU_CONV_ROWS_S8\((\d+), ([01])\)", variant).groups()
+        for n in range(1, 200)
+        if (variant := helium_rows_variant(_rows_layer(1, 1, n), CONV_2D_S8_POINTWISE)) != "NULL"
+    }
+    assert named == declared == rows
     block = (firmware_dir() / "runtime" / "mcu_conv_dsp_block.h").read_text()
     macro = re.search(r"^#define MCU_CONV_BLOCK_BYTES\(n\) (.*)$", block, re.M).group(1)
     assert all(eval(macro.replace("/", "//"), {"n": n}) == block_bytes(n) for n in range(1, 700))
@@ -161,6 +203,39 @@ def test_pointwise_firmware_links_no_window_variants_and_stays_exact(board, tmp_
     run = run_firmware(
         report.elf,
         machine=board,
+        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
+        num_outputs=1,
+    ).check()
+    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
+    assert run.outputs[0] == expected
+
+
+def _wide_pointwise_model() -> bytes:
+    """Pointwise layers on 64 input channels only: Helium's rows of four
+    whole vectors."""
+    net = Int8Net(43)
+    x = net.input((1, 3, 5, 64), -1.0, 2.0)
+    x = net.conv2d(x, 64, kernel=(1, 1), activation="RELU")
+    return net.build(net.conv2d(x, 6, kernel=(1, 1)))
+
+
+@needs_cortex_m
+def test_helium_firmware_links_only_the_rows_its_layers_take(tmp_path):
+    """Of the Cortex-M55's rows unrolled per number of vectors, a firmware
+    links the one its layers name (issue 23: all fourteen weigh about
+    18 KB) and stays exact (15 pixels: passes of four and a lone one)."""
+    model = _wide_pointwise_model()
+    graph, _, files = generate_for_model(model, name="wide")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024)
+    names = subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout
+    linked = set(re.findall(r"\bmcu_conv_rows_s8_(\d+)_([01])\b", names))
+    unrolled = set(re.findall(r"\bunrolled_rows_(\d+)_([01])\b", names))
+    assert linked == unrolled == {("4", "0")}, (linked, unrolled)
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
+    run = run_firmware(
+        report.elf,
+        machine="mps3-an547",
         inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
         num_outputs=1,
     ).check()

@@ -17,7 +17,14 @@ from mcu_planner.emit.codegen import lower_all
 from mcu_planner.frontend.reader import read_model
 from mcu_planner.lowering import LOWERINGS, CArray, KernelCall, load_all
 from mcu_planner.lowering.control_flow import op_calls
-from mcu_planner.lowering.runtime_contract import ContractError, check_call, parse_header, runtime_declarations
+from mcu_planner.lowering.runtime_contract import (
+    CField,
+    ContractError,
+    check_call,
+    field_problem,
+    parse_header,
+    runtime_declarations,
+)
 from mcu_planner_testing.builder import FloatNet, Int8Net, Int16x8Net, Uint8Net, int8_quant
 
 # -- the parser ---------------------------------------------------------------------
@@ -112,6 +119,23 @@ def test_parser_marks_structs_outside_the_subset(declaration, complaint):
     """Kept with the reason, raised only when a lowering names the struct."""
     (parsed,), _ = parse_header(f"typedef struct {{ int32_t n; {declaration} }} y_params;", "y.h")
     assert parsed.problem is not None and complaint in parsed.problem
+
+
+def test_parser_reads_pointers_to_opaque_structs():
+    """A pointer to a struct only the runtime looks inside (`typedef struct
+    T T;` in this header or another) names one of its objects by a macro of
+    integer literals, or is NULL; a pointer to an undeclared type is not a
+    params field."""
+    header = "typedef struct w_loop w_loop; typedef struct { int32_t n; const w_loop *loop; } w_params;"
+    (parsed,), _ = parse_header(header, "w.h")
+    assert parsed.problem is None and parsed.fields[1] == CField("loop", "w_loop", pointer=True, opaque=True)
+    field = parsed.fields[1]
+    assert field_problem(field, "NULL") is None and field_problem(field, "W_LOOP(4, 0)") is None
+    assert all(field_problem(field, bad) for bad in ("", "w_loop_4_0; x", "W_LOOP(a)", CArray("int32_t", (1,)), 0))
+    (elsewhere,), _ = parse_header(header.split(";", 1)[1], "w.h", opaque=frozenset({"w_loop"}))
+    assert elsewhere.problem is None
+    (undeclared,), _ = parse_header(header.split(";", 1)[1], "w.h")
+    assert "has type w_loop" in undeclared.problem
 
 
 def test_parser_skips_structs_with_nested_braces():

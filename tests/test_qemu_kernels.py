@@ -91,6 +91,37 @@ def block_edge_model() -> bytes:
     return net.build(*outputs)
 
 
+def helium_rows_model() -> bytes:
+    """Rows of 17 to 128 values, the lengths whose channel loops the
+    Cortex-M55 compiles per number of vectors (mcu_conv_helium_rows.c:
+    immediate offsets, the last vector under a tail predicate): 2 to 8
+    vectors with and without a tail, and 129 values (the loop kept for longer
+    rows); pointwise pixels and windows copied into columns, pixel counts
+    that leave 1-3 after the passes of four, stride 2 (rows not one after
+    another) and an odd number of filters."""
+    net = Int8Net(41)
+    outputs = []
+    # 15 pixels: three passes of four and one of three.
+    depths = (17, 32, 47, 48, 63, 64, 73, 80, 90, 96, 99, 112, 127, 128, 129)
+    # Four or more filters (the unrolled loops take groups of four), 1-3 left
+    # over; 129 values and 3 filters: only the loop over the channels left.
+    for depth, filters in zip(depths, (5, 5, 4, 6, 7, 6, 5, 7, 5, 4, 6, 6, 9, 5, 3), strict=True):
+        x = net.input((1, 3, 5, depth), -1.0, 2.0 if depth % 2 else 1.0)
+        outputs.append(net.conv2d(x, filters, kernel=(1, 1)))
+    # 3 x 3 windows of 36 and 108 values (3 and 7 vectors, tails of 4 and
+    # 12), 2 x 2 of 128 (8 whole vectors); 9 and 13 pixels (lone last ones).
+    windows = net.input((1, 3, 3, 4), 0.0, 3.0)
+    wide = net.input((1, 3, 3, 12), -2.0, 0.0)
+    deep = net.input((1, 5, 6, 32), -1.0, 1.0)
+    outputs += [
+        net.conv2d(windows, 6, kernel=(3, 3), padding="SAME", activation="RELU"),
+        net.conv2d(wide, 5, kernel=(3, 3), padding="SAME"),
+        net.conv2d(deep, 3, kernel=(2, 2), strides=(2, 2), padding="SAME", activation="RELU6"),
+        net.conv2d(deep, 4, kernel=(1, 1), strides=(2, 2)),
+    ]
+    return net.build(*outputs)
+
+
 def column_filter_model() -> bytes:
     """Depthwise (k, 1) filters over one-column inputs, the layers of
     streaming models: on the Cortex-M55 their one-pixel passes take one loop
@@ -409,6 +440,15 @@ def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
 
 def test_int8_dead_and_far_shifted_channels_in_the_m4_blocks():
     assert_matches_reference(dead_channel_model(), inputs=3, target="mps2-an386")
+
+
+def test_int8_convolution_rows_of_each_vector_count_on_helium():
+    model = helium_rows_model()
+    # Layers of four or more channels and pixels name each of the 14 loops (helium_rows_variant).
+    _, _, files = generate_for_model(model, name="rows")
+    named = set(re.findall(r"MCU_CONV_ROWS_S8\((\d+), ([01])\)", files["rows.c"].decode()))
+    assert named == {(str(v), str(t)) for v in range(2, 9) for t in (0, 1)}
+    assert_matches_reference(model, inputs=2, target="mps3-an547")
 
 
 def test_int8_depthwise_column_filters_on_helium():

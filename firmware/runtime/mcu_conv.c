@@ -2,12 +2,13 @@
  *
  * Families, one file each (CMSIS-NN style):
  *   mcu_conv_reference.c  the reference loops (input offset per tap, groups)
- *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD blocks; Helium in mcu_conv_helium.c)
+ *   mcu_conv_1x1.c        pointwise (M4/M7 SMLAD pairs; Helium in mcu_conv_helium_rows.c)
  *   mcu_conv_window.c     windows in columns or in place, any core
  *   mcu_conv_dsp_block.c  pointwise and windows of 5+ input channels in blocks
  *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
  *   mcu_conv_few_channels_dsp.c  first layers of 1-4 input channels (M4/M7)
- *   mcu_conv_helium.c     Helium passes: columns and windows of any length
+ *   mcu_conv_helium_rows.c  Helium rows: pointwise pixels and windows in columns
+ *   mcu_conv_helium.c     Helium passes: windows of any length in chunks
  *   mcu_conv_helium_small.c  Helium windows of 17-64 values read in place (first layers)
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)
@@ -48,6 +49,10 @@
  *   mcu_conv_2d_s8_windows          windows of up to MCU_CONV_COLUMN_MAX values
  *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
  *                                   for four of them, read in place
+ *
+ * Within the pointwise and windows entries, Helium's loop unrolled for the
+ * layer's rows is named the same way, in p->rows (mcu_conv.h,
+ * MCU_CONV_ROWS_S8; conv.py helium_rows_variant).
  *
  * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order

@@ -7,7 +7,29 @@
 #define MCU_CONV_H
 
 #include "mcu_conv_geometry.h"
+#include "mcu_dsp.h" /* MCU_MVE */
 #include "mcu_runtime.h"
+
+/* Helium's loops over four rows of one length against four filters at a
+ * time, each compiled for the rows' number of sixteen-byte vectors
+ * (2 .. MCU_CONV_ROWS_UNROLLED_MAX) and whether the last is partial
+ * (mcu_conv_helium_rows.c).  The generator names in each layer's params
+ * the one its rows take (mcu_planner/lowering/conv.py helium_rows_variant:
+ * the one place that condition is written), as MCU_CONV_ROWS_S8(vectors,
+ * tail), so that a firmware links only those; the same C names none
+ * (NULL) without Helium.  The kernel runs the named loop only for rows it
+ * was compiled for, the generic loop otherwise. */
+#define MCU_CONV_ROWS_UNROLLED_MAX 8
+typedef struct mcu_conv_rows_s8 mcu_conv_rows_s8;
+#if defined(MCU_MVE)
+#define MCU_CONV_ROWS_S8(vectors, tail) (&mcu_conv_rows_s8_##vectors##_##tail)
+extern const mcu_conv_rows_s8 mcu_conv_rows_s8_2_0, mcu_conv_rows_s8_2_1, mcu_conv_rows_s8_3_0,
+    mcu_conv_rows_s8_3_1, mcu_conv_rows_s8_4_0, mcu_conv_rows_s8_4_1, mcu_conv_rows_s8_5_0, mcu_conv_rows_s8_5_1,
+    mcu_conv_rows_s8_6_0, mcu_conv_rows_s8_6_1, mcu_conv_rows_s8_7_0, mcu_conv_rows_s8_7_1, mcu_conv_rows_s8_8_0,
+    mcu_conv_rows_s8_8_1;
+#else
+#define MCU_CONV_ROWS_S8(vectors, tail) NULL
+#endif
 
 typedef struct {
     MCU_CONV_GEOMETRY_FIELDS
@@ -32,6 +54,9 @@ typedef struct {
      * paths that need columns only when they fit.  0 for the depthwise
      * kernels. */
     int32_t column_bytes;
+    /* MCU_CONV_ROWS_S8(vectors, tail) of the layer's rows, or NULL (the
+     * depthwise kernels; rows no unrolled loop takes). */
+    const mcu_conv_rows_s8 *rows;
 } mcu_conv_s8_params;
 
 typedef struct {

@@ -2,7 +2,7 @@
  * filters: on the M4/M7 in blocks of eight pixels (mcu_conv_dsp_block.c)
  * when the columns scratch holds them, else two pixels by two channels at
  * a time (SMLAD, with the filter pairs interleaved into the columns
- * scratch); four pixels per Helium pass on the M55 (mcu_conv_helium.c). */
+ * scratch); four pixels per Helium pass on the M55 (mcu_conv_helium_rows.c). */
 #include "mcu_conv_1x1.h"
 
 #include "mcu_conv.h"

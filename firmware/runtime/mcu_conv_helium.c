@@ -1,168 +1,16 @@
-/* The int8 convolutions on Helium (Cortex-M55): pointwise and windows of
- * up to MCU_CONV_COLUMN_MAX values copied into four columns, four output
- * pixels per pass (mcu_helium_conv_rows_s8), and longer windows read in place
- * (mcu_helium_conv_pass_s8).  Nothing here is compiled without MCU_MVE. */
+/* The int8 convolutions on Helium (Cortex-M55): windows of up to
+ * MCU_CONV_COLUMN_MAX values copied into four columns, four output pixels
+ * per pass (mcu_helium_conv_rows_s8, mcu_conv_helium_rows.c), longer ones in
+ * chunks of columns or read in place (mcu_helium_conv_pass_s8).  Nothing here is compiled without MCU_MVE. */
 #include "mcu_conv_helium.h"
 
 #include "mcu_conv.h"
+#include "mcu_conv_helium_rows.h"
 #include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_window.h"
 
 #if defined(MCU_MVE)
-
-/* One row of `n` int8 values (a lone pixel of a pointwise convolution, or
- * one window copied into a column) against every filter: four filters per
- * step, their sums one vector requantized per channel on four lanes and
- * stored together, where mcu_helium_conv_rows_s8 would compute four rows to
- * store one.  int32 sums wrap the same in any order. */
-MCU_NOINLINE static void mcu_helium_conv_row_s8(const mcu_conv_s8_params *p, const int8_t *x, const int8_t *filter,
-                                                int32_t n, const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c;
-    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
-    const int32_t blocks = n >> 4;
-    const size_t step = (size_t)n;
-    int32_t oc;
-    for (oc = 0; oc < out_c; oc += 4) {
-        const int32_t filters = MCU_MIN(out_c - oc, 4);
-        const mve_pred16_t lanes = vctp32q((uint32_t)filters);
-        /* Filters past out_c repeat the first; their lanes are not stored. */
-        const int8_t *w0 = filter + (size_t)oc * step;
-        const int8_t *w1 = filters > 1 ? w0 + step : w0;
-        const int8_t *w2 = filters > 2 ? w0 + 2 * step : w0;
-        const int8_t *w3 = filters > 3 ? w0 + 3 * step : w0;
-        const int8_t *xk = x;
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, k;
-        int32x4_t acc;
-        for (k = blocks; k > 0; --k) {
-            const int8x16_t v = vldrbq_s8(xk);
-            s0 = vmladavaq_s8(s0, v, vldrbq_s8(w0));
-            s1 = vmladavaq_s8(s1, v, vldrbq_s8(w1));
-            s2 = vmladavaq_s8(s2, v, vldrbq_s8(w2));
-            s3 = vmladavaq_s8(s3, v, vldrbq_s8(w3));
-            xk += 16;
-            w0 += 16;
-            w1 += 16;
-            w2 += 16;
-            w3 += 16;
-        }
-        if (n & 15) {
-            const int8x16_t v = vldrbq_z_s8(xk, tail);
-            s0 = vmladavaq_s8(s0, v, vldrbq_z_s8(w0, tail));
-            s1 = vmladavaq_s8(s1, v, vldrbq_z_s8(w1, tail));
-            s2 = vmladavaq_s8(s2, v, vldrbq_z_s8(w2, tail));
-            s3 = vmladavaq_s8(s3, v, vldrbq_z_s8(w3, tail));
-        }
-        acc = vaddq_s32(mcu_helium_lanes(s0, s1, s2, s3), vldrwq_z_s32(p->window_offset_terms + oc, lanes));
-        if (q.bias) {
-            acc = vaddq_s32(acc, vldrwq_z_s32(q.bias + oc, lanes));
-        }
-        mcu_helium_store_pixel(&q, acc, vldrwq_z_s32(q.multiplier + oc, lanes),
-                               mcu_split_shift_x4(vldrwq_z_s32(q.shift + oc, lanes)), lanes, out + oc);
-    }
-}
-
-/* One channel's sums over four rows of `blocks` vectors and `rest` values
- * (tail-predicated by `tail`), from `start`. */
-static inline MCU_ALWAYS_INLINE void mcu_helium_rows_channel_s8(const int8_t *x0, const int8_t *x1, const int8_t *x2,
-                                                                const int8_t *x3, const int8_t *w, int32_t blocks,
-                                                                int32_t rest, mve_pred16_t tail, int32_t start,
-                                                                int32_t s[4])
-{
-    int32_t s0 = start, s1 = start, s2 = start, s3 = start, k;
-    for (k = blocks; k > 0; --k) {
-        const int8x16_t wv = vldrbq_s8(w);
-        s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
-        s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
-        s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
-        s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
-        w += 16;
-        x0 += 16;
-        x1 += 16;
-        x2 += 16;
-        x3 += 16;
-    }
-    if (rest) {
-        const int8x16_t wv = vldrbq_z_s8(w, tail);
-        s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
-        s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
-        s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
-        s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
-    }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
-}
-
-/* `count` (1 to 4) rows of `n` int8 values -- pixels of a pointwise
- * convolution, or windows copied into columns -- against every filter (`n`
- * values each, one after another): channel oc of row r goes to
- * out[r * output_c + oc].  Sixteen values per VMLADAVA, the last n % 16
- * tail-predicated; rows past `count` repeat row 0 and are not stored (one
- * row: mcu_helium_conv_row_s8).  Rows of at most 16 values stay in registers
- * across all the filters. */
-MCU_NOINLINE static void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const int8_t *const rows[4],
-                                                 int32_t count, const int8_t *filter, int32_t n,
-                                                 const int32_t *bias, int8_t *out)
-{
-    const int32_t out_c = p->output_c;
-    const int32_t *terms = p->window_offset_terms;
-    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
-    const mve_pred16_t pixels = vctp32q((uint32_t)count);
-    const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
-    const int32_t blocks = n >> 4;
-    const int8_t *r0 = rows[0];
-    const int8_t *r1 = count > 1 ? rows[1] : r0;
-    const int8_t *r2 = count > 2 ? rows[2] : r0;
-    const int8_t *r3 = count > 3 ? rows[3] : r0;
-    int32_t oc;
-    if (count == 1) {
-        mcu_helium_conv_row_s8(p, r0, filter, n, bias, out);
-        return;
-    }
-    if (n <= 16) {
-        const mve_pred16_t lanes = vctp8q((uint32_t)n);
-        const int8x16_t a0 = vldrbq_z_s8(r0, lanes), a1 = vldrbq_z_s8(r1, lanes);
-        const int8x16_t a2 = vldrbq_z_s8(r2, lanes), a3 = vldrbq_z_s8(r3, lanes);
-        if (count == 4) {
-            for (oc = 0; oc < out_c; ++oc, filter += n) {
-                const int8x16_t w = vldrbq_z_s8(filter, lanes);
-                const int32x4_t sums =
-                    mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
-                mcu_helium_store_channel_all(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, out);
-            }
-            return;
-        }
-        for (oc = 0; oc < out_c; ++oc, filter += n) {
-            const int8x16_t w = vldrbq_z_s8(filter, lanes);
-            const int32x4_t sums =
-                mcu_helium_lanes(vmladavq_s8(a0, w), vmladavq_s8(a1, w), vmladavq_s8(a2, w), vmladavq_s8(a3, w));
-            mcu_helium_store_channel(&q, vaddq_n_s32(sums, terms[oc]), oc, offsets, pixels, out);
-        }
-        return;
-    }
-    if (count == 4 && (n & 15) == 0) {
-        /* Four whole rows of whole vectors (pointwise on 16k channels): no
-         * tail, every lane stored. */
-        for (oc = 0; oc < out_c; ++oc) {
-            int32_t s[4];
-            mcu_helium_rows_channel_s8(r0, r1, r2, r3, filter, blocks, 0, tail, terms[oc], s);
-            filter += n;
-            mcu_helium_store_channel_all(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, out);
-        }
-        return;
-    }
-    for (oc = 0; oc < out_c; ++oc) {
-        int32_t s[4];
-        mcu_helium_rows_channel_s8(r0, r1, r2, r3, filter, blocks, n & 15, tail, terms[oc], s);
-        filter += n;
-        mcu_helium_store_channel(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
-    }
-}
 
 /* A pass of mcu_helium_conv_pass_s8: up to four output pixels of a
  * convolution of one group whose windows have the same columns inside the
@@ -306,55 +154,34 @@ MCU_NOINLINE static void mcu_helium_conv_pass_s8(const mcu_conv_s8_params *p, co
 }
 
 
-/* Pointwise on Helium: four pixels per pass, each filter vector loaded once
- * for all of them. */
-void mcu_conv_1x1_helium_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                            const int32_t *bias, int8_t *output)
-{
-    const int32_t in_c = p->input_c, out_c = p->output_c;
-    const int32_t pixels_per_image = p->output_h * p->output_w;
-    const int32_t pixels = p->batches * pixels_per_image;
-    int32_t pixel;
-    for (pixel = 0; pixel < pixels; pixel += 4) {
-        const int32_t count = MCU_MIN(pixels - pixel, 4);
-        const int8_t *x[4];
-        int32_t k;
-        for (k = 0; k < count; ++k) {
-            const int32_t b = (pixel + k) / pixels_per_image, yx = (pixel + k) % pixels_per_image;
-            x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
-                                           (yx % p->output_w) * p->stride_w, 0);
-        }
-        mcu_helium_conv_rows_s8(p, x, count, filter, in_c, bias, output + (size_t)pixel * (size_t)out_c);
-    }
-}
-
 /* Helium: four output pixels per pass, in output order across rows and
  * images, each window copied into a column. */
 void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                      const int32_t *bias, int8_t *output, int8_t *column_space)
+                                   const int32_t *bias, int8_t *output, int8_t *column_space)
 {
-    const int32_t window = p->filter_h * p->filter_w * p->input_c;
-    const int8_t *columns[MCU_CONV_COLUMNS];
+    mcu_helium_rows columns;
     int8_t *first_out = output;
-    int32_t b, out_y, out_x, count = 0;
+    int32_t b, out_y, out_x;
+    columns.count = 0;
+    columns.n = p->filter_h * p->filter_w * p->input_c;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                int8_t *column = column_space + (size_t)count * (size_t)window;
+                int8_t *column = column_space + (size_t)columns.count * (size_t)columns.n;
                 mcu_conv_window_to_column_helium(p, input, b, &wy, out_x, column);
-                columns[count] = column;
-                if (++count == MCU_CONV_COLUMNS) {
-                    mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
-                    first_out += (size_t)p->output_c * (size_t)count;
-                    count = 0;
+                columns.row[columns.count] = column;
+                if (++columns.count == MCU_CONV_COLUMNS) {
+                    mcu_helium_conv_rows_s8(p, &columns, filter, bias, first_out);
+                    first_out += (size_t)p->output_c * (size_t)columns.count;
+                    columns.count = 0;
                 }
             }
         }
     }
-    if (count > 0) {
-        mcu_helium_conv_rows_s8(p, columns, count, filter, window, bias, first_out);
+    if (columns.count > 0) {
+        mcu_helium_conv_rows_s8(p, &columns, filter, bias, first_out);
     }
 }
 

@@ -125,7 +125,8 @@ static inline MCU_ALWAYS_INLINE int32x4_t mcu_helium_load_input_s8x4(const int8_
 }
 
 
-/* The int8 convolutions' Helium drivers (mcu_conv_helium.c). */
+/* The int8 convolutions' Helium drivers (mcu_conv_helium.c; the pointwise
+ * one with the rows kernel in mcu_conv_helium_rows.c). */
 /* Pointwise: four pixels per mcu_helium_conv_rows_s8 pass. */
 void mcu_conv_1x1_helium_s8(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                             const int32_t *bias, int8_t *output);

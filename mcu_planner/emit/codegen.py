@@ -632,6 +632,9 @@ class _Builder:
                     )
                 )
                 code.params.append((f.name, symbol))
+            elif f.opaque:  # NULL or a runtime macro naming an object (check_call)
+                assert isinstance(value, str), f"{f.name}: check_call admits only a string here"
+                code.params.append((f.name, value))
             elif f.pointer:  # NULL
                 code.params.append((f.name, "NULL"))
             elif f.length is not None:

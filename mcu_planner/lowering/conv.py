@@ -52,6 +52,7 @@ SOURCES = (
     "mcu_conv_dsp_block_asm",
     "mcu_conv_helium",
     "mcu_conv_helium_small",
+    "mcu_conv_helium_rows",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
@@ -68,6 +69,7 @@ PAIRS_MAX = 1280  # pointwise filter pairs interleaved for SMLAD (M4/M7) up to t
 BLOCK_TAPS_MAX = 576  # taps per pixel the DSP blocks of eight pixels widen (mcu_conv_dsp_block.c)
 BLOCK_MIN_CHANNELS = 5  # fewer input channels (first layers) take other paths
 FEW_BLOCK_TAPS_MAX = 32  # first layers' windows the DSP blocks take (FEW_BLOCK_WINDOW_MAX)
+ROWS_UNROLLED_MAX = 8  # Helium's unrolled rows, in vectors of 16 (MCU_CONV_ROWS_UNROLLED_MAX)
 
 
 # The int8 entries of the runtime (mcu_conv.c lists them), one per family of
@@ -123,6 +125,37 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     if not first_layer:
         return CONV_2D_S8_WINDOWS
     return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
+
+
+# The entries whose Helium paths run rows of four pixels (pointwise pixels,
+# windows copied into columns) through mcu_conv_helium_rows.c.
+ROWS_ENTRIES = frozenset(
+    {
+        CONV_2D_S8_POINTWISE,
+        CONV_2D_S8_POINTWISE_BLOCKS,
+        CONV_2D_S8_FIRST_POINTWISE,
+        CONV_2D_S8_FIRST_LAYER,
+        CONV_2D_S8_FIRST_LAYER_LONG,
+        CONV_2D_S8_WINDOWS,
+    }
+)
+
+
+def helium_rows_variant(params: dict[str, int], function: str) -> str:
+    """The `rows` field of an int8 CONV_2D calling `function`: Helium's loop
+    unrolled for its rows (a pixel's input channels, or a window:
+    filter_h x filter_w x input_c values), MCU_CONV_ROWS_S8(vectors of 16,
+    whether the last is partial) for 2 to ROWS_UNROLLED_MAX vectors, so that
+    a firmware links only the loops its layers take; NULL for other entries
+    and lengths (one vector in registers, longer rows the generic loop), and
+    for layers of fewer than four output channels or pixels (the loop runs
+    four pixels against groups of four channels)."""
+    n = params["filter_h"] * params["filter_w"] * params["input_c"]
+    vectors = -(-n // 16)
+    pixels = params["batches"] * params["output_h"] * params["output_w"]
+    if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX or min(params["output_c"], pixels) < 4:
+        return "NULL"
+    return f"MCU_CONV_ROWS_S8({vectors}, {int(n % 16 != 0)})"
 
 
 def depthwise_conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) -> str:
@@ -274,6 +307,7 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         # 1 where the plan overlaps the output with the input (in_raster_order below).
         "raster_walk": 0,
         "column_bytes": 0,
+        "rows": "NULL",
     }
     with_offset_terms = s8_params["window_offset_terms"] != "NULL"
     if depthwise:
@@ -283,6 +317,7 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
     column_bytes = graph.tensors[columns].shape[0] if columns >= 0 else 0
     s8_params["column_bytes"] = column_bytes
     function = conv_2d_s8_entry(params, with_offset_terms, column_bytes)
+    s8_params["rows"] = helium_rows_variant(params, function)
     call = kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
 
@@ -499,6 +534,7 @@ def _with_columns(
     geometry = {name: value for name, value in params.items() if isinstance(value, int)}
     # The columns decide the entry too (the DSP blocks' pointwise one needs their eight pixels).
     function = conv_2d_s8_entry(geometry, params["window_offset_terms"] != "NULL", nbytes)
+    params["rows"] = helium_rows_variant(geometry, function)
     resized = replace(call, function=function, params=params, args=call.args[:-1] + (columns if nbytes else -1,))
     facts = _image_facts(op, graph, resized, macs)
     return resized, _with_columns_alternative(op, graph, resized, macs, columns, facts)

@@ -4,7 +4,8 @@ every other check of a lowered kernel call (check_kernel_call).
 Each kernel's parameter struct is declared once, as a `typedef struct { ... }
 NAME;` in a header of firmware/runtime.  This module reads those declarations
 (a small, strict parser of the subset the headers use: scalar, pointer and
-fixed-size array fields, field-list macros, comments) and checks every
+fixed-size array fields, pointers to opaque structs, field-list macros,
+comments) and checks every
 KernelCall against them at generation time: the call's function is declared
 taking a pointer to its params struct and one pointer per tensor argument; the
 params dict names exactly the struct's fields; each value fits its field's C
@@ -58,6 +59,8 @@ SCALAR_TYPES = frozenset(INTEGER_RANGES) | FLOAT_TYPES
 
 # The one string a pointer field may take instead of an array: no array.
 NULL = "NULL"
+# What an opaque pointer field may take besides NULL (CField.opaque).
+OPAQUE_VALUE = re.compile(r"[A-Z][A-Z0-9_]*\(\d+(?:, \d+)*\)")
 
 
 class ContractError(McuPlanError):
@@ -71,6 +74,10 @@ class CField:
     c_type: str  # the scalar type, without const: "int32_t", "float" ...
     pointer: bool = False  # `const T *name`: a CArray of T or NULL
     length: int | None = None  # `T name[N]`: a sequence of exactly N values
+    # `const T *name` with T an opaque struct (`typedef struct T T;`): NULL
+    # or a macro of the runtime's headers naming one of its objects, given
+    # integer literals (OPAQUE_VALUE: MCU_CONV_ROWS_S8(4, 0)).
+    opaque: bool = False
 
     def declaration(self) -> str:
         if self.pointer:
@@ -115,6 +122,8 @@ class RuntimeDeclarations:
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+# `typedef struct T T;`: a type only the runtime's own code looks inside.
+_OPAQUE_STRUCT = re.compile(r"\btypedef\s+struct\s+([A-Za-z_]\w*)\s+\1\s*;")
 _TYPEDEF_STRUCT = re.compile(r"\btypedef\s+struct\s*(?:[A-Za-z_]\w*\s*)?\{([^{}]*)\}\s*([A-Za-z_]\w*)\s*;")
 _FIELD = re.compile(
     r"^(?P<const>const\s+)?(?P<type>[A-Za-z_]\w*)\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_]\w*)"
@@ -154,13 +163,17 @@ def _expand(body: str, macros: dict[str, str], header: str, depth: int = 0) -> s
     return re.sub(r"\b[A-Za-z_]\w*\b", replace, body)
 
 
-def _parse_field(declaration: str, struct_name: str, header: str, macros: dict[str, str]) -> CField:
+def _parse_field(
+    declaration: str, struct_name: str, header: str, macros: dict[str, str], opaque: frozenset[str] = frozenset()
+) -> CField:
     text = " ".join(declaration.split())
     match = _FIELD.match(text)
     if match is None:
         raise ContractError(f"{header}: struct {struct_name}: cannot read field declaration {text!r}")
     c_type, name = match.group("type"), match.group("name")
     pointer = match.group("star") is not None
+    if pointer and match.group("const") is not None and match.group("length") is None and c_type in opaque:
+        return CField(name=name, c_type=c_type, pointer=True, opaque=True)
     if c_type not in SCALAR_TYPES:
         raise ContractError(
             f"{header}: struct {struct_name}: field {name} has type {c_type}, not one of "
@@ -209,13 +222,17 @@ def _count_parameters(rest: str) -> int:
     return rest.count(",")
 
 
-def parse_header(text: str, header: str, macros: dict[str, str] | None = None) -> tuple[list[CStruct], list[CFunction]]:
-    """The params structs and kernel prototypes one header declares."""
+def parse_header(
+    text: str, header: str, macros: dict[str, str] | None = None, opaque: frozenset[str] = frozenset()
+) -> tuple[list[CStruct], list[CFunction]]:
+    """The params structs and kernel prototypes one header declares (`opaque`:
+    the opaque struct types other headers declare)."""
     macros = dict(macros or {})
     code = _COMMENT.sub(" ", text).replace("\\\n", " ")
     for name, body in _DEFINE.findall(code):
         macros[name] = body
     code = _DIRECTIVE.sub(" ", code)
+    opaque = opaque | frozenset(_OPAQUE_STRUCT.findall(code))
     structs = []
     for match in _TYPEDEF_STRUCT.finditer(code):
         body, name = match.groups()
@@ -228,7 +245,7 @@ def parse_header(text: str, header: str, macros: dict[str, str] | None = None) -
             )
             continue
         try:
-            fields = [_parse_field(d, name, header, macros) for d in declarations[:-1] if d.strip()]
+            fields = [_parse_field(d, name, header, macros, opaque) for d in declarations[:-1] if d.strip()]
             if not fields:
                 raise ContractError(f"{header}: struct {name} has no fields")
             duplicates = sorted({f.name for f in fields if [g.name for g in fields].count(f.name) > 1})
@@ -270,10 +287,11 @@ def _header_macros(texts: dict[str, str]) -> dict[str, str]:
 def parse_runtime(runtime: Path) -> RuntimeDeclarations:
     texts = {path.name: path.read_text(encoding="utf-8") for path in sorted(Path(runtime).glob("*.h"))}
     macros = _header_macros(texts)
+    opaque = frozenset(name for text in texts.values() for name in _OPAQUE_STRUCT.findall(_COMMENT.sub(" ", text)))
     structs: dict[str, CStruct] = {}
     functions: dict[str, CFunction] = {}
     for header, text in texts.items():
-        header_structs, header_functions = parse_header(text, header, macros)
+        header_structs, header_functions = parse_header(text, header, macros, opaque)
         for s in header_structs:
             if s.name in structs:
                 raise ContractError(f"struct {s.name} is declared in both {structs[s.name].header} and {header}")
@@ -325,6 +343,10 @@ def field_problem(field: CField, value: object) -> str | None:
     """Why `value` cannot initialise `field`, or None when it can."""
     from . import CArray
 
+    if field.opaque:
+        if not isinstance(value, str) or not (value == NULL or OPAQUE_VALUE.fullmatch(value)):
+            return f"{type(value).__name__} {value!r} for {field.declaration()} (give NULL or MACRO(1, 2))"
+        return None
     if field.pointer:
         if value == NULL:
             return None
