@@ -330,6 +330,41 @@ def per_channel_shift_model() -> bytes:
     return mb.build()
 
 
+def fused_activation_model() -> bytes:
+    """Convolutions whose fused RELU / RELU6 is narrower than their int8
+    output (the output range reaches below 0 and past 6, as in TFLM's
+    mobilenet_v2): the M4 blocks' assembly saturates to int8 only and the
+    activation is clamped after it.  Pointwise and 3 x 3 windows of 16
+    input channels, and a first layer of 3, over 24 and 40 pixels (full
+    blocks of eight)."""
+    rng = np.random.default_rng(37)
+    mb = ModelBuilder()
+    x = mb.add_tensor((1, 4, 6, 16), "int8", Quantization((0.05,), (-3,)))
+    rgb = mb.add_tensor((1, 5, 8, 3), "int8", Quantization((0.02,), (5,)))
+    layers = [
+        (x, (12, 1, 1, 16), "RELU6", (-8.0, 8.0)),
+        (x, (7, 3, 3, 16), "RELU", (-4.0, 4.0)),
+        (rgb, (6, 3, 3, 3), "RELU6", (-8.0, 8.0)),
+    ]
+    outputs = []
+    for source, shape, activation, (low, high) in layers:
+        out_c, in_scale = shape[0], mb.tensors[source].quant.scales[0]
+        window = shape[1] * shape[2] * shape[3]
+        filter_scales = tuple(float(s) for s in rng.uniform(0.5, 2.0, out_c) * 3.0 / (127 * np.sqrt(window)))
+        weights = rng.integers(-127, 128, size=shape).astype(np.int8)
+        w = mb.add_tensor(shape, "int8", Quantization(filter_scales, (0,) * out_c, 0), data=weights)
+        bias = rng.integers(-3000, 3000, size=out_c).astype(np.int32)
+        b = mb.add_tensor(
+            (out_c,), "int32", Quantization(tuple(in_scale * s for s in filter_scales), (0,) * out_c), data=bias
+        )
+        y = mb.add_tensor((*mb.tensors[source].shape[:3], out_c), "int8", int8_quant(low, high))
+        options = {"padding": "SAME", "stride_h": 1, "stride_w": 1, "fused_activation_function": activation}
+        mb.add_op("CONV_2D", (source, w, b), (y,), options)
+        outputs.append(y)
+    mb.set_io([x, rgb], outputs)
+    return mb.build()
+
+
 def dead_channel_model() -> bytes:
     """Channels of the M4 blocks by kind (mcu_conv_dsp_block.c,
     block_channel_kind): dead ones whose bias (+-2^30, as trained models keep
@@ -436,6 +471,10 @@ def test_int8_convolutions_in_the_m4_dsp_blocks(compact):
     # must then leave the blocks for the paths that fit it.
     with compact_columns_everywhere() if compact else contextlib.nullcontext():
         assert_matches_reference(dsp_block_model(), inputs=2, target="mps2-an386")
+
+
+def test_int8_fused_activations_narrower_than_the_output_in_the_m4_blocks():
+    assert_matches_reference(fused_activation_model(), inputs=3, target="mps2-an386")
 
 
 def test_int8_dead_and_far_shifted_channels_in_the_m4_blocks():

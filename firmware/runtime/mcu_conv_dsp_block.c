@@ -191,7 +191,7 @@ static void block_classify(const mcu_conv_s8_params *p, const int32_t *bias, int
 {
     int32_t oc;
     memset(kinds, 0, sizeof *kinds);
-    kinds->doubled = bias != NULL && p->act_min == -128 && p->act_max == 127 && n <= BLOCK_DOUBLED_TAPS_MAX;
+    kinds->doubled = bias != NULL && n <= BLOCK_DOUBLED_TAPS_MAX;
     kinds->all_in_asm = kinds->doubled;
     for (oc = 0; oc < p->output_c; ++oc) {
         const int kind = block_channel_kind(p, bias, n, kinds->doubled, oc);

@@ -90,7 +90,20 @@ static inline void block8_channels_in_asm(const mcu_conv_s8_params *p, const blo
                              p->output_c,
                              (int32_t)(uintptr_t)(out + end),
                              p->output_offset};
+    int32_t j, c;
     mcu_conv_block8_channels_s8(job);
+    if (p->act_min <= -128 && p->act_max >= 127) {
+        return;
+    }
+    /* A fused activation (RELU6 as a narrower range): the assembly saturates
+     * to int8 only, and clamping its result to [act_min, act_max], inside
+     * [-128, 127], gives what clamping the rescaled sum gives. */
+    for (j = 0; j < BLOCK_PIXELS; ++j) {
+        int8_t *o = out + (size_t)j * (size_t)p->output_c;
+        for (c = oc; c < end; ++c) {
+            o[c] = (int8_t)MCU_MIN(MCU_MAX((int32_t)o[c], p->act_min), p->act_max);
+        }
+    }
 }
 
 /* The lanes' first word in `columns`: word aligned (LDRD). */

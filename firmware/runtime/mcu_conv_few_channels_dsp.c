@@ -255,7 +255,7 @@ int mcu_conv_2d_s8_few_channels(const mcu_conv_s8_params *p, const int8_t *input
 static int few_block_in_asm(const mcu_conv_s8_params *p, const int32_t *bias, int32_t window)
 {
     int32_t oc;
-    if (bias == NULL || p->act_min != -128 || p->act_max != 127 || window > BLOCK_DOUBLED_TAPS_MAX) {
+    if (bias == NULL || window > BLOCK_DOUBLED_TAPS_MAX) {
         return 0;
     }
     for (oc = 0; oc < p->output_c; ++oc) {
