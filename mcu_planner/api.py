@@ -152,7 +152,9 @@ class Plan:
 
         p = self.planned
         least = smallest_ram(self.source or self.model, p.options, failed=p)
-        return shortfall_message(least.graph, least.lifetimes, least.ram_budget, self.ram, least.options.ram)
+        return shortfall_message(
+            least.graph, least.lifetimes, least.plan, least.ram_budget, self.ram, least.options.ram
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The record `mcu-plan MODEL --json PLAN.json` writes."""

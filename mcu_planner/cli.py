@@ -577,14 +577,6 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
         raise InputError("--max-extra-macs caps the search of --ram min: give --ram min")
     if ram_min and (args.intervals or len(args.model) > 1 or args.region):
         raise InputError("--ram min searches one model's single arena: give one model, without --region or --intervals")
-    if ram_min and args.board:
-        from .targets.firmware_build import CORES
-
-        if args.board not in CORES:
-            raise InputError(
-                "--ram min finds the arena's smallest budget; a firmware's RAM also holds its stack and data: "
-                "give --board an explicit --ram SIZE (e.g. that budget plus the stack reserve)"
-            )
     if args.intervals:
         if args.model:
             raise InputError("give a model or --intervals, not both")
@@ -672,7 +664,9 @@ def _run_plan_checked(args: argparse.Namespace) -> int:
         # depend on the budget asked (a tighter one takes other techniques).
         least = smallest_ram(args.model, options, failed=planned)
         raise DoesNotFit(
-            report.shortfall_message(least.graph, least.lifetimes, least.ram_budget, args.ram, least.options.ram)
+            report.shortfall_message(
+                least.graph, least.lifetimes, least.plan, least.ram_budget, args.ram, least.options.ram
+            )
         )
     if options.target is not None:
         _check_board_flash(args.board, planned)

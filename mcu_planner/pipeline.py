@@ -672,7 +672,8 @@ def generate_for_model(
             raise DoesNotFit(regions_shortfall(planned.regions))
         assert ram is not None
         raise DoesNotFit(
-            f"{label or name}: " + shortfall_message(planned.graph, planned.lifetimes, planned.ram_budget, ram)
+            f"{label or name}: "
+            + shortfall_message(planned.graph, planned.lifetimes, planned.plan, planned.ram_budget, ram)
         )
     return planned.graph, planned.plan, planned.generate(name)
 

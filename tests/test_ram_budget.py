@@ -26,7 +26,7 @@ from mcu_planner.memory.ram_budget import (
     libc_state_functions,
     ram_budget,
 )
-from mcu_planner.pipeline import PlanOptions, smallest_ram
+from mcu_planner.pipeline import PlanOptions
 from mcu_planner.targets.firmware_build import (
     DEFAULT_STACK_BYTES,
     firmware_target,
@@ -88,31 +88,31 @@ def test_stack_is_checked_for_check_and_plan(capsys):
 @needs_toolchain
 @pytest.mark.parametrize("board", BOARDS)
 def test_fits_exactly_when_the_firmware_links(board, tmp_path, capsys):
-    """At the smallest budget (in alignment units) the plan command accepts
-    with --board, -o links the firmware with the RAM it printed; one unit
-    below, both refuse, and the same firmware linked against one byte less
-    overflows: the rule is the link's, to the byte."""
-    options = PlanOptions(target=firmware_target(board, DEFAULT_STACK_BYTES), patches="off")
-    ram = smallest_ram(EXAMPLE, options).options.ram
-    assert ram is not None
-    for budget, fits in ((ram - 16, False), (ram, True)):
-        args = [str(EXAMPLE), "--ram", str(budget), "--board", board, "--patches", "off"]
-        assert (cli.main(args) == 0) is fits
-        printed = capsys.readouterr().out
-        out = tmp_path / f"out{budget}"
-        assert (cli.main([*args, "-o", str(out)]) == 0) is fits
-        capsys.readouterr()
-        if not fits:
-            continue
-        total = int(re.search(r"^  total\s+([0-9,]+) B", printed, re.M).group(1).replace(",", ""))
-        assert linked_ram_bytes(out / "firmware.elf", load_board(board)) == total <= budget
-        # The same sources linked against one byte less: the linker refuses.
-        interface = read_interface(out)
-        assert interface is not None
-        spec = load_board(board)
-        write_firmware_files(out, model=interface, board=spec, ram_bytes=total - 1, stack_bytes=DEFAULT_STACK_BYTES)
-        with pytest.raises(DoesNotFit, match="overflowed RAM by 1 B"):
-            make_firmware(out, spec, total - 1)
+    """`--ram min --board B -o` builds the firmware at the smallest RAM it
+    prints, and the link ends RAM there, to the byte; one alignment unit
+    below, the plan command and -o refuse, naming that same figure, and the
+    same sources linked against one byte less overflow: the rule is the
+    link's."""
+    args = [str(EXAMPLE), "--board", board, "--patches", "off"]
+    out = tmp_path / "out"
+    assert cli.main([*args, "--ram", "min", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    total = int(re.search(r"^  total\s+([0-9,]+) B", printed, re.M).group(1).replace(",", ""))
+    assert re.search(rf"^  budget\s+{total:,} B", printed, re.M)
+    spec = load_board(board)
+    assert linked_ram_bytes(out / "firmware.elf", spec) == total
+    below = [*args, "--ram", str(total - 16)]
+    assert cli.main(below) == 3
+    assert f"needs {total:,} B" in capsys.readouterr().err
+    assert cli.main([*below, "-o", str(tmp_path / "below")]) == 3
+    assert not (tmp_path / "below").exists()
+    capsys.readouterr()
+    # The same sources linked against one byte less: the linker refuses.
+    interface = read_interface(out)
+    assert interface is not None
+    write_firmware_files(out, model=interface, board=spec, ram_bytes=total - 1, stack_bytes=DEFAULT_STACK_BYTES)
+    with pytest.raises(DoesNotFit, match="overflowed RAM by 1 B"):
+        make_firmware(out, spec, total - 1)
 
 
 def _compile_runtime(flags: list[str], out: Path) -> list[str]:

@@ -61,9 +61,6 @@ def test_ram_min_refuses_what_it_cannot_search(capsys):
     assert_one_line_error(run_main(capsys, EXAMPLE, EXAMPLE, "--ram", "min"), 2, "one model")
     assert_one_line_error(run_main(capsys, EXAMPLE, "--max-extra-macs", "5%"), 2, "--ram min")
     assert_one_line_error(run_main(capsys, EXAMPLE, "--ram", "min", "--max-extra-macs", "x"), 2, "percentage")
-    # A firmware's RAM holds its stack too: the arena's smallest budget is not the firmware's.
-    board = run_main(capsys, EXAMPLE, "--ram", "min", "-o", "unused", "--board", "mps2-an386")
-    assert_one_line_error(board, 2, "--board", "--ram SIZE")
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from ..graph import Graph, Tensor
 from ..lowering.program import Program
 from ..memory.lifetimes import Lifetimes
 from ..memory.planning import ArenaPlan, plan_auto
-from ..memory.problem import LiveSet, peak_live, sharing_lower_bound
+from ..memory.problem import LiveSet, arena_peak, peak_live, sharing_lower_bound
 from ..memory.ram_budget import RamBudget, lifetimes_budget
 from ..memory.regions import RegionPlans
 from ..memory.scratch import scratch_op
@@ -193,20 +193,19 @@ def ram_needed(graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan) -> int:
 
 
 def shortfall_message(
-    graph: Graph, lifetimes: Lifetimes, budget: RamBudget, ram: int, smallest: int | None = None
+    graph: Graph, lifetimes: Lifetimes, plan: ArenaPlan, budget: RamBudget, ram: int, smallest: int | None = None
 ) -> str:
     """One line: by how much, at which op the arena's peak falls, which
-    tensors are live there.  `budget`: the RAM of the plan described;
-    `smallest`: the smallest budget that fits (`--ram min`), that plan being
-    the one made there; without, the plan's own need."""
+    tensors are live there.  `plan` and `budget`: the plan described and
+    its RAM; `smallest`: the smallest budget that fits (`--ram min`), that
+    plan being the one made there; without, the plan's own need."""
     needed = budget.total if smallest is None else smallest
-    peak = peak_live(lifetimes.problem)
     terms = " + ".join(f"{name} {format_bytes(size)}" for name, size in budget.terms() if size)
     return (
         f"does not fit: needs {format_bytes(needed)} ({terms})"
         f"{' (the smallest --ram it fits, as --ram min finds)' if smallest is not None else ''} "
         f"but --ram is {format_bytes(ram)}, {format_bytes(needed - ram)} short; "
-        f"the arena's peak is at {_describe_peak(graph, lifetimes, peak)}"
+        f"the arena's peak is at {_describe_peak(graph, lifetimes, arena_peak(lifetimes.problem, plan.offsets))}"
     )
 
 
@@ -218,7 +217,7 @@ def _describe_peak(graph: Graph, lifetimes: Lifetimes, peak: LiveSet, most: int 
     names = [f"#{b} {_tensor_name(graph.tensors[b])} {format_bytes(sizes[b])}" for b in live[:most]]
     if len(live) > most:
         names.append(f"and {len(live) - most} more")
-    return f"{where} with {format_bytes(peak.bytes)} live: " + ", ".join(names)
+    return f"{where}, whose live tensors reach {format_bytes(peak.bytes)}: " + ", ".join(names)
 
 
 def _tensor_name(t: Tensor) -> str:

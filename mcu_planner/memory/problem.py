@@ -280,6 +280,21 @@ def peak_live(problem: Problem) -> LiveSet:
     return LiveSet(best_step, best, alive)
 
 
+def arena_peak(problem: Problem, offsets: dict[int, int]) -> LiveSet:
+    """The first step at which the placed buffers alive reach the arena's
+    highest byte, and the bytes up to there (with overlaps and in-place
+    ops, less than those buffers' sum: the live peak is another step's)."""
+    top_at: dict[int, int] = {}
+    for b in problem.buffers:
+        for step in range(b.start, b.end):
+            top_at[step] = max(top_at.get(step, 0), offsets[b.id] + b.size)
+    if not top_at:
+        return LiveSet(0, 0, ())
+    step = min(top_at, key=lambda s: (-top_at[s], s))
+    alive = tuple(b.id for b in problem.buffers if b.start <= step < b.end)
+    return LiveSet(step, top_at[step], alive)
+
+
 @dataclass(frozen=True)
 class Budget:
     """What a planner may spend and must meet: `time_limit` seconds for
