@@ -174,6 +174,7 @@ NOT_LINKED = {
         "mcu_conv_2d_s8_small_helium",
         "mcu_conv_2d_s8_columns_helium",
         "mcu_conv_2d_s8_chunks_helium",
+        "mcu_helium_dot4x2_s8",
         "mcu_conv_2d_s8_long_windows_helium",
         "mcu_conv_2d_s8_one_group",
         "mcu_conv_2d_s8_per_tap_offset",

@@ -53,6 +53,7 @@ SOURCES = (
     "mcu_conv_helium",
     "mcu_conv_helium_small",
     "mcu_conv_helium_rows",
+    "mcu_conv_helium_long",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
@@ -193,7 +194,8 @@ def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
       stack);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
     - longer windows (Helium): chunks of whole window rows in four columns
-      of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
+      of at most CONV_COLUMN_MAX values (each rounded up to whole vectors
+      of 16, interleaved), the int32 sums of the four pixels
       carried between chunks (16 x output_c, up to CONV_CHUNK_SUMS_MAX, plus 3
       bytes to align them); past those limits the windows are read in place
       and need one window row's span of the input zero point, read for
@@ -226,8 +228,14 @@ def _columns_bytes_past_first_layers(params: dict[str, int], blocks: bool) -> in
     sums = 16 * params["output_c"]
     if row <= CONV_COLUMN_MAX and sums <= CONV_CHUNK_SUMS_MAX:
         rows = min(filter_h, CONV_COLUMN_MAX // row)
-        return max(span, 3 + sums + HELIUM_COLUMNS * rows * row)
+        return max(span, 3 + sums + HELIUM_COLUMNS * _vectors_bytes(rows * row))
     return span
+
+
+def _vectors_bytes(n: int) -> int:
+    """`n` values rounded up to whole vectors of 16: a pixel's slots in the
+    interleaved columns of Helium's chunks (mcu_conv_helium_long.c)."""
+    return 16 * -(-n // 16)
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
