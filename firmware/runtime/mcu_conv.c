@@ -21,6 +21,7 @@
 #include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
+#include "mcu_conv_helium_long.h"
 #include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_reference.h"
@@ -74,6 +75,10 @@ static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *i
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
+        if (window > MCU_CONV_CHUNKS_MIN &&
+            mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+            return;
+        }
         if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
             mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
         }

@@ -192,7 +192,8 @@ def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
       BLOCK_MIN_CHANNELS input channels (M4/M7 DSP, first layers): eight
       windows widened (block_bytes; without them, and for 1x1, four on the
       stack);
-    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
+    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows,
+      past CONV_CHUNKS_MIN values each rounded up to whole vectors of 16;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values (each rounded up to whole vectors
       of 16, interleaved), the int32 sums of the four pixels
@@ -222,7 +223,7 @@ def _columns_bytes_past_first_layers(params: dict[str, int], blocks: bool) -> in
     if blocks and window <= BLOCK_TAPS_MAX and in_c >= BLOCK_MIN_CHANNELS:
         return max(HELIUM_COLUMNS * window, (window if in_c % 4 else 0) + block_bytes(window))
     if window <= CONV_COLUMN_MAX:
-        return HELIUM_COLUMNS * window
+        return HELIUM_COLUMNS * (_vectors_bytes(window) if window > CONV_CHUNKS_MIN else window)
     span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
     row = filter_w * in_c
     sums = 16 * params["output_c"]
@@ -473,6 +474,10 @@ WALKS: dict[str, RasterOrder] = {
 # MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
 # copied whole into a column (and the longest chunk of a longer one).
 CONV_COLUMN_MAX = 1024
+# Helium runs windows in columns of more values than this as one chunk
+# (MCU_CONV_CHUNKS_MIN of mcu_conv_helium_long.h), each pixel's rounded up
+# to whole vectors of 16.
+CONV_CHUNKS_MIN = 256
 # Longer windows go through Helium columns in chunks of whole rows while the
 # int32 sums of four pixels carried between chunks (16 x output_c bytes) take
 # at most this (mcu_conv_helium.c; conv_columns_bytes sizes the scratch).
