@@ -21,7 +21,6 @@
 #include "mcu_conv_few_channels_dsp.h"
 #include "mcu_conv_f32.h"
 #include "mcu_conv_helium.h"
-#include "mcu_conv_helium_long.h"
 #include "mcu_conv_helium_small.h"
 #include "mcu_conv_internal.h"
 #include "mcu_conv_reference.h"
@@ -48,6 +47,8 @@
  *                                   FEW_BLOCK_WINDOW_MAX values
  *   mcu_conv_2d_s8_first_layer_long longer windows of at most 4 input channels
  *   mcu_conv_2d_s8_windows          windows of up to MCU_CONV_COLUMN_MAX values
+ *   mcu_conv_2d_s8_wide_windows     those past 256 values (conv.py
+ *                                   CONV_CHUNKS_MIN), not first layers
  *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
  *                                   for four of them, read in place
  *
@@ -75,10 +76,6 @@ static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *i
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
-        if (window > MCU_CONV_CHUNKS_MIN &&
-            mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
-            return;
-        }
         if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
             mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
         }
@@ -157,6 +154,21 @@ void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, co
     }
 #endif
     conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+/* Helium runs these as one chunk of two channels at a time (the columns
+ * the generator plans hold four windows rounded up to vectors of 16); the
+ * other cores as any windows in columns. */
+void mcu_conv_2d_s8_wide_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_MVE)
+    if (!mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    }
+#else
+    mcu_conv_2d_s8_windows(p, input, filter, bias, output, columns);
+#endif
 }
 
 void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -8,13 +8,6 @@
 
 #if defined(MCU_MVE)
 
-/* Windows of more values than this in columns take the chunks too
- * (mcu_conv_2d_s8_chunks_helium, one chunk, where the columns hold four
- * windows rounded up to vectors of 16: conv.py CONV_CHUNKS_MIN); in shorter
- * ones copying the windows interleaved costs more than the second channel
- * per pass saves (3 x 3 x 16: 20% slower, 3 x 3 x 32: 5% faster). */
-#define MCU_CONV_CHUNKS_MIN 256
-
 /* sums[0..3] (pixels 0-3 against filters[0]) and sums[4..7] (against
  * filters[1]) plus the products of the first `n` values of an interleaved
  * column (16 values of pixel 0, of pixel 1, 2, 3, then the next 16 of each)

@@ -85,6 +85,7 @@ CONV_2D_S8_FIRST_POINTWISE = "mcu_conv_2d_s8_first_pointwise"
 CONV_2D_S8_FIRST_LAYER = "mcu_conv_2d_s8_first_layer"
 CONV_2D_S8_FIRST_LAYER_LONG = "mcu_conv_2d_s8_first_layer_long"
 CONV_2D_S8_WINDOWS = "mcu_conv_2d_s8_windows"
+CONV_2D_S8_WIDE_WINDOWS = "mcu_conv_2d_s8_wide_windows"
 CONV_2D_S8_LONG_WINDOWS = "mcu_conv_2d_s8_long_windows"
 CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_ANY_LAYER,
@@ -94,6 +95,7 @@ CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_FIRST_LAYER,
     CONV_2D_S8_FIRST_LAYER_LONG,
     CONV_2D_S8_WINDOWS,
+    CONV_2D_S8_WIDE_WINDOWS,
     CONV_2D_S8_LONG_WINDOWS,
 )
 DEPTHWISE_S8_PER_TAP_OFFSET = "mcu_depthwise_conv_2d_s8_per_tap_offset"
@@ -109,7 +111,8 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     those blocks then take all of them on those cores); windows of up
     to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
     HELIUM_COLUMNS of them (the most any core's path copies: all cores'
-    conv_columns_bytes), else read in place; first layers (fewer than
+    conv_columns_bytes), past CONV_CHUNKS_MIN values the wide ones (Helium's
+    chunks), else read in place; first layers (fewer than
     BLOCK_MIN_CHANNELS input channels) try the M4/M7 few-channel paths first:
     the DSP blocks up to FEW_BLOCK_TAPS_MAX values, longer windows the other."""
     in_c = params["input_c"]
@@ -124,7 +127,7 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
         return CONV_2D_S8_LONG_WINDOWS
     if not first_layer:
-        return CONV_2D_S8_WINDOWS
+        return CONV_2D_S8_WIDE_WINDOWS if window > CONV_CHUNKS_MIN else CONV_2D_S8_WINDOWS
     return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
 
 
@@ -474,9 +477,12 @@ WALKS: dict[str, RasterOrder] = {
 # MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
 # copied whole into a column (and the longest chunk of a longer one).
 CONV_COLUMN_MAX = 1024
-# Helium runs windows in columns of more values than this as one chunk
-# (MCU_CONV_CHUNKS_MIN of mcu_conv_helium_long.h), each pixel's rounded up
-# to whole vectors of 16.
+# Windows in columns of more values than this, not first layers', take
+# mcu_conv_2d_s8_wide_windows: one chunk on Helium (mcu_conv_helium_long.c,
+# two channels per pass), its columns each rounded up to whole vectors of
+# 16.  In shorter ones copying the windows interleaved costs more than the
+# second channel saves (pretrainedResnet_quant's 3x3x16 layers: 20% slower
+# than the rows, its 3x3x32 one 5% faster).
 CONV_CHUNKS_MIN = 256
 # Longer windows go through Helium columns in chunks of whole rows while the
 # int32 sums of four pixels carried between chunks (16 x output_c bytes) take
