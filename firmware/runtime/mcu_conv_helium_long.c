@@ -45,24 +45,40 @@ __asm__(".pushsection .text.mcu_helium_dot4x2_s8,\"ax\",%progbits\n"
         ".thumb_func\n"
         "mcu_helium_dot4x2_s8:\n"
         "  push {r4-r11, lr}\n"
-        "  mov r9, r3\n"
-        "  ldrd r3, r5, [r1]\n"
-        "  mov r1, r0\n"
-        "  and r11, r2, #15\n"
-        "  lsr r7, r2, #4\n"
+        /* The job's first five fields on the stack (column, filter,
+         * filter_size, n, pairs), the sums in r9. */
+        "  sub sp, sp, #20\n"
+        "  ldm r0, {r1, r2, r3, r4, r5, r6}\n"
+        "  stm sp, {r1, r2, r3, r4, r5}\n"
+        "  mov r9, r6\n"
+        "5:\n"
+        "  ldm sp, {r1, r3, r5, r11}\n"
+        "  add r7, r3, r5, lsl #1\n"
+        "  str r7, [sp, #4]\n"
+        "  add r5, r3, r5\n"
+        "  lsr r7, r11, #4\n"
+        "  and r11, r11, #15\n"
         "  ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n"
-        /* An odd vector first, then two per loop. */
+        /* One vector if their number is odd, two if it is 2 or 3 modulo
+         * 4, then four per loop. */
         "  tst r7, #1\n"
         "  beq 1f\n"
         "  mcu_dot4x2_vector\n"
         "1:\n"
-        "  lsrs r7, r7, #1\n"
-        "  beq 3f\n"
+        "  tst r7, #2\n"
+        "  beq 2f\n"
+        "  mcu_dot4x2_vector\n"
+        "  mcu_dot4x2_vector\n"
         "2:\n"
+        "  lsrs r7, r7, #2\n"
+        "  beq 3f\n"
+        "6:\n"
+        "  mcu_dot4x2_vector\n"
+        "  mcu_dot4x2_vector\n"
         "  mcu_dot4x2_vector\n"
         "  mcu_dot4x2_vector\n"
         "  subs r7, r7, #1\n"
-        "  bne 2b\n"
+        "  bne 6b\n"
         "3:\n"
         "  cmp r11, #0\n"
         "  beq 4f\n"
@@ -83,10 +99,18 @@ __asm__(".pushsection .text.mcu_helium_dot4x2_s8,\"ax\",%progbits\n"
         "  vmladava.s8 r0, q3, q0\n"
         "  vmladava.s8 r8, q3, q1\n"
         "4:\n"
-        "  stm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n"
+        "  stm r9!, {r0, r2, r4, r6, r8, r10, r12, lr}\n"
+        "  ldr r7, [sp, #16]\n"
+        "  subs r7, r7, #1\n"
+        "  str r7, [sp, #16]\n"
+        "  bne 5b\n"
+        "  add sp, sp, #20\n"
         "  pop {r4-r11, pc}\n"
         ".size mcu_helium_dot4x2_s8, . - mcu_helium_dot4x2_s8\n"
         ".popsection\n");
+
+/* The offsets the assembly reads the job's fields at. */
+typedef char mcu_helium_dot_pairs_is_six_words[sizeof(mcu_helium_dot_pairs) == 24u ? 1 : -1];
 
 /* Bytes of an interleaved column of four pixels' `n` values. */
 static size_t interleaved_bytes(size_t n)
@@ -107,7 +131,10 @@ static void interleaved_put(int8_t *column, int32_t k, size_t at, const int8_t *
     const int8x16_t zero_point = vdupq_n_s8(fill);
     int8_t *to = interleaved_at(column, k, at);
     const size_t head = at & 15u;
-    if (head != 0u && n > 0u) {
+    if (n == 0u) {
+        return; /* no padding before or after the inside taps */
+    }
+    if (head != 0u) {
         const size_t take = MCU_MIN(16u - head, n);
         const mve_pred16_t lanes = vctp8q((uint32_t)take);
         vstrbq_p_s8(to, from != NULL ? vldrbq_z_s8(from, lanes) : zero_point, lanes);
@@ -187,9 +214,14 @@ typedef struct {
     int last;  /* the sums are requantized and stored */
 } mcu_helium_chunk;
 
-/* Every output channel against chunk `c`, two at a time: the sums of
- * channel oc's four pixels carried in partial[4 oc .. 4 oc + 3] from chunk
- * to chunk (int32 sums wrap the same in any order, so the values are those
+/* Channel pairs per call of mcu_helium_dot4x2_s8 whose sums are not
+ * carried between chunks (on the stack, 32 bytes a pair). */
+#define MCU_HELIUM_PAIRS_ON_STACK 8
+
+/* Every output channel against chunk `c`, two at a time (a lone last one
+ * twice, the second sums dropped): the sums of channel oc's four pixels
+ * carried in partial[4 oc .. 4 oc + 3] from chunk to chunk when there are
+ * several (int32 sums wrap the same in any order, so the values are those
  * of one run over the whole window), requantized after the last one into
  * the pixels at `out`. */
 MCU_NOINLINE static void helium_chunk_channels(const mcu_conv_s8_params *p, const mcu_helium_chunk *c,
@@ -200,31 +232,43 @@ MCU_NOINLINE static void helium_chunk_channels(const mcu_conv_s8_params *p, cons
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
     const mve_pred16_t pixels = vctp32q((uint32_t)c->count);
-    const int8_t *filter = c->filter;
-    int32_t oc;
-    for (oc = 0; oc < out_c; oc += 2, filter += 2u * c->filter_size) {
-        const int8_t *filters[2];
-        int32_t sums[8];
-        /* A lone last channel runs twice; its second sums are dropped. */
-        const int32_t next = oc + 1 < out_c ? oc + 1 : oc;
-        filters[0] = filter;
-        filters[1] = filter + (size_t)(next - oc) * c->filter_size;
-        if (c->first) {
-            vst1q_s32(sums, vdupq_n_s32(terms[oc]));
-            vst1q_s32(sums + 4, vdupq_n_s32(terms[next]));
-        } else {
-            vst1q_s32(sums, vld1q_s32(partial + 4 * oc));
-            vst1q_s32(sums + 4, vld1q_s32(partial + 4 * next));
-        }
-        mcu_helium_dot4x2_s8(c->column, filters, c->n, sums);
-        if (c->last) {
-            mcu_helium_store_channel(&q, vld1q_s32(sums), oc, offsets, pixels, out);
-            if (next != oc) {
-                mcu_helium_store_channel(&q, vld1q_s32(sums + 4), next, offsets, pixels, out);
+    const int carried = !(c->first && c->last);
+    int32_t local[8 * MCU_HELIUM_PAIRS_ON_STACK];
+    mcu_helium_dot_pairs job;
+    int32_t oc, channels, j;
+    job.column = c->column;
+    job.n = c->n;
+    for (oc = 0; oc < out_c; oc += channels) {
+        const int32_t left = out_c - oc;
+        int32_t *sums;
+        if (left == 1) {
+            /* A lone last channel: its filter twice, into sums of its own. */
+            channels = 1;
+            sums = local;
+            if (!c->first) {
+                vst1q_s32(local, vld1q_s32(partial + 4 * oc));
             }
         } else {
-            vst1q_s32(partial + 4 * oc, vld1q_s32(sums));
-            vst1q_s32(partial + 4 * next, vld1q_s32(sums + 4));
+            channels = carried ? left & ~1 : MCU_MIN(left & ~1, 2 * MCU_HELIUM_PAIRS_ON_STACK);
+            sums = carried ? partial + 4 * oc : local;
+        }
+        if (c->first) {
+            for (j = 0; j < MCU_MAX(channels, 2); ++j) {
+                vst1q_s32(sums + 4 * j, vdupq_n_s32(terms[oc + MCU_MIN(j, channels - 1)]));
+            }
+        }
+        job.filter = c->filter + (size_t)oc * c->filter_size;
+        job.filter_size = channels == 1 ? 0 : (int32_t)c->filter_size;
+        job.pairs = MCU_MAX(channels >> 1, 1);
+        job.sums = sums;
+        mcu_helium_dot4x2_s8(&job);
+        if (channels == 1 && carried) {
+            vst1q_s32(partial + 4 * oc, vld1q_s32(local));
+        }
+        if (c->last) {
+            for (j = 0; j < channels; ++j) {
+                mcu_helium_store_channel(&q, vld1q_s32(sums + 4 * j), oc + j, offsets, pixels, out);
+            }
         }
     }
 }

@@ -8,13 +8,24 @@
 
 #if defined(MCU_MVE)
 
-/* sums[0..3] (pixels 0-3 against filters[0]) and sums[4..7] (against
- * filters[1]) plus the products of the first `n` values of an interleaved
- * column (16 values of pixel 0, of pixel 1, 2, 3, then the next 16 of each)
- * and of each filter.  The last n % 16 filter values are loaded under a
- * tail predicate (the other lanes 0), so the column's slots past n (16
- * values a pixel, planned) may hold anything. */
-void mcu_helium_dot4x2_s8(const int8_t *column, const int8_t *const filters[2], int32_t n, int32_t sums[8]);
+/* `pairs` pairs of output channels (filters `filter_size` bytes apart from
+ * `filter` on) against the first `n` values of an interleaved column of
+ * four pixels (16 values of pixel 0, of pixel 1, 2, 3, then the next 16 of
+ * each): pair i adds to sums[8 i .. 8 i + 3] (pixels 0-3 against its first
+ * filter) and sums[8 i + 4 .. 8 i + 7] (its second).  The last n % 16
+ * filter values are loaded under a tail predicate (the other lanes 0), so
+ * the column's slots past n (16 values a pixel, planned) may hold
+ * anything. */
+typedef struct {
+    const int8_t *column;
+    const int8_t *filter;
+    int32_t filter_size;
+    int32_t n;
+    int32_t pairs;
+    int32_t *sums;
+} mcu_helium_dot_pairs;
+
+void mcu_helium_dot4x2_s8(const mcu_helium_dot_pairs *job);
 
 #endif /* MCU_MVE */
 
