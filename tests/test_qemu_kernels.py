@@ -740,8 +740,9 @@ def long_window_model() -> bytes:
     at a time, rows in the padding read as the zero point, window columns
     partly in the padding (offset times the filter taps read).  And windows
     of 257 to 1,024 values, whole in one chunk (MCU_CONV_CHUNKS_MIN): 725
-    values (tail 5), 333 (tail 13) with stride 2, padding, an odd number of
-    filters, and dilation (taps not one run of the input row)."""
+    values (tail 5), 333 (tail 13) with stride 2, padding, 11 filters (two
+    blocks of channel pairs and a lone last channel), and dilation (taps not
+    one run of the input row)."""
     net = Int8Net(36)
     odd = net.input((2, 7, 6, 43), -1.0, 2.0)
     deep = net.input((1, 5, 3, 121), 0.0, 3.0)
@@ -759,7 +760,7 @@ def long_window_model() -> bytes:
         net.conv2d(middle, 6, kernel=(5, 5), padding="SAME"),
         net.conv2d(rows, 5, kernel=(3, 3), padding="SAME"),
         net.conv2d(rows, 3, kernel=(2, 3), strides=(2, 1), padding="SAME", dilation=(2, 1), activation="RELU"),
-        net.conv2d(medium, 7, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(medium, 11, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
         net.conv2d(medium, 3, kernel=(3, 3), padding="VALID", dilation=(1, 2)),
     ]
     return net.build(*outputs)

@@ -216,7 +216,7 @@ typedef struct {
 
 /* Channel pairs per call of mcu_helium_dot4x2_s8 whose sums are not
  * carried between chunks (on the stack, 32 bytes a pair). */
-#define MCU_HELIUM_PAIRS_ON_STACK 8
+#define MCU_HELIUM_PAIRS_ON_STACK 4
 
 /* Every output channel against chunk `c`, two at a time (a lone last one
  * twice, the second sums dropped): the sums of channel oc's four pixels
