@@ -772,13 +772,18 @@ def test_int8_long_convolution_windows_on_odd_sizes(board):
 
 
 # (input shape, filters, kernel, --ram): chunks of columns (3 x 5 x 72 =
-# 1,080 values a window; the plan overlaps them at any budget), and rows
-# too long for a chunk read in place (3 x 350 a row; overlapped only when
-# the budget is too small for input and output whole).
-RASTER_LONG_WINDOWS = [((1, 6, 7, 72), 40, (3, 5), 8100), ((1, 4, 5, 350), 24, (3, 3), 9300)]
+# 1,080 values a window; the plan overlaps them at any budget), rows too
+# long for a chunk read in place (3 x 350 a row; overlapped only when the
+# budget is too small for input and output whole), and a wide window in
+# one chunk (3 x 3 x 40 = 360 values, mcu_conv_2d_s8_wide_windows).
+RASTER_LONG_WINDOWS = [
+    ((1, 6, 7, 72), 40, (3, 5), 8100),
+    ((1, 4, 5, 350), 24, (3, 3), 9300),
+    ((1, 6, 7, 40), 24, (3, 3), 5000),
+]
 
 
-@pytest.mark.parametrize("shape, filters, kernel, ram", RASTER_LONG_WINDOWS, ids=["chunks", "in_place"])
+@pytest.mark.parametrize("shape, filters, kernel, ram", RASTER_LONG_WINDOWS, ids=["chunks", "in_place", "wide"])
 def test_int8_long_convolution_windows_in_raster_groups_on_helium(tmp_path, shape, filters, kernel, ram):
     """A long-window convolution whose output the plan starts inside its
     input (raster_walk, taken under a tight --ram): aligned groups of four
