@@ -25,6 +25,7 @@ from mcu_planner.lowering.conv import (
     CONV_2D_S8_LONG_WINDOWS,
     CONV_2D_S8_POINTWISE,
     CONV_2D_S8_POINTWISE_BLOCKS,
+    CONV_2D_S8_WIDE_WINDOWS,
     CONV_2D_S8_WINDOWS,
     CONV_COLUMN_MAX,
     DEPTHWISE_S8_3X3,
@@ -77,7 +78,11 @@ def test_each_layer_takes_its_family_entry():
     assert _conv_entry(3, 3, 3, 1) == CONV_2D_S8_FIRST_LAYER  # 27 values
     assert _conv_entry(3, 3, 4, 1) == CONV_2D_S8_FIRST_LAYER_LONG  # 36
     assert _conv_entry(10, 4, 1, 1) == CONV_2D_S8_FIRST_LAYER_LONG
-    assert _conv_entry(3, 3, 113, 1) == CONV_2D_S8_WINDOWS  # 1,017 values
+    assert _conv_entry(2, 2, 64, 1) == CONV_2D_S8_WINDOWS  # 256 values
+    assert _conv_entry(3, 3, 29, 1) == CONV_2D_S8_WIDE_WINDOWS  # 261
+    assert _conv_entry(3, 3, 113, 1) == CONV_2D_S8_WIDE_WINDOWS  # 1,017 values
+    # Helium runs those as one chunk, four windows rounded up to vectors of 16.
+    assert conv_columns_bytes(_layer(3, 3, 113, 1), blocks=False) == 4 * 1024
     assert _conv_entry(3, 3, 114, 1) == CONV_2D_S8_LONG_WINDOWS  # 1,026
     assert _conv_entry(32, 33, 1) == CONV_2D_S8_LONG_WINDOWS  # past any first-layer path
     # Columns for fewer than four windows (never planned so): read in place.
@@ -174,6 +179,7 @@ NOT_LINKED = {
         "mcu_conv_2d_s8_small_helium",
         "mcu_conv_2d_s8_columns_helium",
         "mcu_conv_2d_s8_chunks_helium",
+        "mcu_helium_dot4x2_s8",
         "mcu_conv_2d_s8_long_windows_helium",
         "mcu_conv_2d_s8_one_group",
         "mcu_conv_2d_s8_per_tap_offset",

@@ -738,14 +738,18 @@ def long_window_model() -> bytes:
     Rows longer than a chunk (3 x 350 = 1,050) are read in place instead
     (mcu_helium_conv_pass_s8): four pixels that share their inside columns
     at a time, rows in the padding read as the zero point, window columns
-    partly in the padding (offset times the filter taps read).  And one
-    window of 725 values, past the old 640-value columns, whole in a column."""
+    partly in the padding (offset times the filter taps read).  And windows
+    of 257 to 1,024 values, whole in one chunk (MCU_CONV_CHUNKS_MIN): 725
+    values (tail 5), 333 (tail 13) with stride 2, padding, 11 filters (two
+    blocks of channel pairs and a lone last channel), and dilation (taps not
+    one run of the input row)."""
     net = Int8Net(36)
     odd = net.input((2, 7, 6, 43), -1.0, 2.0)
     deep = net.input((1, 5, 3, 121), 0.0, 3.0)
     wide = net.input((1, 4, 9, 120), -2.0, 0.0)
     middle = net.input((1, 5, 6, 29), -1.0, 1.0)
     rows = net.input((1, 4, 5, 350), -1.0, 1.0)
+    medium = net.input((1, 5, 7, 37), -1.0, 1.0)
     outputs = [
         net.conv2d(odd, 5, kernel=(5, 5), padding="SAME"),
         net.conv2d(odd, 3, kernel=(5, 5), strides=(2, 2), padding="SAME", activation="RELU"),
@@ -756,6 +760,8 @@ def long_window_model() -> bytes:
         net.conv2d(middle, 6, kernel=(5, 5), padding="SAME"),
         net.conv2d(rows, 5, kernel=(3, 3), padding="SAME"),
         net.conv2d(rows, 3, kernel=(2, 3), strides=(2, 1), padding="SAME", dilation=(2, 1), activation="RELU"),
+        net.conv2d(medium, 11, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(medium, 3, kernel=(3, 3), padding="VALID", dilation=(1, 2)),
     ]
     return net.build(*outputs)
 
@@ -766,13 +772,18 @@ def test_int8_long_convolution_windows_on_odd_sizes(board):
 
 
 # (input shape, filters, kernel, --ram): chunks of columns (3 x 5 x 72 =
-# 1,080 values a window; the plan overlaps them at any budget), and rows
-# too long for a chunk read in place (3 x 350 a row; overlapped only when
-# the budget is too small for input and output whole).
-RASTER_LONG_WINDOWS = [((1, 6, 7, 72), 40, (3, 5), 8100), ((1, 4, 5, 350), 24, (3, 3), 9300)]
+# 1,080 values a window; the plan overlaps them at any budget), rows too
+# long for a chunk read in place (3 x 350 a row; overlapped only when the
+# budget is too small for input and output whole), and a wide window in
+# one chunk (3 x 3 x 40 = 360 values, mcu_conv_2d_s8_wide_windows).
+RASTER_LONG_WINDOWS = [
+    ((1, 6, 7, 72), 40, (3, 5), 8100),
+    ((1, 4, 5, 350), 24, (3, 3), 9300),
+    ((1, 6, 7, 40), 24, (3, 3), 5000),
+]
 
 
-@pytest.mark.parametrize("shape, filters, kernel, ram", RASTER_LONG_WINDOWS, ids=["chunks", "in_place"])
+@pytest.mark.parametrize("shape, filters, kernel, ram", RASTER_LONG_WINDOWS, ids=["chunks", "in_place", "wide"])
 def test_int8_long_convolution_windows_in_raster_groups_on_helium(tmp_path, shape, filters, kernel, ram):
     """A long-window convolution whose output the plan starts inside its
     input (raster_walk, taken under a tight --ram): aligned groups of four

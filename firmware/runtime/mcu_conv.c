@@ -47,6 +47,8 @@
  *                                   FEW_BLOCK_WINDOW_MAX values
  *   mcu_conv_2d_s8_first_layer_long longer windows of at most 4 input channels
  *   mcu_conv_2d_s8_windows          windows of up to MCU_CONV_COLUMN_MAX values
+ *   mcu_conv_2d_s8_wide_windows     those past 256 values (conv.py
+ *                                   CONV_CHUNKS_MIN), not first layers
  *   mcu_conv_2d_s8_long_windows     longer windows, or any without columns
  *                                   for four of them, read in place
  *
@@ -152,6 +154,21 @@ void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, co
     }
 #endif
     conv_windows_in_columns(p, input, filter, bias, output, columns);
+}
+
+/* Helium runs these as one chunk of two channels at a time (the columns
+ * the generator plans hold four windows rounded up to vectors of 16); the
+ * other cores as any windows in columns. */
+void mcu_conv_2d_s8_wide_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *columns)
+{
+#if defined(MCU_MVE)
+    if (!mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+        mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
+    }
+#else
+    mcu_conv_2d_s8_windows(p, input, filter, bias, output, columns);
+#endif
 }
 
 void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,

@@ -80,6 +80,8 @@ void mcu_conv_2d_s8_first_layer_long(const mcu_conv_s8_params *p, const int8_t *
                                      const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                             const int32_t *bias, int8_t *output, int8_t *columns);
+void mcu_conv_2d_s8_wide_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                  const int32_t *bias, int8_t *output, int8_t *columns);
 void mcu_conv_2d_f32(const mcu_conv_f32_params *p, const float *input, const float *filter, const float *bias,

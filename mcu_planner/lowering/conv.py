@@ -53,6 +53,7 @@ SOURCES = (
     "mcu_conv_helium",
     "mcu_conv_helium_small",
     "mcu_conv_helium_rows",
+    "mcu_conv_helium_long",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
@@ -84,6 +85,7 @@ CONV_2D_S8_FIRST_POINTWISE = "mcu_conv_2d_s8_first_pointwise"
 CONV_2D_S8_FIRST_LAYER = "mcu_conv_2d_s8_first_layer"
 CONV_2D_S8_FIRST_LAYER_LONG = "mcu_conv_2d_s8_first_layer_long"
 CONV_2D_S8_WINDOWS = "mcu_conv_2d_s8_windows"
+CONV_2D_S8_WIDE_WINDOWS = "mcu_conv_2d_s8_wide_windows"
 CONV_2D_S8_LONG_WINDOWS = "mcu_conv_2d_s8_long_windows"
 CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_ANY_LAYER,
@@ -93,6 +95,7 @@ CONV_2D_S8_ENTRIES = (
     CONV_2D_S8_FIRST_LAYER,
     CONV_2D_S8_FIRST_LAYER_LONG,
     CONV_2D_S8_WINDOWS,
+    CONV_2D_S8_WIDE_WINDOWS,
     CONV_2D_S8_LONG_WINDOWS,
 )
 DEPTHWISE_S8_PER_TAP_OFFSET = "mcu_depthwise_conv_2d_s8_per_tap_offset"
@@ -108,7 +111,8 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     those blocks then take all of them on those cores); windows of up
     to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
     HELIUM_COLUMNS of them (the most any core's path copies: all cores'
-    conv_columns_bytes), else read in place; first layers (fewer than
+    conv_columns_bytes), past CONV_CHUNKS_MIN values the wide ones (Helium's
+    chunks), else read in place; first layers (fewer than
     BLOCK_MIN_CHANNELS input channels) try the M4/M7 few-channel paths first:
     the DSP blocks up to FEW_BLOCK_TAPS_MAX values, longer windows the other."""
     in_c = params["input_c"]
@@ -123,7 +127,7 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
         return CONV_2D_S8_LONG_WINDOWS
     if not first_layer:
-        return CONV_2D_S8_WINDOWS
+        return CONV_2D_S8_WIDE_WINDOWS if window > CONV_CHUNKS_MIN else CONV_2D_S8_WINDOWS
     return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
 
 
@@ -191,9 +195,11 @@ def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
       BLOCK_MIN_CHANNELS input channels (M4/M7 DSP, first layers): eight
       windows widened (block_bytes; without them, and for 1x1, four on the
       stack);
-    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows;
+    - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows,
+      past CONV_CHUNKS_MIN values each rounded up to whole vectors of 16;
     - longer windows (Helium): chunks of whole window rows in four columns
-      of at most CONV_COLUMN_MAX values, the int32 sums of the four pixels
+      of at most CONV_COLUMN_MAX values (each rounded up to whole vectors
+      of 16, interleaved), the int32 sums of the four pixels
       carried between chunks (16 x output_c, up to CONV_CHUNK_SUMS_MAX, plus 3
       bytes to align them); past those limits the windows are read in place
       and need one window row's span of the input zero point, read for
@@ -220,14 +226,20 @@ def _columns_bytes_past_first_layers(params: dict[str, int], blocks: bool) -> in
     if blocks and window <= BLOCK_TAPS_MAX and in_c >= BLOCK_MIN_CHANNELS:
         return max(HELIUM_COLUMNS * window, (window if in_c % 4 else 0) + block_bytes(window))
     if window <= CONV_COLUMN_MAX:
-        return HELIUM_COLUMNS * window
+        return HELIUM_COLUMNS * (_vectors_bytes(window) if window > CONV_CHUNKS_MIN else window)
     span = ((filter_w - 1) * params["dilation_w"] + 1) * in_c
     row = filter_w * in_c
     sums = 16 * params["output_c"]
     if row <= CONV_COLUMN_MAX and sums <= CONV_CHUNK_SUMS_MAX:
         rows = min(filter_h, CONV_COLUMN_MAX // row)
-        return max(span, 3 + sums + HELIUM_COLUMNS * rows * row)
+        return max(span, 3 + sums + HELIUM_COLUMNS * _vectors_bytes(rows * row))
     return span
+
+
+def _vectors_bytes(n: int) -> int:
+    """`n` values rounded up to whole vectors of 16: a pixel's slots in the
+    interleaved columns of Helium's chunks (mcu_conv_helium_long.c)."""
+    return 16 * -(-n // 16)
 
 
 def _geometry(op: Operator, inp: Tensor, filt: Tensor, out: Tensor, per_filter: int) -> dict[str, int]:
@@ -465,6 +477,13 @@ WALKS: dict[str, RasterOrder] = {
 # MCU_CONV_COLUMN_MAX of mcu_conv_internal.h: the longest int8 convolution window
 # copied whole into a column (and the longest chunk of a longer one).
 CONV_COLUMN_MAX = 1024
+# Windows in columns of more values than this, not first layers', take
+# mcu_conv_2d_s8_wide_windows: one chunk on Helium (mcu_conv_helium_long.c,
+# two channels per pass), its columns each rounded up to whole vectors of
+# 16.  In shorter ones copying the windows interleaved costs more than the
+# second channel saves (pretrainedResnet_quant's 3x3x16 layers: 20% slower
+# than the rows, its 3x3x32 one 5% faster).
+CONV_CHUNKS_MIN = 256
 # Longer windows go through Helium columns in chunks of whole rows while the
 # int32 sums of four pixels carried between chunks (16 x output_c bytes) take
 # at most this (mcu_conv_helium.c; conv_columns_bytes sizes the scratch).
