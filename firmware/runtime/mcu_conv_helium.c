@@ -149,7 +149,7 @@ MCU_NOINLINE static void mcu_helium_conv_pass_s8(const mcu_conv_s8_params *p, co
             s[0] = s[1] = s[2] = s[3] = 0;
             mcu_helium_pass_channel_s8(&t, filter, 1, s);
         }
-        mcu_helium_store_channel(&q, vldrwq_s32(s), oc, offsets, pixels, out);
+        mcu_helium_store_channel(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
     }
 }
 
@@ -162,6 +162,10 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
     mcu_helium_rows columns;
     int8_t *first_out = output;
     int32_t b, out_y, out_x;
+    if (p->rows != NULL && p->rows->columns != NULL) {
+        p->rows->columns(p, input, filter, bias, output, column_space);
+        return;
+    }
     columns.count = 0;
     columns.n = p->filter_h * p->filter_w * p->input_c;
     for (b = 0; b < p->batches; ++b) {
@@ -203,47 +207,26 @@ MCU_NOINLINE static void mcu_helium_conv_chunk_s8(const mcu_conv_s8_params *p, c
     const mve_pred16_t pixels = vctp32q((uint32_t)count);
     const mve_pred16_t tail = vctp8q((uint32_t)(n & 15));
     const int8_t *r0 = rows[0];
-    const int8_t *r1 = count > 1 ? rows[1] : r0;
-    const int8_t *r2 = count > 2 ? rows[2] : r0;
-    const int8_t *r3 = count > 3 ? rows[3] : r0;
-    int32_t oc, k;
+    const int8_t *const x[4] = {r0, count > 1 ? rows[1] : r0, count > 2 ? rows[2] : r0, count > 3 ? rows[3] : r0};
+    int32_t oc;
     for (oc = 0; oc < out_c; ++oc, filter += filter_size, partial += 4) {
-        const int8_t *w = filter, *x0 = r0, *x1 = r1, *x2 = r2, *x3 = r3;
-        int32_t s0, s1, s2, s3;
+        int32_t s[4];
         if (first) {
-            s0 = s1 = s2 = s3 = terms[oc];
+            s[0] = s[1] = s[2] = s[3] = terms[oc];
         } else {
-            s0 = partial[0];
-            s1 = partial[1];
-            s2 = partial[2];
-            s3 = partial[3];
+            s[0] = partial[0];
+            s[1] = partial[1];
+            s[2] = partial[2];
+            s[3] = partial[3];
         }
-        for (k = n >> 4; k > 0; --k) {
-            const int8x16_t wv = vldrbq_s8(w);
-            s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
-            s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
-            s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
-            s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
-            w += 16;
-            x0 += 16;
-            x1 += 16;
-            x2 += 16;
-            x3 += 16;
-        }
-        if (n & 15) {
-            const int8x16_t wv = vldrbq_z_s8(w, tail);
-            s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
-            s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
-            s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
-            s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
-        }
+        mcu_helium_rows4_sums(x, filter, n >> 4, n & 15, tail, s);
         if (last) {
-            mcu_helium_store_channel(&q, mcu_helium_lanes(s0, s1, s2, s3), oc, offsets, pixels, out);
+            mcu_helium_store_channel(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
         } else {
-            partial[0] = s0;
-            partial[1] = s1;
-            partial[2] = s2;
-            partial[3] = s3;
+            partial[0] = s[0];
+            partial[1] = s[1];
+            partial[2] = s[2];
+            partial[3] = s[3];
         }
     }
 }

@@ -53,6 +53,7 @@ SOURCES = (
     "mcu_conv_helium",
     "mcu_conv_helium_small",
     "mcu_conv_helium_rows",
+    "mcu_conv_helium_interleaved",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
@@ -141,6 +142,16 @@ ROWS_ENTRIES = frozenset(
 )
 
 
+def interleaved_windows(params: dict[str, int]) -> bool:
+    """Whether Helium copies an int8 CONV_2D's windows (CONV_2D_S8_WINDOWS)
+    into columns interleaved a vector at a time for passes of four pixels x
+    two channels (mcu_conv_helium_interleaved.c): windows of whole vectors
+    (input_c a multiple of 16, dilation_w 1) longer than the unrolled rows
+    take."""
+    n = params["filter_h"] * params["filter_w"] * params["input_c"]
+    return params["input_c"] % 16 == 0 and params["dilation_w"] == 1 and n > 16 * ROWS_UNROLLED_MAX
+
+
 def helium_rows_variant(params: dict[str, int], function: str) -> str:
     """The `rows` field of an int8 CONV_2D calling `function`: Helium's loop
     unrolled for its rows (a pixel's input channels, or a window:
@@ -153,6 +164,8 @@ def helium_rows_variant(params: dict[str, int], function: str) -> str:
     n = params["filter_h"] * params["filter_w"] * params["input_c"]
     vectors = -(-n // 16)
     pixels = params["batches"] * params["output_h"] * params["output_w"]
+    if function == CONV_2D_S8_WINDOWS and interleaved_windows(params):
+        return "MCU_CONV_INTERLEAVED_S8(4, 2)"
     if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX or min(params["output_c"], pixels) < 4:
         return "NULL"
     return f"MCU_CONV_ROWS_S8({vectors}, {int(n % 16 != 0)})"

@@ -1,0 +1,172 @@
+/* int8 CONV_2D windows of whole sixteen-byte vectors (input_c a multiple
+ * of 16, dilation_w 1: 3x3x16 = 144, 3x3x32 = 288 ...) on Helium
+ * (Cortex-M55), four output pixels per pass, their windows copied into
+ * four columns interleaved a vector at a time: vector v of pixel k at
+ * 64 v + 16 k.  One pointer then walks the four columns, so a loop over the
+ * vectors holds two filters and the eight sums of four pixels x two
+ * channels in registers: per vector two filter loads, four column loads
+ * and eight VMLADAVAs (nine products per instruction, against seven for a
+ * filter against four separate columns).  The sums of four channels are
+ * requantized four channels per vector (mcu_helium_store_four_channels).
+ * The generator names this path per layer (MCU_CONV_INTERLEAVED_S8,
+ * mcu_planner/lowering/conv.py helium_rows_variant), so that only the
+ * firmware of such layers links it.  Nothing here is compiled without
+ * MCU_MVE. */
+#include "mcu_conv_helium_interleaved.h"
+
+#include "mcu_conv_helium.h"
+#include "mcu_conv_helium_rows.h"
+#include "mcu_conv_internal.h"
+#include "mcu_conv_window.h"
+
+#if defined(MCU_MVE)
+
+/* Four pixels' vectors of one window vector, one after another. */
+#define PASS_STEP 64
+
+/* The window of output pixel (b, wy's row, out_x) into the interleaved
+ * columns at `column` (pixel k's: the columns + 16 k), taps in the padding
+ * as the input zero point, which with the offset terms adds nothing. */
+static void window_to_interleaved(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
+                                  const mcu_window_axis *wy, int32_t out_x, int8_t *column)
+{
+    const int32_t in_c = p->input_c, row_vectors = (p->filter_w * in_c) >> 4;
+    const mcu_window_axis wx = mcu_window_axis_at(out_x, p->stride_w, p->pad_w, 1, p->filter_w, p->input_w);
+    const int8x16_t zero = vdupq_n_s8((int8_t)(-p->input_offset));
+    const size_t input_row = (size_t)p->input_w * (size_t)in_c;
+    /* The row's vectors [before, after) lie inside the input. */
+    const int32_t before = wx.end > wx.first ? (wx.first * in_c) >> 4 : row_vectors;
+    const int32_t after = wx.end > wx.first ? (wx.end * in_c) >> 4 : row_vectors;
+    const int8_t *first =
+        input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, 0, wx.end > wx.first ? wx.origin + wx.first : 0, 0);
+    int32_t fy, v;
+    for (fy = 0; fy < p->filter_h; ++fy) {
+        if (fy < wy->first || fy >= wy->end) {
+            for (v = 0; v < row_vectors; ++v, column += PASS_STEP) {
+                vst1q_s8(column, zero);
+            }
+            continue;
+        }
+        {
+            const int8_t *from = first + (size_t)mcu_window_input(wy, fy) * input_row;
+            for (v = 0; v < before; ++v, column += PASS_STEP) {
+                vst1q_s8(column, zero);
+            }
+            for (; v < after; ++v, column += PASS_STEP, from += 16) {
+                vst1q_s8(column, vld1q_s8(from));
+            }
+            for (; v < row_vectors; ++v, column += PASS_STEP) {
+                vst1q_s8(column, zero);
+            }
+        }
+    }
+}
+
+/* One vector of the four pixels (at x, x + 16, x + 32, x + 48; x steps
+ * past them) against two filters' (w0, w1: each steps 16): `mac` VMLADAV
+ * (the sums start) or VMLADAVA. */
+#define PAIR_STEP(mac)                                                                                         \
+    "vldrb.8 %q[wa], [%[w0]], #16\n\t"                                                                         \
+    "vldrb.8 %q[wb], [%[w1]], #16\n\t"                                                                         \
+    "vldrb.8 %q[xv], [%[xp], #16]\n\t" mac " %[a1], %q[xv], %q[wa]\n\t" mac " %[b1], %q[xv], %q[wb]\n\t"      \
+    "vldrb.8 %q[yv], [%[xp], #32]\n\t" mac " %[a2], %q[yv], %q[wa]\n\t" mac " %[b2], %q[yv], %q[wb]\n\t"      \
+    "vldrb.8 %q[xv], [%[xp], #48]\n\t" mac " %[a3], %q[xv], %q[wa]\n\t" mac " %[b3], %q[xv], %q[wb]\n\t"      \
+    "vldrb.8 %q[yv], [%[xp]], #64\n\t" mac " %[a0], %q[yv], %q[wa]\n\t" mac " %[b0], %q[yv], %q[wb]\n\t"
+
+/* Two channels' sums (filters w0, w1) over the four pixels' interleaved
+ * columns of `vectors` (at least 1) vectors: sums[4 k] for w0 and
+ * sums[4 k + 1] for w1, pixel k. */
+static inline MCU_ALWAYS_INLINE void pair_sums(const int8_t *x, const int8_t *w0, const int8_t *w1,
+                                               int32_t vectors, int32_t *sums)
+{
+    int32_t a0, a1, a2, a3, b0, b1, b2, b3;
+    int8x16_t wa, wb, xv, yv;
+    __asm__(PAIR_STEP("vmladav.s8") "subs %[k], %[k], #1\n\t"
+                                    "beq 2f\n"
+                                    "1:\n\t" PAIR_STEP("vmladava.s8") "subs %[k], %[k], #1\n\t"
+                                                                      "bne 1b\n"
+                                                                      "2:"
+            : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0),
+              [b1] "=&Te"(b1), [b2] "=&Te"(b2), [b3] "=&Te"(b3), [wa] "=&w"(wa), [wb] "=&w"(wb), [xv] "=&w"(xv),
+              [yv] "=&w"(yv), [xp] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [k] "+r"(vectors)
+            :
+            : "memory", "cc");
+    sums[0] = a0;
+    sums[1] = b0;
+    sums[4] = a1;
+    sums[5] = b1;
+    sums[8] = a2;
+    sums[9] = b2;
+    sums[12] = a3;
+    sums[13] = b3;
+}
+
+/* The `count` (1 to 4) pixels of interleaved columns of `vectors` vectors
+ * against every filter; pixels past `count` hold stale values, computed
+ * and not stored. */
+MCU_NOINLINE static void interleaved_pass(const mcu_conv_s8_params *p, const int8_t *columns, int32_t count,
+                                          const int8_t *filter, const int32_t *bias, int8_t *out)
+{
+    const int32_t out_c = p->output_c, vectors = (p->filter_h * p->filter_w * p->input_c) >> 4;
+    const size_t n = (size_t)vectors * 16u;
+    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
+    int32_t oc;
+    for (oc = 0; oc + 4 <= out_c; oc += 4, filter += 4 * n) {
+        int32_t sums[16];
+        pair_sums(columns, filter, filter + n, vectors, sums);
+        pair_sums(columns, filter + 2 * n, filter + 3 * n, vectors, sums + 2);
+        if (count == 4) {
+            mcu_helium_store_four_channels(p, &q, sums, oc, 4, out + oc);
+        } else {
+            mcu_helium_store_four_channels(p, &q, sums, oc, count, out + oc);
+        }
+    }
+    if (oc < out_c) {
+        /* 1 to 3 channels left: a pair and (with 3) a pair whose second
+         * filter repeats the first, the repeats not stored. */
+        const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
+        const mve_pred16_t pixels = vctp32q((uint32_t)count);
+        const int32_t *terms = p->window_offset_terms;
+        int32_t sums[16];
+        int32_t j;
+        pair_sums(columns, filter, out_c - oc > 1 ? filter + n : filter, vectors, sums);
+        if (out_c - oc > 2) {
+            pair_sums(columns, filter + 2 * n, filter + 2 * n, vectors, sums + 2);
+        }
+        for (j = 0; oc + j < out_c; ++j) {
+            const int32x4_t acc = mcu_helium_lanes(sums[j], sums[4 + j], sums[8 + j], sums[12 + j]);
+            mcu_helium_store_channel(&q, vaddq_n_s32(acc, terms[oc + j]), oc + j, offsets, pixels, out);
+        }
+    }
+}
+
+/* Every output pixel, four per pass in output order across rows and
+ * images, each pass's windows copied before its outputs are written. */
+static void interleaved_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output, int8_t *column_space)
+{
+    int32_t b, out_y, out_x, count = 0;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            for (out_x = 0; out_x < p->output_w; ++out_x) {
+                window_to_interleaved(p, input, b, &wy, out_x, column_space + 16 * count);
+                if (++count == MCU_CONV_COLUMNS) {
+                    interleaved_pass(p, column_space, count, filter, bias, output);
+                    output += (size_t)p->output_c * (size_t)count;
+                    count = 0;
+                }
+            }
+        }
+    }
+    if (count > 0) {
+        interleaved_pass(p, column_space, count, filter, bias, output);
+    }
+}
+
+const mcu_conv_rows_s8 mcu_conv_interleaved_s8_4_2 = {0, 0, NULL, interleaved_columns};
+
+#else
+typedef int mcu_conv_helium_interleaved_unused; /* ISO C: a translation unit declares something */
+#endif /* MCU_MVE */
