@@ -62,6 +62,27 @@ static void window_to_interleaved(const mcu_conv_s8_params *p, const int8_t *inp
     }
 }
 
+/* The windows of four output pixels along a row, wholly inside the input
+ * (pixel 0's at `from`, the next `pixel_step` bytes on), into the
+ * interleaved columns: a window row at a time, the four pixels' vectors
+ * side by side. */
+static void four_inside_to_interleaved(const mcu_conv_s8_params *p, const int8_t *from, size_t pixel_step,
+                                       int8_t *column)
+{
+    const int32_t row_vectors = (p->filter_w * p->input_c) >> 4;
+    const size_t window_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
+    int32_t fy, v;
+    for (fy = 0; fy < p->filter_h; ++fy, from += window_row) {
+        const int8_t *f = from;
+        for (v = 0; v < row_vectors; ++v, f += 16, column += PASS_STEP) {
+            vst1q_s8(column, vld1q_s8(f));
+            vst1q_s8(column + 16, vld1q_s8(f + pixel_step));
+            vst1q_s8(column + 32, vld1q_s8(f + 2 * pixel_step));
+            vst1q_s8(column + 48, vld1q_s8(f + 3 * pixel_step));
+        }
+    }
+}
+
 /* One vector of the four pixels (at x, x + 16, x + 32, x + 48; x steps
  * past them) against two filters' (w0, w1: each steps 16): `mac` VMLADAV
  * (the sums start) or VMLADAVA. */
@@ -145,12 +166,29 @@ MCU_NOINLINE static void interleaved_pass(const mcu_conv_s8_params *p, const int
 static void interleaved_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                 const int32_t *bias, int8_t *output, int8_t *column_space)
 {
+    const size_t pixel_step = (size_t)p->stride_w * (size_t)p->input_c;
+    /* Output columns [inside_first, inside_end) have windows inside the
+     * input's columns. */
+    int32_t inside_first, inside_end;
     int32_t b, out_y, out_x, count = 0;
+    conv_inside_range(p->output_w, p->stride_w, p->pad_w, 1, p->filter_w, p->input_w, &inside_first, &inside_end);
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
+            const int rows_inside = wy.first == 0 && wy.end == p->filter_h;
             for (out_x = 0; out_x < p->output_w; ++out_x) {
+                if (rows_inside && count == 0 && out_x >= inside_first && out_x + 4 <= inside_end) {
+                    four_inside_to_interleaved(
+                        p,
+                        input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, wy.origin,
+                                                out_x * p->stride_w - p->pad_w, 0),
+                        pixel_step, column_space);
+                    interleaved_pass(p, column_space, 4, filter, bias, output);
+                    output += (size_t)p->output_c * 4u;
+                    out_x += 3;
+                    continue;
+                }
                 window_to_interleaved(p, input, b, &wy, out_x, column_space + 16 * count);
                 if (++count == MCU_CONV_COLUMNS) {
                     interleaved_pass(p, column_space, count, filter, bias, output);
