@@ -102,11 +102,20 @@ static inline MCU_ALWAYS_INLINE void pair_sums(const int8_t *x, const int8_t *w0
 {
     int32_t a0, a1, a2, a3, b0, b1, b2, b3;
     int8x16_t wa, wb, xv, yv;
-    __asm__(PAIR_STEP("vmladav.s8") "subs %[k], %[k], #1\n\t"
-                                    "beq 2f\n"
-                                    "1:\n\t" PAIR_STEP("vmladava.s8") "subs %[k], %[k], #1\n\t"
-                                                                      "bne 1b\n"
-                                                                      "2:"
+    /* The first vector starts the sums; then one more when the others are
+     * odd in number, and the rest two per loop step (LSRS: C the odd one
+     * out, Z no pairs; the vector instructions leave the flags). */
+    __asm__(PAIR_STEP("vmladav.s8")                                                          /* vector 0 */
+            "subs %[k], %[k], #1\n\t"
+            "beq 3f\n\t"
+            "lsrs %[k], %[k], #1\n\t"
+            "bcc 2f\n\t" PAIR_STEP("vmladava.s8")                                               /* the odd one */
+            "2:\n\t"
+            "beq 3f\n"
+            "1:\n\t" PAIR_STEP("vmladava.s8") PAIR_STEP("vmladava.s8")                          /* two a step */
+            "subs %[k], %[k], #1\n\t"
+            "bne 1b\n"
+            "3:"
             : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [b0] "=&Te"(b0),
               [b1] "=&Te"(b1), [b2] "=&Te"(b2), [b3] "=&Te"(b3), [wa] "=&w"(wa), [wb] "=&w"(wb), [xv] "=&w"(xv),
               [yv] "=&w"(yv), [xp] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [k] "+r"(vectors)
