@@ -83,6 +83,21 @@ static void four_inside_to_interleaved(const mcu_conv_s8_params *p, const int8_t
     }
 }
 
+/* The same for one pixel's window (at `from`) into its column. */
+static inline MCU_ALWAYS_INLINE void one_inside_to_interleaved(const mcu_conv_s8_params *p, const int8_t *from,
+                                                               int8_t *column)
+{
+    const int32_t row_vectors = (p->filter_w * p->input_c) >> 4;
+    const size_t window_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
+    int32_t fy, v;
+    for (fy = 0; fy < p->filter_h; ++fy, from += window_row) {
+        const int8_t *f = from;
+        for (v = 0; v < row_vectors; ++v, f += 16, column += PASS_STEP) {
+            vst1q_s8(column, vld1q_s8(f));
+        }
+    }
+}
+
 /* One vector of the four pixels (at x, x + 16, x + 32, x + 48; x steps
  * past them) against two filters' (w0, w1: each steps 16): `mac` VMLADAV
  * (the sums start) or VMLADAVA. */
@@ -187,18 +202,22 @@ static void interleaved_columns(const mcu_conv_s8_params *p, const int8_t *input
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
             const int rows_inside = wy.first == 0 && wy.end == p->filter_h;
             for (out_x = 0; out_x < p->output_w; ++out_x) {
-                if (rows_inside && count == 0 && out_x >= inside_first && out_x + 4 <= inside_end) {
-                    four_inside_to_interleaved(
-                        p,
-                        input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b, wy.origin,
-                                                out_x * p->stride_w - p->pad_w, 0),
-                        pixel_step, column_space);
+                const int inside = rows_inside && out_x >= inside_first && out_x < inside_end;
+                const int8_t *from = inside ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->input_c, b,
+                                                                      wy.origin, out_x * p->stride_w - p->pad_w, 0)
+                                            : input;
+                if (inside && count == 0 && out_x + 4 <= inside_end) {
+                    four_inside_to_interleaved(p, from, pixel_step, column_space);
                     interleaved_pass(p, column_space, 4, filter, bias, output);
                     output += (size_t)p->output_c * 4u;
                     out_x += 3;
                     continue;
                 }
-                window_to_interleaved(p, input, b, &wy, out_x, column_space + 16 * count);
+                if (inside) {
+                    one_inside_to_interleaved(p, from, column_space + 16 * count);
+                } else {
+                    window_to_interleaved(p, input, b, &wy, out_x, column_space + 16 * count);
+                }
                 if (++count == MCU_CONV_COLUMNS) {
                     interleaved_pass(p, column_space, count, filter, bias, output);
                     output += (size_t)p->output_c * (size_t)count;
