@@ -146,9 +146,10 @@ static inline MCU_ALWAYS_INLINE void pair_sums(const int8_t *x, const int8_t *w0
     sums[13] = b3;
 }
 
-/* The `count` (1 to 4) pixels of interleaved columns of `vectors` vectors
- * against every filter; pixels past `count` hold stale values, computed
- * and not stored. */
+/* The `count` (1 to 4) pixels of interleaved columns against every filter,
+ * four channels at a time (the last group's channels past out_c repeat
+ * the last filter and are not stored); pixels past `count` hold stale
+ * values, computed and not stored.  One copy of the loops, for flash. */
 MCU_NOINLINE static void interleaved_pass(const mcu_conv_s8_params *p, const int8_t *columns, int32_t count,
                                           const int8_t *filter, const int32_t *bias, int8_t *out)
 {
@@ -156,31 +157,26 @@ MCU_NOINLINE static void interleaved_pass(const mcu_conv_s8_params *p, const int
     const size_t n = (size_t)vectors * 16u;
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
     int32_t oc;
-    for (oc = 0; oc + 4 <= out_c; oc += 4, filter += 4 * n) {
+    for (oc = 0; oc < out_c; oc += 4) {
+        const int32_t left = out_c - oc;
+        const int8_t *w = filter + (size_t)oc * n;
         int32_t sums[16];
-        pair_sums(columns, filter, filter + n, vectors, sums);
-        pair_sums(columns, filter + 2 * n, filter + 3 * n, vectors, sums + 2);
-        if (count == 4) {
+        pair_sums(columns, w, left > 1 ? w + n : w, vectors, sums);
+        if (left > 2) {
+            pair_sums(columns, w + 2 * n, left > 3 ? w + 3 * n : w, vectors, sums + 2);
+        }
+        if (left >= 4 && count == 4) {
             mcu_helium_store_four_channels(p, &q, sums, oc, 4, out + oc);
         } else {
-            mcu_helium_store_four_channels(p, &q, sums, oc, count, out + oc);
-        }
-    }
-    if (oc < out_c) {
-        /* 1 to 3 channels left: a pair and (with 3) a pair whose second
-         * filter repeats the first, the repeats not stored. */
-        const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
-        const mve_pred16_t pixels = vctp32q((uint32_t)count);
-        const int32_t *terms = p->window_offset_terms;
-        int32_t sums[16];
-        int32_t j;
-        pair_sums(columns, filter, out_c - oc > 1 ? filter + n : filter, vectors, sums);
-        if (out_c - oc > 2) {
-            pair_sums(columns, filter + 2 * n, filter + 2 * n, vectors, sums + 2);
-        }
-        for (j = 0; oc + j < out_c; ++j) {
-            const int32x4_t acc = mcu_helium_lanes(sums[j], sums[4 + j], sums[8 + j], sums[12 + j]);
-            mcu_helium_store_channel(&q, vaddq_n_s32(acc, terms[oc + j]), oc + j, offsets, pixels, out);
+            /* The last pass and the last channels: a channel at a time. */
+            const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c);
+            const mve_pred16_t pixels = vctp32q((uint32_t)count);
+            int32_t j;
+            for (j = 0; j < MCU_MIN(left, 4); ++j) {
+                const int32x4_t acc = mcu_helium_lanes(sums[j], sums[4 + j], sums[8 + j], sums[12 + j]);
+                mcu_helium_store_channel(&q, vaddq_n_s32(acc, p->window_offset_terms[oc + j]), oc + j, offsets,
+                                         pixels, out);
+            }
         }
     }
 }
