@@ -148,9 +148,11 @@ MCU_NOINLINE static void pair_sums(const int8_t *x, const int8_t *w0, const int8
 }
 
 /* The `count` (1 to 4) pixels of interleaved columns against every filter,
- * four channels at a time (the last group's channels past out_c repeat
- * the last filter and are not stored); pixels past `count` hold stale
- * values, computed and not stored.  One copy of the loops, for flash. */
+ * four channels at a time (in the last group a second filter past out_c
+ * repeats the group's first, a pair wholly past it is skipped, and their
+ * sums are not stored); pixels past `count` hold stale values, computed
+ * and not stored.  The last pass and the last channels store a channel at
+ * a time: one copy of the four-channel store, for flash. */
 MCU_NOINLINE static void interleaved_pass(const mcu_conv_s8_params *p, const int8_t *columns, int32_t count,
                                           const int8_t *filter, const int32_t *bias, int8_t *out)
 {
