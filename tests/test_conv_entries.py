@@ -99,7 +99,8 @@ def mcu_conv_rows_s8_defined() -> set[tuple[str, str]]:
 
 
 def _rows_layer(kh: int, kw: int, in_c: int, pad: int = 0, output_c: int = 8, pixels: int = 4) -> dict[str, int]:
-    return {**_layer(kh, kw, in_c, pad), "batches": 1, "output_h": 1, "output_w": pixels, "output_c": output_c}
+    layer = {**_layer(kh, kw, in_c, pad), "batches": 1, "output_h": 1, "output_w": pixels, "output_c": output_c}
+    return {**layer, "dilation_w": 1}
 
 
 def test_helium_rows_take_the_loop_unrolled_for_their_length():
@@ -119,6 +120,22 @@ def test_helium_rows_take_the_loop_unrolled_for_their_length():
     assert helium_rows_variant(_rows_layer(3, 3, 8, 1), DEPTHWISE_S8_3X3) == "NULL"
     assert helium_rows_variant(_rows_layer(1, 1, 64, output_c=3), CONV_2D_S8_POINTWISE) == "NULL"
     assert helium_rows_variant(_rows_layer(1, 1, 64, pixels=3), CONV_2D_S8_POINTWISE) == "NULL"
+
+
+def test_helium_windows_of_whole_vectors_take_the_interleaved_columns():
+    """Windows of input_c a multiple of 16, dilation_w 1, past the unrolled
+    rows (3x3x16 = 144 values ...): interleaved columns, whatever the
+    channel and pixel counts (its passes store 1 to 4 of each); other
+    windows and entries keep their loops."""
+    interleaved = "MCU_CONV_INTERLEAVED_S8(4, 2)"
+    for kh, kw, in_c in ((3, 3, 16), (3, 3, 32), (3, 3, 64), (1, 9, 16), (3, 3, 112)):
+        for output_c, pixels in ((16, 4), (3, 1)):
+            layer = _rows_layer(kh, kw, in_c, 1, output_c=output_c, pixels=pixels)
+            assert helium_rows_variant(layer, CONV_2D_S8_WINDOWS) == interleaved
+    assert helium_rows_variant(_rows_layer(2, 2, 32, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(8, 0)"  # 128
+    assert helium_rows_variant(_rows_layer(3, 3, 20, 1), CONV_2D_S8_WINDOWS) == "NULL"  # 180: a tail
+    assert helium_rows_variant({**_rows_layer(3, 3, 16, 1), "dilation_w": 2}, CONV_2D_S8_WINDOWS) == "NULL"
+    assert helium_rows_variant(_rows_layer(3, 3, 16, 1), CONV_2D_S8_LONG_WINDOWS) == "NULL"
 
 
 def _c_define(file: str, name: str) -> int:

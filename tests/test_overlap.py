@@ -311,6 +311,7 @@ def _int_chain(net, activation: bool = True) -> tuple[bytes, set[str]]:
         x = net.leaky_relu(x)
     x = net.conv2d(x, 8, kernel=(3, 3), strides=(2, 2))  # padding SAME, odd size
     x = net.conv2d(x, 16, kernel=(1, 1))  # widening pointwise
+    x = net.conv2d(x, 16, kernel=(3, 3))  # whole vectors: Helium's interleaved columns
     x = net.depthwise_conv2d(x, strides=(1, 1))
     x = net.conv2d(x, 8, kernel=(1, 1))  # narrowing pointwise
     x = net.pad(x, ((0, 0), (1, 2), (2, 1), (0, 0)))

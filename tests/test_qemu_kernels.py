@@ -122,6 +122,28 @@ def helium_rows_model() -> bytes:
     return net.build(*outputs)
 
 
+def helium_interleaved_model() -> bytes:
+    """Windows of whole vectors past the unrolled rows (input_c 16, 32, 48:
+    144 to 432 values) that the Cortex-M55 copies into interleaved columns
+    (mcu_conv_helium_interleaved.c): 1 to 3 channels left after the groups
+    of four, passes of 1-3 pixels at the end, SAME padding on every side,
+    windows wider than the input, stride 2, dilation down the rows, two
+    images, input zero points at both ends of int8."""
+    net = Int8Net(43)
+    sixteen = net.input((1, 5, 7, 16), -1.0, 1.0)
+    low = net.input((1, 4, 5, 32), 0.0, 3.0)
+    high = net.input((2, 3, 3, 48), -2.0, 0.0)
+    outputs = [
+        net.conv2d(sixteen, 5, kernel=(3, 3), padding="SAME"),  # 35 pixels
+        net.conv2d(sixteen, 6, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(sixteen, 4, kernel=(1, 9), padding="SAME"),  # wider than the input
+        net.conv2d(sixteen, 8, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(low, 7, kernel=(3, 3), padding="VALID", activation="RELU6"),  # 6 pixels
+        net.conv2d(high, 9, kernel=(3, 3), padding="SAME"),  # 18 pixels
+    ]
+    return net.build(*outputs)
+
+
 def column_filter_model() -> bytes:
     """Depthwise (k, 1) filters over one-column inputs, the layers of
     streaming models: on the Cortex-M55 their one-pixel passes take one loop
@@ -487,6 +509,13 @@ def test_int8_convolution_rows_of_each_vector_count_on_helium():
     _, _, files = generate_for_model(model, name="rows")
     named = set(re.findall(r"MCU_CONV_ROWS_S8\((\d+), ([01])\)", files["rows.c"].decode()))
     assert named == {(str(v), str(t)) for v in range(2, 9) for t in (0, 1)}
+    assert_matches_reference(model, inputs=2, target="mps3-an547")
+
+
+def test_int8_convolution_windows_in_interleaved_columns_on_helium():
+    model = helium_interleaved_model()
+    _, _, files = generate_for_model(model, name="interleaved")
+    assert files["interleaved.c"].decode().count("MCU_CONV_INTERLEAVED_S8(4, 2)") == 6
     assert_matches_reference(model, inputs=2, target="mps3-an547")
 
 

@@ -8,6 +8,8 @@
  *                         of eight pixels (M4/M7 SMLAD, pixels widened once)
  *   mcu_conv_few_channels_dsp.c  first layers of 1-4 input channels (M4/M7)
  *   mcu_conv_helium_rows.c  Helium rows: pointwise pixels and windows in columns
+ *   mcu_conv_helium_interleaved.c  Helium windows of whole vectors (input_c 16k)
+ *                         in interleaved columns, 4 pixels x 2 channels a pass
  *   mcu_conv_helium.c     Helium passes: windows of any length in chunks
  *   mcu_conv_helium_small.c  Helium windows of 17-64 values read in place (first layers)
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c

@@ -27,8 +27,14 @@ extern const mcu_conv_rows_s8 mcu_conv_rows_s8_2_0, mcu_conv_rows_s8_2_1, mcu_co
     mcu_conv_rows_s8_3_1, mcu_conv_rows_s8_4_0, mcu_conv_rows_s8_4_1, mcu_conv_rows_s8_5_0, mcu_conv_rows_s8_5_1,
     mcu_conv_rows_s8_6_0, mcu_conv_rows_s8_6_1, mcu_conv_rows_s8_7_0, mcu_conv_rows_s8_7_1, mcu_conv_rows_s8_8_0,
     mcu_conv_rows_s8_8_1;
+/* Windows of whole vectors (input_c a multiple of 16) copied into four
+ * columns interleaved a vector at a time, passes of 4 pixels x 2 channels
+ * (mcu_conv_helium_interleaved.c), named the same way. */
+#define MCU_CONV_INTERLEAVED_S8(pixels, channels) (&mcu_conv_interleaved_s8_##pixels##_##channels)
+extern const mcu_conv_rows_s8 mcu_conv_interleaved_s8_4_2;
 #else
 #define MCU_CONV_ROWS_S8(vectors, tail) NULL
+#define MCU_CONV_INTERLEAVED_S8(pixels, channels) NULL
 #endif
 
 typedef struct {

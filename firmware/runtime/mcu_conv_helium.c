@@ -149,7 +149,7 @@ MCU_NOINLINE static void mcu_helium_conv_pass_s8(const mcu_conv_s8_params *p, co
             s[0] = s[1] = s[2] = s[3] = 0;
             mcu_helium_pass_channel_s8(&t, filter, 1, s);
         }
-        mcu_helium_store_channel(&q, vldrwq_s32(s), oc, offsets, pixels, out);
+        mcu_helium_store_channel(&q, mcu_helium_lanes(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
     }
 }
 
@@ -162,6 +162,10 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
     mcu_helium_rows columns;
     int8_t *first_out = output;
     int32_t b, out_y, out_x;
+    if (p->rows != NULL && p->rows->columns != NULL) {
+        p->rows->columns(p, input, filter, bias, output, column_space);
+        return;
+    }
     columns.count = 0;
     columns.n = p->filter_h * p->filter_w * p->input_c;
     for (b = 0; b < p->batches; ++b) {

@@ -86,6 +86,63 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_store_pixel(const mcu_helium_req
     vstrbq_p_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max), lanes);
 }
 
+/* Channels oc .. oc + 3 of `pixels` (1 to 4) pixels (sums[4 k + j]: the raw
+ * sums of channel oc + j of pixel k) requantized four channels per vector,
+ * pixel k's four bytes stored at out + k x output_c: the channels' bias,
+ * offset terms, multipliers and shifts loaded once for the pixels. */
+static inline MCU_ALWAYS_INLINE void mcu_helium_store_four_channels(const mcu_conv_s8_params *p,
+                                                                    const mcu_helium_requant *q, const int32_t sums[16],
+                                                                    int32_t oc, int32_t pixels, int8_t *out)
+{
+    const int32x4_t multiplier = vldrwq_s32(q->multiplier + oc);
+    const mcu_shift_x4 shift = mcu_split_shift_x4(vldrwq_s32(q->shift + oc));
+    const size_t step = (size_t)p->output_c;
+    int32x4_t start = vldrwq_s32(p->window_offset_terms + oc);
+    int32_t k;
+    if (q->bias) {
+        start = vaddq_s32(start, vldrwq_s32(q->bias + oc));
+    }
+#pragma GCC unroll 4
+    for (k = 0; k < pixels; ++k, out += step) {
+        int32x4_t acc = mcu_mul_by_quantized_mul_x4_split(vaddq_s32(vldrwq_s32(sums + 4 * k), start), multiplier, shift);
+        acc = vaddq_n_s32(acc, q->output_offset);
+        vstrbq_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max));
+    }
+}
+
+/* Adds to s[0 .. 3] the products of four rows x[0 .. 3] and a filter w over
+ * `blocks` whole vectors and, with `rest`, a last one under `tail` (the
+ * loads zero the other lanes). */
+static inline MCU_ALWAYS_INLINE void mcu_helium_rows4_sums(const int8_t *const x[4], const int8_t *w, int32_t blocks,
+                                                           int rest, mve_pred16_t tail, int32_t s[4])
+{
+    const int8_t *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    int32_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], k;
+    for (k = blocks; k > 0; --k) {
+        const int8x16_t wv = vldrbq_s8(w);
+        s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
+        w += 16;
+        x0 += 16;
+        x1 += 16;
+        x2 += 16;
+        x3 += 16;
+    }
+    if (rest) {
+        const int8x16_t wv = vldrbq_z_s8(w, tail);
+        s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
+        s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
+        s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
+        s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
 /* The taps of the depthwise windows of a pass (mcu_helium_depthwise_s8),
  * the same for its pixels: `rows` x `cols` taps inside the input, `tap`
  * bytes apart, and rows row[i] bytes apart for pixel i (a window read in

@@ -134,29 +134,6 @@ static inline MCU_ALWAYS_INLINE void unrolled_sums(const int8_t *x0, const int8_
     sums[3] = s3;
 }
 
-/* Channels oc .. oc + 3 of four pixels (sums[4 k + j]: channel oc + j of
- * pixel k) requantized four channels per vector, pixel k's four bytes
- * stored at out + k x output_c: the channels' bias, offset terms,
- * multipliers and shifts loaded once for the four pixels. */
-static inline MCU_ALWAYS_INLINE void store_four_channels(const mcu_conv_s8_params *p, const mcu_helium_requant *q,
-                                                         const int32_t sums[16], int32_t oc, int8_t *out)
-{
-    const int32x4_t multiplier = vldrwq_s32(q->multiplier + oc);
-    const mcu_shift_x4 shift = mcu_split_shift_x4(vldrwq_s32(q->shift + oc));
-    const size_t step = (size_t)p->output_c;
-    int32x4_t start = vldrwq_s32(p->window_offset_terms + oc);
-    int k;
-    if (q->bias) {
-        start = vaddq_s32(start, vldrwq_s32(q->bias + oc));
-    }
-#pragma GCC unroll 4
-    for (k = 0; k < 4; ++k, out += step) {
-        int32x4_t acc = mcu_mul_by_quantized_mul_x4_split(vaddq_s32(vldrwq_s32(sums + 4 * k), start), multiplier, shift);
-        acc = vaddq_n_s32(acc, q->output_offset);
-        vstrbq_s32(out, vminq_s32(vmaxq_s32(acc, q->act_min), q->act_max));
-    }
-}
-
 /* Four whole rows of `n` values (`vectors` of them, the last `rest`) against
  * every filter. */
 static inline MCU_ALWAYS_INLINE void unrolled_rows(const mcu_conv_s8_params *p, const mcu_helium_rows *r,
@@ -180,7 +157,7 @@ static inline MCU_ALWAYS_INLINE void unrolled_rows(const mcu_conv_s8_params *p, 
             sums[8 + j] = s[2];
             sums[12 + j] = s[3];
         }
-        store_four_channels(p, &q, sums, 4 * g, out + 4 * g);
+        mcu_helium_store_four_channels(p, &q, sums, 4 * g, 4, out + 4 * g);
     }
 }
 
@@ -206,7 +183,7 @@ MCU_NOINLINE static void short_rows(const mcu_conv_s8_params *p, const mcu_heliu
             sums[8 + j] = vmladavq_s8(a2, w);
             sums[12 + j] = vmladavq_s8(a3, w);
         }
-        store_four_channels(p, &q, sums, 4 * g, out + 4 * g);
+        mcu_helium_store_four_channels(p, &q, sums, 4 * g, 4, out + 4 * g);
     }
 }
 
@@ -221,7 +198,7 @@ MCU_NOINLINE static void short_rows(const mcu_conv_s8_params *p, const mcu_heliu
     {                                                                                                          \
         unrolled_rows(p, r, filter, bias, vectors, rest, out);                                                 \
     }                                                                                                          \
-    const mcu_conv_rows_s8 mcu_conv_rows_s8_##vectors##_##rest = {vectors, rest, unrolled_rows_##vectors##_##rest};
+    const mcu_conv_rows_s8 mcu_conv_rows_s8_##vectors##_##rest = {vectors, rest, unrolled_rows_##vectors##_##rest, NULL};
 UNROLLED_ROWS(2, 0)
 UNROLLED_ROWS(2, 1)
 UNROLLED_ROWS(3, 0)
@@ -236,38 +213,6 @@ UNROLLED_ROWS(7, 0)
 UNROLLED_ROWS(7, 1)
 UNROLLED_ROWS(8, 0)
 UNROLLED_ROWS(8, 1)
-
-/* One channel's sums over four rows of `blocks` vectors and (`rest`) a last
- * one under `tail`, from `start`, into s[0 .. 3]. */
-static inline MCU_ALWAYS_INLINE void rows_channel(const int8_t *const x[4], const int8_t *w, int32_t blocks,
-                                                  int rest, mve_pred16_t tail, int32_t start, int32_t s[4])
-{
-    const int8_t *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-    int32_t s0 = start, s1 = start, s2 = start, s3 = start, k;
-    for (k = blocks; k > 0; --k) {
-        const int8x16_t wv = vldrbq_s8(w);
-        s0 = vmladavaq_s8(s0, vldrbq_s8(x0), wv);
-        s1 = vmladavaq_s8(s1, vldrbq_s8(x1), wv);
-        s2 = vmladavaq_s8(s2, vldrbq_s8(x2), wv);
-        s3 = vmladavaq_s8(s3, vldrbq_s8(x3), wv);
-        w += 16;
-        x0 += 16;
-        x1 += 16;
-        x2 += 16;
-        x3 += 16;
-    }
-    if (rest) {
-        const int8x16_t wv = vldrbq_z_s8(w, tail);
-        s0 = vmladavaq_s8(s0, vldrbq_z_s8(x0, tail), wv);
-        s1 = vmladavaq_s8(s1, vldrbq_z_s8(x1, tail), wv);
-        s2 = vmladavaq_s8(s2, vldrbq_z_s8(x2, tail), wv);
-        s3 = vmladavaq_s8(s3, vldrbq_z_s8(x3, tail), wv);
-    }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
-}
 
 /* One row of `n` int8 values (a lone pixel of a pointwise convolution, or
  * one window copied into a column) against every filter: four filters per
@@ -382,15 +327,15 @@ void mcu_helium_conv_rows_s8(const mcu_conv_s8_params *p, const mcu_helium_rows 
         /* Longer rows of whole vectors (pointwise on 16k channels): no
          * tail, every lane stored. */
         for (; oc < out_c; ++oc, filter += n) {
-            int32_t s[4];
-            rows_channel(all.row, filter, n >> 4, 0, tail, terms[oc], s);
+            int32_t s[4] = {terms[oc], terms[oc], terms[oc], terms[oc]};
+            mcu_helium_rows4_sums(all.row, filter, n >> 4, 0, tail, s);
             mcu_helium_store_channel_all(&q, lanes_of(s[0], s[1], s[2], s[3]), oc, offsets, out);
         }
         return;
     }
     for (; oc < out_c; ++oc, filter += n) {
-        int32_t s[4];
-        rows_channel(all.row, filter, n >> 4, n & 15, tail, terms[oc], s);
+        int32_t s[4] = {terms[oc], terms[oc], terms[oc], terms[oc]};
+        mcu_helium_rows4_sums(all.row, filter, n >> 4, n & 15, tail, s);
         mcu_helium_store_channel(&q, lanes_of(s[0], s[1], s[2], s[3]), oc, offsets, pixels, out);
     }
 }

@@ -17,12 +17,16 @@ typedef struct mcu_helium_rows {
 
 /* A loop over four whole rows of `vectors` sixteen-byte vectors, the last
  * partial (`tail`) or not, against the filters of every whole group of four
- * channels (mcu_conv.h, MCU_CONV_ROWS_S8). */
+ * channels (mcu_conv.h, MCU_CONV_ROWS_S8); or (`columns` not NULL, the
+ * others 0) a whole windows layer the columns entry hands over
+ * (MCU_CONV_INTERLEAVED_S8, mcu_conv_helium_interleaved.c). */
 struct mcu_conv_rows_s8 {
     int32_t vectors;
     int32_t tail;
     void (*run)(const mcu_conv_s8_params *p, const struct mcu_helium_rows *r, const int8_t *filter,
                 const int32_t *bias, int8_t *out);
+    void (*columns)(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                    int8_t *output, int8_t *column_space);
 };
 
 /* The rows against every filter (`n` values each, one after another):

@@ -54,6 +54,7 @@ SOURCES = (
     "mcu_conv_helium_small",
     "mcu_conv_helium_rows",
     "mcu_conv_helium_long",
+    "mcu_conv_helium_interleaved",
     "mcu_depthwise",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
@@ -112,8 +113,9 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     to CONV_COLUMN_MAX values in `column_bytes` of columns that hold
     HELIUM_COLUMNS of them (the most any core's path copies: all cores'
     conv_columns_bytes), past CONV_CHUNKS_MIN values the wide ones (Helium's
-    chunks), else read in place; first layers (fewer than
-    BLOCK_MIN_CHANNELS input channels) try the M4/M7 few-channel paths first:
+    chunks) unless Helium's interleaved columns take them, else read in
+    place; first layers (fewer than BLOCK_MIN_CHANNELS input channels) try
+    the M4/M7 few-channel paths first:
     the DSP blocks up to FEW_BLOCK_TAPS_MAX values, longer windows the other."""
     in_c = params["input_c"]
     if not with_offset_terms or params["filter_in_c_or_multiplier"] != in_c:
@@ -127,7 +129,9 @@ def conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool, column_byt
     if window > CONV_COLUMN_MAX or HELIUM_COLUMNS * window > column_bytes:
         return CONV_2D_S8_LONG_WINDOWS
     if not first_layer:
-        return CONV_2D_S8_WIDE_WINDOWS if window > CONV_CHUNKS_MIN else CONV_2D_S8_WINDOWS
+        # Helium's interleaved columns beat its chunks wherever they apply.
+        wide = window > CONV_CHUNKS_MIN and not interleaved_windows(params)
+        return CONV_2D_S8_WIDE_WINDOWS if wide else CONV_2D_S8_WINDOWS
     return CONV_2D_S8_FIRST_LAYER if window <= FEW_BLOCK_TAPS_MAX else CONV_2D_S8_FIRST_LAYER_LONG
 
 
@@ -145,6 +149,16 @@ ROWS_ENTRIES = frozenset(
 )
 
 
+def interleaved_windows(params: dict[str, int]) -> bool:
+    """Whether Helium copies an int8 CONV_2D's windows (CONV_2D_S8_WINDOWS)
+    into columns interleaved a vector at a time for passes of four pixels x
+    two channels (mcu_conv_helium_interleaved.c): windows of whole vectors
+    (input_c a multiple of 16, dilation_w 1) longer than the unrolled rows
+    take."""
+    n = params["filter_h"] * params["filter_w"] * params["input_c"]
+    return params["input_c"] % 16 == 0 and params["dilation_w"] == 1 and n > 16 * ROWS_UNROLLED_MAX
+
+
 def helium_rows_variant(params: dict[str, int], function: str) -> str:
     """The `rows` field of an int8 CONV_2D calling `function`: Helium's loop
     unrolled for its rows (a pixel's input channels, or a window:
@@ -157,6 +171,8 @@ def helium_rows_variant(params: dict[str, int], function: str) -> str:
     n = params["filter_h"] * params["filter_w"] * params["input_c"]
     vectors = -(-n // 16)
     pixels = params["batches"] * params["output_h"] * params["output_w"]
+    if function == CONV_2D_S8_WINDOWS and interleaved_windows(params):
+        return "MCU_CONV_INTERLEAVED_S8(4, 2)"
     if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX or min(params["output_c"], pixels) < 4:
         return "NULL"
     return f"MCU_CONV_ROWS_S8({vectors}, {int(n % 16 != 0)})"
@@ -486,7 +502,7 @@ CONV_COLUMN_MAX = 1024
 CONV_CHUNKS_MIN = 256
 # Longer windows go through Helium columns in chunks of whole rows while the
 # int32 sums of four pixels carried between chunks (16 x output_c bytes) take
-# at most this (mcu_conv_helium.c; conv_columns_bytes sizes the scratch).
+# at most this (mcu_conv_helium_long.c; conv_columns_bytes sizes the scratch).
 CONV_CHUNK_SUMS_MAX = 4096
 
 
