@@ -10,6 +10,7 @@
 #include "mcu_conv_internal.h"
 #include "mcu_conv_helium.h"
 #include "mcu_depthwise_dsp.h"
+#include "mcu_depthwise_helium.h"
 
 #if defined(MCU_MVE)
 /* Windows of at most this many taps (inside the input) take one loop over a
@@ -322,6 +323,11 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         taps.cols = 0;
     }
 #if defined(MCU_MVE)
+    if (p->filter_in_c_or_multiplier == 1) {
+        mcu_depthwise_run_m1_helium_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out,
+                                       out_step);
+        return;
+    }
     {
         mcu_helium_taps helium;
         const int8_t *xs[4];
@@ -402,6 +408,34 @@ static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const
     return y0->first == y1->first && y0->end == y1->end && x0->first == x1->first && x0->end == x1->end;
 }
 
+/* The `count` pixels of a pass of depthwise_group_helium with depth
+ * multiplier 1 (mcu_depthwise_helium.c): one run when their windows are
+ * the same distance apart (channels outermost, as mcu_helium_depthwise_s8),
+ * else two at a time in raster order. */
+static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t *const xs[4], int32_t count,
+                                      const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias, int8_t *out)
+{
+    depthwise_taps t;
+    int32_t k, pair;
+    t.rows = taps->rows;
+    t.cols = taps->cols;
+    t.input_row = taps->row[0];
+    t.input_tap = taps->tap;
+    t.filter_row = (size_t)p->filter_w * (size_t)p->output_c;
+    t.filter_tap = (size_t)p->output_c;
+    if (count > 2 && xs[1] >= xs[0] && xs[2] - xs[1] == xs[1] - xs[0] &&
+        (count == 3 || xs[3] - xs[2] == xs[1] - xs[0])) {
+        mcu_depthwise_run_m1_helium_s8(p, &t, xs[0], (size_t)(xs[1] - xs[0]), count, w, taps->inside, bias, out,
+                                       taps->out_step);
+        return;
+    }
+    for (k = 0; k < count; k += pair) {
+        pair = k + 1 < count && xs[k + 1] >= xs[k] ? 2 : 1;
+        mcu_depthwise_run_m1_helium_s8(p, &t, xs[k], pair == 2 ? (size_t)(xs[k + 1] - xs[k]) : 0u, pair, w,
+                                       taps->inside, bias, out + (size_t)k * taps->out_step, taps->out_step);
+    }
+}
+
 /* One aligned group of `count` raster pixels from pixel (b, y, x) on: each
  * run of consecutive pixels whose windows have the same taps inside the
  * input in one Helium pass, read in place, so that every channel still sees
@@ -451,7 +485,11 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
         for (k = n; k < 4; ++k) {
             taps.row[k] = in_place_row; /* the pass repeats pixel 0 there */
         }
-        mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        if (p->filter_in_c_or_multiplier == 1) {
+            depthwise_group_m1_helium(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        } else {
+            mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        }
         done += n;
     }
 }

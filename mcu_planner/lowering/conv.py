@@ -54,6 +54,7 @@ SOURCES = (
     "mcu_conv_helium_small",
     "mcu_conv_helium_rows",
     "mcu_depthwise",
+    "mcu_depthwise_helium",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
     "mcu_conv_few_channels_dsp",
