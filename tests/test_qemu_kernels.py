@@ -269,9 +269,9 @@ def dsp_block_model() -> bytes:
 
 
 def depthwise_table_model() -> bytes:
-    """Depthwise passes of multiplier 1 over whole groups of four channels on
-    the Cortex-M55 (mcu_helium_depthwise4_m1_s8: one loop over a table of up
-    to 16 tap offsets): 3x3, 4x4 (16 taps), (7, 1) and (16, 1) filters, with
+    """Depthwise passes of multiplier 1 over whole groups of eight channels on
+    the Cortex-M55 (mcu_depthwise_helium.c): 3x3, 4x4 (16 taps), (7, 1) and
+    (16, 1) filters, with
     windows in the padding (the filter sums times the input offset), stride
     2, dilation, runs that end in one to three pixels, input zero points at
     both ends of int8."""
