@@ -21,6 +21,7 @@ typedef struct {
     size_t pixel_step;
     size_t out_step;
     int16_t offset;
+    int inside;
     const int32_t *terms;
     int32_t out_c;
     mcu_helium_requant q;
@@ -131,7 +132,12 @@ static inline MCU_ALWAYS_INLINE void dw8_pass(const dw8_run *run, const depthwis
 }
 
 /* Channels oc .. oc + 7 of every pixel of the run, two at a time and a last
- * one alone. */
+ * one alone.  `inside` (a constant at each call): 1, windows inside the
+ * input, their offset from window_offset_terms; 0, windows in the padding,
+ * the offset added per tap; -1, either (shared->inside), the passes read
+ * the input as it is and the padding's windows start from the offset times
+ * the sum of the filter taps they read (the same for the run's pixels): one
+ * copy of the loops for the channel tails. */
 static inline MCU_ALWAYS_INLINE void dw8_group(const dw8_run *shared, const int8_t *x, int32_t pixels,
                                                const int8_t *w, int32_t oc, int32_t remaining, int inside, int full,
                                                int8_t *out)
@@ -147,12 +153,26 @@ static inline MCU_ALWAYS_INLINE void dw8_group(const dw8_run *shared, const int8
     const int32_t *bias = run->q.bias;
     const size_t pixel_step = run->pixel_step, out_step = run->out_step;
     dw8_channels c;
-    int32_t px;
+    int32_t px, r, k;
     c.start[0] = bias ? dw8_gather(bias + oc, even, full, even_lanes) : vdupq_n_s32(0);
     c.start[1] = bias ? dw8_gather(bias + oc, odd, full, odd_lanes) : vdupq_n_s32(0);
-    if (inside) {
+    if (inside == 1 || (inside < 0 && run->inside)) {
         c.start[0] = vaddq_s32(c.start[0], dw8_gather(run->terms + oc, even, full, even_lanes));
         c.start[1] = vaddq_s32(c.start[1], dw8_gather(run->terms + oc, odd, full, odd_lanes));
+    } else if (inside < 0) {
+        const int16x8_t offset = vdupq_n_s16(run->offset);
+        const int8_t *wr = w + oc;
+        for (r = 0; r < taps.rows; ++r, wr += taps.filter_row) {
+            const int8_t *wk = wr;
+            for (k = 0; k < taps.cols; ++k, wk += taps.filter_tap) {
+                const int16x8_t wv = dw8_load(wk, full, lanes);
+                c.start[0] = vaddq_s32(c.start[0], vmullbq_int_s16(offset, wv));
+                c.start[1] = vaddq_s32(c.start[1], vmulltq_int_s16(offset, wv));
+            }
+        }
+    }
+    if (inside < 0) {
+        inside = 1; /* the passes of a tail read the input as it is */
     }
     c.multiplier[0] = dw8_gather(run->q.multiplier + oc, even, full, even_lanes);
     c.multiplier[1] = dw8_gather(run->q.multiplier + oc, odd, full, odd_lanes);
@@ -169,8 +189,8 @@ static inline MCU_ALWAYS_INLINE void dw8_group(const dw8_run *shared, const int8
     }
 }
 
-/* dw8_group for whole groups and a tail, inside the input or not: each in
- * its own frame, so that the stack holds one of them at a time. */
+/* dw8_group for whole groups inside the input or not, and for a tail: each
+ * in its own frame, so that the stack holds one of them at a time. */
 MCU_NOINLINE static void dw8_group_inside(const dw8_run *run, const int8_t *x, int32_t pixels, const int8_t *w,
                                           int32_t oc, int8_t *out)
 {
@@ -183,16 +203,10 @@ MCU_NOINLINE static void dw8_group_border(const dw8_run *run, const int8_t *x, i
     dw8_group(run, x, pixels, w, oc, 8, 0, 1, out);
 }
 
-MCU_NOINLINE static void dw8_tail_inside(const dw8_run *run, const int8_t *x, int32_t pixels, const int8_t *w,
-                                         int32_t oc, int8_t *out)
+MCU_NOINLINE static void dw8_tail(const dw8_run *run, const int8_t *x, int32_t pixels, const int8_t *w, int32_t oc,
+                                  int8_t *out)
 {
-    dw8_group(run, x, pixels, w, oc, run->out_c - oc, 1, 0, out);
-}
-
-MCU_NOINLINE static void dw8_tail_border(const dw8_run *run, const int8_t *x, int32_t pixels, const int8_t *w,
-                                         int32_t oc, int8_t *out)
-{
-    dw8_group(run, x, pixels, w, oc, run->out_c - oc, 0, 0, out);
+    dw8_group(run, x, pixels, w, oc, run->out_c - oc, -1, 0, out);
 }
 
 void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
@@ -205,6 +219,7 @@ void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const depthwise
     run.pixel_step = pixel_step;
     run.out_step = out_step;
     run.offset = (int16_t)p->input_offset;
+    run.inside = inside;
     run.terms = p->window_offset_terms;
     run.q = mcu_helium_requant_of(p, bias);
     run.out_c = p->output_c;
@@ -216,11 +231,7 @@ void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const depthwise
         }
     }
     if (oc < run.out_c) {
-        if (inside) {
-            dw8_tail_inside(&run, x, pixels, w, oc, out);
-        } else {
-            dw8_tail_border(&run, x, pixels, w, oc, out);
-        }
+        dw8_tail(&run, x, pixels, w, oc, out);
     }
 }
 #endif
