@@ -195,8 +195,10 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
     }
 #if defined(MCU_MVE)
     if (p->filter_in_c_or_multiplier == 1) {
-        mcu_depthwise_run_m1_helium_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out,
-                                       out_step);
+        const mcu_depthwise_run_m1 run = {
+            &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step,
+        };
+        mcu_depthwise_run_m1_helium_s8(p, &run);
         return;
     }
     {
@@ -287,6 +289,7 @@ static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t 
                                       const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias, int8_t *out)
 {
     depthwise_taps t;
+    mcu_depthwise_run_m1 run;
     int32_t k, pair;
     t.rows = taps->rows;
     t.cols = taps->cols;
@@ -294,16 +297,27 @@ static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t 
     t.input_tap = taps->tap;
     t.filter_row = (size_t)p->filter_w * (size_t)p->output_c;
     t.filter_tap = (size_t)p->output_c;
+    run.taps = &t;
+    run.x = xs[0];
+    run.w = w;
+    run.inside = taps->inside;
+    run.bias = bias;
+    run.out = out;
+    run.out_step = taps->out_step;
     if (count > 2 && xs[1] >= xs[0] && xs[2] - xs[1] == xs[1] - xs[0] &&
         (count == 3 || xs[3] - xs[2] == xs[1] - xs[0])) {
-        mcu_depthwise_run_m1_helium_s8(p, &t, xs[0], (size_t)(xs[1] - xs[0]), count, w, taps->inside, bias, out,
-                                       taps->out_step);
+        run.pixel_step = (size_t)(xs[1] - xs[0]);
+        run.pixels = count;
+        mcu_depthwise_run_m1_helium_s8(p, &run);
         return;
     }
     for (k = 0; k < count; k += pair) {
         pair = k + 1 < count && xs[k + 1] >= xs[k] ? 2 : 1;
-        mcu_depthwise_run_m1_helium_s8(p, &t, xs[k], pair == 2 ? (size_t)(xs[k + 1] - xs[k]) : 0u, pair, w,
-                                       taps->inside, bias, out + (size_t)k * taps->out_step, taps->out_step);
+        run.x = xs[k];
+        run.pixel_step = pair == 2 ? (size_t)(xs[k + 1] - xs[k]) : 0u;
+        run.pixels = pair;
+        run.out = out + (size_t)k * taps->out_step;
+        mcu_depthwise_run_m1_helium_s8(p, &run);
     }
 }
 

@@ -209,19 +209,21 @@ MCU_NOINLINE static void dw8_tail(const dw8_run *run, const int8_t *x, int32_t p
     dw8_group(run, x, pixels, w, oc, run->out_c - oc, -1, 0, out);
 }
 
-void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
-                                    size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
-                                    const int32_t *bias, int8_t *out, size_t out_step)
+void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const mcu_depthwise_run_m1 *args)
 {
     dw8_run run;
     int32_t oc;
-    run.taps = t;
-    run.pixel_step = pixel_step;
-    run.out_step = out_step;
+    const int8_t *x = args->x, *w = args->w;
+    const int32_t pixels = args->pixels;
+    const int inside = args->inside;
+    int8_t *out = args->out;
+    run.taps = args->taps;
+    run.pixel_step = args->pixel_step;
+    run.out_step = args->out_step;
     run.offset = (int16_t)p->input_offset;
     run.inside = inside;
     run.terms = p->window_offset_terms;
-    run.q = mcu_helium_requant_of(p, bias);
+    run.q = mcu_helium_requant_of(p, args->bias);
     run.out_c = p->output_c;
     for (oc = 0; oc + 8 <= run.out_c; oc += 8) {
         if (inside) {
