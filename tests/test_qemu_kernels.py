@@ -146,8 +146,9 @@ def helium_interleaved_model() -> bytes:
 
 def column_filter_model() -> bytes:
     """Depthwise (k, 1) filters over one-column inputs, the layers of
-    streaming models: on the Cortex-M55 their one-pixel passes take one loop
-    over the rows (mcu_helium_depthwise_group).  Runs down the column that
+    streaming models: on the Cortex-M55 their passes take one loop over the
+    rows (mcu_depthwise_helium.c; mcu_helium_depthwise_group for multiplier
+    4).  Runs down the column that
     end in a lone pixel, one-pixel outputs, border rows in the padding,
     channel tails of 2, depth multiplier 4 and stride 2."""
     net = Int8Net(39)
@@ -291,15 +292,20 @@ def dsp_block_model() -> bytes:
 
 
 def depthwise_table_model() -> bytes:
-    """Depthwise passes of multiplier 1 over whole groups of four channels on
-    the Cortex-M55 (mcu_helium_depthwise4_m1_s8: one loop over a table of up
-    to 16 tap offsets): 3x3, 4x4 (16 taps), (7, 1) and (16, 1) filters, with
-    windows in the padding (the filter sums times the input offset), stride
-    2, dilation, runs that end in one to three pixels, input zero points at
+    """Depthwise convolutions of multiplier 1 on the Cortex-M55
+    (mcu_depthwise_helium.c: eight channels per vector, pixels in pairs):
+    whole groups of eight (8, 24) and channel tails of 1 to 7 (3, 12, 15,
+    17) after them, 3x3, 4x4 (16 taps), (7, 1) and (16, 1) filters, windows
+    in the padding (the input offset per tap), stride 2, dilation, runs of
+    odd lengths (a lone last pixel), two images, and input zero points at
     both ends of int8."""
     net = Int8Net(43)
     square = net.input((1, 7, 9, 8), 0.0, 3.0)
     column = net.input((1, 21, 1, 12), -2.0, 0.0)
+    odd = net.input((1, 6, 11, 15), -1.0, 2.0)
+    few = net.input((2, 5, 4, 3), 0.0, 1.0)
+    wide = net.input((1, 5, 7, 17), -2.0, 0.0)
+    deep = net.input((1, 4, 5, 24), -1.0, 1.0)
     outputs = [
         net.depthwise_conv2d(square, kernel=(3, 3), padding="SAME", activation="RELU"),
         net.depthwise_conv2d(square, kernel=(3, 3), strides=(2, 2), padding="SAME"),
@@ -307,6 +313,15 @@ def depthwise_table_model() -> bytes:
         net.depthwise_conv2d(square, kernel=(2, 2), padding="VALID", dilation=(2, 3)),
         net.depthwise_conv2d(column, kernel=(7, 1), padding="SAME"),
         net.depthwise_conv2d(column, kernel=(16, 1), padding="VALID"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), padding="SAME", activation="RELU6"),
+        net.depthwise_conv2d(odd, kernel=(3, 3), strides=(2, 2), padding="SAME"),
+        net.depthwise_conv2d(odd, kernel=(3, 2), strides=(1, 2), padding="VALID", dilation=(2, 1)),
+        net.depthwise_conv2d(few, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(few, kernel=(2, 3), strides=(2, 1), padding="VALID"),
+        net.depthwise_conv2d(wide, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(wide, kernel=(5, 5), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.depthwise_conv2d(deep, kernel=(3, 3), padding="SAME"),
+        net.depthwise_conv2d(deep, kernel=(3, 3), strides=(2, 2), padding="VALID"),
     ]
     return net.build(*outputs)
 
@@ -523,7 +538,7 @@ def test_int8_depthwise_column_filters_on_helium():
     assert_matches_reference(column_filter_model(), inputs=2, target="mps3-an547")
 
 
-def test_int8_depthwise_tap_tables_on_helium():
+def test_int8_depthwise_multiplier_1_on_helium():
     assert_matches_reference(depthwise_table_model(), inputs=2, target="mps3-an547")
 
 

@@ -204,8 +204,9 @@ void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *inpu
  * With depth multiplier 1 each channel's pixels also go in raster order,
  * each read before it is written (KERNEL_ORDERS' channel_wise): four
  * channels of one pixel after another in depthwise_windows4_s8 and the
- * reference loop, all four pixels' sums before their stores in Helium's
- * mcu_helium_depthwise_s8.
+ * reference loop; on Helium (mcu_depthwise_helium.c) eight channels of the
+ * group's pixels at a time, the sums of each pair of pixels (or of the
+ * group's, when its windows are evenly spaced) before their stores.
  * The float one (and mcu_conv_2d_f32) writes one pixel at a time in raster
  * order, reading only that pixel's window.
  * The plan may start the output inside, or just before, the input this op

@@ -1,7 +1,7 @@
 /* int8 depthwise convolutions with window offset terms: the output in runs
- * of pixels whose windows have the same taps inside the input (Helium passes
- * of four pixels, mcu_conv_helium.h, or mcu_depthwise_dsp.c's four channels
- * at a time; 3 x 3 filters with the DSP extension first take
+ * of pixels whose windows have the same taps inside the input (on Helium
+ * mcu_depthwise_helium.c for depth multiplier 1, passes of four pixels for
+ * multiples of 4; without it mcu_depthwise_dsp.c's four channels at a time; 3 x 3 filters with the DSP extension first take
  * mcu_depthwise_3x3_dsp.c, from mcu_conv.c's mcu_depthwise_conv_2d_s8_3x3),
  * and under raster_walk in the aligned raster groups the plan assumes. */
 #include "mcu_depthwise.h"
@@ -10,16 +10,14 @@
 #include "mcu_conv_internal.h"
 #include "mcu_conv_helium.h"
 #include "mcu_depthwise_dsp.h"
+#include "mcu_depthwise_helium.h"
 
 #if defined(MCU_MVE)
-/* Windows of at most this many taps (inside the input) take one loop over a
- * table of their offsets in mcu_helium_depthwise4_m1_s8. */
-#define MCU_HELIUM_DEPTHWISE_TAPS 16
-
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
- * of mcu_helium_depthwise_s8; with `single` (a constant at every call, like
- * `full` and `with_offset`) of pixel 0 alone, without the three pixels'
- * loads and products a pass of one pixel would discard. */
+ * of mcu_helium_depthwise_s8 (a depth multiplier that is a multiple of 4:
+ * the four lanes read one input value); with `single` (a constant at every
+ * call, like `full` and `with_offset`) of pixel 0 alone, without the three
+ * pixels' loads and products a pass of one pixel would discard. */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s8_params *p, const int8_t *const x[4],
                                                                 int32_t count, const mcu_helium_taps *taps,
                                                                 const int8_t *filter, const mcu_helium_requant *q,
@@ -31,7 +29,7 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
     const int32_t filter_h = taps->rows, filter_w = taps->cols, offset = with_offset ? taps->offset : 0;
     const size_t input_tap = taps->tap, out_step = taps->out_step;
     const size_t filter_row = (size_t)p->filter_w * (size_t)out_c, filter_tap = (size_t)out_c;
-    const size_t in_c = multiplier == 1 ? (size_t)oc : (size_t)(oc / multiplier);
+    const size_t in_c = (size_t)(oc / multiplier);
     /* The bias joins the offset terms up front: one add for the four pixels. */
     const int32x4_t bias = q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0);
     const int32x4_t terms = with_offset ? bias : vaddq_s32(vldrwq_z_s32(p->window_offset_terms + oc, lanes), bias);
@@ -43,50 +41,24 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         /* One pixel under a column of taps (the (k, 1) filters of streaming
          * models): one loop over the rows, not a loop of one tap in each. */
         const size_t x_row = row[0];
-        if (multiplier == 1) {
-            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
-                const int32x4_t w = mcu_helium_load_s8x4(w_row, full, lanes);
-                a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0, full, lanes, with_offset, offset), w));
-            }
-        } else {
-            for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
-                a0 = vmlaq_n_s32(a0, mcu_helium_load_s8x4(w_row, full, lanes), *x0 + offset);
-            }
+        for (r = 0; r < filter_h; ++r, w_row += filter_row, x0 += x_row) {
+            a0 = vmlaq_n_s32(a0, mcu_helium_load_s8x4(w_row, full, lanes), *x0 + offset);
         }
     } else {
         for (r = 0; r < filter_h; ++r, w_row += filter_row) {
             const int8_t *wk = w_row;
             const int8_t *x0k = x0, *x1k = x1, *x2k = x2, *x3k = x3;
-            if (multiplier == 1) {
-                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                    a0 = vaddq_s32(a0, vmulq_s32(mcu_helium_load_input_s8x4(x0k, full, lanes, with_offset, offset), w));
-                    x0k += input_tap;
-                    if (!single) {
-                        a1 = vaddq_s32(a1,
-                                       vmulq_s32(mcu_helium_load_input_s8x4(x1k, full, lanes, with_offset, offset), w));
-                        a2 = vaddq_s32(a2,
-                                       vmulq_s32(mcu_helium_load_input_s8x4(x2k, full, lanes, with_offset, offset), w));
-                        a3 = vaddq_s32(a3,
-                                       vmulq_s32(mcu_helium_load_input_s8x4(x3k, full, lanes, with_offset, offset), w));
-                        x1k += input_tap;
-                        x2k += input_tap;
-                        x3k += input_tap;
-                    }
-                }
-            } else {
-                for (k = 0; k < filter_w; ++k, wk += filter_tap) {
-                    const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
-                    a0 = vmlaq_n_s32(a0, w, *x0k + offset);
-                    x0k += input_tap;
-                    if (!single) {
-                        a1 = vmlaq_n_s32(a1, w, *x1k + offset);
-                        a2 = vmlaq_n_s32(a2, w, *x2k + offset);
-                        a3 = vmlaq_n_s32(a3, w, *x3k + offset);
-                        x1k += input_tap;
-                        x2k += input_tap;
-                        x3k += input_tap;
-                    }
+            for (k = 0; k < filter_w; ++k, wk += filter_tap) {
+                const int32x4_t w = mcu_helium_load_s8x4(wk, full, lanes);
+                a0 = vmlaq_n_s32(a0, w, *x0k + offset);
+                x0k += input_tap;
+                if (!single) {
+                    a1 = vmlaq_n_s32(a1, w, *x1k + offset);
+                    a2 = vmlaq_n_s32(a2, w, *x2k + offset);
+                    a3 = vmlaq_n_s32(a3, w, *x3k + offset);
+                    x1k += input_tap;
+                    x2k += input_tap;
+                    x3k += input_tap;
                 }
             }
             x0 += row[0];
@@ -113,93 +85,6 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
         }
         if (count > 3) {
             mcu_helium_store_pixel(q, a3, multipliers, shifts, lanes, o + 3 * out_step);
-        }
-    }
-}
-
-/* One tap of four pixels, four channels (multiplier 1). */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_tap4(const int8_t *x0, const int8_t *x1, const int8_t *x2,
-                                                               const int8_t *x3, const int8_t *w, int sum_filter,
-                                                               int full, mve_pred16_t lanes, int32x4_t a[5])
-{
-    const int32x4_t wv = mcu_helium_load_s8x4(w, full, lanes);
-    a[0] = vaddq_s32(a[0], vmulq_s32(mcu_helium_load_s8x4(x0, full, lanes), wv));
-    a[1] = vaddq_s32(a[1], vmulq_s32(mcu_helium_load_s8x4(x1, full, lanes), wv));
-    a[2] = vaddq_s32(a[2], vmulq_s32(mcu_helium_load_s8x4(x2, full, lanes), wv));
-    a[3] = vaddq_s32(a[3], vmulq_s32(mcu_helium_load_s8x4(x3, full, lanes), wv));
-    if (sum_filter) {
-        a[4] = vaddq_s32(a[4], wv);
-    }
-}
-
-/* Multiplier 1, channels oc .. oc + 3 (those `lanes` selects unless
- * `full`) of four pixels (those past `count` repeat pixel 0 and are not
- * stored): the products alone in the loop.  Windows reaching into the
- * padding add the input offset times the sum of the filter taps they read
- * once per channel group -- the same as adding it to every value read. */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise4_m1_group(const mcu_conv_s8_params *p,
-                                                                    const int8_t *const x[4], int32_t count,
-                                                                    const mcu_helium_taps *taps, const int8_t *filter,
-                                                                    const mcu_helium_requant *q,
-                                                                    const int32_t *offsets, int32_t oc, int inside,
-                                                                    int full, mve_pred16_t lanes, int8_t *out)
-{
-    const int32_t count_taps = taps->rows * taps->cols;
-    const size_t out_step = taps->out_step;
-    const int8_t *x0 = x[0] + oc, *x1 = x[1] + oc, *x2 = x[2] + oc, *x3 = x[3] + oc, *w = filter + oc;
-    int32x4_t a[5], base, multipliers;
-    mcu_shift_x4 shifts;
-    int8_t *o = out + oc;
-    int32_t r;
-    a[0] = a[1] = a[2] = a[3] = a[4] = vdupq_n_s32(0);
-    for (r = 0; r < count_taps; ++r) {
-        const int32_t at = *offsets++;
-        const int32_t w_at = *offsets++;
-        mcu_helium_depthwise_tap4(x0 + at, x1 + at, x2 + at, x3 + at, w + w_at, !inside, full, lanes, a);
-    }
-    base = q->bias ? vldrwq_z_s32(q->bias + oc, lanes) : vdupq_n_s32(0);
-    base = inside ? vaddq_s32(base, vldrwq_z_s32(p->window_offset_terms + oc, lanes))
-                  : vmlaq_n_s32(base, a[4], taps->offset);
-    multipliers = vldrwq_z_s32(q->multiplier + oc, lanes);
-    shifts = mcu_split_shift_x4(vldrwq_z_s32(q->shift + oc, lanes));
-    mcu_helium_store_pixel(q, vaddq_s32(a[0], base), multipliers, shifts, lanes, o);
-    mcu_helium_store_pixel(q, vaddq_s32(a[1], base), multipliers, shifts, lanes, o + out_step);
-    if (count > 2) {
-        mcu_helium_store_pixel(q, vaddq_s32(a[2], base), multipliers, shifts, lanes, o + 2 * out_step);
-    }
-    if (count > 3) {
-        mcu_helium_store_pixel(q, vaddq_s32(a[3], base), multipliers, shifts, lanes, o + 3 * out_step);
-    }
-}
-
-/* A pass of 2 to 4 pixels of mcu_helium_depthwise_s8 with multiplier 1 and
- * a multiple of 4 channels: every channel four at a time, windows inside
- * the input or not. */
-MCU_NOINLINE static void mcu_helium_depthwise4_m1_s8(const mcu_conv_s8_params *p, const int8_t *const x[4],
-                                                     int32_t count, const mcu_helium_taps *taps,
-                                                     const int8_t *filter, const int32_t *bias, int8_t *out)
-{
-    const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const int32_t out_c = p->output_c;
-    const mve_pred16_t all = vctp32q(4u);
-    /* Input and filter offsets of each tap (pairs), the same for every
-     * channel group (mcu_helium_depthwise_s8 checks that they fit). */
-    int32_t offsets[2 * MCU_HELIUM_DEPTHWISE_TAPS];
-    int32_t *t = offsets;
-    int32_t oc, r, c;
-    for (r = 0; r < taps->rows; ++r) {
-        for (c = 0; c < taps->cols; ++c, t += 2) {
-            t[0] = (int32_t)((size_t)r * taps->row[0] + (size_t)c * taps->tap);
-            t[1] = (r * p->filter_w + c) * out_c;
-        }
-    }
-    if (taps->inside) {
-        for (oc = 0; oc < out_c; oc += 4) {
-            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 1, 1, all, out);
-        }
-    } else {
-        for (oc = 0; oc < out_c; oc += 4) {
-            mcu_helium_depthwise4_m1_group(p, x, count, taps, filter, &q, offsets, oc, 0, 1, all, out);
         }
     }
 }
@@ -258,26 +143,13 @@ MCU_NOINLINE static void mcu_helium_depthwise_any_s8(const mcu_conv_s8_params *p
     }
 }
 
-/* The pass of mcu_helium_depthwise_any_s8: with multiplier 1, a multiple of
- * 4 channels, two or more pixels and at most MCU_HELIUM_DEPTHWISE_TAPS taps
- * the same distance apart for each, mcu_helium_depthwise4_m1_s8 (each in its
- * own frame: the stack holds one of them at a time). */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4], int32_t count,
-                                    const mcu_helium_taps *taps, const int8_t *filter, const int32_t *bias,
-                                    int8_t *out)
+/* The pass of a depth multiplier that is a multiple of 4 (multiplier 1
+ * takes mcu_depthwise_helium.c). */
+static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4],
+                                                             int32_t count, const mcu_helium_taps *taps,
+                                                             const int8_t *filter, const int32_t *bias, int8_t *out)
 {
-    if (count > 1 && p->filter_in_c_or_multiplier == 1 && p->output_c % 4 == 0 &&
-        taps->rows * taps->cols <= MCU_HELIUM_DEPTHWISE_TAPS &&
-        taps->row[1] == taps->row[0] && taps->row[2] == taps->row[0] && taps->row[3] == taps->row[0]) {
-        const int8_t *px[4];
-        int32_t k;
-        for (k = 0; k < 4; ++k) {
-            px[k] = k < count ? x[k] : x[0];
-        }
-        mcu_helium_depthwise4_m1_s8(p, px, count, taps, filter, bias, out);
-    } else {
-        mcu_helium_depthwise_any_s8(p, x, count, taps, filter, bias, out);
-    }
+    mcu_helium_depthwise_any_s8(p, x, count, taps, filter, bias, out);
 }
 #endif
 
@@ -322,6 +194,13 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         taps.cols = 0;
     }
 #if defined(MCU_MVE)
+    if (p->filter_in_c_or_multiplier == 1) {
+        const mcu_depthwise_run_m1 run = {
+            &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step,
+        };
+        mcu_depthwise_run_m1_helium_s8(p, &run);
+        return;
+    }
     {
         mcu_helium_taps helium;
         const int8_t *xs[4];
@@ -402,6 +281,46 @@ static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const
     return y0->first == y1->first && y0->end == y1->end && x0->first == x1->first && x0->end == x1->end;
 }
 
+/* The `count` pixels of a pass of depthwise_group_helium with depth
+ * multiplier 1 (mcu_depthwise_helium.c): one run when their windows are
+ * the same distance apart (channels outermost, as mcu_helium_depthwise_s8),
+ * else two at a time in raster order. */
+static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t *const xs[4], int32_t count,
+                                      const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias, int8_t *out)
+{
+    depthwise_taps t;
+    mcu_depthwise_run_m1 run;
+    int32_t k, pair;
+    t.rows = taps->rows;
+    t.cols = taps->cols;
+    t.input_row = taps->row[0];
+    t.input_tap = taps->tap;
+    t.filter_row = (size_t)p->filter_w * (size_t)p->output_c;
+    t.filter_tap = (size_t)p->output_c;
+    run.taps = &t;
+    run.x = xs[0];
+    run.w = w;
+    run.inside = taps->inside;
+    run.bias = bias;
+    run.out = out;
+    run.out_step = taps->out_step;
+    if (count > 2 && xs[1] >= xs[0] && xs[2] - xs[1] == xs[1] - xs[0] &&
+        (count == 3 || xs[3] - xs[2] == xs[1] - xs[0])) {
+        run.pixel_step = (size_t)(xs[1] - xs[0]);
+        run.pixels = count;
+        mcu_depthwise_run_m1_helium_s8(p, &run);
+        return;
+    }
+    for (k = 0; k < count; k += pair) {
+        pair = k + 1 < count && xs[k + 1] >= xs[k] ? 2 : 1;
+        run.x = xs[k];
+        run.pixel_step = pair == 2 ? (size_t)(xs[k + 1] - xs[k]) : 0u;
+        run.pixels = pair;
+        run.out = out + (size_t)k * taps->out_step;
+        mcu_depthwise_run_m1_helium_s8(p, &run);
+    }
+}
+
 /* One aligned group of `count` raster pixels from pixel (b, y, x) on: each
  * run of consecutive pixels whose windows have the same taps inside the
  * input in one Helium pass, read in place, so that every channel still sees
@@ -451,7 +370,11 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
         for (k = n; k < 4; ++k) {
             taps.row[k] = in_place_row; /* the pass repeats pixel 0 there */
         }
-        mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        if (p->filter_in_c_or_multiplier == 1) {
+            depthwise_group_m1_helium(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        } else {
+            mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
+        }
         done += n;
     }
 }

@@ -56,6 +56,7 @@ SOURCES = (
     "mcu_conv_helium_long",
     "mcu_conv_helium_interleaved",
     "mcu_depthwise",
+    "mcu_depthwise_helium",
     "mcu_depthwise_dsp",
     "mcu_depthwise_3x3_dsp",
     "mcu_conv_few_channels_dsp",
