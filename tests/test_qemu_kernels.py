@@ -558,6 +558,42 @@ def test_int8_uint8_elementwise_rows_on_helium():
     assert report.passed, report.mismatch_message()
 
 
+def add_16bit_lanes_model() -> bytes:
+    """ADD and SUB of same-shaped rows, which Helium takes eight 16-bit lanes
+    at a time (mcu_elementwise.c: add_rows_16bit): 1 to 69 values (whole
+    passes of eight and tails of 1-7), equal input scales (both rescales the
+    high mul alone), the smaller scale first (inputs swapped; for SUB the
+    negated multiplier moves into the 16-bit factor) or second, zero points
+    at both ends of the int8 and uint8 ranges, an output scale of twice the
+    input scale (the output rounding hits ties at .5 for every odd sum, both
+    signs), an input scale 2^-20 of the other (ties in the input rescale),
+    and output scales small enough that results saturate."""
+    model = Branches("ADD and SUB in 16-bit lanes")
+    shapes = [(1,), (7,), (8,), (9,), (3, 23), (2, 5, 3)]
+    ops = [
+        ("ADD", (0.05, -128), (0.05, 127), (0.1, 0), "NONE"),
+        ("SUB", (0.05, 127), (0.05, -128), (0.1, -1), "NONE"),
+        ("ADD", (0.01, 3), (0.04, -128), (0.003, 127), "RELU"),
+        ("SUB", (0.01, -128), (0.04, 5), (0.2, -128), "RELU6"),
+        ("ADD", (0.5, 0), (0.5 * 2.0**-20, 1), (0.5, -7), "NONE"),
+        ("SUB", (2.0**-20, -3), (1.0, 0), (1.0, 2), "NONE"),
+    ]
+    for shape, (opcode, q1, q2, out_q, activation) in zip(shapes, ops, strict=True):
+        a = model.input(shape, "int8", q1)
+        b = model.input(shape, "int8", q2)
+        model.op(opcode, (a, b), shape, "int8", out_q, {"fused_activation_function": activation})
+    ua = model.input((2, 11), "uint8", (0.02, 255))
+    ub = model.input((2, 11), "uint8", (0.03, 0))
+    model.op("ADD", (ua, ub), (2, 11), "uint8", (0.04, 128), {"fused_activation_function": "NONE"})
+    model.op("SUB", (ub, ua), (2, 11), "uint8", (0.001, 255), {"fused_activation_function": "NONE"})
+    return model.build()
+
+
+def test_int8_uint8_add_sub_in_16bit_lanes_on_helium():
+    report = check_model(add_16bit_lanes_model(), target="mps3-an547", inputs=3, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
 def float_fully_connected_model() -> bytes:
     """Float rows four at a time, four columns per pass: depths of 19 and 6
     (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
