@@ -680,6 +680,11 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
     "variant",
     [
         dict(batch=2, time=3, n_input=5, n_cell=11),  # 8 lanes and a tail of 3
+        # Gate products: 32 input columns (two whole vectors) and 17
+        # recurrent ones (a vector and a tail of 1), 17 rows (four passes of
+        # four and one row left); 21 and 16 columns, 16 rows (no row left).
+        dict(batch=1, time=3, n_input=32, n_cell=17),
+        dict(batch=2, time=2, n_input=21, n_cell=16, time_major=True),
         dict(
             batch=1,
             time=4,
@@ -694,7 +699,7 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
             cell_scale_exponent=-9,
         ),
     ],
-    ids=["plain", "cifg-peephole-norm-projection"],
+    ids=["plain", "long-rows", "long-rows-batch", "cifg-peephole-norm-projection"],
 )
 def test_int8_lstm_on_helium(variant):
     assert_matches_reference(

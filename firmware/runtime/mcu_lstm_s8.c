@@ -42,65 +42,21 @@ static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *
     return 1;
 }
 
-#if defined(MCU_MVE)
-/* Rows [0, rows4) (a multiple of 4) four at a time: the inner products
- * sixteen columns per VMLADAVA (tail predicated; integer sums are exact in
- * any order), then the four sums plus biases rescaled on four lanes
- * (mcu_mul_by_quantized_mul_n_x4 is mcu_mul_by_quantized_mul per lane),
- * added to `out` and saturated to int16 (VQSHL by 16 then VSHR by 16 clamps
- * an int32 to the int16 range). */
-MCU_NOINLINE static void mat_vec_accumulate_rows4_s16(const int8_t *vector, const int32_t *bias, const int8_t *matrix,
-                                                      int32_t multiplier, int32_t shift, int32_t n_col, int32_t rows4,
-                                                      int16_t *out)
-{
-    const int32_t left_shift = shift > 0 ? shift & 31 : 0;
-    const int32x4_t right = vdupq_n_s32(shift < 0 ? shift : 0);
-    int32_t r, left;
-    for (r = 0; r < rows4; r += 4, bias += 4, out += 4) {
-        const int8_t *x = vector, *w0 = matrix + (size_t)r * (size_t)n_col;
-        const int8_t *w1 = w0 + n_col, *w2 = w1 + n_col, *w3 = w2 + n_col;
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        int32x4_t value;
-        for (left = n_col; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
-            const mve_pred16_t lanes = vctp8q((uint32_t)left);
-            const int8x16_t a = vldrbq_z_s8(x, lanes);
-            s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
-            s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
-            s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2, lanes));
-            s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3, lanes));
-        }
-        value = vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
-        value = mcu_mul_by_quantized_mul_n_x4(vaddq_s32(value, vld1q_s32(bias)), multiplier, left_shift, right);
-        value = vaddq_s32(value, vldrhq_s32(out));
-        vstrhq_s32(out, vshrq_n_s32(vqshlq_n_s32(value, 16), 16));
-    }
-}
-#endif
-
+#if !defined(MCU_MVE)
 /* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
- * accumulator rescaled, added to what `output` holds and saturated. */
+ * accumulator rescaled, added to what `output` holds and saturated (Helium
+ * takes gate_products_s16_mve instead). */
 static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
                                    int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
                                    int32_t n_row, int16_t *output)
 {
-    int32_t b, r, first_scalar_row = 0;
-    mcu_prepared_mul rescale = {0, 0, 0, -1};
-#if defined(MCU_MVE)
-    first_scalar_row = n_row & ~(int32_t)3;
-#endif
-    /* The multiplier's rounding terms worked out once, for the rows that
-     * take the scalar rescale. */
-    if (first_scalar_row < n_row) {
-        rescale = mcu_prepare_mul(multiplier, (int)shift);
-    }
+    /* The multiplier's rounding terms worked out once. */
+    const mcu_prepared_mul rescale = mcu_prepare_mul(multiplier, (int)shift);
+    int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
         int16_t *out = output + (size_t)b * (size_t)n_row;
-        r = first_scalar_row;
-#if defined(MCU_MVE)
-        mat_vec_accumulate_rows4_s16(vector, bias, matrix, multiplier, shift, n_col, r, out);
-#endif
-        while (r < n_row) {
+        for (r = 0; r < n_row;) {
             int32_t sums[4];
             const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
             int k;
@@ -111,6 +67,7 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
         }
     }
 }
+#endif
 
 /* The same with int8 output and an output zero point (the projection). */
 static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
@@ -323,21 +280,112 @@ MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const ls
 }
 #endif
 
+#if defined(MCU_MVE)
+/* Four rows of matrix . vector: whole vectors of sixteen columns without
+ * predication, then the 1-15 left under a tail predicate (VMLADAVA; integer
+ * sums are exact in any order), plus the rows' biases. */
+static inline MCU_ALWAYS_INLINE int32x4_t dot4_rows_mve(const int8_t *x, const int8_t *w0, int32_t n_col,
+                                                        const int32_t *bias)
+{
+    const int8_t *const w1 = w0 + n_col, *const w2 = w1 + n_col, *const w3 = w2 + n_col;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, c;
+    for (c = 0; c + 16 <= n_col; c += 16) {
+        const int8x16_t a = vldrbq_s8(x + c);
+        s0 = vmladavaq_s8(s0, a, vldrbq_s8(w0 + c));
+        s1 = vmladavaq_s8(s1, a, vldrbq_s8(w1 + c));
+        s2 = vmladavaq_s8(s2, a, vldrbq_s8(w2 + c));
+        s3 = vmladavaq_s8(s3, a, vldrbq_s8(w3 + c));
+    }
+    if (c < n_col) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)(n_col - c));
+        const int8x16_t a = vldrbq_z_s8(x + c, lanes);
+        s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0 + c, lanes));
+        s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1 + c, lanes));
+        s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2 + c, lanes));
+        s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3 + c, lanes));
+    }
+    return vaddq_s32(vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3),
+                     vld1q_s32(bias));
+}
+
+/* An int32 on each lane saturated to the int16 range (VQSHL by 16, then
+ * back). */
+static inline MCU_ALWAYS_INLINE int32x4_t saturate_s16_x4(int32x4_t x)
+{
+    return vshrq_n_s32(vqshlq_n_s32(x, 16), 16);
+}
+
+/* The gate's two matrix products as PortableMatrixBatchVectorMultiply-
+ * Accumulate adds them to the zeroed gate: the input's rescaled and
+ * saturated to int16, the recurrent one's rescaled, added and saturated
+ * again; four rows of both per pass on Helium (mcu_mul_by_quantized_mul_n_x4
+ * is mcu_mul_by_quantized_mul on each lane), the 1-3 rows left one by one. */
+MCU_NOINLINE static void gate_products_s16_mve(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index,
+                                               int32_t rows, const int8_t *input, const int8_t *output_state,
+                                               int16_t *gate)
+{
+    const int32_t n_cell = p->n_cell, n_input = p->n_input, n_output = p->n_output;
+    const int32_t *const input_bias = p->input_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int32_t *const recurrent_bias = p->recurrent_effective_bias + (size_t)gate_index * (size_t)n_cell;
+    const int8_t *const input_weights = w->input_weights[gate_index];
+    const int8_t *const recurrent_weights = w->recurrent_weights[gate_index];
+    const int32_t input_multiplier = p->input_multiplier[gate_index], input_shift = p->input_shift[gate_index];
+    const int32_t recurrent_multiplier = p->recurrent_multiplier[gate_index];
+    const int32_t recurrent_shift = p->recurrent_shift[gate_index];
+    const int32_t input_left = input_shift > 0 ? input_shift & 31 : 0;
+    const int32_t recurrent_left = recurrent_shift > 0 ? recurrent_shift & 31 : 0;
+    const int32x4_t input_right = vdupq_n_s32(input_shift < 0 ? input_shift : 0);
+    const int32x4_t recurrent_right = vdupq_n_s32(recurrent_shift < 0 ? recurrent_shift : 0);
+    int32_t b, r, c;
+    for (b = 0; b < rows; ++b) {
+        const int8_t *const x = input + (size_t)b * (size_t)n_input;
+        const int8_t *const h = output_state + (size_t)b * (size_t)n_output;
+        int16_t *const out = gate + (size_t)b * (size_t)n_cell;
+        for (r = 0; r + 4 <= n_cell; r += 4) {
+            const int32x4_t from_input = saturate_s16_x4(mcu_mul_by_quantized_mul_n_x4(
+                dot4_rows_mve(x, input_weights + (size_t)r * (size_t)n_input, n_input, input_bias + r),
+                input_multiplier, input_left, input_right));
+            const int32x4_t from_recurrent = mcu_mul_by_quantized_mul_n_x4(
+                dot4_rows_mve(h, recurrent_weights + (size_t)r * (size_t)n_output, n_output, recurrent_bias + r),
+                recurrent_multiplier, recurrent_left, recurrent_right);
+            vstrhq_s32(out + r, saturate_s16_x4(vaddq_s32(from_input, from_recurrent)));
+        }
+        for (; r < n_cell; ++r) {
+            const int8_t *const input_row = input_weights + (size_t)r * (size_t)n_input;
+            const int8_t *const recurrent_row = recurrent_weights + (size_t)r * (size_t)n_output;
+            int32_t input_sum = input_bias[r], recurrent_sum = recurrent_bias[r], from_input;
+            for (c = 0; c < n_input; ++c) {
+                input_sum += (int32_t)x[c] * input_row[c];
+            }
+            for (c = 0; c < n_output; ++c) {
+                recurrent_sum += (int32_t)h[c] * recurrent_row[c];
+            }
+            from_input = mcu_clamp_s32(mcu_mul_by_quantized_mul(input_sum, input_multiplier, (int)input_shift),
+                                       INT16_MIN, INT16_MAX);
+            out[r] = (int16_t)mcu_clamp_s32(
+                from_input + mcu_mul_by_quantized_mul(recurrent_sum, recurrent_multiplier, (int)recurrent_shift),
+                INT16_MIN, INT16_MAX);
+        }
+    }
+}
+#endif
+
 /* CalculateLstmGateInteger8x8_16. */
 static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index, int32_t rows,
                     const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
     const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
-#if !defined(MCU_MVE)
+#if defined(MCU_MVE)
+    (void)bias_at;
+    gate_products_s16_mve(p, w, gate_index, rows, input, output_state, gate);
+#else
     mcu_accumulated_mul input_rescale, recurrent_rescale;
     if (mcu_prepare_accumulated_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index], &input_rescale) &&
         mcu_prepare_accumulated_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index],
                                     &recurrent_rescale)) {
         gate_products_s16(p, w, gate_index, rows, input, output_state, &input_rescale, &recurrent_rescale, gate);
-    } else
-#endif
-    {
+    } else {
         memset(gate, 0, n * sizeof *gate);
         mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
                                p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input,
@@ -346,6 +394,7 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gat
                                p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows,
                                p->n_output, p->n_cell, gate);
     }
+#endif
     if (w->cell_weights[gate_index] != NULL) {
         peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
     }
