@@ -682,8 +682,9 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
         dict(batch=2, time=3, n_input=5, n_cell=11),  # 8 lanes and a tail of 3
         # Gate products: 32 input columns (two whole vectors) and 17
         # recurrent ones (a vector and a tail of 1), 17 rows (four passes of
-        # four and one row left); 21 and 16 columns, 16 rows (no row left).
-        dict(batch=1, time=3, n_input=32, n_cell=17),
+        # four and one row left), a cell clip (the cell update's lanes);
+        # 21 and 16 columns, 16 rows (no row left).
+        dict(batch=1, time=3, n_input=32, n_cell=17, cell_clip=0.4),
         dict(batch=2, time=2, n_input=21, n_cell=16, time_major=True),
         dict(
             batch=1,
