@@ -676,6 +676,53 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
     assert run.exit_status == 0 and "equal" in run.console, run.console
 
 
+# The rounding shift on four Helium lanes (the LSTM's cell update) against
+# the scalar one at every tie and both neighbours, for each exponent the
+# cell update takes (15 .. 21), over the range of products of two int16.
+HELIUM_ROUNDING_CHECK = r"""
+#include <stdint.h>
+#include "mcu_dsp.h"
+#include "mcu_requant.h"
+#include "semihost.h"
+
+int main(void);
+int main(void)
+{
+    uint32_t differences = 0u;
+    int32_t exponent, k, lane;
+    for (exponent = 15; exponent <= 21; ++exponent) {
+        const int32_t half = (int32_t)1 << (exponent - 1), count = (int32_t)1 << (31 - exponent);
+        for (k = -count + 1; k < count; ++k) {
+            int32_t in[4], out[4];
+            for (lane = 0; lane < 4; ++lane) {
+                in[lane] = k * half + (lane % 3) - 1;
+            }
+            vst1q_s32(out, mcu_rounding_divide_by_pot_x4(vld1q_s32(in), exponent));
+            for (lane = 0; lane < 4; ++lane) {
+                differences += out[lane] != mcu_rounding_divide_by_pot(in[lane], (int)exponent);
+            }
+        }
+    }
+    semihost_write0(differences == 0u ? "rounding lanes: equal\n" : "rounding lanes: DIFFER\n");
+    semihost_exit(differences == 0u ? 0 : 1);
+}
+"""
+
+
+def test_helium_rounding_shift_equals_the_scalar_at_every_tie(tmp_path):
+    net = Int8Net(35)
+    _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
+    (outdir / "board" / "semihost_main.c").write_text(HELIUM_ROUNDING_CHECK)
+    runtime = firmware_dir() / "runtime"
+    for header in ["mcu_dsp.h", "mcu_requant.h"]:
+        (outdir / "board" / header).write_bytes((runtime / header).read_bytes())
+    subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
+    run = run_firmware(report.elf, machine="mps3-an547", inputs=[], num_outputs=0, timeout=600)
+    assert run.exit_status == 0 and "equal" in run.console, run.console
+
+
 @pytest.mark.parametrize(
     "variant",
     [

@@ -425,21 +425,14 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gat
 }
 
 #if defined(MCU_MVE)
-/* x / 2^e rounded to nearest, ties away from zero, on four lanes: minus 1
- * on negative lanes, then VRSHL's round-half-up shift (exact: it rounds in
- * wider arithmetic), which is mcu_rounding_divide_by_pot_bounded. */
-static inline MCU_ALWAYS_INLINE int32x4_t round_away_x4(int32x4_t x, int32_t e)
-{
-    return vrshlq_n_s32(vaddq_s32(x, vshrq_n_s32(x, 31)), -e);
-}
-
-/* The int16 products a * b of eight lanes, each rounded by 2^e as above and
- * cast (wrapping) to int16: VMULLB / VMULLT take the even and odd lanes,
+/* The int16 products a * b of eight lanes, each rounded by 2^e and
+ * cast (wrapping) to int16 (mcu_rounding_divide_by_pot_bounded's value,
+ * ties away from zero): VMULLB / VMULLT take the even and odd lanes,
  * VMOVNB / VMOVNT put them back in order. */
 static inline MCU_ALWAYS_INLINE int16x8_t rounded_products_x8(int16x8_t a, int16x8_t b, int32_t e)
 {
-    return vmovntq_s32(vmovnbq_s32(a, round_away_x4(vmullbq_int_s16(a, b), e)),
-                       round_away_x4(vmulltq_int_s16(a, b), e));
+    return vmovntq_s32(vmovnbq_s32(a, mcu_rounding_divide_by_pot_x4(vmullbq_int_s16(a, b), e)),
+                       mcu_rounding_divide_by_pot_x4(vmulltq_int_s16(a, b), e));
 }
 
 /* UpdateLstmCellInteger on eight lanes per pass (the last predicated):
