@@ -594,6 +594,34 @@ def test_int8_uint8_add_sub_in_16bit_lanes_on_helium():
     assert report.passed, report.mismatch_message()
 
 
+def float_quantize_model_and_inputs() -> tuple[bytes, list[list[np.ndarray]]]:
+    """float32 QUANTIZE to int8, uint8 and int16, which Helium rounds four
+    lanes at a time (mcu_quantize.c, VCVTA): 23 values (five passes, the
+    last of three), quotients at ties (k + 0.5, both signs) and next to
+    them, NaN, infinities, values past the int32 range and at its ends,
+    subnormals and zeros, extreme zero points."""
+    model = Branches("float QUANTIZE lanes")
+    scale = 0.25
+    outputs = [("int8", (scale, -128)), ("uint8", (scale, 255)), ("int16", (scale, 0)), ("int8", (scale, 127))]
+    inputs = [model.input((1, 23), "float32") for _ in outputs]
+    for x, (dtype, q) in zip(inputs, outputs, strict=True):
+        model.op("QUANTIZE", (x,), (1, 23), dtype, q)
+    edges = np.array(
+        [0.125, -0.125, 0.375, -0.375, 0.1249, -0.1251, 31.875, -32.125, np.nan, np.inf, -np.inf, 1e30, -1e30]
+        + [536870880.0, -536870912.0, 6e8, -6e8, 1e-40, -1e-40, 0.0, -0.0, 0.625, -0.625],
+        dtype=np.float32,
+    )
+    rng = np.random.default_rng(3)
+    sets = [[edges.reshape(1, 23) for _ in outputs]]
+    sets.append([(rng.integers(-400, 400, size=(1, 23)) * 0.125).astype(np.float32) for _ in outputs])
+    return model.build(), sets
+
+
+def test_float_quantize_lanes_on_helium():
+    model, sets = float_quantize_model_and_inputs()
+    assert_matches_reference(model, inputs=len(sets), target="mps3-an547", input_sets=sets)
+
+
 def float_fully_connected_model() -> bytes:
     """Float rows four at a time, four columns per pass: depths of 19 and 6
     (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
