@@ -622,6 +622,37 @@ def test_float_quantize_lanes_on_helium():
     assert_matches_reference(model, inputs=len(sets), target="mps3-an547", input_sets=sets)
 
 
+def softmax_lanes_model() -> bytes:
+    """8-bit SOFTMAX, which Helium computes four lanes at a time (the exp
+    on lanes, mcu_softmax.c): rows of 1, 3, 10, 17 and 40 values (tails of
+    every length), input scales from narrow to wide (differences below
+    diff_min give the lowest output), zero points at both ends, betas, int8,
+    uint8 and int16 outputs, and a row of 300 close values (a large sum of
+    exps: the rounding exponent of 31, the largest the lanes take; beyond
+    it the reference interpreter itself aborts)."""
+    model = Branches("softmax lanes")
+    cases = [
+        ((2, 1), "int8", (0.1, 0), 1.0),
+        ((3, 3), "int8", (0.05, -128), 2.0),
+        ((2, 10), "int8", (0.4, 127), 0.7),
+        ((2, 2, 17), "uint8", (0.3, 0), 1.0),
+        ((1, 40), "int8", (0.02, 5), 4.0),
+        ((3, 17), "int16", (0.25, -20), 0.5),
+        ((1, 300), "int8", (0.002, 0), 1.0),
+    ]
+    for shape, out_dtype, in_q, beta in cases:
+        in_dtype = "uint8" if out_dtype == "uint8" else "int8"
+        x = model.input(shape, in_dtype, in_q)
+        out_q = {"int8": (1 / 256, -128), "uint8": (1 / 256, 0), "int16": (1 / 65536, -32768)}[out_dtype]
+        model.op("SOFTMAX", (x,), shape, out_dtype, out_q, {"beta": beta})
+    return model.build()
+
+
+def test_softmax_lanes_on_helium():
+    report = check_model(softmax_lanes_model(), target="mps3-an547", inputs=3, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
 def float_fully_connected_model() -> bytes:
     """Float rows four at a time, four columns per pass: depths of 19 and 6
     (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
