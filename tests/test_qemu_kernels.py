@@ -424,6 +424,9 @@ def fully_connected_model() -> bytes:
         net.fully_connected(rows, 4, activation="RELU"),
         net.fully_connected(vector, 10, activation="RELU6"),
         net.fully_connected(vector, 1),
+        # 37 values: two whole vectors and a tail of 5, in the groups of
+        # four rows and in the two rows left after them.
+        net.fully_connected(net.input((2, 37), -2.0, 1.0), 6),
     ]
     return net.build(*outputs)
 
