@@ -190,7 +190,8 @@ typedef struct {
  * predicated), from the type's lowest value (the reference's start, and its
  * result for a window with no tap inside), then the activation's clamp:
  * the reference's values, the taps compared in another order (a maximum is
- * the same in any order).  Each pass reads its channels of every tap before
+ * the same in any order): down each column of taps (a 4 x 1 window is one
+ * loop of four).  Each pass reads its channels of every tap before
  * writing them, and no pass reads another's channels. */
 static inline MCU_ALWAYS_INLINE void window_max_mve(const pool_window_mve *w, int32_t act_min, int32_t act_max,
                                                     uint8_t *out, int is_signed)
@@ -199,12 +200,12 @@ static inline MCU_ALWAYS_INLINE void window_max_mve(const pool_window_mve *w, in
     int32_t fy, fx;
     for (c = 0; c < w->channels; c += 16) {
         const mve_pred16_t lanes = vctp8q((uint32_t)(w->channels - c));
-        const uint8_t *row = w->corner + c;
+        const uint8_t *column = w->corner + c;
         if (is_signed) {
             int8x16_t max = vdupq_n_s8(INT8_MIN);
-            for (fy = 0; fy < w->rows; ++fy, row += w->row_step) {
-                const int8_t *tap = (const int8_t *)row;
-                for (fx = 0; fx < w->cols; ++fx, tap += w->channels) {
+            for (fx = 0; fx < w->cols; ++fx, column += w->channels) {
+                const int8_t *tap = (const int8_t *)column;
+                for (fy = 0; fy < w->rows; ++fy, tap += w->row_step) {
                     max = vmaxq_s8(max, vldrbq_z_s8(tap, lanes));
                 }
             }
@@ -212,9 +213,9 @@ static inline MCU_ALWAYS_INLINE void window_max_mve(const pool_window_mve *w, in
             vstrbq_p_s8((int8_t *)out + c, max, lanes);
         } else {
             uint8x16_t max = vdupq_n_u8(0);
-            for (fy = 0; fy < w->rows; ++fy, row += w->row_step) {
-                const uint8_t *tap = row;
-                for (fx = 0; fx < w->cols; ++fx, tap += w->channels) {
+            for (fx = 0; fx < w->cols; ++fx, column += w->channels) {
+                const uint8_t *tap = column;
+                for (fy = 0; fy < w->rows; ++fy, tap += w->row_step) {
                     max = vmaxq_u8(max, vldrbq_z_u8(tap, lanes));
                 }
             }
@@ -228,23 +229,24 @@ static void max_pool_2d_8bit_mve(const mcu_pool_s8_params *p, const uint8_t *inp
 {
     pool_window_mve w;
     int32_t b, out_y, out_x;
+    uint8_t *out = output; /* pixels in raster order, one after another */
     w.channels = (size_t)p->channels;
     w.row_step = (size_t)p->input_w * w.channels;
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
+            /* The window's first row inside the input, at column 0. */
+            const uint8_t *const row = wy.end > wy.first ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->channels,
+                                                                                   b, mcu_window_input(&wy, wy.first),
+                                                                                   0, 0)
+                                                         : input;
             w.rows = MCU_MAX(0, wy.end - wy.first);
-            for (out_x = 0; out_x < p->output_w; ++out_x) {
+            for (out_x = 0; out_x < p->output_w; ++out_x, out += w.channels) {
                 const mcu_window_axis wx =
                     mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
-                uint8_t *out = output + mcu_nhwc_offset(p->output_h, p->output_w, p->channels, b, out_y, out_x, 0);
                 w.cols = MCU_MAX(0, wx.end - wx.first);
-                w.corner = w.rows > 0 && w.cols > 0
-                               ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->channels, b,
-                                                         mcu_window_input(&wy, wy.first),
-                                                         mcu_window_input(&wx, wx.first), 0)
-                               : input;
+                w.corner = w.cols > 0 ? row + (size_t)mcu_window_input(&wx, wx.first) * w.channels : row;
                 if (is_signed) {
                     window_max_mve(&w, p->act_min, p->act_max, out, 1);
                 } else {
