@@ -461,6 +461,9 @@ def fully_connected_model() -> bytes:
         net.fully_connected(rows, 4, activation="RELU"),
         net.fully_connected(vector, 10, activation="RELU6"),
         net.fully_connected(vector, 1),
+        # 37 values: two whole vectors and a tail of 5, in the groups of
+        # four rows and in the two rows left after them.
+        net.fully_connected(net.input((2, 37), -2.0, 1.0), 6),
     ]
     return net.build(*outputs)
 
@@ -602,6 +605,101 @@ def test_int8_uint8_elementwise_rows_on_helium():
     assert report.passed, report.mismatch_message()
 
 
+def add_16bit_lanes_model() -> bytes:
+    """ADD and SUB of same-shaped rows, which Helium takes eight 16-bit lanes
+    at a time (mcu_elementwise.c: add_rows_16bit): 1 to 69 values (whole
+    passes of eight and tails of 1-7), equal input scales (both rescales the
+    high mul alone), the smaller scale first (inputs swapped; for SUB the
+    negated multiplier moves into the 16-bit factor) or second, zero points
+    at both ends of the int8 and uint8 ranges, an output scale of twice the
+    input scale (the output rounding hits ties at .5 for every odd sum, both
+    signs), an input scale 2^-20 of the other (ties in the input rescale),
+    and output scales small enough that results saturate."""
+    model = Branches("ADD and SUB in 16-bit lanes")
+    shapes = [(1,), (7,), (8,), (9,), (3, 23), (2, 5, 3)]
+    ops = [
+        ("ADD", (0.05, -128), (0.05, 127), (0.1, 0), "NONE"),
+        ("SUB", (0.05, 127), (0.05, -128), (0.1, -1), "NONE"),
+        ("ADD", (0.01, 3), (0.04, -128), (0.003, 127), "RELU"),
+        ("SUB", (0.01, -128), (0.04, 5), (0.2, -128), "RELU6"),
+        ("ADD", (0.5, 0), (0.5 * 2.0**-20, 1), (0.5, -7), "NONE"),
+        ("SUB", (2.0**-20, -3), (1.0, 0), (1.0, 2), "NONE"),
+    ]
+    for shape, (opcode, q1, q2, out_q, activation) in zip(shapes, ops, strict=True):
+        a = model.input(shape, "int8", q1)
+        b = model.input(shape, "int8", q2)
+        model.op(opcode, (a, b), shape, "int8", out_q, {"fused_activation_function": activation})
+    ua = model.input((2, 11), "uint8", (0.02, 255))
+    ub = model.input((2, 11), "uint8", (0.03, 0))
+    model.op("ADD", (ua, ub), (2, 11), "uint8", (0.04, 128), {"fused_activation_function": "NONE"})
+    model.op("SUB", (ub, ua), (2, 11), "uint8", (0.001, 255), {"fused_activation_function": "NONE"})
+    return model.build()
+
+
+def test_int8_uint8_add_sub_in_16bit_lanes_on_helium():
+    report = check_model(add_16bit_lanes_model(), target="mps3-an547", inputs=3, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
+def float_quantize_model_and_inputs() -> tuple[bytes, list[list[np.ndarray]]]:
+    """float32 QUANTIZE to int8, uint8 and int16, which Helium rounds four
+    lanes at a time (mcu_quantize.c, VCVTA): 23 values (five passes, the
+    last of three), quotients at ties (k + 0.5, both signs) and next to
+    them, NaN, infinities, values past the int32 range and at its ends,
+    subnormals and zeros, extreme zero points."""
+    model = Branches("float QUANTIZE lanes")
+    scale = 0.25
+    outputs = [("int8", (scale, -128)), ("uint8", (scale, 255)), ("int16", (scale, 0)), ("int8", (scale, 127))]
+    inputs = [model.input((1, 23), "float32") for _ in outputs]
+    for x, (dtype, q) in zip(inputs, outputs, strict=True):
+        model.op("QUANTIZE", (x,), (1, 23), dtype, q)
+    edges = np.array(
+        [0.125, -0.125, 0.375, -0.375, 0.1249, -0.1251, 31.875, -32.125, np.nan, np.inf, -np.inf, 1e30, -1e30]
+        + [536870880.0, -536870912.0, 6e8, -6e8, 1e-40, -1e-40, 0.0, -0.0, 0.625, -0.625],
+        dtype=np.float32,
+    )
+    rng = np.random.default_rng(3)
+    sets = [[edges.reshape(1, 23) for _ in outputs]]
+    sets.append([(rng.integers(-400, 400, size=(1, 23)) * 0.125).astype(np.float32) for _ in outputs])
+    return model.build(), sets
+
+
+def test_float_quantize_lanes_on_helium():
+    model, sets = float_quantize_model_and_inputs()
+    assert_matches_reference(model, inputs=len(sets), target="mps3-an547", input_sets=sets)
+
+
+def softmax_lanes_model() -> bytes:
+    """8-bit SOFTMAX, which Helium computes four lanes at a time (the exp
+    on lanes, mcu_softmax.c): rows of 1, 3, 10, 17 and 40 values (tails of
+    every length), input scales from narrow to wide (differences below
+    diff_min give the lowest output), zero points at both ends, betas, int8,
+    uint8 and int16 outputs, and a row of 300 close values (a large sum of
+    exps: the rounding exponent of 31, the largest the lanes take; beyond
+    it the reference interpreter itself aborts)."""
+    model = Branches("softmax lanes")
+    cases = [
+        ((2, 1), "int8", (0.1, 0), 1.0),
+        ((3, 3), "int8", (0.05, -128), 2.0),
+        ((2, 10), "int8", (0.4, 127), 0.7),
+        ((2, 2, 17), "uint8", (0.3, 0), 1.0),
+        ((1, 40), "int8", (0.02, 5), 4.0),
+        ((3, 17), "int16", (0.25, -20), 0.5),
+        ((1, 300), "int8", (0.002, 0), 1.0),
+    ]
+    for shape, out_dtype, in_q, beta in cases:
+        in_dtype = "uint8" if out_dtype == "uint8" else "int8"
+        x = model.input(shape, in_dtype, in_q)
+        out_q = {"int8": (1 / 256, -128), "uint8": (1 / 256, 0), "int16": (1 / 65536, -32768)}[out_dtype]
+        model.op("SOFTMAX", (x,), shape, out_dtype, out_q, {"beta": beta})
+    return model.build()
+
+
+def test_softmax_lanes_on_helium():
+    report = check_model(softmax_lanes_model(), target="mps3-an547", inputs=3, extremes=True, raise_on_mismatch=False)
+    assert report.passed, report.mismatch_message()
+
+
 def float_fully_connected_model() -> bytes:
     """Float rows four at a time, four columns per pass: depths of 19 and 6
     (3 and 2 left after the passes), 7 and 5 units (a lone last row), two
@@ -684,10 +782,63 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
     assert run.exit_status == 0 and "equal" in run.console, run.console
 
 
+# The rounding shift on four Helium lanes (the LSTM's cell update) against
+# the scalar one at every tie and both neighbours, for each exponent the
+# cell update takes (15 .. 21), over the range of products of two int16.
+HELIUM_ROUNDING_CHECK = r"""
+#include <stdint.h>
+#include "mcu_dsp.h"
+#include "mcu_requant.h"
+#include "semihost.h"
+
+int main(void);
+int main(void)
+{
+    uint32_t differences = 0u;
+    int32_t exponent, k, lane;
+    for (exponent = 15; exponent <= 21; ++exponent) {
+        const int32_t half = (int32_t)1 << (exponent - 1), count = (int32_t)1 << (31 - exponent);
+        for (k = -count + 1; k < count; ++k) {
+            int32_t in[4], out[4];
+            for (lane = 0; lane < 4; ++lane) {
+                in[lane] = k * half + (lane % 3) - 1;
+            }
+            vst1q_s32(out, mcu_rounding_divide_by_pot_x4(vld1q_s32(in), exponent));
+            for (lane = 0; lane < 4; ++lane) {
+                differences += out[lane] != mcu_rounding_divide_by_pot(in[lane], (int)exponent);
+            }
+        }
+    }
+    semihost_write0(differences == 0u ? "rounding lanes: equal\n" : "rounding lanes: DIFFER\n");
+    semihost_exit(differences == 0u ? 0 : 1);
+}
+"""
+
+
+def test_helium_rounding_shift_equals_the_scalar_at_every_tie(tmp_path):
+    net = Int8Net(35)
+    _, _, files = generate_for_model(net.build(net.relu(net.input((1, 4)))), name="any")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024, run_make=False)
+    (outdir / "board" / "semihost_main.c").write_text(HELIUM_ROUNDING_CHECK)
+    runtime = firmware_dir() / "runtime"
+    for header in ["mcu_dsp.h", "mcu_requant.h"]:
+        (outdir / "board" / header).write_bytes((runtime / header).read_bytes())
+    subprocess.run(["make", "-s", "-C", str(outdir), "firmware.elf"], check=True, capture_output=True, timeout=600)
+    run = run_firmware(report.elf, machine="mps3-an547", inputs=[], num_outputs=0, timeout=600)
+    assert run.exit_status == 0 and "equal" in run.console, run.console
+
+
 @pytest.mark.parametrize(
     "variant",
     [
         dict(batch=2, time=3, n_input=5, n_cell=11),  # 8 lanes and a tail of 3
+        # Gate products: 32 input columns (two whole vectors) and 17
+        # recurrent ones (a vector and a tail of 1), 17 rows (four passes of
+        # four and one row left), a cell clip (the cell update's lanes);
+        # 21 and 16 columns, 16 rows (no row left).
+        dict(batch=1, time=3, n_input=32, n_cell=17, cell_clip=0.4),
+        dict(batch=2, time=2, n_input=21, n_cell=16, time_major=True),
         dict(
             batch=1,
             time=4,
@@ -702,7 +853,7 @@ def test_helium_table_logistic_and_tanh_equal_the_scalar_on_every_input(tmp_path
             cell_scale_exponent=-9,
         ),
     ],
-    ids=["plain", "cifg-peephole-norm-projection"],
+    ids=["plain", "long-rows", "long-rows-batch", "cifg-peephole-norm-projection"],
 )
 def test_int8_lstm_on_helium(variant):
     assert_matches_reference(

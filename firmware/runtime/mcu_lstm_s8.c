@@ -42,65 +42,21 @@ static int row_sums_s8(const int8_t *vector, const int32_t *bias, const int8_t *
     return 1;
 }
 
-#if defined(MCU_MVE)
-/* Rows [0, rows4) (a multiple of 4) four at a time: the inner products
- * sixteen columns per VMLADAVA (tail predicated; integer sums are exact in
- * any order), then the four sums plus biases rescaled on four lanes
- * (mcu_mul_by_quantized_mul_n_x4 is mcu_mul_by_quantized_mul per lane),
- * added to `out` and saturated to int16 (VQSHL by 16 then VSHR by 16 clamps
- * an int32 to the int16 range). */
-MCU_NOINLINE static void mat_vec_accumulate_rows4_s16(const int8_t *vector, const int32_t *bias, const int8_t *matrix,
-                                                      int32_t multiplier, int32_t shift, int32_t n_col, int32_t rows4,
-                                                      int16_t *out)
-{
-    const int32_t left_shift = shift > 0 ? shift & 31 : 0;
-    const int32x4_t right = vdupq_n_s32(shift < 0 ? shift : 0);
-    int32_t r, left;
-    for (r = 0; r < rows4; r += 4, bias += 4, out += 4) {
-        const int8_t *x = vector, *w0 = matrix + (size_t)r * (size_t)n_col;
-        const int8_t *w1 = w0 + n_col, *w2 = w1 + n_col, *w3 = w2 + n_col;
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        int32x4_t value;
-        for (left = n_col; left > 0; left -= 16, x += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16) {
-            const mve_pred16_t lanes = vctp8q((uint32_t)left);
-            const int8x16_t a = vldrbq_z_s8(x, lanes);
-            s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0, lanes));
-            s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1, lanes));
-            s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2, lanes));
-            s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3, lanes));
-        }
-        value = vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
-        value = mcu_mul_by_quantized_mul_n_x4(vaddq_s32(value, vld1q_s32(bias)), multiplier, left_shift, right);
-        value = vaddq_s32(value, vldrhq_s32(out));
-        vstrhq_s32(out, vshrq_n_s32(vqshlq_n_s32(value, 16), 16));
-    }
-}
-#endif
-
+#if !defined(MCU_MVE)
 /* PortableMatrixBatchVectorMultiplyAccumulate, int16 output: each row's
- * accumulator rescaled, added to what `output` holds and saturated. */
+ * accumulator rescaled, added to what `output` holds and saturated (Helium
+ * takes gate_products_s16_mve instead). */
 static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
                                    int32_t multiplier, int32_t shift, int32_t n_batch, int32_t n_col,
                                    int32_t n_row, int16_t *output)
 {
-    int32_t b, r, first_scalar_row = 0;
-    mcu_prepared_mul rescale = {0, 0, 0, -1};
-#if defined(MCU_MVE)
-    first_scalar_row = n_row & ~(int32_t)3;
-#endif
-    /* The multiplier's rounding terms worked out once, for the rows that
-     * take the scalar rescale. */
-    if (first_scalar_row < n_row) {
-        rescale = mcu_prepare_mul(multiplier, (int)shift);
-    }
+    /* The multiplier's rounding terms worked out once. */
+    const mcu_prepared_mul rescale = mcu_prepare_mul(multiplier, (int)shift);
+    int32_t b, r;
     for (b = 0; b < n_batch; ++b) {
         const int8_t *vector = vectors + (size_t)b * (size_t)n_col;
         int16_t *out = output + (size_t)b * (size_t)n_row;
-        r = first_scalar_row;
-#if defined(MCU_MVE)
-        mat_vec_accumulate_rows4_s16(vector, bias, matrix, multiplier, shift, n_col, r, out);
-#endif
-        while (r < n_row) {
+        for (r = 0; r < n_row;) {
             int32_t sums[4];
             const int count = row_sums_s8(vector, bias, matrix, n_col, n_row, r, sums);
             int k;
@@ -111,6 +67,7 @@ static void mat_vec_accumulate_s16(const int8_t *vectors, const int32_t *bias, c
         }
     }
 }
+#endif
 
 /* The same with int8 output and an output zero point (the projection). */
 static void mat_vec_accumulate_s8(const int8_t *vectors, const int32_t *bias, const int8_t *matrix,
@@ -323,21 +280,131 @@ MCU_NOINLINE static void gate_products_s16(const mcu_lstm_s8_params *p, const ls
 }
 #endif
 
+#if defined(MCU_MVE)
+/* One of a gate's two matrix products: its weights, effective biases,
+ * columns and rescale (the shift split as mcu_mul_by_quantized_mul_n_x4
+ * takes it). */
+typedef struct {
+    const int8_t *weights;
+    const int32_t *bias;
+    int32_t n_col;
+    int32_t multiplier;
+    int32_t left_shift;
+    int32_t right_shift;
+} lstm_product_mve;
+
+static lstm_product_mve product_mve(const int8_t *weights, const int32_t *bias, int32_t n_col, int32_t multiplier,
+                                    int32_t shift)
+{
+    lstm_product_mve m;
+    m.weights = weights;
+    m.bias = bias;
+    m.n_col = n_col;
+    m.multiplier = multiplier;
+    m.left_shift = shift > 0 ? shift & 31 : 0;
+    m.right_shift = shift < 0 ? shift : 0;
+    return m;
+}
+
+/* Rows r .. r + 3 of matrix . x plus their biases, rescaled: whole vectors
+ * of sixteen columns without predication, then the 1-15 left under a tail
+ * predicate (VMLADAVA; integer sums are exact in any order), and
+ * mcu_mul_by_quantized_mul_n_x4 (mcu_mul_by_quantized_mul on each lane). */
+MCU_NOINLINE static int32x4_t rows4_product_mve(const lstm_product_mve *m, const int8_t *x, int32_t r)
+{
+    const int32_t n_col = m->n_col;
+    const int8_t *const w0 = m->weights + (size_t)r * (size_t)n_col;
+    const int8_t *const w1 = w0 + n_col, *const w2 = w1 + n_col, *const w3 = w2 + n_col;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, c;
+    int32x4_t sums;
+    for (c = 0; c + 16 <= n_col; c += 16) {
+        const int8x16_t a = vldrbq_s8(x + c);
+        s0 = vmladavaq_s8(s0, a, vldrbq_s8(w0 + c));
+        s1 = vmladavaq_s8(s1, a, vldrbq_s8(w1 + c));
+        s2 = vmladavaq_s8(s2, a, vldrbq_s8(w2 + c));
+        s3 = vmladavaq_s8(s3, a, vldrbq_s8(w3 + c));
+    }
+    if (c < n_col) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)(n_col - c));
+        const int8x16_t a = vldrbq_z_s8(x + c, lanes);
+        s0 = vmladavaq_s8(s0, a, vldrbq_z_s8(w0 + c, lanes));
+        s1 = vmladavaq_s8(s1, a, vldrbq_z_s8(w1 + c, lanes));
+        s2 = vmladavaq_s8(s2, a, vldrbq_z_s8(w2 + c, lanes));
+        s3 = vmladavaq_s8(s3, a, vldrbq_z_s8(w3 + c, lanes));
+    }
+    sums = vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
+    return mcu_mul_by_quantized_mul_n_x4(vaddq_s32(sums, vld1q_s32(m->bias + r)), m->multiplier, m->left_shift,
+                                         vdupq_n_s32(m->right_shift));
+}
+
+/* Row r of the same, one lane's worth. */
+static int32_t row_product(const lstm_product_mve *m, const int8_t *x, int32_t r)
+{
+    const int8_t *const row = m->weights + (size_t)r * (size_t)m->n_col;
+    int32_t c, sum = m->bias[r];
+    for (c = 0; c < m->n_col; ++c) {
+        sum += (int32_t)x[c] * row[c];
+    }
+    return mcu_mul_by_quantized_mul(sum, m->multiplier, (int)(m->left_shift + m->right_shift));
+}
+
+/* An int32 on each lane saturated to the int16 range (VQSHL by 16, then
+ * back). */
+static inline MCU_ALWAYS_INLINE int32x4_t saturate_s16_x4(int32x4_t x)
+{
+    return vshrq_n_s32(vqshlq_n_s32(x, 16), 16);
+}
+
+/* The gate's two matrix products as PortableMatrixBatchVectorMultiply-
+ * Accumulate adds them to the zeroed gate: the input's rescaled and
+ * saturated to int16, the recurrent one's rescaled, added and saturated
+ * again; four rows of both per pass on Helium, the 1-3 rows left one by
+ * one. */
+MCU_NOINLINE static void gate_products_s16_mve(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index,
+                                               int32_t rows, const int8_t *input, const int8_t *output_state,
+                                               int16_t *gate)
+{
+    const int32_t n_cell = p->n_cell;
+    const size_t bias_at = (size_t)gate_index * (size_t)n_cell;
+    const lstm_product_mve from_input =
+        product_mve(w->input_weights[gate_index], p->input_effective_bias + bias_at, p->n_input,
+                    p->input_multiplier[gate_index], p->input_shift[gate_index]);
+    const lstm_product_mve from_recurrent =
+        product_mve(w->recurrent_weights[gate_index], p->recurrent_effective_bias + bias_at, p->n_output,
+                    p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index]);
+    int32_t b, r;
+    for (b = 0; b < rows; ++b) {
+        const int8_t *const x = input + (size_t)b * (size_t)p->n_input;
+        const int8_t *const h = output_state + (size_t)b * (size_t)p->n_output;
+        int16_t *const out = gate + (size_t)b * (size_t)n_cell;
+        for (r = 0; r + 4 <= n_cell; r += 4) {
+            const int32x4_t first = saturate_s16_x4(rows4_product_mve(&from_input, x, r));
+            vstrhq_s32(out + r, saturate_s16_x4(vaddq_s32(first, rows4_product_mve(&from_recurrent, h, r))));
+        }
+        for (; r < n_cell; ++r) {
+            const int32_t first = mcu_clamp_s32(row_product(&from_input, x, r), INT16_MIN, INT16_MAX);
+            out[r] = (int16_t)mcu_clamp_s32(first + row_product(&from_recurrent, h, r), INT16_MIN, INT16_MAX);
+        }
+    }
+}
+#endif
+
 /* CalculateLstmGateInteger8x8_16. */
 static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gate_index, int32_t rows,
                     const int8_t *input, const int8_t *output_state, const int16_t *cell_state, int16_t *gate)
 {
     const size_t n = (size_t)rows * (size_t)p->n_cell;
     const size_t bias_at = (size_t)gate_index * (size_t)p->n_cell;
-#if !defined(MCU_MVE)
+#if defined(MCU_MVE)
+    (void)bias_at;
+    gate_products_s16_mve(p, w, gate_index, rows, input, output_state, gate);
+#else
     mcu_accumulated_mul input_rescale, recurrent_rescale;
     if (mcu_prepare_accumulated_mul(p->input_multiplier[gate_index], (int)p->input_shift[gate_index], &input_rescale) &&
         mcu_prepare_accumulated_mul(p->recurrent_multiplier[gate_index], (int)p->recurrent_shift[gate_index],
                                     &recurrent_rescale)) {
         gate_products_s16(p, w, gate_index, rows, input, output_state, &input_rescale, &recurrent_rescale, gate);
-    } else
-#endif
-    {
+    } else {
         memset(gate, 0, n * sizeof *gate);
         mat_vec_accumulate_s16(input, p->input_effective_bias + bias_at, w->input_weights[gate_index],
                                p->input_multiplier[gate_index], p->input_shift[gate_index], rows, p->n_input,
@@ -346,6 +413,7 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gat
                                p->recurrent_multiplier[gate_index], p->recurrent_shift[gate_index], rows,
                                p->n_output, p->n_cell, gate);
     }
+#endif
     if (w->cell_weights[gate_index] != NULL) {
         peephole_s16(p, gate_index, rows, w->cell_weights[gate_index], cell_state, gate);
     }
@@ -355,6 +423,67 @@ static void gate_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int gat
     }
     activate_gate_s16(p, gate, n, gate_index);
 }
+
+#if defined(MCU_MVE)
+/* The int16 products a * b of eight lanes, each rounded by 2^e and
+ * cast (wrapping) to int16 (mcu_rounding_divide_by_pot_bounded's value,
+ * ties away from zero): VMULLB / VMULLT take the even and odd lanes,
+ * VMOVNB / VMOVNT put them back in order. */
+static inline MCU_ALWAYS_INLINE int16x8_t rounded_products_x8(int16x8_t a, int16x8_t b, int32_t e)
+{
+    return vmovntq_s32(vmovnbq_s32(a, mcu_rounding_divide_by_pot_x4(vmullbq_int_s16(a, b), e)),
+                       mcu_rounding_divide_by_pot_x4(vmulltq_int_s16(a, b), e));
+}
+
+/* UpdateLstmCellInteger on eight lanes per pass (the last predicated):
+ * the sum of the two wrapped products saturates to int16 (VQADD), then the
+ * clip. */
+MCU_NOINLINE static void update_cell_mve(const mcu_lstm_s8_params *p, const int16_t *gates, int32_t n, int use_cifg,
+                                         int16_t *cell_state)
+{
+    const int16_t *input_gate = gates, *forget_gate = gates + n, *cell_gate = gates + 2 * n;
+    /* The clip, where there is one, within the int16 range. */
+    const int32_t clip = p->quantized_cell_clip;
+    const int16x8_t high = vdupq_n_s16((int16_t)(clip > 0 && clip < INT16_MAX ? clip : INT16_MAX));
+    const int16x8_t low = vdupq_n_s16((int16_t)(clip > 0 && clip <= -(int32_t)INT16_MIN ? -clip : INT16_MIN));
+    int32_t left;
+    for (left = n; left > 0; left -= 8, input_gate += 8, forget_gate += 8, cell_gate += 8, cell_state += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t forget = vldrhq_z_s16(forget_gate, lanes);
+        const int16x8_t in_gate =
+            use_cifg ? vsubq_s16(vdupq_n_s16(INT16_MAX), forget) : vldrhq_z_s16(input_gate, lanes);
+        const int16x8_t kept = rounded_products_x8(forget, vldrhq_z_s16(cell_state, lanes), 15);
+        const int16x8_t added =
+            rounded_products_x8(in_gate, vldrhq_z_s16(cell_gate, lanes), (int32_t)p->cell_product_shift);
+        const int16x8_t cell = vqaddq_s16(kept, added);
+        vstrhq_p_s16(cell_state, vmaxq_s16(vminq_s16(cell, high), low), lanes);
+    }
+}
+
+/* The hidden values of CalculateLstmOutputInteger8x8_16 on eight lanes per
+ * pass: the int32 products rescaled (mcu_mul_by_quantized_mul_n_x4 is
+ * mcu_mul_by_quantized_mul per lane), narrowed with saturation (a value
+ * past int16 clamps to the same end of the int8 range after the zero point
+ * is added with saturation), clamped and stored as bytes. */
+MCU_NOINLINE static void hidden_mve(const mcu_lstm_s8_params *p, const int16_t *output_gate, const int16_t *tanh_cell,
+                                    int32_t n, int32_t zero_point, int8_t *hidden)
+{
+    const int32_t shift = p->hidden_shift, left_shift = shift > 0 ? shift & 31 : 0;
+    const int32x4_t right = vdupq_n_s32(shift < 0 ? shift : 0);
+    int32_t left;
+    for (left = n; left > 0; left -= 8, output_gate += 8, tanh_cell += 8, hidden += 8) {
+        const mve_pred16_t lanes = vctp16q((uint32_t)left);
+        const int16x8_t a = vldrhq_z_s16(output_gate, lanes), b = vldrhq_z_s16(tanh_cell, lanes);
+        const int32x4_t even =
+            mcu_mul_by_quantized_mul_n_x4(vmullbq_int_s16(a, b), p->hidden_multiplier, left_shift, right);
+        const int32x4_t odd =
+            mcu_mul_by_quantized_mul_n_x4(vmulltq_int_s16(a, b), p->hidden_multiplier, left_shift, right);
+        int16x8_t value = vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(a, even), odd), (int16_t)zero_point);
+        value = vmaxq_s16(vminq_s16(value, vdupq_n_s16(INT8_MAX)), vdupq_n_s16(INT8_MIN));
+        vstrbq_p_s16(hidden, value, lanes);
+    }
+}
+#endif
 
 /* LstmStepInteger8x8_16 for `rows` batch rows. */
 static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int32_t rows, const int8_t *input,
@@ -370,7 +499,6 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int32_t
     /* TFLite (b/246629213) writes the hidden values with -hidden_zp before
      * a projection and with +hidden_zp without one. */
     const int32_t hidden_zero_point = w->projection_weights != NULL ? -p->hidden_zero_point : p->hidden_zero_point;
-    mcu_prepared_mul hidden_rescale;
     int g;
     size_t i;
     for (g = use_cifg ? MCU_LSTM_GATE_FORGET : MCU_LSTM_GATE_INPUT; g <= MCU_LSTM_GATE_CELL; ++g) {
@@ -378,6 +506,11 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int32_t
     }
 
     /* UpdateLstmCellInteger: the forget gate's buffer becomes the scratch. */
+#if defined(MCU_MVE)
+    update_cell_mve(p, w->gate_scratch, (int32_t)n, use_cifg, cell_state);
+    (void)forget_gate;
+    (void)cell_gate;
+#else
     for (i = 0; i < n; ++i) {
         const int16_t forget = forget_gate[i];
         const int16_t in_gate = use_cifg ? (int16_t)(INT16_MAX - forget) : input_gate[i];
@@ -392,18 +525,25 @@ static void step_s8(const mcu_lstm_s8_params *p, const lstm_s8_gates *w, int32_t
         }
         cell_state[i] = (int16_t)cell;
     }
+#endif
 
     gate_s8(p, w, MCU_LSTM_GATE_OUTPUT, rows, input, output_state, cell_state, output_gate);
 
     /* CalculateLstmOutputInteger8x8_16: tanh(cell) goes to the input gate's
      * buffer (allocated even under CIFG). */
     tanh_cell_s16(p, cell_state, n, input_gate);
-    hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
-    for (i = 0; i < n; ++i) {
-        int32_t value = (int32_t)output_gate[i] * input_gate[i];
-        value = mcu_apply_prepared_mul(value, &hidden_rescale) + hidden_zero_point;
-        hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+#if defined(MCU_MVE)
+    hidden_mve(p, output_gate, input_gate, (int32_t)n, hidden_zero_point, hidden);
+#else
+    {
+        const mcu_prepared_mul hidden_rescale = mcu_prepare_mul(p->hidden_multiplier, (int)p->hidden_shift);
+        for (i = 0; i < n; ++i) {
+            int32_t value = (int32_t)output_gate[i] * input_gate[i];
+            value = mcu_apply_prepared_mul(value, &hidden_rescale) + hidden_zero_point;
+            hidden[i] = (int8_t)mcu_clamp_s32(value, INT8_MIN, INT8_MAX);
+        }
     }
+#endif
     if (w->projection_weights != NULL) {
         const size_t outputs = (size_t)rows * (size_t)p->n_output;
         memset(output_state, 0, outputs);

@@ -164,27 +164,99 @@ void mcu_l2_pool_2d_f32(const mcu_pool_f32_params *p, const float *input, float 
     }
 }
 
+#if !defined(MCU_MVE)
 /* out[k] = max(out[k], in[k]) for k < n, int8 or uint8 values. */
 static void max_run_8bit(uint8_t *out, const uint8_t *in, int32_t n, int is_signed)
 {
-#if defined(MCU_MVE)
-    for (; n > 0; n -= 16, in += 16, out += 16) {
-        const mve_pred16_t lanes = vctp8q((uint32_t)n);
-        if (is_signed) {
-            vstrbq_p_s8((int8_t *)out,
-                        vmaxq_s8(vldrbq_z_s8((const int8_t *)out, lanes), vldrbq_z_s8((const int8_t *)in, lanes)),
-                        lanes);
-        } else {
-            vstrbq_p_u8(out, vmaxq_u8(vldrbq_z_u8(out, lanes), vldrbq_z_u8(in, lanes)), lanes);
-        }
-    }
-#else
     int32_t k;
     for (k = 0; k < n; ++k) {
         out[k] = (uint8_t)MCU_MAX(mcu_widen_8bit(out[k], is_signed), mcu_widen_8bit(in[k], is_signed));
     }
-#endif
 }
+#endif
+
+#if defined(MCU_MVE)
+/* A window's taps for Helium: the first one inside the input, how many rows
+ * and columns of taps lie inside, and the steps between them in bytes. */
+typedef struct {
+    const uint8_t *corner;
+    int32_t rows;
+    int32_t cols;
+    size_t row_step;
+    size_t channels;
+} pool_window_mve;
+
+/* The window's maximum of sixteen channels per pass (the last pass
+ * predicated), from the type's lowest value (the reference's start, and its
+ * result for a window with no tap inside), then the activation's clamp:
+ * the reference's values, the taps compared in another order (a maximum is
+ * the same in any order): down each column of taps (a 4 x 1 window is one
+ * loop of four).  Each pass reads its channels of every tap before
+ * writing them, and no pass reads another's channels. */
+static inline MCU_ALWAYS_INLINE void window_max_mve(const pool_window_mve *w, int32_t act_min, int32_t act_max,
+                                                    uint8_t *out, int is_signed)
+{
+    size_t c;
+    int32_t fy, fx;
+    for (c = 0; c < w->channels; c += 16) {
+        const mve_pred16_t lanes = vctp8q((uint32_t)(w->channels - c));
+        const uint8_t *column = w->corner + c;
+        if (is_signed) {
+            int8x16_t max = vdupq_n_s8(INT8_MIN);
+            for (fx = 0; fx < w->cols; ++fx, column += w->channels) {
+                const int8_t *tap = (const int8_t *)column;
+                for (fy = 0; fy < w->rows; ++fy, tap += w->row_step) {
+                    max = vmaxq_s8(max, vldrbq_z_s8(tap, lanes));
+                }
+            }
+            max = vminq_s8(vmaxq_s8(max, vdupq_n_s8((int8_t)act_min)), vdupq_n_s8((int8_t)act_max));
+            vstrbq_p_s8((int8_t *)out + c, max, lanes);
+        } else {
+            uint8x16_t max = vdupq_n_u8(0);
+            for (fx = 0; fx < w->cols; ++fx, column += w->channels) {
+                const uint8_t *tap = column;
+                for (fy = 0; fy < w->rows; ++fy, tap += w->row_step) {
+                    max = vmaxq_u8(max, vldrbq_z_u8(tap, lanes));
+                }
+            }
+            max = vminq_u8(vmaxq_u8(max, vdupq_n_u8((uint8_t)act_min)), vdupq_n_u8((uint8_t)act_max));
+            vstrbq_p_u8(out + c, max, lanes);
+        }
+    }
+}
+
+static void max_pool_2d_8bit_mve(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
+{
+    pool_window_mve w;
+    int32_t b, out_y, out_x;
+    uint8_t *out = output; /* pixels in raster order, one after another */
+    w.channels = (size_t)p->channels;
+    w.row_step = (size_t)p->input_w * w.channels;
+    for (b = 0; b < p->batches; ++b) {
+        for (out_y = 0; out_y < p->output_h; ++out_y) {
+            const mcu_window_axis wy =
+                mcu_window_axis_at(out_y, p->stride_h, p->pad_h, POOL_DILATION, p->filter_h, p->input_h);
+            /* The window's first row inside the input, at column 0. */
+            const uint8_t *const row = wy.end > wy.first ? input + mcu_nhwc_offset(p->input_h, p->input_w, p->channels,
+                                                                                   b, mcu_window_input(&wy, wy.first),
+                                                                                   0, 0)
+                                                         : input;
+            w.rows = MCU_MAX(0, wy.end - wy.first);
+            for (out_x = 0; out_x < p->output_w; ++out_x, out += w.channels) {
+                const mcu_window_axis wx =
+                    mcu_window_axis_at(out_x, p->stride_w, p->pad_w, POOL_DILATION, p->filter_w, p->input_w);
+                w.cols = MCU_MAX(0, wx.end - wx.first);
+                w.corner = w.cols > 0 ? row + (size_t)mcu_window_input(&wx, wx.first) * w.channels : row;
+                if (is_signed) {
+                    window_max_mve(&w, p->act_min, p->act_max, out, 1);
+                } else {
+                    window_max_mve(&w, p->act_min, p->act_max, out, 0);
+                }
+            }
+        }
+    }
+}
+#endif
 
 /* Each channel's maximum over the window: the first tap's run of channels
  * copied, the others compared into it (the same maximum as the reference's
@@ -192,6 +264,10 @@ static void max_run_8bit(uint8_t *out, const uint8_t *in, int32_t n, int is_sign
  * activation's clamp. */
 static void max_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, int is_signed, uint8_t *output)
 {
+#if defined(MCU_MVE)
+    max_pool_2d_8bit_mve(p, input, is_signed, output);
+}
+#else
     const int32_t lowest = is_signed ? INT8_MIN : 0, highest = is_signed ? INT8_MAX : UINT8_MAX;
     const size_t channels = (size_t)p->channels;
     int32_t b, out_y, out_x, fy, fx;
@@ -230,6 +306,7 @@ static void max_pool_2d_8bit(const mcu_pool_s8_params *p, const uint8_t *input, 
         }
     }
 }
+#endif
 
 void mcu_max_pool_2d_s8(const mcu_pool_s8_params *p, const int8_t *input, int8_t *output)
 {

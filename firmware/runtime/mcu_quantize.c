@@ -21,9 +21,63 @@
         }                                                                                      \
     }
 
+#if defined(MCU_MVE) && (__ARM_FEATURE_MVE & 2)
+/* Helium with floating point: the divisions stay scalar (the reference
+ * divides, and no vector divide exists), four per pass into a buffer; the
+ * rounding and the rest run on four lanes: VCVTA rounds to nearest with
+ * ties away from zero (std::round, then the exact cast) wherever the value
+ * is inside the int32 range; lanes outside it or NaN (both comparisons
+ * false) take INT32_MIN as above; then the wrapping zero point add, the
+ * clamp and the narrowing store.  The buffer's unused lanes (last pass) are
+ * computed and not stored. */
+static inline MCU_ALWAYS_INLINE int32x4_t quantize_lanes(const mcu_quantize_f32_params *p, const float *input,
+                                                         int32_t count)
+{
+    float quotients[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float32x4_t q;
+    mve_pred16_t inside;
+    int32_t k;
+    for (k = 0; k < count; ++k) {
+        quotients[k] = input[k] / p->scale;
+    }
+    q = vld1q_f32(quotients);
+    inside = vcmpltq_m_n_f32(q, 2147483648.0f, vcmpgeq_n_f32(q, -2147483648.0f));
+    return vaddq_n_s32(vpselq_s32(vcvtaq_s32_f32(q), vdupq_n_s32(INT32_MIN), inside), p->zero_point);
+}
+
+#define MCU_QUANTIZE_F32_LANES(name, out_t, store)                                                      \
+    void name(const mcu_quantize_f32_params *p, const float *input, out_t *output)                      \
+    {                                                                                                   \
+        int32_t i;                                                                                      \
+        for (i = 0; i < p->size; i += 4) {                                                              \
+            const int32_t count = MCU_MIN(4, p->size - i);                                              \
+            const int32x4_t q = quantize_lanes(p, input + i, count);                                    \
+            store(output + i, vmaxq_s32(vminq_s32(q, vdupq_n_s32(p->q_max)), vdupq_n_s32(p->q_min)),     \
+                  vctp32q((uint32_t)count));                                                            \
+        }                                                                                               \
+    }
+
+static inline void store_quantized_s8(int8_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrbq_p_s32(y, v, lanes);
+}
+static inline void store_quantized_u8(uint8_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrbq_p_u32(y, vreinterpretq_u32_s32(v), lanes);
+}
+static inline void store_quantized_s16(int16_t *y, int32x4_t v, mve_pred16_t lanes)
+{
+    vstrhq_p_s32(y, v, lanes);
+}
+
+MCU_QUANTIZE_F32_LANES(mcu_quantize_f32_s8, int8_t, store_quantized_s8)
+MCU_QUANTIZE_F32_LANES(mcu_quantize_f32_u8, uint8_t, store_quantized_u8)
+MCU_QUANTIZE_F32_LANES(mcu_quantize_f32_s16, int16_t, store_quantized_s16)
+#else
 MCU_QUANTIZE_F32(mcu_quantize_f32_s8, int8_t)
 MCU_QUANTIZE_F32(mcu_quantize_f32_u8, uint8_t)
 MCU_QUANTIZE_F32(mcu_quantize_f32_s16, int16_t)
+#endif
 
 #define MCU_REQUANTIZE_LOOP(in_t, out_t, out_min, out_max)                                                 \
     for (; i < p->size; ++i) {                                                                               \

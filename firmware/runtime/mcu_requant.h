@@ -331,6 +331,14 @@ static inline int32x4_t mcu_mul_by_quantized_mul_n_x4(int32x4_t x, int32_t multi
     const int32x4_t ties_away = vshrq_n_s32(vandq_s32(high, right), 31);
     return vrshlq_s32(vqaddq_s32(high, ties_away), right);
 }
+
+/* mcu_rounding_divide_by_pot on four lanes for 1 <= exponent <= 31: minus 1
+ * on negative lanes, then VRSHL's round-half-up shift (which rounds in wider
+ * arithmetic: no overflow), i.e. ties away from zero. */
+static inline int32x4_t mcu_rounding_divide_by_pot_x4(int32x4_t x, int32_t exponent)
+{
+    return vrshlq_n_s32(vaddq_s32(x, vshrq_n_s32(x, 31)), -exponent);
+}
 #endif
 
 static inline int32_t mcu_mul_by_quantized_mul_greater_than_one(int32_t x, int32_t multiplier, int left_shift)

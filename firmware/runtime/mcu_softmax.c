@@ -8,6 +8,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "mcu_dsp.h"
 #include "mcu_quant.h"
 
 #define MCU_SOFTMAX_DIFF_INTEGER_BITS 5
@@ -55,6 +56,117 @@ static int32_t shifted_output(const mcu_softmax_s8_params *p, int32_t diff, int3
     return unsat - ((int32_t)1 << (output_bits - 1));
 }
 
+#if defined(MCU_MVE)
+/* mcu_fp_exp_on_negative_values(a, MCU_SOFTMAX_DIFF_INTEGER_BITS) on four
+ * lanes, step for step: VQSHL is the saturating multiply by 2^5 (its
+ * threshold and gemmlowp's agree: -2^26 << 5 fits, either way INT32_MIN),
+ * VQRDMULH the saturating rounding doubling high mul, + and - wrap (VADD,
+ * VSUB), mcu_rounding_divide_by_pot_x4 the rounding divides, and each bit
+ * of the remainder applies its multiplier (a predicated VQRDMULH) as the
+ * scalar branch does.  (Five integer bits: no clamp below -32.) */
+static inline MCU_ALWAYS_INLINE int32x4_t exp_on_negative_values_x4(int32x4_t a)
+{
+    static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    const int32_t one_quarter = (int32_t)1 << (31 - MCU_SOFTMAX_DIFF_INTEGER_BITS - 2);
+    const int32x4_t a_mod_quarter_minus_one_quarter =
+        vsubq_s32(vandq_s32(a, vdupq_n_s32(one_quarter - 1)), vdupq_n_s32(one_quarter));
+    const int32x4_t remainder = vsubq_s32(a_mod_quarter_minus_one_quarter, a);
+    const int32_t constant_term = 1895147668, constant_1_over_3 = 715827883;
+    const int32x4_t x = vaddq_s32(vqshlq_n_s32(a_mod_quarter_minus_one_quarter, MCU_SOFTMAX_DIFF_INTEGER_BITS),
+                                  vdupq_n_s32((int32_t)1 << 28));
+    const int32x4_t x2 = vqrdmulhq_s32(x, x);
+    const int32x4_t x3 = vqrdmulhq_s32(x2, x);
+    const int32x4_t x4_over_4 = mcu_rounding_divide_by_pot_x4(vqrdmulhq_s32(x2, x2), 2);
+    const int32x4_t poly = mcu_rounding_divide_by_pot_x4(
+        vaddq_s32(vqrdmulhq_n_s32(vaddq_s32(x4_over_4, x3), constant_1_over_3), x2), 1);
+    int32x4_t result = vaddq_n_s32(vqrdmulhq_n_s32(vaddq_s32(x, poly), constant_term), constant_term);
+    int k;
+    for (k = 0; k < 7; ++k) {
+        const int32_t bit = (int32_t)((uint32_t)1 << (31 - MCU_SOFTMAX_DIFF_INTEGER_BITS - 2 + k));
+        const mve_pred16_t set = vcmpneq_n_s32(vandq_s32(remainder, vdupq_n_s32(bit)), 0);
+        result = vqrdmulhq_m_n_s32(result, result, multipliers[k], set);
+    }
+    return vpselq_s32(vdupq_n_s32(INT32_MAX), result, vcmpeqq_n_s32(a, 0));
+}
+
+static inline MCU_ALWAYS_INLINE int32x4_t exp_of_diff_x4(const mcu_softmax_s8_params *p, int32x4_t diff)
+{
+    return exp_on_negative_values_x4(mcu_mul_by_quantized_mul_x4_n(diff, p->input_multiplier, p->input_left_shift));
+}
+
+static inline MCU_ALWAYS_INLINE int32x4_t load_row_x4(const uint8_t *x, mve_pred16_t lanes, int is_signed)
+{
+    return is_signed ? vldrbq_z_s32((const int8_t *)x, lanes) : vreinterpretq_s32_u32(vldrbq_z_u32(x, lanes));
+}
+
+/* row_reciprocal on lanes: the maximum sixteen values per pass, the sum
+ * of the rounded exps four per pass (wrapping adds: any order gives the
+ * same int32), lanes below diff_min left out as the scalar branch does. */
+static void row_reciprocal_mve(const mcu_softmax_s8_params *p, const uint8_t *in_row, int is_signed,
+                               int32_t *max_in_row, int32_t *reciprocal, int *num_bits_over_unit)
+{
+    int32_t max_value, sum_of_exps = 0, c;
+    if (is_signed) {
+        int8_t max = INT8_MIN;
+        for (c = 0; c < p->depth; c += 16) {
+            const mve_pred16_t lanes = vctp8q((uint32_t)(p->depth - c));
+            max = vmaxvq_p_s8(max, vldrbq_z_s8((const int8_t *)in_row + c, lanes), lanes);
+        }
+        max_value = max;
+    } else {
+        uint8_t max = 0;
+        for (c = 0; c < p->depth; c += 16) {
+            const mve_pred16_t lanes = vctp8q((uint32_t)(p->depth - c));
+            max = vmaxvq_p_u8(max, vldrbq_z_u8(in_row + c, lanes), lanes);
+        }
+        max_value = max;
+    }
+    for (c = 0; c < p->depth; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(p->depth - c));
+        const int32x4_t diff = vsubq_n_s32(load_row_x4(in_row + c, lanes, is_signed), max_value);
+        const int32x4_t exps =
+            mcu_rounding_divide_by_pot_x4(exp_of_diff_x4(p, diff), MCU_SOFTMAX_ACCUM_INTEGER_BITS);
+        sum_of_exps = vaddvaq_p_s32(sum_of_exps, exps, vcmpgeq_m_n_s32(diff, p->diff_min, lanes));
+    }
+    *max_in_row = max_value;
+    *reciprocal = mcu_fp_reciprocal(sum_of_exps, MCU_SOFTMAX_ACCUM_INTEGER_BITS, num_bits_over_unit);
+}
+
+/* The outputs of a row on four lanes (shifted_output, the clamp to
+ * [low, high] and `low` below diff_min), for a rounding exponent of at
+ * most 31 (sums of fewer than ~2^9 maximal exps); 0 where it is larger.
+ * `offset` is what the scalar loop adds after shifted_output (u8: 128).
+ * Each pass reads its values before it writes them (in place is safe). */
+static int output_row_mve(const mcu_softmax_s8_params *p, const uint8_t *in_row, void *out_row, int is_signed,
+                          int output_bits, int32_t offset)
+{
+    int32_t max_in_row, reciprocal, c;
+    int num_bits_over_unit, exponent;
+    const int32_t low = output_bits == 16 ? INT16_MIN : (is_signed ? INT8_MIN : 0);
+    const int32_t high = output_bits == 16 ? INT16_MAX : (is_signed ? INT8_MAX : UINT8_MAX);
+    row_reciprocal_mve(p, in_row, is_signed, &max_in_row, &reciprocal, &num_bits_over_unit);
+    exponent = num_bits_over_unit + 31 - output_bits;
+    if (exponent < 1 || exponent > 31) {
+        return 0;
+    }
+    for (c = 0; c < p->depth; c += 4) {
+        const mve_pred16_t lanes = vctp32q((uint32_t)(p->depth - c));
+        const int32x4_t diff = vsubq_n_s32(load_row_x4(in_row + c, lanes, is_signed), max_in_row);
+        const int32x4_t unsat =
+            mcu_rounding_divide_by_pot_x4(vqrdmulhq_n_s32(exp_of_diff_x4(p, diff), reciprocal), exponent);
+        int32x4_t value = vaddq_n_s32(unsat, offset - ((int32_t)1 << (output_bits - 1)));
+        value = vmaxq_s32(vminq_s32(value, vdupq_n_s32(high)), vdupq_n_s32(low));
+        value = vpselq_s32(value, vdupq_n_s32(low), vcmpgeq_n_s32(diff, p->diff_min));
+        if (output_bits == 16) {
+            vstrhq_p_s32((int16_t *)out_row + c, value, lanes);
+        } else {
+            vstrbq_p_s32((int8_t *)out_row + c, value, lanes);
+        }
+    }
+    return 1;
+}
+#endif
+
 void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
 {
     int32_t i, c;
@@ -63,6 +175,11 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
         int8_t *out_row = output + (size_t)i * (size_t)p->depth;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
+#if defined(MCU_MVE)
+        if (output_row_mve(p, (const uint8_t *)in_row, out_row, 1, 8, 0)) {
+            continue;
+        }
+#endif
         row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
         /* The input row may be the output row (in place): each element is
          * read before it is written. */
@@ -85,6 +202,11 @@ void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_
         uint8_t *out_row = output + (size_t)i * (size_t)p->depth;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
+#if defined(MCU_MVE)
+        if (output_row_mve(p, in_row, out_row, 0, 8, 128)) {
+            continue;
+        }
+#endif
         row_reciprocal(p, in_row, 0, &max_in_row, &reciprocal, &num_bits_over_unit);
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
@@ -104,6 +226,11 @@ void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int
         int16_t *out_row = output + (size_t)i * (size_t)p->depth;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
+#if defined(MCU_MVE)
+        if (output_row_mve(p, (const uint8_t *)in_row, out_row, 1, 16, 0)) {
+            continue;
+        }
+#endif
         row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
         for (c = 0; c < p->depth; ++c) {
             const int32_t diff = (int32_t)in_row[c] - max_in_row;
