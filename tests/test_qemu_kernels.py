@@ -203,7 +203,8 @@ def small_window_model() -> bytes:
 
 def first_layer_model() -> bytes:
     """First layers (1-4 input channels) on Helium's first-layer passes
-    (mcu_conv_helium_small.c) of one and two vectors: odd image sizes,
+    (mcu_conv_helium_small.c) of one and two vectors, inside windows gathered
+    or copied row by row: odd image sizes,
     strides, SAME and VALID padding, dilation down and across (across: every
     window through the border copy), windows of 4 to 30 values (16 exactly:
     no tail; a 10x4 one stays on the rows), channel counts of 1 to 37 (the last channel's tail read, groups
@@ -214,6 +215,8 @@ def first_layer_model() -> bytes:
     mono = net.input((2, 12, 7, 1), -2.0, 0.0)
     duo = net.input((1, 9, 8, 2), -1.0, 2.0)
     quad = net.input((1, 6, 9, 4), -1.0, 1.0)
+    # Rows of 270 bytes: windows too tall to gather (taps over 255 bytes apart), copied row by row.
+    wide = net.input((1, 4, 90, 3), -1.0, 1.0)
     outputs = [
         net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
         net.conv2d(rgb, 37, kernel=(3, 3), padding="VALID"),
@@ -227,6 +230,9 @@ def first_layer_model() -> bytes:
         net.conv2d(duo, 1, kernel=(5, 3), strides=(1, 2), padding="VALID"),
         net.conv2d(quad, 9, kernel=(2, 2), padding="SAME", activation="RELU"),
         net.conv2d(quad, 2, kernel=(3, 2), strides=(2, 1), padding="SAME"),
+        # Window rows of 20 values (past a vector): copied by the generic column copy.
+        net.conv2d(quad, 3, kernel=(1, 5), padding="SAME"),
+        net.conv2d(wide, 4, kernel=(3, 3), strides=(1, 3), padding="SAME"),
     ]
     return net.build(*outputs)
 

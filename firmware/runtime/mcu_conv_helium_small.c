@@ -4,9 +4,9 @@
  * too.
  *
  * Four output pixels per pass: each window is copied into a column of whole
- * vectors (window rows read in place by predicated vector moves, border
- * windows with the input zero point in their padding), its lanes past the
- * window 0.  The output channels then go inside the pass: per channel its
+ * vectors (windows inside the input gathered a vector at a time, or row by
+ * row by predicated vector moves; border windows with the input zero point
+ * in their padding), its lanes past the window 0.  The output channels then go inside the pass: per channel its
  * filter's vectors are loaded once for the four columns, and the four sums
  * are requantized together, one lane per pixel, with that channel's
  * multiplier and shift as scalars.  A filter vector may reach into the next
@@ -151,8 +151,21 @@ static inline MCU_ALWAYS_INLINE void first_pass(const mcu_conv_s8_params *p, con
     r.pixels = vctp32q((uint32_t)count);
     /* Every channel but the last reads whole vectors: past its window they
      * meet the columns' zero lanes. */
-    for (oc = 0; oc < out_c - 1; ++oc, filter += window) {
-        first_store(&r, first_sums(columns, step, filter, vectors, 0, tail), oc, out);
+    if (vectors == 1) {
+        /* The four columns stay in registers. */
+        const int8x16_t x0 = vldrbq_s8(columns), x1 = vldrbq_s8(columns + 16);
+        const int8x16_t x2 = vldrbq_s8(columns + 32), x3 = vldrbq_s8(columns + 48);
+        for (oc = 0; oc < out_c - 1; ++oc, filter += window) {
+            const int8x16_t wv = vldrbq_s8(filter);
+            first_store(&r,
+                        mcu_helium_lanes(vmladavq_s8(x0, wv), vmladavq_s8(x1, wv), vmladavq_s8(x2, wv),
+                                         vmladavq_s8(x3, wv)),
+                        oc, out);
+        }
+    } else {
+        for (oc = 0; oc < out_c - 1; ++oc, filter += window) {
+            first_store(&r, first_sums(columns, step, filter, vectors, 0, tail), oc, out);
+        }
     }
     first_store(&r, first_sums(columns, step, filter, vectors, 1, tail), oc, out);
 }
@@ -169,15 +182,95 @@ static inline MCU_ALWAYS_INLINE void first_pass(const mcu_conv_s8_params *p, con
 FIRST_PASS(1)
 FIRST_PASS(2)
 
-/* The window of an output pixel whose window rows lie inside the input
- * (`rows`: the first row's first value), each of `row` <= 16 values,
- * `row_step` bytes apart, copied into `column`. */
-static inline MCU_ALWAYS_INLINE void first_rows_to_column(const int8_t *rows, size_t row_step, int32_t filter_h,
-                                                          int32_t row, mve_pred16_t lanes, int8_t *column)
+/* How a pass's driver copies windows of rows of at most 16 values
+ * (dilation_w 1) into columns of `vectors` vectors. */
+typedef struct {
+    int32_t filter_h;
+    int32_t row;          /* values per window row */
+    size_t row_step;      /* input bytes from one window row to the next */
+    mve_pred16_t lanes;   /* the `row` lanes of a window row */
+    int8x16_t zero_point; /* the padding's value */
+    int8x16_t last;       /* the last vector of a window in the padding: the zero point, 0 past the window */
+    size_t last_at;       /* its offset in a column */
+    /* Windows inside the input gathered a vector at a time where every
+     * vector's taps lie within 255 bytes of its first: vector v's lane i at
+     * byte `gather_from[v]` + `gather_at[v][i]` from the window's first. */
+    int gather;
+    uint8x16_t gather_at[MCU_CONV_FIRST_VECTORS_MAX];
+    size_t gather_from[MCU_CONV_FIRST_VECTORS_MAX];
+    mve_pred16_t tail; /* the last vector's lanes inside the window */
+} first_copy;
+
+/* Sets c->gather and the gathers' offsets for windows of `vectors` vectors
+ * (rows of filter_w x in_c values; dilations dy, dx, input rows `input_row`
+ * bytes apart). */
+static void first_gather_offsets(first_copy *c, const mcu_conv_s8_params *p, int32_t vectors, size_t input_row)
+{
+    const int32_t in_c = p->input_c, row = p->filter_w * in_c, window = p->filter_h * row;
+    int32_t v, i;
+    c->gather = 1;
+    for (v = 0; v < vectors; ++v) {
+        uint8_t at[16];
+        size_t first = 0;
+        for (i = 0; i < 16; ++i) {
+            const int32_t j = MCU_MIN(16 * v + i, window - 1), fy = j / row, fx = (j % row) / in_c;
+            const size_t offset = (size_t)fy * (size_t)p->dilation_h * input_row +
+                                  (size_t)(fx * p->dilation_w * in_c + j % in_c);
+            if (i == 0) {
+                first = offset;
+            }
+            if (offset - first > 255u) {
+                c->gather = 0;
+                return;
+            }
+            at[i] = (uint8_t)(offset - first);
+        }
+        c->gather_at[v] = vldrbq_u8(at);
+        c->gather_from[v] = first;
+    }
+}
+
+/* A window wholly inside the input (`rows`: the first row's first value),
+ * into `column`; lanes past the window 0. */
+static inline MCU_ALWAYS_INLINE void first_inside_to_column(const first_copy *c, const int8_t *rows, int8_t *column)
 {
     int32_t fy;
-    for (fy = 0; fy < filter_h; ++fy, rows += row_step, column += row) {
-        vstrbq_p_s8(column, vldrbq_z_s8(rows, lanes), lanes);
+    if (c->gather) {
+        size_t v;
+        for (v = 0; v < c->last_at / 16u; ++v) {
+            vstrbq_s8(column + 16u * v, vldrbq_gather_offset_s8(rows + c->gather_from[v], c->gather_at[v]));
+        }
+        vstrbq_s8(column + c->last_at, vldrbq_gather_offset_z_s8(rows + c->gather_from[v], c->gather_at[v], c->tail));
+        return;
+    }
+    vstrbq_s8(column + c->last_at, vdupq_n_s8(0));
+    for (fy = 0; fy < c->filter_h; ++fy, rows += c->row_step, column += c->row) {
+        vstrbq_p_s8(column, vldrbq_z_s8(rows, c->lanes), c->lanes);
+    }
+}
+
+/* A window reaching into the padding, into `column`: the zero point, then
+ * the inside part of each inside window row (`origin`: the offset in
+ * `input` of input row wy.origin, column wx.origin of its image, which may
+ * lie outside it). */
+MCU_NOINLINE static void first_border_to_column(const first_copy *c, const int8_t *input, ptrdiff_t origin,
+                                                const mcu_window_axis *wy, const mcu_window_axis *wx, int32_t in_c,
+                                                int8_t *column)
+{
+    const mve_pred16_t inside = vctp8q((uint32_t)((wx->end - wx->first) * in_c));
+    const size_t before = (size_t)(wx->first * in_c);
+    size_t at;
+    int32_t fy;
+    for (at = 0; at < c->last_at; at += 16u) {
+        vstrbq_s8(column + at, c->zero_point);
+    }
+    vstrbq_s8(column + c->last_at, c->last);
+    if (wx->end <= wx->first) {
+        return;
+    }
+    for (fy = wy->first; fy < wy->end; ++fy) {
+        const int8_t *from = input + (origin + (ptrdiff_t)((size_t)fy * c->row_step + before));
+        vstrbq_p_s8(column + (size_t)fy * (size_t)c->row + before, vldrbq_z_s8(from, inside), inside);
     }
 }
 
@@ -186,45 +279,70 @@ int mcu_conv_2d_s8_first_helium(const mcu_conv_s8_params *p, const int8_t *input
 {
     const mcu_conv_first_s8 *first = p->first;
     const mcu_helium_requant q = mcu_helium_requant_of(p, bias);
-    const int32_t in_c = p->input_c, row = p->filter_w * in_c;
+    const int32_t in_c = p->input_c, row = p->filter_w * in_c, window = p->filter_h * row;
     const size_t column_size = 16u * (size_t)(first != NULL ? first->vectors : 0);
-    const size_t out_c = (size_t)p->output_c, row_step = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
-    const size_t pixel_step = (size_t)p->stride_w * (size_t)in_c;
-    const mve_pred16_t row_lanes = vctp8q((uint32_t)row);
-    const int8x16_t zero = vdupq_n_s8(0);
-    const int32_t filter_h = p->filter_h, output_w = p->output_w; /* the column stores could alias p */
+    const size_t out_c = (size_t)p->output_c, input_row = (size_t)p->input_w * (size_t)in_c;
+    /* In locals: the column stores could alias p. */
+    const int32_t output_w = p->output_w, stride_w = p->stride_w, pad_w = p->pad_w;
+    const size_t pixel_step = (size_t)stride_w * (size_t)in_c;
     const int in_place = p->dilation_w == 1 && row <= 16;
+    const int32_t vectors = first != NULL ? first->vectors : 0;
+    first_copy copy;
     int32_t x_first, x_end, b, out_y, out_x, count = 0;
-    if (first == NULL || (size_t)p->column_bytes < MCU_CONV_COLUMNS * column_size ||
-        (size_t)p->filter_h * (size_t)row > column_size) {
+    if (first == NULL || (size_t)p->column_bytes < MCU_CONV_COLUMNS * column_size || (size_t)window > column_size) {
         return 0;
     }
+    copy.filter_h = p->filter_h;
+    copy.row = row;
+    copy.row_step = (size_t)p->dilation_h * input_row;
+    copy.lanes = vctp8q((uint32_t)row);
+    copy.zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+    copy.last_at = column_size - 16u;
+    copy.tail = vctp8q((uint32_t)window - copy.last_at);
+    copy.last = vdupq_m_n_s8(vdupq_n_s8(0), (int8_t)-p->input_offset, copy.tail);
+    first_gather_offsets(&copy, p, vectors, input_row);
     conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =
                 mcu_window_axis_at(out_y, p->stride_h, p->pad_h, p->dilation_h, p->filter_h, p->input_h);
-            const int rows_inside = in_place && wy.first == 0 && wy.end == filter_h;
-            /* The window rows of pixel x_first, then each next one's. */
-            const int8_t *at = input + (rows_inside && x_end > x_first
-                                            ? mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, wy.origin,
-                                                              x_first * p->stride_w - p->pad_w, 0)
-                                            : 0u);
-            for (out_x = 0; out_x < output_w; ++out_x) {
-                int8_t *column = columns + (size_t)count * column_size;
-                /* Lanes past the window stay 0 (the rows below never reach them). */
-                vstrbq_s8(column + column_size - 16u, zero);
-                if (rows_inside && out_x >= x_first && out_x < x_end) {
-                    first_rows_to_column(at, row_step, filter_h, row, row_lanes, column);
-                    at += pixel_step;
+            const int rows_inside = wy.first == 0 && wy.end == copy.filter_h;
+            /* The offset of input row wy.origin, column 0 of image b
+             * (negative above the input: only rows from wy.first on are
+             * read). */
+            const ptrdiff_t origin =
+                (ptrdiff_t)((size_t)b * (size_t)p->input_h * input_row) + (ptrdiff_t)wy.origin * (ptrdiff_t)input_row;
+            out_x = 0;
+            while (out_x < output_w) {
+                const ptrdiff_t at = origin + (ptrdiff_t)(out_x * stride_w - pad_w) * (ptrdiff_t)in_c;
+                if ((in_place || copy.gather) && rows_inside && out_x == x_first && x_end > x_first) {
+                    /* The row's windows wholly inside the input, one after
+                     * the other. */
+                    const int8_t *from = input + at;
+                    for (; out_x < x_end; ++out_x, from += pixel_step) {
+                        first_inside_to_column(&copy, from, columns + (size_t)count * column_size);
+                        if (++count == MCU_CONV_COLUMNS) {
+                            first->pass(p, &q, columns, count, filter, output);
+                            output += (size_t)count * out_c;
+                            count = 0;
+                        }
+                    }
+                    continue;
+                }
+                if (in_place) {
+                    const mcu_window_axis wx =
+                        mcu_window_axis_at(out_x, stride_w, pad_w, p->dilation_w, p->filter_w, p->input_w);
+                    first_border_to_column(&copy, input, at, &wy, &wx, in_c, columns + (size_t)count * column_size);
                 } else {
-                    mcu_conv_window_to_column_helium(p, input, b, &wy, out_x, column);
+                    vstrbq_s8(columns + (size_t)count * column_size + copy.last_at, vdupq_n_s8(0));
+                    mcu_conv_window_to_column_helium(p, input, b, &wy, out_x, columns + (size_t)count * column_size);
                 }
                 if (++count == MCU_CONV_COLUMNS) {
                     first->pass(p, &q, columns, count, filter, output);
                     output += (size_t)count * out_c;
                     count = 0;
                 }
+                ++out_x;
             }
         }
     }
