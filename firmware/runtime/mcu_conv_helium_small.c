@@ -231,11 +231,13 @@ static void first_gather_offsets(first_copy *c, const mcu_conv_s8_params *p, int
 }
 
 /* A window wholly inside the input (`rows`: the first row's first value),
- * into `column`; lanes past the window 0. */
-static inline MCU_ALWAYS_INLINE void first_inside_to_column(const first_copy *c, const int8_t *rows, int8_t *column)
+ * into `column`, gathered (`gather`: c->gather) or row by row; lanes past
+ * the window 0. */
+static inline MCU_ALWAYS_INLINE void first_inside_to_column(const first_copy *c, int gather, const int8_t *rows,
+                                                            int8_t *column)
 {
     int32_t fy;
-    if (c->gather) {
+    if (gather) {
         size_t v;
         for (v = 0; v < c->last_at / 16u; ++v) {
             vstrbq_s8(column + 16u * v, vldrbq_gather_offset_s8(rows + c->gather_from[v], c->gather_at[v]));
@@ -319,8 +321,19 @@ int mcu_conv_2d_s8_first_helium(const mcu_conv_s8_params *p, const int8_t *input
                     /* The row's windows wholly inside the input, one after
                      * the other. */
                     const int8_t *from = input + at;
+                    if (copy.gather) {
+                        for (; out_x < x_end; ++out_x, from += pixel_step) {
+                            first_inside_to_column(&copy, 1, from, columns + (size_t)count * column_size);
+                            if (++count == MCU_CONV_COLUMNS) {
+                                first->pass(p, &q, columns, count, filter, output);
+                                output += (size_t)count * out_c;
+                                count = 0;
+                            }
+                        }
+                        continue;
+                    }
                     for (; out_x < x_end; ++out_x, from += pixel_step) {
-                        first_inside_to_column(&copy, from, columns + (size_t)count * column_size);
+                        first_inside_to_column(&copy, 0, from, columns + (size_t)count * column_size);
                         if (++count == MCU_CONV_COLUMNS) {
                             first->pass(p, &q, columns, count, filter, output);
                             output += (size_t)count * out_c;
