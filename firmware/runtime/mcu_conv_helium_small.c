@@ -116,8 +116,10 @@ typedef struct {
 } first_requant;
 
 /* Channel oc's four sums (`acc`) with its offset term and bias, requantized
- * and stored at out + oc + offsets[k] for the pixels r.pixels selects. */
-static inline MCU_ALWAYS_INLINE void first_store(const first_requant *r, int32x4_t acc, int32_t oc, int8_t *out)
+ * and stored at out + oc + offsets[k] for the pixels r.pixels selects (all
+ * four when `full`: no predicate). */
+static inline MCU_ALWAYS_INLINE void first_store(const first_requant *r, int32x4_t acc, int32_t oc, int full,
+                                                 int8_t *out)
 {
     int32_t constant = r->terms[oc];
     if (r->bias) {
@@ -125,14 +127,19 @@ static inline MCU_ALWAYS_INLINE void first_store(const first_requant *r, int32x4
     }
     acc = mcu_mul_by_quantized_mul_x4_n(vaddq_n_s32(acc, constant), r->multiplier[oc], r->shift[oc]);
     acc = vaddq_n_s32(acc, r->output_offset);
-    vstrbq_scatter_offset_p_s32(out + oc, r->offsets, vminq_s32(vmaxq_s32(acc, r->act_min), r->act_max), r->pixels);
+    acc = vminq_s32(vmaxq_s32(acc, r->act_min), r->act_max);
+    if (full) {
+        vstrbq_scatter_offset_s32(out + oc, r->offsets, acc);
+    } else {
+        vstrbq_scatter_offset_p_s32(out + oc, r->offsets, acc, r->pixels);
+    }
 }
 
 /* Columns past `count` hold older windows (or nothing yet): their sums are
  * never stored. */
 static inline MCU_ALWAYS_INLINE void first_pass(const mcu_conv_s8_params *p, const mcu_helium_requant *q,
                                                 const int8_t *columns, int32_t count, const int8_t *filter,
-                                                int8_t *out, int vectors)
+                                                int8_t *out, int vectors, int full)
 {
     const int32_t out_c = p->output_c;
     const size_t window = (size_t)p->filter_h * (size_t)p->filter_w * (size_t)p->input_c;
@@ -160,14 +167,14 @@ static inline MCU_ALWAYS_INLINE void first_pass(const mcu_conv_s8_params *p, con
             first_store(&r,
                         mcu_helium_lanes(vmladavq_s8(x0, wv), vmladavq_s8(x1, wv), vmladavq_s8(x2, wv),
                                          vmladavq_s8(x3, wv)),
-                        oc, out);
+                        oc, full, out);
         }
     } else {
         for (oc = 0; oc < out_c - 1; ++oc, filter += window) {
-            first_store(&r, first_sums(columns, step, filter, vectors, 0, tail), oc, out);
+            first_store(&r, first_sums(columns, step, filter, vectors, 0, tail), oc, full, out);
         }
     }
-    first_store(&r, first_sums(columns, step, filter, vectors, 1, tail), oc, out);
+    first_store(&r, first_sums(columns, step, filter, vectors, 1, tail), oc, full, out);
 }
 
 #define FIRST_PASS(vectors)                                                                                     \
@@ -175,7 +182,11 @@ static inline MCU_ALWAYS_INLINE void first_pass(const mcu_conv_s8_params *p, con
                                                   const int8_t *columns, int32_t count, const int8_t *filter,   \
                                                   int8_t *out)                                                  \
     {                                                                                                           \
-        first_pass(p, q, columns, count, filter, out, vectors);                                                 \
+        if ((vectors) == 1 && count == MCU_CONV_COLUMNS) { /* measured: two vectors lose by it */              \
+            first_pass(p, q, columns, count, filter, out, vectors, 1);                                          \
+        } else {                                                                                                \
+            first_pass(p, q, columns, count, filter, out, vectors, 0);                                          \
+        }                                                                                                       \
     }                                                                                                           \
     const mcu_conv_first_s8 mcu_conv_first_s8_##vectors = {vectors, first_pass_##vectors};
 
@@ -206,24 +217,37 @@ typedef struct {
  * bytes apart). */
 static void first_gather_offsets(first_copy *c, const mcu_conv_s8_params *p, int32_t vectors, size_t input_row)
 {
-    const int32_t in_c = p->input_c, row = p->filter_w * in_c, window = p->filter_h * row;
-    int32_t v, i;
+    const int32_t in_c = p->input_c, window = p->filter_h * p->filter_w * in_c;
+    const size_t row_step = (size_t)p->dilation_h * input_row, tap_step = (size_t)p->dilation_w * (size_t)in_c;
+    /* Tap j's offset from the window's first value, walked tap by tap:
+     * channel ch of window column fx, window row fy. */
+    size_t offset = 0, row_start = 0, tap_start = 0;
+    int32_t v, i, j = 0, ch = 0, fx = 0;
     c->gather = 1;
     for (v = 0; v < vectors; ++v) {
         uint8_t at[16];
-        size_t first = 0;
+        const size_t first = offset;
         for (i = 0; i < 16; ++i) {
-            const int32_t j = MCU_MIN(16 * v + i, window - 1), fy = j / row, fx = (j % row) / in_c;
-            const size_t offset = (size_t)fy * (size_t)p->dilation_h * input_row +
-                                  (size_t)(fx * p->dilation_w * in_c + j % in_c);
-            if (i == 0) {
-                first = offset;
-            }
             if (offset - first > 255u) {
                 c->gather = 0;
                 return;
             }
             at[i] = (uint8_t)(offset - first);
+            if (j + 1 >= window) {
+                continue; /* lanes past the window repeat the last tap (never loaded) */
+            }
+            ++j;
+            if (++ch < in_c) {
+                ++offset;
+            } else if (ch = 0, ++fx < p->filter_w) {
+                tap_start += tap_step;
+                offset = tap_start;
+            } else {
+                fx = 0;
+                row_start += row_step;
+                tap_start = row_start;
+                offset = row_start;
+            }
         }
         c->gather_at[v] = vldrbq_u8(at);
         c->gather_from[v] = first;
