@@ -32,12 +32,14 @@ from mcu_planner.lowering.conv import (
     DEPTHWISE_S8_PER_TAP_OFFSET,
     DEPTHWISE_S8_WINDOWS,
     FEW_BLOCK_TAPS_MAX,
+    FIRST_VECTORS_MAX,
     HELIUM_COLUMNS,
     ROWS_UNROLLED_MAX,
     block_bytes,
     conv_2d_s8_entry,
     conv_columns_bytes,
     depthwise_conv_2d_s8_entry,
+    helium_first_variant,
     helium_rows_variant,
 )
 from mcu_planner.pipeline import generate_for_model
@@ -107,12 +109,14 @@ def test_helium_rows_take_the_loop_unrolled_for_their_length():
     """Rows of a pixel's input channels or of a window, 2 to 8 vectors of 16,
     the last partial or not; one vector, longer rows, the depthwise and
     reference entries, windows read in place and layers of fewer than four
-    channels or pixels name none."""
+    channels or pixels name none, nor first layers the first-layer passes
+    take."""
     assert helium_rows_variant(_rows_layer(1, 1, 64), CONV_2D_S8_POINTWISE_BLOCKS) == "MCU_CONV_ROWS_S8(4, 0)"
     assert helium_rows_variant(_rows_layer(1, 1, 17), CONV_2D_S8_POINTWISE) == "MCU_CONV_ROWS_S8(2, 1)"
     assert helium_rows_variant(_rows_layer(3, 3, 12, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(7, 1)"  # 108
     assert helium_rows_variant(_rows_layer(2, 2, 32, 1), CONV_2D_S8_WINDOWS) == "MCU_CONV_ROWS_S8(8, 0)"  # 128
-    assert helium_rows_variant(_rows_layer(5, 5, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "MCU_CONV_ROWS_S8(2, 1)"
+    assert helium_rows_variant(_rows_layer(7, 7, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "MCU_CONV_ROWS_S8(4, 1)"
+    assert helium_rows_variant(_rows_layer(5, 5, 1, 2), CONV_2D_S8_FIRST_LAYER_LONG) == "NULL"  # a first pass
     assert helium_rows_variant(_rows_layer(1, 1, 16), CONV_2D_S8_POINTWISE) == "NULL"  # in registers
     assert helium_rows_variant(_rows_layer(1, 1, 129), CONV_2D_S8_POINTWISE) == "NULL"
     assert helium_rows_variant(_rows_layer(3, 3, 8, 1), CONV_2D_S8_ANY_LAYER) == "NULL"
@@ -136,6 +140,29 @@ def test_helium_windows_of_whole_vectors_take_the_interleaved_columns():
     assert helium_rows_variant(_rows_layer(3, 3, 20, 1), CONV_2D_S8_WINDOWS) == "NULL"  # 180: a tail
     assert helium_rows_variant({**_rows_layer(3, 3, 16, 1), "dilation_w": 2}, CONV_2D_S8_WINDOWS) == "NULL"
     assert helium_rows_variant(_rows_layer(3, 3, 16, 1), CONV_2D_S8_LONG_WINDOWS) == "NULL"
+
+
+def test_helium_first_layers_take_the_pass_compiled_for_their_vectors():
+    """First-layer entries (1-4 input channels) of 1 to FIRST_VECTORS_MAX
+    vectors of 16 name Helium's first-layer pass (pretrainedResnet_quant's
+    3x3x3 no longer links the rows it never ran); longer windows and the other
+    entries name none, and the columns hold four windows of whole vectors."""
+    assert helium_first_variant(_rows_layer(3, 3, 3, 1), CONV_2D_S8_FIRST_LAYER) == "MCU_CONV_FIRST_S8(2)"
+    assert helium_first_variant(_rows_layer(4, 1, 1, 1), CONV_2D_S8_FIRST_LAYER) == "MCU_CONV_FIRST_S8(1)"
+    assert helium_first_variant(_rows_layer(5, 5, 1, 1), CONV_2D_S8_FIRST_LAYER) == "MCU_CONV_FIRST_S8(2)"
+    # 10x4x1 (3 vectors): Helium's rows, which requantize four channels at once, are faster there.
+    assert helium_first_variant(_rows_layer(10, 4, 1, 1), CONV_2D_S8_FIRST_LAYER_LONG) == "NULL"
+    assert helium_first_variant(_rows_layer(1, 1, 3), CONV_2D_S8_FIRST_POINTWISE) == "NULL"
+    assert helium_first_variant(_rows_layer(3, 3, 5, 1), CONV_2D_S8_WINDOWS) == "NULL"
+    for kh, kw, in_c in ((4, 1, 1), (3, 3, 3), (5, 5, 1), (2, 2, 4)):
+        layer = {**_rows_layer(kh, kw, in_c, 1), "stride_h": 1, "stride_w": 1, "dilation_w": 1}
+        vectors = -(-kh * kw * in_c // 16)
+        for blocks in (True, False):
+            assert conv_columns_bytes(layer, blocks=blocks) >= HELIUM_COLUMNS * 16 * vectors
+    header = (firmware_dir() / "runtime" / "mcu_conv.h").read_text()
+    declared = {int(v) for v in re.findall(r"\bmcu_conv_first_s8_(\d+)\b", header)}
+    assert declared == set(range(1, FIRST_VECTORS_MAX + 1))
+    assert FIRST_VECTORS_MAX == _c_define("mcu_conv.h", "MCU_CONV_FIRST_VECTORS_MAX")
 
 
 def _c_define(file: str, name: str) -> int:
@@ -193,7 +220,7 @@ NOT_LINKED = {
         "mcu_depthwise_conv_2d_s8_per_tap_offset",
     ),
     "mps3-an547": (
-        "mcu_conv_2d_s8_small_helium",
+        "mcu_conv_2d_s8_first_helium",
         "mcu_conv_2d_s8_columns_helium",
         "mcu_conv_2d_s8_chunks_helium",
         "mcu_helium_dot4x2_s8",

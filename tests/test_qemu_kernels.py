@@ -26,9 +26,10 @@ from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.targets.check import check_model
+from mcu_planner.targets.check import check_model, random_inputs
 from mcu_planner.targets.firmware_build import build_firmware
 from mcu_planner.targets.qemu import run_firmware
+from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 
 pytestmark = needs_cortex_m
@@ -199,13 +200,12 @@ def depthwise_3x3_model() -> bytes:
 
 
 def small_window_model() -> bytes:
-    """Windows of 17 to 64 values on the Cortex-M55 (mcu_conv_helium_small.c):
-    rows read in place (3 and 4 rows of 9 and 16 values, 16 lanes exactly)
-    beside border windows copied into a column (2 to 4 vectors, a last one
-    of 4 to 16 values), channel counts past the 32 summed per pass with a
-    tail of 1, 2 or 3, two images, input zero points at both ends of int8;
-    and windows of 16 or fewer (2x2x4, 3x3x1 dilated), which stay on the
-    four-pixel path."""
+    """Windows of 17 to 64 values on the Cortex-M55: first layers of up to
+    two vectors on the first-layer passes (mcu_conv_helium_small.c), longer
+    ones (10x4x1, 4x4x4) on the rows; rows of 9 and 16 values, border
+    windows at every side, channel counts past 32 with a tail of 1, 2 or 3,
+    two images, input zero points at both ends of int8; and windows of 16
+    or fewer (2x2x4, 3x3x1 dilated)."""
     net = Int8Net(41)
     rgb = net.input((1, 11, 13, 3), 0.0, 3.0)
     mono = net.input((2, 12, 7, 1), -2.0, 0.0)
@@ -220,6 +220,42 @@ def small_window_model() -> bytes:
         net.conv2d(quad, 4, kernel=(4, 4), strides=(1, 2), padding="SAME"),
         net.conv2d(quad, 3, kernel=(1, 5), padding="VALID"),
         net.conv2d(quad, 9, kernel=(2, 2), padding="SAME", activation="RELU6"),
+    ]
+    return net.build(*outputs)
+
+
+def first_layer_model() -> bytes:
+    """First layers (1-4 input channels) on Helium's first-layer passes
+    (mcu_conv_helium_small.c) of one and two vectors, inside windows gathered
+    or copied row by row: odd image sizes,
+    strides, SAME and VALID padding, dilation down and across (across: every
+    window through the border copy), windows of 4 to 30 values (16 exactly:
+    no tail; a 10x4 one stays on the rows), channel counts of 1 to 37 (the last channel's tail read, groups
+    of four with 1-3 left), passes ending on 1-3 pixels, two images, input
+    zero points at both ends of int8."""
+    net = Int8Net(47)
+    rgb = net.input((1, 11, 13, 3), 0.0, 3.0)
+    mono = net.input((2, 12, 7, 1), -2.0, 0.0)
+    duo = net.input((1, 9, 8, 2), -1.0, 2.0)
+    quad = net.input((1, 6, 9, 4), -1.0, 1.0)
+    # Rows of 270 bytes: windows too tall to gather (taps over 255 bytes apart), copied row by row.
+    wide = net.input((1, 4, 90, 3), -1.0, 1.0)
+    outputs = [
+        net.conv2d(rgb, 8, kernel=(3, 3), strides=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(rgb, 37, kernel=(3, 3), padding="VALID"),
+        net.conv2d(rgb, 6, kernel=(2, 5), strides=(1, 3), padding="SAME"),
+        net.conv2d(rgb, 5, kernel=(1, 5), strides=(2, 1), padding="SAME", activation="RELU6"),
+        net.conv2d(mono, 6, kernel=(10, 4), strides=(2, 2), padding="SAME"),
+        net.conv2d(mono, 16, kernel=(4, 1), strides=(2, 1), padding="SAME"),
+        net.conv2d(mono, 5, kernel=(3, 3), padding="SAME", dilation=(2, 1)),
+        net.conv2d(mono, 3, kernel=(3, 3), padding="SAME", dilation=(1, 2)),
+        net.conv2d(duo, 7, kernel=(3, 3), padding="SAME"),
+        net.conv2d(duo, 1, kernel=(5, 3), strides=(1, 2), padding="VALID"),
+        net.conv2d(quad, 9, kernel=(2, 2), padding="SAME", activation="RELU"),
+        net.conv2d(quad, 2, kernel=(3, 2), strides=(2, 1), padding="SAME"),
+        # Window rows of 20 values (past a vector): copied by the generic column copy.
+        net.conv2d(quad, 3, kernel=(1, 5), padding="SAME"),
+        net.conv2d(wide, 4, kernel=(3, 3), strides=(1, 3), padding="SAME"),
     ]
     return net.build(*outputs)
 
@@ -547,6 +583,33 @@ def test_int8_depthwise_multiplier_1_on_helium():
 
 def test_int8_small_convolution_windows_on_helium():
     assert_matches_reference(small_window_model(), inputs=2, target="mps3-an547")
+
+
+def test_int8_first_layers_on_helium_link_only_their_passes(tmp_path):
+    """The generator names each first layer's pass (helium_first_variant), so
+    the firmware links both passes and only the rows loop of the 10x4 layer
+    (none for the layers the passes run); every output equals the
+    reference's."""
+    model = first_layer_model()
+    graph, _, files = generate_for_model(model, name="first")
+    text = files["first.c"].decode()
+    assert set(re.findall(r"MCU_CONV_FIRST_S8\((\d)\)", text)) == {"1", "2"}
+    assert set(re.findall(r"MCU_CONV_ROWS_S8\((\d), ([01])\)", text)) == {("3", "1")}
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=256 * 1024)
+    names = subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout
+    assert set(re.findall(r"\bmcu_conv_first_s8_(\d)\b", names)) == {"1", "2"}
+    assert set(re.findall(r"\bunrolled_rows_(\d)_([01])\b", names)) == {("3", "1")}
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
+    run = run_firmware(
+        report.elf,
+        machine="mps3-an547",
+        inputs=[b"".join(np.ascontiguousarray(s[i]).tobytes() for s in input_sets) for i in range(len(graph.inputs))],
+        num_outputs=len(graph.outputs),
+    ).check()
+    expected = run_isolated(model, input_sets)
+    for i, got in enumerate(run.outputs):
+        assert got == b"".join(np.ascontiguousarray(outputs[i]).tobytes() for outputs in expected), f"output {i}"
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -11,7 +11,7 @@
  *   mcu_conv_helium_interleaved.c  Helium windows of whole vectors (input_c 16k)
  *                         in interleaved columns, 4 pixels x 2 channels a pass
  *   mcu_conv_helium.c     Helium passes: windows of any length in chunks
- *   mcu_conv_helium_small.c  Helium windows of 17-64 values read in place (first layers)
+ *   mcu_conv_helium_small.c  Helium first layers: four columns per pass, channels inside
  *   mcu_depthwise.c       depthwise runs and raster groups (mcu_depthwise_dsp.c
  *                         without Helium)
  *   mcu_conv_f32.c        float
@@ -56,7 +56,9 @@
  *
  * Within the pointwise and windows entries, Helium's loop unrolled for the
  * layer's rows is named the same way, in p->rows (mcu_conv.h,
- * MCU_CONV_ROWS_S8; conv.py helium_rows_variant).
+ * MCU_CONV_ROWS_S8; conv.py helium_rows_variant), and within the first-layer
+ * ones Helium's pass for the layer's windows, in p->first
+ * (MCU_CONV_FIRST_S8; conv.py helium_first_variant).
  *
  * Memory-plan contract (mcu_planner/lowering/conv.py, WALKS): with
  * p->raster_walk set, every path below writes output pixels in raster order
@@ -78,7 +80,7 @@ static void conv_windows_in_columns(const mcu_conv_s8_params *p, const int8_t *i
     const int32_t window = p->filter_h * p->filter_w * p->input_c;
     if (columns != NULL && window <= MCU_CONV_COLUMN_MAX && MCU_CONV_COLUMNS * window <= p->column_bytes) {
 #if defined(MCU_MVE)
-        if (window <= 16 || !mcu_conv_2d_s8_small_helium(p, input, filter, bias, output, columns)) {
+        if (!mcu_conv_2d_s8_first_helium(p, input, filter, bias, output, columns)) {
             mcu_conv_2d_s8_columns_helium(p, input, filter, bias, output, columns);
         }
 #else

@@ -37,6 +37,22 @@ extern const mcu_conv_rows_s8 mcu_conv_interleaved_s8_4_2;
 #define MCU_CONV_INTERLEAVED_S8(pixels, channels) NULL
 #endif
 
+/* Helium's passes over first layers' windows (1-4 input channels), each
+ * compiled for the windows' number of sixteen-byte vectors (1 ..
+ * MCU_CONV_FIRST_VECTORS_MAX; mcu_conv_helium_small.c).  The generator names
+ * the one a layer runs (mcu_planner/lowering/conv.py helium_first_variant,
+ * the one place that choice is written) as MCU_CONV_FIRST_S8(vectors), so
+ * that a firmware links only those; NULL for other layers and without
+ * Helium. */
+#define MCU_CONV_FIRST_VECTORS_MAX 2
+typedef struct mcu_conv_first_s8 mcu_conv_first_s8;
+#if defined(MCU_MVE)
+#define MCU_CONV_FIRST_S8(vectors) (&mcu_conv_first_s8_##vectors)
+extern const mcu_conv_first_s8 mcu_conv_first_s8_1, mcu_conv_first_s8_2;
+#else
+#define MCU_CONV_FIRST_S8(vectors) NULL
+#endif
+
 typedef struct {
     MCU_CONV_GEOMETRY_FIELDS
     int32_t input_offset;  /* -input zero point */
@@ -63,6 +79,9 @@ typedef struct {
     /* MCU_CONV_ROWS_S8(vectors, tail) of the layer's rows, or NULL (the
      * depthwise kernels; rows no unrolled loop takes). */
     const mcu_conv_rows_s8 *rows;
+    /* MCU_CONV_FIRST_S8(vectors) of a first layer Helium runs that way, or
+     * NULL. */
+    const mcu_conv_first_s8 *first;
 } mcu_conv_s8_params;
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* int8 convolutions of short windows on Helium (mcu_conv_helium_small.c). */
+/* int8 first layers on Helium (mcu_conv_helium_small.c). */
 #ifndef MCU_CONV_HELIUM_SMALL_H
 #define MCU_CONV_HELIUM_SMALL_H
 
@@ -8,16 +8,12 @@
 
 #if defined(MCU_MVE)
 
-/* Windows of more than 16 and at most this many values may go through
- * mcu_conv_2d_s8_small_helium. */
-#define MCU_CONV_SMALL_WINDOW_MAX 64
-
-/* Windows of at most MCU_CONV_SMALL_WINDOW_MAX values whose rows of at most
- * 16 values are cheaper read in place (3x3 first layers), one output pixel
- * at a time (border windows through one column of filter_h x filter_w x
- * input_c bytes at `column`); 0 (nothing done) for the other layers. */
-int mcu_conv_2d_s8_small_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                const int32_t *bias, int8_t *output, int8_t *column);
+/* A first layer's windows four at a time through the pass p->first names
+ * (MCU_CONV_FIRST_S8), each window copied into a column of whole vectors
+ * (MCU_CONV_COLUMNS of them at `columns`); 0 (nothing done) when p->first
+ * is NULL or those columns do not fit p->column_bytes. */
+int mcu_conv_2d_s8_first_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output, int8_t *columns);
 
 /* The window of output pixel (b, wy's row, out_x) into `column`, window row
  * after window row, taps in the padding as the input zero point (the values

@@ -73,6 +73,7 @@ BLOCK_TAPS_MAX = 576  # taps per pixel the DSP blocks of eight pixels widen (mcu
 BLOCK_MIN_CHANNELS = 5  # fewer input channels (first layers) take other paths
 FEW_BLOCK_TAPS_MAX = 32  # first layers' windows the DSP blocks take (FEW_BLOCK_WINDOW_MAX)
 ROWS_UNROLLED_MAX = 8  # Helium's unrolled rows, in vectors of 16 (MCU_CONV_ROWS_UNROLLED_MAX)
+FIRST_VECTORS_MAX = 2  # Helium's first-layer passes, in vectors of 16 (MCU_CONV_FIRST_VECTORS_MAX)
 
 
 # The int8 entries of the runtime (mcu_conv.c lists them), one per family of
@@ -172,11 +173,34 @@ def helium_rows_variant(params: dict[str, int], function: str) -> str:
     n = params["filter_h"] * params["filter_w"] * params["input_c"]
     vectors = -(-n // 16)
     pixels = params["batches"] * params["output_h"] * params["output_w"]
+    if helium_first_variant(params, function) != "NULL":
+        return "NULL"  # the first-layer pass takes the layer instead
     if function == CONV_2D_S8_WINDOWS and interleaved_windows(params):
         return "MCU_CONV_INTERLEAVED_S8(4, 2)"
     if function not in ROWS_ENTRIES or not 2 <= vectors <= ROWS_UNROLLED_MAX or min(params["output_c"], pixels) < 4:
         return "NULL"
     return f"MCU_CONV_ROWS_S8({vectors}, {int(n % 16 != 0)})"
+
+
+FIRST_ENTRIES = frozenset({CONV_2D_S8_FIRST_LAYER, CONV_2D_S8_FIRST_LAYER_LONG})
+
+
+def first_layer_vectors(params: dict[str, int]) -> int:
+    """Vectors of 16 values a window of the layer takes (filter_h x filter_w x input_c)."""
+    return -(-(params["filter_h"] * params["filter_w"] * params["input_c"]) // 16)
+
+
+def helium_first_variant(params: dict[str, int], function: str) -> str:
+    """The `first` field of an int8 CONV_2D calling `function`: Helium's
+    first-layer pass (mcu_conv_helium_small.c: four windows per pass, copied
+    into columns of whole vectors, every output channel against them) for
+    first-layer entries whose windows take at most FIRST_VECTORS_MAX vectors,
+    as MCU_CONV_FIRST_S8(vectors), so that a firmware links only the passes
+    its layers run; NULL for the others (Helium's rows or chunks)."""
+    vectors = first_layer_vectors(params)
+    if function not in FIRST_ENTRIES or vectors > FIRST_VECTORS_MAX:
+        return "NULL"
+    return f"MCU_CONV_FIRST_S8({vectors})"
 
 
 def depthwise_conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) -> str:
@@ -214,6 +238,9 @@ def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
       stack);
     - windows of up to CONV_COLUMN_MAX values: four (Helium) whole windows,
       past CONV_CHUNKS_MIN values each rounded up to whole vectors of 16;
+      on fewer than BLOCK_MIN_CHANNELS input channels, windows of at most
+      FIRST_VECTORS_MAX vectors of 16 as four columns of whole vectors
+      (Helium's first-layer passes, helium_first_variant), compact or not;
     - longer windows (Helium): chunks of whole window rows in four columns
       of at most CONV_COLUMN_MAX values (each rounded up to whole vectors
       of 16, interleaved), the int32 sums of the four pixels
@@ -227,9 +254,16 @@ def conv_columns_bytes(params: dict[str, int], blocks: bool = True) -> int:
     (conv_2d_facts)."""
     filter_h, filter_w, in_c = params["filter_h"], params["filter_w"], params["input_c"]
     window = filter_h * filter_w * in_c
+    past_first_layers = _columns_bytes_past_first_layers(params, blocks)
+    pointwise = (filter_h, filter_w, params["pad_h"], params["pad_w"]) == (1, 1, 0, 0)
+    if in_c < BLOCK_MIN_CHANNELS and not pointwise and window <= CONV_COLUMN_MAX:
+        # Helium's first-layer passes: four columns of whole vectors.
+        vectors = first_layer_vectors(params)
+        if vectors <= FIRST_VECTORS_MAX:
+            past_first_layers = max(past_first_layers, HELIUM_COLUMNS * 16 * vectors)
     if blocks and in_c < BLOCK_MIN_CHANNELS and window <= FEW_BLOCK_TAPS_MAX and (filter_h, filter_w) != (1, 1):
-        return max(block_bytes(window), _columns_bytes_past_first_layers(params, blocks))
-    return _columns_bytes_past_first_layers(params, blocks)
+        return max(block_bytes(window), past_first_layers)
+    return past_first_layers
 
 
 def _columns_bytes_past_first_layers(params: dict[str, int], blocks: bool) -> int:
@@ -337,6 +371,7 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "raster_walk": 0,
         "column_bytes": 0,
         "rows": "NULL",
+        "first": "NULL",
     }
     with_offset_terms = s8_params["window_offset_terms"] != "NULL"
     if depthwise:
@@ -347,6 +382,7 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
     s8_params["column_bytes"] = column_bytes
     function = conv_2d_s8_entry(params, with_offset_terms, column_bytes)
     s8_params["rows"] = helium_rows_variant(params, function)
+    s8_params["first"] = helium_first_variant(params, function)
     call = kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     return KernelCall(call.function, call.params_type, s8_params, call.args + (columns,), call.sources)
 
@@ -571,6 +607,7 @@ def _with_columns(
     # The columns decide the entry too (the DSP blocks' pointwise one needs their eight pixels).
     function = conv_2d_s8_entry(geometry, params["window_offset_terms"] != "NULL", nbytes)
     params["rows"] = helium_rows_variant(geometry, function)
+    params["first"] = helium_first_variant(geometry, function)
     resized = replace(call, function=function, params=params, args=call.args[:-1] + (columns if nbytes else -1,))
     facts = _image_facts(op, graph, resized, macs)
     return resized, _with_columns_alternative(op, graph, resized, macs, columns, facts)
