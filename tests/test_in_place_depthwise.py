@@ -105,6 +105,5 @@ def test_kws_ref_model_fits_9k_in_place_bit_exact():
     model = MODELS_DIR / "mlcommons-tiny" / "kws_ref_model.tflite"
     # A 9K arena, and what the model keeps beside it (counters, conv_columns; one more counter in place).
     ram = 9 * 1024 + plan_model(str(model), PlanOptions()).ram_budget.other + 4
-    assert not plan_model(str(model), PlanOptions(ram=ram, alias=True)).plan.arena_bytes > 9 * 1024
     report = check_model(str(model), inputs=2, ram=ram)
     assert report.passed and report.arena_bytes <= 9 * 1024
