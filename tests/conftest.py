@@ -159,8 +159,8 @@ def _is_slow_module(name: str) -> bool:
 # take seconds) start first: xdist hands tests out in collection order, so
 # one of them collected last would leave the other worker idle meanwhile.
 LONGEST_FIRST = (
-    "test_ram_min_on_every_other_shared_model[mobilenet_v2_quantized_1x3x224x224]",
     "test_kws_ref_model_fits_9k_in_place_bit_exact",
+    "test_mobilenet_v2_does_not_fit_256k_and_says_why",
     "test_survey_of_the_shared_models_matches_single_runs",
     "test_static_kernel_buffers_are_what_the_linker_keeps[mps3-an547]",
     "test_static_kernel_buffers_are_what_the_linker_keeps[mps2-an386]",
@@ -168,7 +168,6 @@ LONGEST_FIRST = (
     "test_two_models_in_one_arena_are_bit_exact_on_mps2_an386",
     "test_generated_c_compiles_clean_under_the_strict_flags[float32-cortex-m55]",
     "test_every_snippet_runs_as_written[docs/memory.md:76]",
-    "test_mobilenet_v2_does_not_fit_256k_and_says_why",
     "test_regions_and_shared_arena_build_with_the_drop_ins[cmake]",
     "test_ram_min_on_every_other_shared_model[vww_96_int8]",
     "test_generated_c_compiles_clean_under_the_strict_flags[float32-cortex-m4]",

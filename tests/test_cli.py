@@ -176,6 +176,10 @@ def test_mobilenet_v2_does_not_fit_256k_and_says_why():
     # The op named is where that plan's buffers reach the top of its arena.
     arena = re.search(r"\(arena ([0-9,]+) B", result.stderr).group(1)
     assert_one_line_error(result, 3, f"whose live tensors reach {arena} B:")
+    # That figure fits, and 16 B less names it again: the smallest --ram
+    # (test_ram_min runs the bisection itself on the other shared models).
+    assert run_cli(MOBILENET, "--ram", str(needs)).returncode == 0
+    assert_one_line_error(run_cli(MOBILENET, "--ram", str(needs - 16)), 3, f"needs {needs:,} B", "16 B short")
 
 
 def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):

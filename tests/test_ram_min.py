@@ -79,7 +79,11 @@ def test_ram_min_on_quick_shared_models(capsys, tmp_path, model):
 
 @needs_shared
 @pytest.mark.slow
-@pytest.mark.parametrize("model", [model_param(p) for p in shared_model_paths() if p.stem not in QUICK])
+# mobilenet_v2's bisection alone took 37 s of the suite; test_cli checks that the
+# figure its failure names fits and that 16 B less names it again.
+@pytest.mark.parametrize(
+    "model", [model_param(p) for p in shared_model_paths() if p.stem not in QUICK and "mobilenet_v2" not in p.stem]
+)
 def test_ram_min_on_every_other_shared_model(capsys, tmp_path, model):
     # The greedy planner (no time-limited exact search): each plan is the same
     # whatever the machine's load, so "fits at N, not at N - 16" is decided by
