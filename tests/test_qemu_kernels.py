@@ -733,21 +733,25 @@ def test_float_quantize_lanes_on_helium():
 
 
 def softmax_lanes_model() -> bytes:
-    """8-bit SOFTMAX, which Helium computes four lanes at a time (the exp
-    on lanes, mcu_softmax.c): rows of 1, 3, 10, 17 and 40 values (tails of
-    every length), input scales from narrow to wide (differences below
-    diff_min give the lowest output), zero points at both ends, betas, int8,
-    uint8 and int16 outputs, and a row of 300 close values (a large sum of
-    exps: the rounding exponent of 31, the largest the lanes take; beyond
-    it the reference interpreter itself aborts)."""
+    """8-bit SOFTMAX, which Helium computes four lanes at a time for rows
+    of SOFTMAX_LANES_MIN_DEPTH values or more (the exp on lanes,
+    mcu_softmax.c's `_long_rows` entries): rows of 16, 17, 18, 19 and 40
+    values (tails of every length), input scales from narrow to wide
+    (differences below diff_min give the lowest output), zero points at both
+    ends, betas, int8, uint8 and int16 outputs, a row of 300 close values (a
+    large sum of exps: the rounding exponent of 31, the largest the lanes
+    take; beyond it the reference interpreter itself aborts), and rows of 1,
+    3 and 10 on the scalar entries of every output type."""
     model = Branches("softmax lanes")
     cases = [
         ((2, 1), "int8", (0.1, 0), 1.0),
-        ((3, 3), "int8", (0.05, -128), 2.0),
-        ((2, 10), "int8", (0.4, 127), 0.7),
+        ((3, 3), "uint8", (0.05, 0), 2.0),
+        ((2, 10), "int16", (0.4, 127), 0.7),
+        ((2, 16), "int8", (0.05, -128), 2.0),
+        ((2, 19), "int8", (0.4, 127), 0.7),
         ((2, 2, 17), "uint8", (0.3, 0), 1.0),
         ((1, 40), "int8", (0.02, 5), 4.0),
-        ((3, 17), "int16", (0.25, -20), 0.5),
+        ((3, 18), "int16", (0.25, -20), 0.5),
         ((1, 300), "int8", (0.002, 0), 1.0),
     ]
     for shape, out_dtype, in_q, beta in cases:
@@ -761,6 +765,43 @@ def softmax_lanes_model() -> bytes:
 def test_softmax_lanes_on_helium():
     report = check_model(softmax_lanes_model(), target="mps3-an547", inputs=3, extremes=True, raise_on_mismatch=False)
     assert report.passed, report.mismatch_message()
+
+
+# Helium kernels a firmware must and must not link, by the depthwise layer's
+# multiplier and the SOFTMAX's row length (helium_depthwise_variant,
+# SOFTMAX_LANES_MIN_DEPTH): the kernels of the other kind cost 1.8-5 KB.
+DEPTHWISE_AND_SOFTMAX = {
+    # multiplier, input channels (softmax depth = their product)
+    "multiplier 1, short rows": (1, 8, {"mcu_depthwise_s8_1_0", "dw8_group_inside"}),
+    "multiplier 4, long rows": (4, 5, {"mcu_depthwise_s8_4_0", "mcu_helium_depthwise_any_s8", "output_row_mve"}),
+}
+ALL_NAMED = {"mcu_depthwise_s8_1_0", "dw8_group_inside", "mcu_depthwise_s8_4_0", "mcu_helium_depthwise_any_s8",
+             "output_row_mve", "mcu_depthwise_s8_1_1", "mcu_depthwise_s8_4_1"}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(DEPTHWISE_AND_SOFTMAX))
+def test_helium_links_only_the_depthwise_and_softmax_kernels_named(case, tmp_path):
+    multiplier, channels, linked = DEPTHWISE_AND_SOFTMAX[case]
+    net = Int8Net(47)
+    x = net.input((1, 5, 6, channels), -1.0, 2.0)
+    x = net.depthwise_conv2d(x, kernel=(3, 3), padding="SAME", depth_multiplier=multiplier)
+    model = net.build(net.softmax(x))
+    graph, _, files = generate_for_model(model, name="named")
+    outdir = write_output(files, tmp_path / "out")
+    report = build_firmware(outdir, model=files.interface, board="mps3-an547", ram_bytes=64 * 1024)
+    symbols = set(
+        subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert symbols & ALL_NAMED == linked
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
+    run = run_firmware(
+        report.elf,
+        machine="mps3-an547",
+        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
+        num_outputs=1,
+    ).check()
+    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
+    assert run.outputs[0] == expected
 
 
 def float_fully_connected_model() -> bytes:

@@ -167,7 +167,7 @@ void mcu_conv_2d_s8_wide_windows(const mcu_conv_s8_params *p, const int8_t *inpu
                                  const int32_t *bias, int8_t *output, int8_t *columns)
 {
 #if defined(MCU_MVE)
-    if (!mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+    if (!mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns)) {
         mcu_conv_2d_s8_per_tap_offset(p, input, filter, bias, output);
     }
 #else
@@ -179,8 +179,8 @@ void mcu_conv_2d_s8_long_windows(const mcu_conv_s8_params *p, const int8_t *inpu
                                  const int32_t *bias, int8_t *output, int8_t *columns)
 {
 #if defined(MCU_MVE)
-    if (mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes) ||
-        mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns, (size_t)p->column_bytes)) {
+    if (mcu_conv_2d_s8_chunks_helium(p, input, filter, bias, output, columns) ||
+        mcu_conv_2d_s8_long_windows_helium(p, input, filter, bias, output, columns)) {
         return;
     }
 #else

@@ -53,6 +53,25 @@ extern const mcu_conv_first_s8 mcu_conv_first_s8_1, mcu_conv_first_s8_2;
 #define MCU_CONV_FIRST_S8(vectors) NULL
 #endif
 
+/* Helium's walks over an int8 depthwise layer with window offset terms
+ * (mcu_depthwise.c), one per depth multiplier -- 1 (eight channels per
+ * vector, mcu_depthwise_helium.c) or 4 for a multiple of 4 (four lanes read
+ * one input value) -- and walk: raster 0 for runs of pixels whose windows
+ * share their taps, 1 for the raster groups of four a planned overlap needs
+ * (raster_walk).  The generator names a layer's
+ * (mcu_planner/lowering/conv.py helium_depthwise_variant, the one place that
+ * choice is written) as MCU_DEPTHWISE_S8(multiplier, raster), so that a
+ * firmware links only the kernels its layers run; NULL for other layers and
+ * without Helium. */
+typedef struct mcu_depthwise_s8 mcu_depthwise_s8;
+#if defined(MCU_MVE)
+#define MCU_DEPTHWISE_S8(multiplier, raster) (&mcu_depthwise_s8_##multiplier##_##raster)
+extern const mcu_depthwise_s8 mcu_depthwise_s8_1_0, mcu_depthwise_s8_1_1, mcu_depthwise_s8_4_0,
+    mcu_depthwise_s8_4_1;
+#else
+#define MCU_DEPTHWISE_S8(multiplier, raster) NULL
+#endif
+
 typedef struct {
     MCU_CONV_GEOMETRY_FIELDS
     int32_t input_offset;  /* -input zero point */
@@ -82,6 +101,9 @@ typedef struct {
     /* MCU_CONV_FIRST_S8(vectors) of a first layer Helium runs that way, or
      * NULL. */
     const mcu_conv_first_s8 *first;
+    /* MCU_DEPTHWISE_S8(multiplier, raster) of a depthwise layer Helium runs that
+     * way, or NULL (channel by channel). */
+    const mcu_depthwise_s8 *depthwise;
 } mcu_conv_s8_params;
 
 typedef struct {

@@ -241,12 +241,13 @@ static int same_columns(const mcu_window_axis *a, const mcu_window_axis *b)
  * passes of four pixels whose windows have the same inside columns -- down
  * each border column, and along the rows between them -- or, under
  * raster_walk, the pixels of each aligned group of four sorted by their
- * inside columns.  Window rows in the padding read `zero_row` (`zero_bytes`
- * long); returns 0 without doing anything when the windows reach into the
- * padding rows and that is too short. */
+ * inside columns.  Window rows in the padding read `zero_row`
+ * (p->column_bytes long); returns 0 without doing anything when the
+ * windows reach into the padding rows and that is too short. */
 int mcu_conv_2d_s8_long_windows_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                          const int32_t *bias, int8_t *output, int8_t *zero_row, size_t zero_bytes)
+                                       const int32_t *bias, int8_t *output, int8_t *zero_row)
 {
+    const size_t zero_bytes = (size_t)p->column_bytes;
     const int32_t pixels = p->batches * p->output_h * p->output_w;
     mcu_helium_conv_pass t;
     int32_t y_first, y_end, x_first, x_end, first, count, k, j, b, y, x;

@@ -143,7 +143,7 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_rows4_sums(const int8_t *const x
     s[3] = s3;
 }
 
-/* The taps of the depthwise windows of a pass (mcu_helium_depthwise_s8),
+/* The taps of the depthwise windows of a pass (mcu_helium_depthwise_any_s8, mcu_depthwise.c),
  * the same for its pixels: `rows` x `cols` taps inside the input, `tap`
  * bytes apart, and rows row[i] bytes apart for pixel i (a window read in
  * place and one copied into a column can share a pass); windows wholly
@@ -193,14 +193,15 @@ void mcu_conv_2d_s8_columns_helium(const mcu_conv_s8_params *p, const int8_t *in
                                    const int32_t *bias, int8_t *output, int8_t *column_space);
 /* Windows of any length in chunks of whole window rows copied into four
  * columns, the sums carried from chunk to chunk as int32 in front of them
- * (`scratch`, `scratch_bytes`: 16 x output_c bytes of sums, then the
+ * (`scratch`, p->column_bytes: 16 x output_c bytes of sums, then the
  * columns); 0 (nothing done) when not even one row fits. */
 int mcu_conv_2d_s8_chunks_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                 const int32_t *bias, int8_t *output, int8_t *scratch, size_t scratch_bytes);
+                                 const int32_t *bias, int8_t *output, int8_t *scratch);
 /* Windows of any length read in place; 0 (nothing done) when they reach into
- * padding rows and `zero_row` is shorter than a window row's span. */
+ * padding rows and `zero_row` (p->column_bytes) is shorter than a window
+ * row's span. */
 int mcu_conv_2d_s8_long_windows_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                       const int32_t *bias, int8_t *output, int8_t *zero_row, size_t zero_bytes);
+                                       const int32_t *bias, int8_t *output, int8_t *zero_row);
 
 #endif /* MCU_MVE */
 

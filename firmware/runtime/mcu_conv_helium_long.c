@@ -284,8 +284,9 @@ static int32_t chunk_rows_in(const mcu_conv_s8_params *p, size_t row_len, size_t
 }
 
 int mcu_conv_2d_s8_chunks_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                 const int32_t *bias, int8_t *output, int8_t *scratch, size_t scratch_bytes)
+                                 const int32_t *bias, int8_t *output, int8_t *scratch)
 {
+    const size_t scratch_bytes = (size_t)p->column_bytes;
     const size_t row_len = (size_t)p->filter_w * (size_t)p->input_c;
     const size_t filter_size = (size_t)p->filter_h * row_len;
     const int32_t pixels = p->batches * p->output_h * p->output_w;

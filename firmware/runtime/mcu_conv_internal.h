@@ -208,6 +208,24 @@ typedef struct {
     size_t filter_tap;
 } depthwise_taps;
 
+/* A run of `pixels` output pixels of a depthwise convolution (`pixel_step`
+ * input bytes and `out_step` output bytes apart) whose windows have the same
+ * taps inside the input, x and w at the first of them (x: the first inside
+ * tap of the first pixel; w: the filter at that tap; out: its first
+ * channel).  Windows wholly `inside` take the input offset from
+ * window_offset_terms, the others add it per tap. */
+typedef struct {
+    const depthwise_taps *taps;
+    const int8_t *x;
+    size_t pixel_step;
+    int32_t pixels;
+    const int8_t *w;
+    int inside;
+    const int32_t *bias;
+    int8_t *out;
+    size_t out_step;
+} mcu_depthwise_run;
+
 static inline int32_t depthwise_window_s8(const depthwise_taps *t, const int8_t *x, const int8_t *w, int32_t offset)
 {
     int32_t acc = 0, r, k;

@@ -1,7 +1,9 @@
 /* int8 depthwise convolutions with window offset terms: the output in runs
  * of pixels whose windows have the same taps inside the input (on Helium
  * mcu_depthwise_helium.c for depth multiplier 1, passes of four pixels for
- * multiples of 4; without it mcu_depthwise_dsp.c's four channels at a time; 3 x 3 filters with the DSP extension first take
+ * multiples of 4, the walk and kernels the generator names per layer,
+ * MCU_DEPTHWISE_S8; without it mcu_depthwise_dsp.c's four channels at a
+ * time; 3 x 3 filters with the DSP extension first take
  * mcu_depthwise_3x3_dsp.c, from mcu_conv.c's mcu_depthwise_conv_2d_s8_3x3),
  * and under raster_walk in the aligned raster groups the plan assumes. */
 #include "mcu_depthwise.h"
@@ -14,7 +16,7 @@
 
 #if defined(MCU_MVE)
 /* Channels oc .. oc + 3 (those `lanes` selects unless `full`) of the pixels
- * of mcu_helium_depthwise_s8 (a depth multiplier that is a multiple of 4:
+ * of mcu_helium_depthwise_any_s8 (a depth multiplier that is a multiple of 4:
  * the four lanes read one input value); with `single` (a constant at every
  * call, like `full` and `with_offset`) of pixel 0 alone, without the three
  * pixels' loads and products a pass of one pixel would discard. */
@@ -89,7 +91,7 @@ static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_group(const mcu_conv_s
     }
 }
 
-/* Every channel of the pass of mcu_helium_depthwise_s8, four at a time
+/* Every channel of the pass of mcu_helium_depthwise_any_s8, four at a time
  * (`single`: see mcu_helium_depthwise_group). */
 static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_channels(const mcu_conv_s8_params *p,
                                                                    const int8_t *const x[4], int32_t count,
@@ -143,25 +145,68 @@ MCU_NOINLINE static void mcu_helium_depthwise_any_s8(const mcu_conv_s8_params *p
     }
 }
 
-/* The pass of a depth multiplier that is a multiple of 4 (multiplier 1
- * takes mcu_depthwise_helium.c). */
-static inline MCU_ALWAYS_INLINE void mcu_helium_depthwise_s8(const mcu_conv_s8_params *p, const int8_t *const x[4],
-                                                             int32_t count, const mcu_helium_taps *taps,
-                                                             const int8_t *filter, const int32_t *bias, int8_t *out)
+#endif
+
+/* A run's kernel: every channel of the run (on Helium the one
+ * MCU_DEPTHWISE_S8 names: mcu_depthwise_helium.c for multiplier 1,
+ * depthwise_run_4n_helium for multiples of 4; without Helium
+ * depthwise_run_dsp). */
+typedef void depthwise_run_kernel(const mcu_conv_s8_params *p, const mcu_depthwise_run *run);
+
+#if defined(MCU_MVE)
+/* A multiple of 4: passes of four pixels (mcu_helium_depthwise_any_s8). */
+static void depthwise_run_4n_helium(const mcu_conv_s8_params *p, const mcu_depthwise_run *run)
 {
-    mcu_helium_depthwise_any_s8(p, x, count, taps, filter, bias, out);
+    const depthwise_taps *t = run->taps;
+    mcu_helium_taps helium;
+    const int8_t *xs[4];
+    int32_t px, count, k;
+    for (k = 0; k < 4; ++k) {
+        helium.row[k] = t->input_row;
+    }
+    helium.tap = t->input_tap;
+    helium.rows = t->rows;
+    helium.cols = t->cols;
+    helium.offset = p->input_offset;
+    helium.inside = run->inside;
+    helium.out_step = run->out_step;
+    for (px = 0; px < run->pixels; px += count) {
+        count = MCU_MIN(run->pixels - px, 4);
+        for (k = 0; k < count; ++k) {
+            xs[k] = run->x + (size_t)(px + k) * run->pixel_step;
+        }
+        mcu_helium_depthwise_any_s8(p, xs, count, &helium, run->w, run->bias, run->out + (size_t)px * run->out_step);
+    }
+}
+#else
+/* The channels in groups of four (mcu_depthwise_dsp.c), the reference loop
+ * for the rest. */
+static void depthwise_run_dsp(const mcu_conv_s8_params *p, const mcu_depthwise_run *run)
+{
+    const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
+    const int32_t oc = mcu_depthwise_run_s8(p, run);
+    int32_t px;
+    for (px = 0; px < run->pixels && oc < out_c; ++px) {
+        const int8_t *x_px = run->x + (size_t)px * run->pixel_step;
+        int8_t *o = run->out + (size_t)px * run->out_step;
+        int32_t c;
+        for (c = oc; c < out_c; ++c) {
+            const int8_t *x_c = x_px + c / multiplier;
+            const int32_t acc = run->inside
+                                    ? p->window_offset_terms[c] + depthwise_window_s8(run->taps, x_c, run->w + c, 0)
+                                    : depthwise_window_s8(run->taps, x_c, run->w + c, p->input_offset);
+            o[c] = requantize_s8(p, acc, run->bias, c);
+        }
+    }
 }
 #endif
 
-
 /* `pixels` output pixels from (b, out_y, out_x) on, along the row or down the
  * column (`down`), whose windows have the taps of the first one inside the
- * input: Helium passes of four pixels (mcu_helium_depthwise_s8), or without
- * Helium mcu_depthwise_run_s8 for the channels in groups of four and the
- * reference loop for the rest. */
+ * input: one run for `kernel`. */
 static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                           const int32_t *bias, int32_t b, int32_t out_y, int32_t out_x, int32_t pixels, int down,
-                          int8_t *output)
+                          int8_t *output, depthwise_run_kernel *kernel)
 {
     const int32_t in_c = p->input_c, out_c = p->output_c;
     const mcu_window_axis wy =
@@ -176,7 +221,6 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
     const int8_t *w = filter;
     depthwise_taps taps;
     int inside;
-    int32_t px;
     taps.rows = MCU_MAX(wy.end - wy.first, 0);
     taps.cols = MCU_MAX(wx.end - wx.first, 0);
     taps.input_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)in_c;
@@ -193,59 +237,20 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         taps.rows = 0;
         taps.cols = 0;
     }
-#if defined(MCU_MVE)
-    if (p->filter_in_c_or_multiplier == 1) {
-        const mcu_depthwise_run_m1 run = {
+    {
+        const mcu_depthwise_run run = {
             &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step,
         };
-        mcu_depthwise_run_m1_helium_s8(p, &run);
-        return;
+        kernel(p, &run);
     }
-    {
-        mcu_helium_taps helium;
-        const int8_t *xs[4];
-        int32_t count, k;
-        for (k = 0; k < 4; ++k) {
-            helium.row[k] = taps.input_row;
-        }
-        helium.tap = taps.input_tap;
-        helium.rows = taps.rows;
-        helium.cols = taps.cols;
-        helium.offset = p->input_offset;
-        helium.inside = inside;
-        helium.out_step = out_step;
-        for (px = 0; px < pixels; px += count) {
-            count = MCU_MIN(pixels - px, 4);
-            for (k = 0; k < count; ++k) {
-                xs[k] = x + (taps.rows > 0 ? (size_t)(px + k) * pixel_step : 0u);
-            }
-            mcu_helium_depthwise_s8(p, xs, count, &helium, w, bias, out + (size_t)px * out_step);
-        }
-    }
-#else
-    const int32_t multiplier = p->filter_in_c_or_multiplier;
-    const int32_t oc =
-        mcu_depthwise_run_s8(p, &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step);
-    for (px = 0; px < pixels && oc < out_c; ++px) {
-        const int8_t *x_px = x + (taps.rows > 0 ? (size_t)px * pixel_step : 0u);
-        int8_t *o = out + (size_t)px * out_step;
-        int32_t c;
-        for (c = oc; c < out_c; ++c) {
-            const int8_t *x_c = x_px + c / multiplier;
-            const int32_t acc = inside ? p->window_offset_terms[c] + depthwise_window_s8(&taps, x_c, w + c, 0)
-                                       : depthwise_window_s8(&taps, x_c, w + c, p->input_offset);
-            o[c] = requantize_s8(p, acc, bias, c);
-        }
-    }
-#endif
 }
 
 /* Depth multiplier 1 or a multiple of 4: the output in runs
  * whose windows share their taps inside the input -- the inside pixels row
  * by row (or column by column), each border column down the inside rows, and
  * the border rows' pixels (their inside stretch as one run). */
-MCU_NOINLINE static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                      const int32_t *bias, int8_t *output)
+static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, int8_t *output, depthwise_run_kernel *kernel)
 {
     int32_t x_first, x_end, y_first, y_end, b, y, x;
     conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
@@ -257,17 +262,17 @@ MCU_NOINLINE static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, 
         for (y = 0; y < p->output_h; ++y) {
             const int border_row = y < y_first || y >= y_end;
             if (x_end > x_first && (border_row || !inside_down)) {
-                depthwise_run(p, input, filter, bias, b, y, x_first, x_end - x_first, 0, output);
+                depthwise_run(p, input, filter, bias, b, y, x_first, x_end - x_first, 0, output, kernel);
             }
             for (x = 0; border_row && x < p->output_w; ++x) {
                 if (x < x_first || x >= x_end) {
-                    depthwise_run(p, input, filter, bias, b, y, x, 1, 0, output);
+                    depthwise_run(p, input, filter, bias, b, y, x, 1, 0, output, kernel);
                 }
             }
         }
         for (x = 0; y_end > y_first && x < p->output_w; ++x) {
             if (x < x_first || x >= x_end || inside_down) {
-                depthwise_run(p, input, filter, bias, b, y_first, x, y_end - y_first, 1, output);
+                depthwise_run(p, input, filter, bias, b, y_first, x, y_end - y_first, 1, output, kernel);
             }
         }
     }
@@ -275,6 +280,12 @@ MCU_NOINLINE static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, 
 
 
 #if defined(MCU_MVE)
+/* Up to four raster pixels whose windows have the same taps inside the
+ * input (mcu_helium_depthwise_any_s8, depthwise_group_m1_helium). */
+typedef void depthwise_group_kernel(const mcu_conv_s8_params *p, const int8_t *const xs[4], int32_t count,
+                                    const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias,
+                                    int8_t *out);
+
 static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const mcu_window_axis *y1,
                      const mcu_window_axis *x1)
 {
@@ -283,13 +294,13 @@ static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const
 
 /* The `count` pixels of a pass of depthwise_group_helium with depth
  * multiplier 1 (mcu_depthwise_helium.c): one run when their windows are
- * the same distance apart (channels outermost, as mcu_helium_depthwise_s8),
+ * the same distance apart (channels outermost, as mcu_helium_depthwise_any_s8),
  * else two at a time in raster order. */
 static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t *const xs[4], int32_t count,
                                       const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias, int8_t *out)
 {
     depthwise_taps t;
-    mcu_depthwise_run_m1 run;
+    mcu_depthwise_run run;
     int32_t k, pair;
     t.rows = taps->rows;
     t.cols = taps->cols;
@@ -327,7 +338,7 @@ static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t 
  * its pixels in raster order (KERNEL_ORDERS' channel_wise). */
 static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                                    const int32_t *bias, int32_t b, int32_t y, int32_t x, int32_t count,
-                                   int8_t *out)
+                                   int8_t *out, depthwise_group_kernel *kernel)
 {
     const size_t in_place_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
     int32_t done = 0;
@@ -370,49 +381,77 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
         for (k = n; k < 4; ++k) {
             taps.row[k] = in_place_row; /* the pass repeats pixel 0 there */
         }
-        if (p->filter_in_c_or_multiplier == 1) {
-            depthwise_group_m1_helium(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
-        } else {
-            mcu_helium_depthwise_s8(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
-        }
+        kernel(p, xs, n, &taps, w, bias, out + (size_t)done * (size_t)p->output_c);
         done += n;
     }
 }
 
 /* Over a shared buffer with Helium: the aligned groups of four raster pixels
  * the plan assumes, one pass each. */
-MCU_NOINLINE static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
-                                               const int8_t *filter, const int32_t *bias, int8_t *output)
+static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
+                                               const int8_t *filter, const int32_t *bias, int8_t *output,
+                                               depthwise_group_kernel *kernel)
 {
     const int32_t pixels = p->batches * p->output_h * p->output_w, per_image = p->output_h * p->output_w;
     int32_t first;
     for (first = 0; first < pixels; first += 4) {
         const int32_t yx = first % per_image;
         depthwise_group_helium(p, input, filter, bias, first / per_image, yx / p->output_w, yx % p->output_w,
-                               MCU_MIN(pixels - first, 4), output + (size_t)first * (size_t)p->output_c);
+                               MCU_MIN(pixels - first, 4), output + (size_t)first * (size_t)p->output_c, kernel);
     }
 }
-#endif
 
+/* The walks MCU_DEPTHWISE_S8(multiplier, raster) names (mcu_conv.h): each refers to
+ * its own kernels only, so that --gc-sections drops the others. */
+struct mcu_depthwise_s8 {
+    void (*walk)(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter, const int32_t *bias,
+                 int8_t *output);
+    int32_t multiplier_1; /* the layers it takes: depth multiplier 1, else a multiple of 4 */
+    int32_t raster;       /* the raster groups of raster_walk, else runs */
+};
 
-
-/* Depth multiplier 1 or a multiple of 4 under a planned overlap
- * (raster_walk): the raster walk in the aligned groups of four pixels the
- * plan assumes
- * (mcu_planner/lowering/conv.py, WALKS), each group in runs of pixels whose
- * windows have the same taps inside the input -- along a row, or down a
- * one-column output. */
-static void depthwise_conv_2d_s8_raster4(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                         const int32_t *bias, int8_t *output)
+static void multiplier_1_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                              const int32_t *bias, int8_t *output)
 {
-#if defined(MCU_MVE)
-    depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output);
-    return;
-#else
-    mcu_depthwise_conv_2d_s8_raster_groups(p, input, filter, bias, output);
-    return;
-#endif
+    depthwise_conv_2d_s8_runs(p, input, filter, bias, output, mcu_depthwise_run_m1_helium_s8);
 }
+
+static void multiplier_1_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                const int32_t *bias, int8_t *output)
+{
+    depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output, depthwise_group_m1_helium);
+}
+
+static void multiplier_4n_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                               const int32_t *bias, int8_t *output)
+{
+    depthwise_conv_2d_s8_runs(p, input, filter, bias, output, depthwise_run_4n_helium);
+}
+
+static void multiplier_4n_raster(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
+                                 const int32_t *bias, int8_t *output)
+{
+    depthwise_conv_2d_s8_groups_helium(p, input, filter, bias, output, mcu_helium_depthwise_any_s8);
+}
+
+const mcu_depthwise_s8 mcu_depthwise_s8_1_0 = {multiplier_1_runs, 1, 0};
+const mcu_depthwise_s8 mcu_depthwise_s8_1_1 = {multiplier_1_raster, 1, 1};
+const mcu_depthwise_s8 mcu_depthwise_s8_4_0 = {multiplier_4n_runs, 0, 0};
+const mcu_depthwise_s8 mcu_depthwise_s8_4_1 = {multiplier_4n_raster, 0, 1};
+
+/* Whether the layer's named walk takes it (the generator names it from the
+ * same multiplier and raster_walk; a hand-written mismatch takes the channel
+ * loop, which any walk order allows). */
+static int named_walk_takes(const mcu_conv_s8_params *p)
+{
+    const mcu_depthwise_s8 *named = p->depthwise;
+    const int32_t multiplier = p->filter_in_c_or_multiplier;
+    return named != NULL && (named->multiplier_1 ? multiplier == 1 : multiplier % 4 == 0) &&
+           named->raster == (p->raster_walk != 0);
+}
+#endif
+
+
 
 /* With window_offset_terms: windows wholly inside the input take the offset
  * from there (a per-tap offset of 0); windows reaching into the padding add
@@ -429,14 +468,23 @@ void mcu_depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t 
     taps.input_tap = (size_t)p->dilation_w * (size_t)in_c;
     taps.filter_row = (size_t)p->filter_w * (size_t)out_c;
     taps.filter_tap = (size_t)out_c;
+#if defined(MCU_MVE)
+    if (named_walk_takes(p)) {
+        p->depthwise->walk(p, input, filter, bias, output);
+        return;
+    }
+#else
+    /* Under a planned overlap (raster_walk) the aligned groups of four
+     * raster pixels the plan assumes (mcu_planner/lowering/conv.py, WALKS). */
     if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
-        depthwise_conv_2d_s8_runs(p, input, filter, bias, output);
+        depthwise_conv_2d_s8_runs(p, input, filter, bias, output, depthwise_run_dsp);
         return;
     }
     if (multiplier == 1 || multiplier % 4 == 0) {
-        depthwise_conv_2d_s8_raster4(p, input, filter, bias, output);
+        mcu_depthwise_conv_2d_s8_raster_groups(p, input, filter, bias, output);
         return;
     }
+#endif
     for (b = 0; b < p->batches; ++b) {
         for (out_y = 0; out_y < p->output_h; ++out_y) {
             const mcu_window_axis wy =

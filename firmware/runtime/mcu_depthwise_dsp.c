@@ -36,21 +36,23 @@ static inline MCU_ALWAYS_INLINE void depthwise_shared_tap4_s8(int32_t v, const i
 }
 #endif
 
-/* A run of `pixels` output pixels of a depthwise convolution (depth
- * multiplier 1 or a multiple of 4) whose windows have the same taps inside
- * the input: along a row or down a column, `pixel_step` bytes apart in the
- * input and `out_step` in the output (x: the first inside tap of the first
- * pixel; w: the filter at that tap; out: its first channel).  Windows wholly
- * inside add the input offset through window_offset_terms (`inside`), the
- * others per tap (SXTAB16 adds it in the same instruction).  Channels four at
- * a time, as depthwise_pixel4_s8 and depthwise_pixel4_shared_s8, but each
- * group's rescales prepared once for the whole run and its bias (and offset
- * terms) summed once.  Returns how many channels it wrote (out_c rounded
- * down to a multiple of 4). */
-MCU_NOINLINE int32_t mcu_depthwise_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
-                                             size_t pixel_step, int32_t pixels, const int8_t *w, int inside,
-                                             const int32_t *bias, int8_t *out, size_t out_step)
+/* A run of a depthwise convolution (mcu_conv_internal.h; depth multiplier
+ * 1 or a multiple of 4), along a row or down a column.  Windows wholly
+ * inside add the input offset through window_offset_terms, the others per
+ * tap (SXTAB16 adds it in the same instruction).  Channels four at a time,
+ * as depthwise_pixel4_s8 and depthwise_pixel4_shared_s8, but each group's
+ * rescales prepared once for the whole run and its bias (and offset terms)
+ * summed once.  Returns how many channels it wrote (out_c rounded down to a
+ * multiple of 4). */
+MCU_NOINLINE int32_t mcu_depthwise_run_s8(const mcu_conv_s8_params *p, const mcu_depthwise_run *run)
 {
+    const depthwise_taps *t = run->taps;
+    const int8_t *x = run->x, *w = run->w;
+    const size_t pixel_step = run->pixel_step, out_step = run->out_step;
+    const int32_t pixels = run->pixels;
+    const int inside = run->inside;
+    const int32_t *bias = run->bias;
+    int8_t *out = run->out;
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier, rows = t->rows, cols = t->cols;
     const size_t input_row = t->input_row, input_tap = t->input_tap;
     const size_t filter_row = t->filter_row, filter_tap = t->filter_tap;

@@ -6,12 +6,9 @@
 #include "mcu_conv_internal.h"
 
 #if !defined(MCU_MVE)
-/* A run of `pixels` output pixels whose windows have the same taps inside
- * the input; returns how many channels it wrote (out_c rounded down to a
- * multiple of 4). */
-int32_t mcu_depthwise_run_s8(const mcu_conv_s8_params *p, const depthwise_taps *t, const int8_t *x,
-                             size_t pixel_step, int32_t pixels, const int8_t *w, int inside, const int32_t *bias,
-                             int8_t *out, size_t out_step);
+/* The run's channels in groups of four (mcu_conv_internal.h); returns how
+ * many channels it wrote (out_c rounded down to a multiple of 4). */
+int32_t mcu_depthwise_run_s8(const mcu_conv_s8_params *p, const mcu_depthwise_run *run);
 /* The aligned groups of four raster pixels of raster_walk. */
 void mcu_depthwise_conv_2d_s8_raster_groups(const mcu_conv_s8_params *p, const int8_t *input,
                                             const int8_t *filter, const int32_t *bias, int8_t *output);

@@ -209,7 +209,7 @@ MCU_NOINLINE static void dw8_tail(const dw8_run *run, const int8_t *x, int32_t p
     dw8_group(run, x, pixels, w, oc, run->out_c - oc, -1, 0, out);
 }
 
-void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const mcu_depthwise_run_m1 *args)
+void mcu_depthwise_run_m1_helium_s8(const mcu_conv_s8_params *p, const mcu_depthwise_run *args)
 {
     dw8_run run;
     int32_t oc;

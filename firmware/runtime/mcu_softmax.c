@@ -167,79 +167,78 @@ static int output_row_mve(const mcu_softmax_s8_params *p, const uint8_t *in_row,
 }
 #endif
 
-void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
+/* The rows of an 8-bit SOFTMAX (`is_signed` input) into `output_bits`-bit
+ * outputs; with `lanes` (a constant at each entry) on Helium four lanes at a
+ * time first (output_row_mve), so that the entries without it link none of
+ * that code.  A uint8 output is the int8 one plus 128 (zero point 0). */
+static inline MCU_ALWAYS_INLINE void softmax_rows(const mcu_softmax_s8_params *p, const uint8_t *input,
+                                                  void *output, int is_signed, int output_bits, int lanes)
 {
+    const int32_t offset = is_signed ? 0 : 128;
+    const int32_t low = output_bits == 16 ? INT16_MIN : (is_signed ? INT8_MIN : 0);
+    const int32_t high = output_bits == 16 ? INT16_MAX : (is_signed ? INT8_MAX : UINT8_MAX);
     int32_t i, c;
+    (void)lanes; /* without Helium every entry is the scalar loop */
     for (i = 0; i < p->outer_size; ++i) {
-        const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
-        int8_t *out_row = output + (size_t)i * (size_t)p->depth;
+        const size_t first = (size_t)i * (size_t)p->depth;
+        const uint8_t *in_row = input + first;
+        int16_t *out_row16 = (int16_t *)output + first;
+        uint8_t *out_row8 = (uint8_t *)output + first;
         int32_t max_in_row, reciprocal;
         int num_bits_over_unit;
 #if defined(MCU_MVE)
-        if (output_row_mve(p, (const uint8_t *)in_row, out_row, 1, 8, 0)) {
+        if (lanes && output_row_mve(p, in_row, output_bits == 16 ? (void *)out_row16 : (void *)out_row8, is_signed,
+                                    output_bits, offset)) {
             continue;
         }
 #endif
-        row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
-        /* The input row may be the output row (in place): each element is
-         * read before it is written. */
+        row_reciprocal(p, in_row, is_signed, &max_in_row, &reciprocal, &num_bits_over_unit);
+        /* The input row may be the output row (in place, 8-bit outputs):
+         * each element is read before it is written. */
         for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            out_row[c] = diff >= p->diff_min
-                             ? (int8_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 8),
-                                                     INT8_MIN, INT8_MAX)
-                             : INT8_MIN;
+            const int32_t diff = mcu_widen_8bit(in_row[c], is_signed) - max_in_row;
+            const int32_t value =
+                diff >= p->diff_min
+                    ? mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, output_bits) + offset,
+                                    low, high)
+                    : low;
+            if (output_bits == 16) {
+                out_row16[c] = (int16_t)value;
+            } else {
+                out_row8[c] = (uint8_t)(value & 0xff); /* int8 outputs: the same bits */
+            }
         }
     }
 }
 
-/* uint8: the same outputs with zero point 0 instead of -128. */
+void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
+{
+    softmax_rows(p, (const uint8_t *)input, output, 1, 8, 0);
+}
+
 void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output)
 {
-    int32_t i, c;
-    for (i = 0; i < p->outer_size; ++i) {
-        const uint8_t *in_row = input + (size_t)i * (size_t)p->depth;
-        uint8_t *out_row = output + (size_t)i * (size_t)p->depth;
-        int32_t max_in_row, reciprocal;
-        int num_bits_over_unit;
-#if defined(MCU_MVE)
-        if (output_row_mve(p, in_row, out_row, 0, 8, 128)) {
-            continue;
-        }
-#endif
-        row_reciprocal(p, in_row, 0, &max_in_row, &reciprocal, &num_bits_over_unit);
-        for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            out_row[c] = diff >= p->diff_min
-                             ? (uint8_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 8) + 128,
-                                                      0, UINT8_MAX)
-                             : 0;
-        }
-    }
+    softmax_rows(p, input, output, 0, 8, 0);
 }
 
 void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output)
 {
-    int32_t i, c;
-    for (i = 0; i < p->outer_size; ++i) {
-        const int8_t *in_row = input + (size_t)i * (size_t)p->depth;
-        int16_t *out_row = output + (size_t)i * (size_t)p->depth;
-        int32_t max_in_row, reciprocal;
-        int num_bits_over_unit;
-#if defined(MCU_MVE)
-        if (output_row_mve(p, (const uint8_t *)in_row, out_row, 1, 16, 0)) {
-            continue;
-        }
-#endif
-        row_reciprocal(p, (const uint8_t *)in_row, 1, &max_in_row, &reciprocal, &num_bits_over_unit);
-        for (c = 0; c < p->depth; ++c) {
-            const int32_t diff = (int32_t)in_row[c] - max_in_row;
-            out_row[c] = diff >= p->diff_min
-                             ? (int16_t)mcu_clamp_s32(shifted_output(p, diff, reciprocal, num_bits_over_unit, 16),
-                                                      INT16_MIN, INT16_MAX)
-                             : INT16_MIN;
-        }
-    }
+    softmax_rows(p, (const uint8_t *)input, output, 1, 16, 0);
+}
+
+void mcu_softmax_s8_long_rows(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output)
+{
+    softmax_rows(p, (const uint8_t *)input, output, 1, 8, 1);
+}
+
+void mcu_softmax_u8_long_rows(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output)
+{
+    softmax_rows(p, input, output, 0, 8, 1);
+}
+
+void mcu_softmax_s8_s16_long_rows(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output)
+{
+    softmax_rows(p, (const uint8_t *)input, output, 1, 16, 1);
 }
 
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output)

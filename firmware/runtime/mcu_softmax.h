@@ -40,6 +40,14 @@ void mcu_softmax_s8(const mcu_softmax_s8_params *p, const int8_t *input, int8_t 
 void mcu_softmax_s8_s16(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output);
 /* uint8 in and out: scale 1/256, zero point 0. */
 void mcu_softmax_u8(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output);
+/* The same three for long rows (the generator names them from the row
+ * length, mcu_planner/lowering/softmax.py SOFTMAX_LANES_MIN_DEPTH): on
+ * Helium four lanes at a time, elsewhere the same code as the ones above.
+ * Shorter rows take those, so that their firmware does not link the lanes'
+ * code (1.8 KB) for a few values per inference. */
+void mcu_softmax_s8_long_rows(const mcu_softmax_s8_params *p, const int8_t *input, int8_t *output);
+void mcu_softmax_u8_long_rows(const mcu_softmax_s8_params *p, const uint8_t *input, uint8_t *output);
+void mcu_softmax_s8_s16_long_rows(const mcu_softmax_s8_params *p, const int8_t *input, int16_t *output);
 void mcu_softmax_f32(const mcu_softmax_f32_params *p, const float *input, float *output);
 void mcu_log_softmax_f32(const mcu_log_softmax_f32_params *p, const float *input, float *output);
 /* int16 in and out, zero points 0 (TFLite's SoftmaxInt16: lookup tables). */

@@ -213,6 +213,21 @@ def depthwise_conv_2d_s8_entry(params: dict[str, int], with_offset_terms: bool) 
     return DEPTHWISE_S8_WINDOWS
 
 
+def helium_depthwise_variant(params: dict[str, ParamValue], function: str) -> str:
+    """MCU_DEPTHWISE_S8(multiplier, raster) of an int8 depthwise layer with
+    window offset terms (mcu_conv.h; NULL on cores without Helium), so that
+    a firmware links only the Helium kernels its layers run: 1 for depth
+    multiplier 1, 4 for a multiple of 4 (others take the channel loop: NULL),
+    raster 1 under raster_walk (the raster groups a planned overlap needs),
+    else 0 (runs)."""
+    multiplier = params["filter_in_c_or_multiplier"]
+    if function not in DEPTHWISE_S8_ENTRIES or function == DEPTHWISE_S8_PER_TAP_OFFSET:
+        return "NULL"
+    if multiplier != 1 and not (isinstance(multiplier, int) and multiplier % 4 == 0):
+        return "NULL"
+    return f"MCU_DEPTHWISE_S8({1 if multiplier == 1 else 4}, {1 if params['raster_walk'] else 0})"
+
+
 def block_bytes(taps: int) -> int:
     """MCU_CONV_BLOCK_BYTES of mcu_conv_dsp_block.h: eight pixels' taps as int16,
     rounded up to whole groups of four taps, plus 3 bytes to word-align them."""
@@ -372,10 +387,12 @@ def _lower(op: Operator, graph: Graph, stem: str, depthwise: bool) -> KernelCall
         "column_bytes": 0,
         "rows": "NULL",
         "first": "NULL",
+        "depthwise": "NULL",
     }
     with_offset_terms = s8_params["window_offset_terms"] != "NULL"
     if depthwise:
         function = depthwise_conv_2d_s8_entry(params, with_offset_terms)
+        s8_params["depthwise"] = helium_depthwise_variant(s8_params, function)
         return kernel_call(op, function, "mcu_conv_s8_params", s8_params, SOURCES, inputs=3)
     columns = _columns_scratch(op, graph)
     column_bytes = graph.tensors[columns].shape[0] if columns >= 0 else 0
@@ -641,11 +658,13 @@ def _depthwise_over_input(call: KernelCall, scratch: int) -> KernelCall:
     """mcu_depthwise_conv_2d_s8_in_place: channel by channel through
     `scratch` (output_h x output_w values), each written back over the
     input's channel (in_place_depthwise.py)."""
-    return KernelCall(
-        "mcu_depthwise_conv_2d_s8_in_place", call.params_type, call.params, call.args + (scratch,), call.sources
-    )
+    params = {**call.params, "depthwise": "NULL"}  # the channel-by-channel kernel runs no walk
+    return KernelCall("mcu_depthwise_conv_2d_s8_in_place", call.params_type, params, call.args + (scratch,), call.sources)
 
 
 def _in_raster_order(call: KernelCall) -> KernelCall:
     """mcu_conv.c's int8 kernels leave their faster walks for the one WALKS declares."""
-    return replace(call, params={**call.params, "raster_walk": 1})
+    params = {**call.params, "raster_walk": 1}
+    if "depthwise" in params:
+        params["depthwise"] = helium_depthwise_variant(params, call.function)
+    return replace(call, params=params)

@@ -1,4 +1,4 @@
-"""SOFTMAX -> mcu_softmax_{s8,u8,s8_s16,s16,f32}."""
+"""SOFTMAX -> mcu_softmax_{s8,u8,s8_s16}[_long_rows], mcu_softmax_{s16,f32}."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ SOURCES = ("mcu_softmax",)
 
 # gemmlowp fixed point format of the scaled input differences (reference Softmax).
 SCALED_DIFF_INTEGER_BITS = 5
+
+# Rows of at least this many values take the `_long_rows` entries (Helium's
+# four lanes, mcu_softmax.c): a shorter row runs a few hundred ticks either
+# way, less than the 1.8 KB of flash the lanes' code costs is worth.
+SOFTMAX_LANES_MIN_DEPTH = 16
 
 
 @lowers("SOFTMAX")
@@ -53,6 +58,8 @@ def lower_softmax(op: Operator, graph: Graph) -> KernelCall:
         "diff_min": diff_min,
     }
     function = {"int8": "mcu_softmax_s8", "uint8": "mcu_softmax_u8", "int16": "mcu_softmax_s8_s16"}[out.dtype]
+    if depth >= SOFTMAX_LANES_MIN_DEPTH:
+        function += "_long_rows"
     return kernel_call(op, function, "mcu_softmax_s8_params", params, SOURCES)
 
 
