@@ -148,14 +148,15 @@ static PyObject *offsets_to_list(const int64_t *offset, int n)
 }
 
 PyDoc_STRVAR(fit_doc,
-             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA', pairs=None)\n"
+             "fit(sizes, starts, ends, capacity, seconds, preorders='WAT,TAW,TWA', pairs=None, max_nodes=0)\n"
              "    -> (status, offsets, nodes)\n\n"
              "Looks for offsets placing every buffer (size > 0, lifetime [start, end)) below\n"
              "`capacity` with no two buffers alive at once sharing a unit, except that for\n"
              "each (lower, upper, height) in `pairs`, `upper` may start `height` units above\n"
              "`lower` (instead of its size) when `lower` sits below it.  status is\n"
              "'found' (offsets is a list), 'infeasible' (search exhausted: no placement\n"
-             "exists) or 'timeout' (offsets is None).");
+             "exists), 'timeout' (offsets is None) or, after `max_nodes` search nodes when\n"
+             "it is positive, 'out of work' (offsets is None; the same on every machine).");
 
 static PyObject *py_fit(PyObject *self, PyObject *args)
 {
@@ -164,9 +165,10 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     double seconds;
     const char *preorders = "WAT,TAW,TWA";
     PyObject *pairs_obj = NULL;
+    long long max_nodes = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOLd|sO", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders,
-                          &pairs_obj))
+    if (!PyArg_ParseTuple(args, "OOOLd|sOL", &sizes_obj, &starts_obj, &ends_obj, &capacity, &seconds, &preorders,
+                          &pairs_obj, &max_nodes))
         return NULL;
     if (!solver_preorders_valid(preorders)) {
         PyErr_SetString(PyExc_ValueError, "preorders: up to 8 comma-separated keys of up to 4 letters from WATZCOLUR");
@@ -188,8 +190,8 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
     int status = OUT_OF_MEMORY;
     if (offset) {
         Py_BEGIN_ALLOW_THREADS
-        status = solver_fit(n, size, start, end, num_pairs, pairs, (int64_t)capacity, seconds, preorders, offset,
-                            &nodes);
+        status = solver_fit(n, size, start, end, num_pairs, pairs, (int64_t)capacity, seconds, (int64_t)max_nodes,
+                            preorders, offset, &nodes);
         Py_END_ALLOW_THREADS
     }
     PyObject *result = NULL;
@@ -199,7 +201,8 @@ static PyObject *py_fit(PyObject *self, PyObject *args)
         PyObject *offsets = offsets_to_list(offset, n);
         if (offsets) result = Py_BuildValue("(sNL)", "found", offsets, (long long)nodes);
     } else {
-        result = Py_BuildValue("(sOL)", status == NOT_FOUND ? "infeasible" : "timeout", Py_None, (long long)nodes);
+        const char *answer = status == NOT_FOUND ? "infeasible" : status == OUT_OF_WORK ? "out of work" : "timeout";
+        result = Py_BuildValue("(sOL)", answer, Py_None, (long long)nodes);
     }
     free(offset);
     free(pairs);

@@ -120,6 +120,7 @@ typedef struct {
     int preorder;
     uint64_t seed; /* for the R(andom) key: changes every round */
     int64_t nodes, node_limit, total_nodes;
+    int64_t max_nodes; /* > 0: the whole fit visits at most this many nodes */
     double deadline;
     int failed; /* an allocation failed: abort the search */
 } Solver;
@@ -471,6 +472,7 @@ static int search(Solver *s, const int *order, int part_n, int sec_lo, int sec_h
                   int64_t last_offset, int last_rank, int depth)
 {
     if (s->nodes >= s->node_limit) return OUT_OF_NODES;
+    if (s->max_nodes > 0 && s->total_nodes + s->nodes >= s->max_nodes) return OUT_OF_WORK;
     if ((++s->nodes & 255) == 0 && now_seconds() > s->deadline) return OUT_OF_TIME;
     if (k == 0) {
         for (int i = 0; i < part_n; ++i) s->solution[order[i]] = s->offset[order[i]];
@@ -831,8 +833,8 @@ int solver_preorders_valid(const char *preorders)
 }
 
 int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *end, int num_pairs,
-               const int64_t *overlap_pairs, int64_t capacity, double seconds, const char *preorders, int64_t *offset,
-               int64_t *nodes)
+               const int64_t *overlap_pairs, int64_t capacity, double seconds, int64_t max_nodes,
+               const char *preorders, int64_t *offset, int64_t *nodes)
 {
     Solver s;
     int status;
@@ -845,6 +847,7 @@ int solver_fit(int n, const int64_t *size, const int64_t *start, const int64_t *
     parse_preorders(&s, preorders);
     s.capacity = capacity;
     s.deadline = now_seconds() + seconds;
+    s.max_nodes = max_nodes;
     status = solve(&s);
     *nodes = s.total_nodes;
     if (status == FOUND) memcpy(offset, s.solution, (size_t)n * sizeof *offset);

@@ -81,6 +81,10 @@ class PlanOptions:
     # stops by it and keeps its best so far.  None: each search has only its
     # own bound (`time_limit` for the exact planner, work counts elsewhere).
     deadline: Deadline | None = field(default=None, compare=False)
+    # Solver nodes bounding the exact search instead of `time_limit`
+    # (Budget.work_limit): the default's trial plans, the same on every
+    # machine however busy.  None: `time_limit`.
+    search_work: int | None = None
 
     def search_seconds(self) -> float:
         """The exact planner's time limit: `time_limit`, or half of what remains
@@ -288,10 +292,15 @@ def _plan_one(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
 
 
 # Trial plans the default makes with slower walks allowed: every one, then
-# without one of the costliest at a time; each trial's exact search takes at
-# most TRIAL_SEARCH_SECONDS (trials only pick the walks: the plan kept is
-# made again with just those allowed, a far smaller search).
+# without one of the costliest at a time; each trial's exact search visits
+# at most TRIAL_SEARCH_NODES solver nodes (about 1 s on a 2026 laptop core,
+# and the same trials on any machine however busy: a clock-bounded trial
+# cut short picked other walks under load).  Trials only pick the walks: the
+# plan kept is made again with just those allowed, a far smaller search.
 DEFAULT_SLOWER_WALK_TRIALS = 6
+TRIAL_SEARCH_NODES = 4_000_000
+# Under a deadline (--time-limit) or a shorter time limit, trials stay
+# clock-bounded, to at most this many seconds each.
 TRIAL_SEARCH_SECONDS = 1.0
 
 
@@ -305,7 +314,10 @@ def _cheap_slower_walks(model: AnalysedModel, options: PlanOptions, fast: Planne
     exact search cut by the clock chose is kept only when `fast` was one
     too: the default stays the same on every machine."""
     program, problem = model.lifetimes.program, model.lifetimes.problem
-    trial_options = replace(options, deadline=None, time_limit=min(TRIAL_SEARCH_SECONDS, options.search_seconds()))
+    if options.deadline is None and options.time_limit >= TRIAL_SEARCH_SECONDS:
+        trial_options = replace(options, search_work=TRIAL_SEARCH_NODES)
+    else:
+        trial_options = replace(options, deadline=None, time_limit=min(TRIAL_SEARCH_SECONDS, options.search_seconds()))
 
     def plan_with(allowed: frozenset[int], plan_options: PlanOptions) -> tuple[PlannedModel, SlowerWalks]:
         lifetimes = replace(model.lifetimes, problem=problem.without_slower_overlaps(keep=allowed))
@@ -359,6 +371,7 @@ def _plan_placed(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
             planner="auto" if options.planner == "all" else options.planner,
             time_limit=options.search_seconds(),
             stop_at_fit=options.stop_at_fit,
+            work_limit=options.search_work,
         )
         planned = PlannedModel(
             model.graph, model.lifetimes, side_by_side(regions), options, model_sha256=model.model_sha256
@@ -389,9 +402,13 @@ def _plan_lifetimes(model: AnalysedModel, options: PlanOptions) -> PlannedModel:
     _progress(options, "arena planning")
     seconds = options.search_seconds()
     if options.planner == "all":
-        compared, plan = compare_planners(model.lifetimes.problem, seconds, capacity, options.stop_at_fit)
+        compared, plan = compare_planners(
+            model.lifetimes.problem, seconds, capacity, options.stop_at_fit, options.search_work
+        )
     else:
-        plan = plan_within(model.lifetimes.problem, options.planner, seconds, capacity, options.stop_at_fit)
+        plan = plan_within(
+            model.lifetimes.problem, options.planner, seconds, capacity, options.stop_at_fit, options.search_work
+        )
     if not plan.reproducible and options.deadline is not None:  # the exact search ran out of its time
         options.deadline.cut("the exact arena search")
     return PlannedModel(model.graph, model.lifetimes, plan, options, compared, model_sha256=model.model_sha256)

@@ -3,9 +3,11 @@ confirms, known optima of the shared benchmarks, and the interval-file loader.""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import BENCHMARKS_DIR, needs_shared
@@ -14,11 +16,12 @@ from hypothesis import strategies as st
 
 from mcu_planner.errors import DoesNotFit, InputError, McuPlanError
 from mcu_planner.memory.intervals import read_intervals, write_offsets
-from mcu_planner.memory.planners import load_all
+from mcu_planner.memory.planners import load_all, optimal
 from mcu_planner.memory.planners.optimal import fit_within, plan_optimal, search
 from mcu_planner.memory.planning import run_planner
 from mcu_planner.memory.problem import Budget, Buffer, Problem, arena_bytes, peak_live, problem_from_intervals
 from mcu_planner.memory.verify import verify
+from mcu_planner.pipeline import TRIAL_SEARCH_NODES, PlanOptions, analyse_model
 
 MINIMALLOC = BENCHMARKS_DIR / "minimalloc"
 TVM = BENCHMARKS_DIR / "tvm_usmp"
@@ -160,6 +163,41 @@ def test_time_out_still_returns_a_valid_plan():
     result = plan_optimal(problem, Budget(time_limit=0.3))
     assert verify(problem, result.offsets) == []
     assert not result.proven_optimal
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
+
+
+def test_a_work_bounded_search_plans_the_same_on_a_machine_too_busy_for_the_clock(monkeypatch):
+    """The default's trial plans are bounded by solver nodes (pipeline.py
+    TRIAL_SEARCH_NODES): a clock that runs a second per reading -- a machine
+    far too busy for any clock-bounded question -- leaves their questions,
+    answers and plan as they are, where the clock-bounded search is cut."""
+    problem = analyse_model(EXAMPLE, PlanOptions()).lifetimes.problem
+    assert problem.overlap_limits()  # the lower bound's windows are searched too
+    calm = search(problem, 1.0, work_limit=TRIAL_SEARCH_NODES)
+    calm_by_clock = search(problem, 1.0)
+    assert calm.reproducible and calm_by_clock.reproducible
+    ticks = itertools.count()
+    monkeypatch.setattr(optimal, "time", SimpleNamespace(monotonic=lambda: float(next(ticks))))
+    busy = search(problem, 1.0, work_limit=TRIAL_SEARCH_NODES)
+    assert busy.offsets == calm.offsets and busy.arena_bytes == calm.arena_bytes
+    assert [q[:2] for q in busy.questions] == [q[:2] for q in calm.questions]
+    assert busy.lower_bound == calm.lower_bound and busy.nodes == calm.nodes and busy.reproducible
+    busy_by_clock = search(problem, 1.0)
+    assert calm_by_clock.questions and not busy_by_clock.questions and not busy_by_clock.reproducible
+
+
+def test_the_solver_stops_after_its_nodes_with_no_answer():
+    solver = optimal._solver_module()
+    sizes, starts, ends = (
+        [s for s, _, _ in GAP_INSTANCE],
+        [a for _, a, _ in GAP_INSTANCE],
+        [b for _, _, b in GAP_INSTANCE],
+    )
+    answer, offsets, nodes = solver.fit(sizes, starts, ends, 1_000, 10.0, "WAT,TAW,TWA", None, 0)
+    assert answer == "found" and nodes > 3
+    assert solver.fit(sizes, starts, ends, 1_000, 10.0, "WAT,TAW,TWA", None, 3) == ("out of work", None, 3)
 
 
 def test_missing_extension_is_a_clear_error(monkeypatch):

@@ -659,7 +659,9 @@ def _depthwise_over_input(call: KernelCall, scratch: int) -> KernelCall:
     `scratch` (output_h x output_w values), each written back over the
     input's channel (in_place_depthwise.py)."""
     params = {**call.params, "depthwise": "NULL"}  # the channel-by-channel kernel runs no walk
-    return KernelCall("mcu_depthwise_conv_2d_s8_in_place", call.params_type, params, call.args + (scratch,), call.sources)
+    return KernelCall(
+        "mcu_depthwise_conv_2d_s8_in_place", call.params_type, params, call.args + (scratch,), call.sources
+    )
 
 
 def _in_raster_order(call: KernelCall) -> KernelCall:

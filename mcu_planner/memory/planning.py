@@ -40,18 +40,21 @@ def run_planner(
     time_limit: float | None = None,
     capacity: int | None = None,
     stop_at_fit: bool = False,
+    work_limit: int | None = None,
 ) -> ArenaPlan:
     """The named planner's verified plan, given the budget `time_limit`
-    (seconds) and `capacity` (bytes; the planners that take one, such as the
-    exact planner, look for a plan within it first and, with `stop_at_fit`,
-    stop there)."""
+    (seconds; or `work_limit` solver nodes, Budget.work_limit) and
+    `capacity` (bytes; the planners that take one, such as the exact
+    planner, look for a plan within it first and, with `stop_at_fit`, stop
+    there)."""
     if name == "auto":
-        return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity, stop_at_fit)
+        return plan_auto(problem, time_limit if time_limit is not None else 10.0, capacity, stop_at_fit, work_limit)
     planners = load_all()
     if name not in planners:
         raise KeyError(name)
     started = time.perf_counter()
-    result = planners[name](problem, Budget(time_limit=time_limit, capacity=capacity, stop_at_fit=stop_at_fit))
+    budget = Budget(time_limit=time_limit, capacity=capacity, stop_at_fit=stop_at_fit, work_limit=work_limit)
+    result = planners[name](problem, budget)
     seconds = time.perf_counter() - started
     size = arena_bytes(problem, result.offsets)
     check_plan(problem, result.offsets, size)
@@ -66,18 +69,22 @@ def run_planner(
 
 
 def plan_within(
-    problem: Problem, name: str, time_limit: float | None, capacity: int | None, stop_at_fit: bool = False
+    problem: Problem,
+    name: str,
+    time_limit: float | None,
+    capacity: int | None,
+    stop_at_fit: bool = False,
+    work_limit: int | None = None,
 ) -> ArenaPlan:
     """The plan `mcu-plan --planner NAME --time-limit T --ram R` makes: the
     exact planner (alone or inside auto) first looks for one within
     `capacity` (R less the variable tensors; with `stop_at_fit` the first
     plan within it is kept); the caller reports a plan over it as not
-    fitting.  The time limit goes to clock-bounded planners alone: the others
-    are bounded by counts, and so give the same plan on every machine."""
+    fitting.  The time limit (or `work_limit`) goes to clock-bounded
+    planners alone: the others are bounded by counts, and so give the same
+    plan on every machine."""
     limit = time_limit if name == "auto" or name in CLOCK_BOUNDED else None
-    if stop_at_fit:
-        return run_planner(problem, name, limit, capacity, stop_at_fit=True)
-    return run_planner(problem, name, limit, capacity)
+    return run_planner(problem, name, limit, capacity, stop_at_fit=stop_at_fit, work_limit=work_limit)
 
 
 def _meets_bound(problem: Problem, size: int) -> bool:
@@ -98,14 +105,18 @@ PlanRow = tuple[str, "ArenaPlan | str"]
 
 
 def compare_planners(
-    problem: Problem, time_limit: float | None, capacity: int | None, stop_at_fit: bool = False
+    problem: Problem,
+    time_limit: float | None,
+    capacity: int | None,
+    stop_at_fit: bool = False,
+    work_limit: int | None = None,
 ) -> tuple[list[PlanRow], ArenaPlan]:
     """Every planner's plan (or why it has none) and the one auto's rule
     prefers among them, without planning anything twice."""
     rows: list[PlanRow] = []
     for name in load_all():
         try:
-            rows.append((name, plan_within(problem, name, time_limit, capacity, stop_at_fit)))
+            rows.append((name, plan_within(problem, name, time_limit, capacity, stop_at_fit, work_limit)))
         except PlanInvalid as exc:
             rows.append((name, f"invalid plan: {exc}"))
         except SolverNotBuilt:
@@ -116,11 +127,16 @@ def compare_planners(
 
 
 def plan_auto(
-    problem: Problem, time_limit: float = 10.0, capacity: int | None = None, stop_at_fit: bool = False
+    problem: Problem,
+    time_limit: float = 10.0,
+    capacity: int | None = None,
+    stop_at_fit: bool = False,
+    work_limit: int | None = None,
 ) -> ArenaPlan:
     """Fast planners first, then the exact one while the best plan is above the
-    lower bound (or the capacity, when one is given) and time remains.  With
-    `stop_at_fit` and a capacity, a plan within the capacity ends the search."""
+    lower bound (or the capacity, when one is given) and time (or, with
+    `work_limit`, its solver nodes) remains.  With `stop_at_fit` and a
+    capacity, a plan within the capacity ends the search."""
     started = time.perf_counter()
     bound = sharing_lower_bound(problem)  # no plan goes below it
     # Nor does the exact planner's go below this (it shares no bytes in place).
@@ -129,6 +145,8 @@ def plan_auto(
     tried: list[tuple[str, int | None]] = []
 
     def remaining() -> float:
+        if work_limit is not None:
+            return time_limit  # the exact search stops on its work, not on the clock
         return time_limit - (time.perf_counter() - started)
 
     def good_enough(plan: ArenaPlan) -> bool:
@@ -156,9 +174,11 @@ def plan_auto(
     if best.arena_bytes > exact_bound and not good_enough(best) and remaining() > 0:
         try:
             if stop_at_fit and fit_capacity:
-                plan = run_planner(problem, "optimal", remaining(), capacity, stop_at_fit=True)
+                plan = run_planner(problem, "optimal", remaining(), capacity, True, work_limit)
             else:
-                plan = run_planner(problem, "optimal", remaining(), capacity if fit_capacity else None)
+                plan = run_planner(
+                    problem, "optimal", remaining(), capacity if fit_capacity else None, False, work_limit
+                )
         except SolverNotBuilt:
             tried.append(("optimal", None))
         else:

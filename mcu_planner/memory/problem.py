@@ -307,6 +307,9 @@ class Budget:
     time_limit: float | None = None
     capacity: int | None = None
     stop_at_fit: bool = False
+    # Solver nodes instead of seconds for the planners bounded by the clock:
+    # the same plan on every machine, however busy (None: `time_limit`).
+    work_limit: int | None = None
 
 
 @dataclass

@@ -136,6 +136,7 @@ def plan_regions(
     planner: str,
     time_limit: float | None,
     stop_at_fit: bool = False,
+    work_limit: int | None = None,
 ) -> RegionPlans:
     """Assign and plan every buffer (module docstring).  The result may not
     fit (RegionPlans.fits): the last region gets whatever is left."""
@@ -146,7 +147,7 @@ def plan_regions(
     region_of: dict[int, int] = {}
     proven: dict[int, ArenaPlan] = {}
 
-    whole = plan_within(problem, planner, time_limit, capacities[0], stop_at_fit)
+    whole = plan_within(problem, planner, time_limit, capacities[0], stop_at_fit, work_limit)
     if len(regions) == 1 or whole.arena_bytes <= capacities[0]:
         region_of = dict.fromkeys(all_ids, 0)
         plans = [whole] + [_empty_plan(planner) for _ in regions[1:]]
@@ -180,7 +181,7 @@ def plan_regions(
         if not ids:
             plans.append(_empty_plan(planner))
             continue
-        plan = plan_within(subproblem(problem, ids), planner, time_limit, capacities[index], stop_at_fit)
+        plan = plan_within(subproblem(problem, ids), planner, time_limit, capacities[index], stop_at_fit, work_limit)
         if plan.arena_bytes > capacities[index] and index in proven:
             plan = proven[index]  # the greedy plan that admitted these buffers fits
         plans.append(plan)

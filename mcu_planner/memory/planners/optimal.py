@@ -33,9 +33,18 @@ from ..problem import Budget, PlannerResult, Problem, align_down
 from . import register
 
 DEFAULT_TIME_LIMIT = 10.0
-# Share of the time the first question (can the lower bound be met?) may use;
-# the rest goes to bisection when it cannot be answered in time.
+# Share of the time (or work) the first question (can the lower bound be
+# met?) may use; the rest goes to bisection when it cannot be answered.
 LOWER_BOUND_SHARE = 0.5
+# A search bounded by work (`work_limit` solver nodes: the same plan on
+# every machine) solves each window of the lower bound in at most
+# WINDOW_NODES nodes (the clock-bounded one gives each 0.02 s, some 90,000
+# nodes on a 2026 laptop core), and the windows together in at most
+# WINDOW_SHARE of the work.
+WINDOW_NODES = 50_000
+WINDOW_SHARE = 0.25
+# The clock a work-bounded solver call still takes (it stops on its nodes).
+_NO_CLOCK = 1e9
 
 
 class SolverNotBuilt(McuPlanError):
@@ -63,11 +72,15 @@ class SearchReport:
     questions: list[tuple[int, str, float]]  # (capacity bytes, answer, seconds) in the order asked
     nodes: int
     clock_cut_bound: bool = False  # the lower bound itself depended on the clock
+    work_bounded: bool = False  # bounded by solver nodes, not the clock
 
     @property
     def reproducible(self) -> bool:
-        """The search finished and no question ran out of time: any machine
-        asks the same questions, gets the same answers and the same plan."""
+        """Bounded by work, or finished with no question out of time: any
+        machine asks the same questions, gets the same answers and the same
+        plan."""
+        if self.work_bounded:
+            return True
         return (
             self.proven_optimal
             and not self.clock_cut_bound
@@ -75,11 +88,52 @@ class SearchReport:
         )
 
 
+class _Allowance:
+    """What a search may still spend: the clock up to `time_limit` seconds,
+    or (`work_limit`) solver nodes, so that every machine finds the same
+    plan however busy it is."""
+
+    def __init__(self, time_limit: float, work_limit: int | None):
+        self.work_limit = work_limit
+        self.deadline = math.inf if work_limit is not None else time.monotonic() + time_limit
+        self.nodes = 0  # spent so far (counted in both modes)
+
+    @property
+    def by_work(self) -> bool:
+        return self.work_limit is not None
+
+    def remaining(self) -> float:
+        """Seconds, or nodes, left."""
+        if self.work_limit is not None:
+            return float(self.work_limit - self.nodes)
+        return self.deadline - time.monotonic()
+
+    def exhausted(self) -> bool:
+        return self.remaining() < 1 if self.by_work else self.remaining() <= 0.001
+
+    def windows_exhausted(self) -> bool:
+        """Whether the lower bound's windows must stop (their share of the work, or the deadline)."""
+        if self.work_limit is not None:
+            return self.nodes >= self.work_limit * WINDOW_SHARE
+        return time.monotonic() >= self.deadline
+
+    def limits(self, share: float) -> tuple[float, int]:
+        """(seconds, max_nodes) of one solver call given `share` (seconds or
+        nodes) of what is left; max_nodes 0: no node bound."""
+        if self.work_limit is not None:
+            return _NO_CLOCK, max(1, int(share))
+        return max(share, 0.0), 0
+
+    def window_limits(self, seconds: float) -> tuple[float, int]:
+        return (_NO_CLOCK, WINDOW_NODES) if self.by_work else (seconds, 0)
+
+
 class _Instance:
     """The buffers the search must place, in alignment units."""
 
-    def __init__(self, problem: Problem, deadline: float = math.inf):
-        self.deadline = deadline  # time.monotonic() by which the lower bound stops refining
+    def __init__(self, problem: Problem, allowance: _Allowance | None = None):
+        # What the lower bound's windows may spend (None: all they need).
+        self.allowance = allowance if allowance is not None else _Allowance(math.inf, None)
         self.unit = max(1, problem.alignment)
         self.fixed = [b.id for b in problem.buffers if b.size <= 0 or b.end <= b.start]
         active = [b for b in problem.buffers if b.size > 0 and b.end > b.start]
@@ -110,7 +164,7 @@ class _Instance:
             if height < self.sizes[out]:
                 self.pairs.append((out, inp, height))
         self.lower_bound = self._live_peak()
-        self.window_timed_out = False  # a window's bound was cut short by the clock
+        self.window_timed_out = False  # a window's bound was cut short by the clock (or work)
         if self.pairs:
             self.lower_bound = max(self.lower_bound, self._window_bound())
 
@@ -137,10 +191,11 @@ class _Instance:
         (every buffer cut to the window), each window solved exactly: a
         lower bound the per-step count misses where overlaps chain, as when
         a buffer sits over its input at one step and its output sits under it
-        at the next.  A window the solver cannot settle in `seconds` counts
-        its per-step bound only; so do the windows left when the search's
-        deadline passes.  Only windows holding an overlap pair are solved,
-        each from the buffers alive in it (linear in the model per window)."""
+        at the next.  A window the solver cannot settle in `seconds` (or
+        WINDOW_NODES) counts its per-step bound only; so do the windows left
+        when the search's deadline passes (or their share of its work).
+        Only windows holding an overlap pair are solved, each from the
+        buffers alive in it (linear in the model per window)."""
         solver = _solver_module()
         best = 0
         last = max(self.ends, default=0)
@@ -154,7 +209,7 @@ class _Instance:
             for first in range(low, high):
                 pairs_in.setdefault(first, []).append((a, b, h))
         for first in sorted(pairs_in):
-            if time.monotonic() >= self.deadline:
+            if self.allowance.windows_exhausted():
                 self.window_timed_out = True
                 break
             end = first + steps
@@ -167,7 +222,11 @@ class _Instance:
             low, high = 0, sum(sizes)  # low: proven impossible below; high: a plan fits
             while low < high:
                 middle = (low + high) // 2
-                answer, _, _ = solver.fit(sizes, starts, ends, middle, seconds, "WAT,TAW,TWA", pairs)
+                window_seconds, window_nodes = self.allowance.window_limits(seconds)
+                answer, _, used = solver.fit(
+                    sizes, starts, ends, middle, window_seconds, "WAT,TAW,TWA", pairs, window_nodes
+                )
+                self.allowance.nodes += used
                 if answer == "found":
                     high = middle
                 elif answer == "infeasible":
@@ -192,30 +251,33 @@ def search(
     time_limit: float | None = None,
     capacity: int | None = None,
     stop_when_fits: bool = False,
+    work_limit: int | None = None,
 ) -> SearchReport:
-    """Smallest arena found within `time_limit` seconds.  With `capacity`
-    (bytes), fitting it is asked first and gets all the time it needs; with
-    `stop_when_fits` too, the search ends as soon as a plan fits."""
+    """Smallest arena found within `time_limit` seconds, or with
+    `work_limit`, within that many solver nodes whatever the clock says (the
+    same plan on every machine).  With `capacity` (bytes), fitting it is
+    asked first and gets all the time (work) it needs; with `stop_when_fits`
+    too, the search ends as soon as a plan fits."""
     solver = _solver_module()
     limit = DEFAULT_TIME_LIMIT if time_limit is None else max(0.0, float(time_limit))
-    deadline = time.monotonic() + limit
-    inst = _Instance(problem, deadline)
+    allowance = _Allowance(limit, None if work_limit is None else max(0, int(work_limit)))
+    inst = _Instance(problem, allowance)
     unit = inst.unit
     questions: list[tuple[int, str, float]] = []
-    nodes = 0
 
     best = solver.first_fit(inst.sizes, inst.starts, inst.ends)
     best_height = inst.height(best)
     proven_floor = inst.lower_bound  # lowest height not proven impossible
     next_try = proven_floor  # lowest height still worth asking about
 
-    def ask(target: int, seconds: float) -> str:
-        nonlocal best, best_height, proven_floor, next_try, nodes
+    def ask(target: int, share: float) -> str:
+        nonlocal best, best_height, proven_floor, next_try
         started = time.monotonic()
+        seconds, max_nodes = allowance.limits(share)
         answer, offsets, used = solver.fit(
-            inst.sizes, inst.starts, inst.ends, target, max(seconds, 0.0), "WAT,TAW,TWA", inst.pairs
+            inst.sizes, inst.starts, inst.ends, target, seconds, "WAT,TAW,TWA", inst.pairs, max_nodes
         )
-        nodes += used
+        allowance.nodes += used
         questions.append((target * unit, answer, time.monotonic() - started))
         if answer == "found":
             height = inst.height(offsets)
@@ -224,20 +286,20 @@ def search(
         elif answer == "infeasible":
             proven_floor = max(proven_floor, target + 1)
             next_try = max(next_try, target + 1)
-        else:  # unknown: look higher, but prove nothing
+        else:  # unknown (out of time or work): look higher, but prove nothing
             next_try = max(next_try, target + 1)
         return str(answer)
 
     capacity_units = None if capacity is None else capacity // unit
     if capacity_units is not None and best_height > capacity_units >= next_try:
-        ask(capacity_units, deadline - time.monotonic())
+        ask(capacity_units, allowance.remaining())
     fits = capacity_units is None or best_height <= capacity_units
     if not (stop_when_fits and fits):
         asked_lower_bound = False
         while proven_floor < best_height:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.001:
+            if allowance.exhausted():
                 break
+            remaining = allowance.remaining()
             if next_try >= best_height:
                 # Every height left unproven timed out: go round again with the time left.
                 next_try = proven_floor
@@ -257,8 +319,9 @@ def search(
         # What the search proved holds for real plans only when it searched every overlap exactly.
         proven_infeasible_below=proven_floor * unit if inst.exact else 0,
         questions=questions,
-        nodes=nodes,
-        clock_cut_bound=inst.window_timed_out,
+        nodes=allowance.nodes,
+        clock_cut_bound=inst.window_timed_out and not allowance.by_work,
+        work_bounded=allowance.by_work,
     )
 
 
@@ -268,7 +331,13 @@ def plan_optimal(problem: Problem, budget: Budget = Budget()) -> PlannerResult:
     plan within it is looked for first, then the search tightens while time
     remains, unless `budget.stop_at_fit` (when nothing fits, the smallest plan
     found is still the answer)."""
-    report = search(problem, budget.time_limit, capacity=budget.capacity, stop_when_fits=budget.stop_at_fit)
+    report = search(
+        problem,
+        budget.time_limit,
+        capacity=budget.capacity,
+        stop_when_fits=budget.stop_at_fit,
+        work_limit=budget.work_limit,
+    )
     # Optimal among plans giving every live buffer its own bytes; with in-place
     # pairs a plan sharing bytes may be smaller, so claim nothing then.
     proven = report.proven_optimal and not problem.in_place_pairs()
