@@ -230,7 +230,9 @@ void mcu_conv_1x1_s8(const mcu_conv_s8_params *p, const int8_t *input, const int
             x[k] = input + mcu_nhwc_offset(p->input_h, p->input_w, in_c, b, (yx / p->output_w) * p->stride_h,
                                            (yx % p->output_w) * p->stride_w, 0);
         }
-        mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, has_second,
-                           output + (size_t)pixel * (size_t)out_c);
+        {
+            const mcu_conv_pixel_pair pair = {{x[0], x[1]}, has_second, output + (size_t)pixel * (size_t)out_c};
+            mcu_conv_pixel_pair_s8(p, &pair, filter, in_c, bias);
+        }
     }
 }

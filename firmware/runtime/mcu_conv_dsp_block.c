@@ -381,8 +381,8 @@ int mcu_conv_1x1_block_s8(const mcu_conv_s8_params *p, const int8_t *input, cons
             widen_pixel(pixel, j, block, in_c, lanes, kinds.doubled);
         }
         if (count <= 2 && !kinds.any_constant) {
-            mcu_conv_pixel_pair_s8(p, x[0], x[1], filter, in_c, bias, count == 2,
-                                   output + (size_t)first * (size_t)out_c);
+            const mcu_conv_pixel_pair pair = {{x[0], x[1]}, count == 2, output + (size_t)first * (size_t)out_c};
+            mcu_conv_pixel_pair_s8(p, &pair, filter, in_c, bias);
             continue;
         }
         block_of = (block_lanes_of){lanes, block, in_c, count, kinds.doubled, first ? output : NULL};

@@ -30,7 +30,7 @@
 
 /* The window of output pixel (b, wy's row, out_x) into `column`, window row
  * after window row, taps in the padding as the input zero point: the values
- * mcu_conv_window_rows_to_column writes. */
+ * mcu_conv_window_to_column writes. */
 void mcu_conv_window_to_column_helium(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                       const mcu_window_axis *wy, int32_t out_x, int8_t *column)
 {
@@ -42,7 +42,7 @@ void mcu_conv_window_to_column_helium(const mcu_conv_s8_params *p, const int8_t 
     int32_t before, inside, fy;
     const int8_t *first;
     if (p->dilation_w != 1 || wx.end <= wx.first) {
-        mcu_conv_window_rows_to_column(p, input, b, wy, out_x, 0, p->filter_h, column);
+        mcu_conv_window_to_column(p, input, b, wy, out_x, column);
         return;
     }
     before = wx.first * in_c;

@@ -136,12 +136,14 @@ MCU_NOINLINE void mcu_conv_dot2x2_s8(const int8_t *x0, const int8_t *x1, const i
     sums[3] = s11;
 }
 
-/* Every output channel of two pixels (or one: has_second 0, x1 = x0) whose
- * `n` taps are contiguous in x0 and x1, against filters `n` apart, two
- * channels at a time; window_offset_terms adds the input offset. */
-void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const int8_t *x1,
-                               const int8_t *filter, int32_t n, const int32_t *bias, int has_second, int8_t *out0)
+/* Every output channel of the pair's pixels, two channels at a time;
+ * window_offset_terms adds the input offset. */
+void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const mcu_conv_pixel_pair *pair, const int8_t *filter,
+                            int32_t n, const int32_t *bias)
 {
+    const int8_t *const x0 = pair->x[0], *const x1 = pair->x[1];
+    const int has_second = pair->has_second;
+    int8_t *const out0 = pair->out;
     const int32_t out_c = p->output_c;
     const int32_t *terms = p->window_offset_terms;
     const conv_output_range range = conv_output_range_of(p);
@@ -192,20 +194,13 @@ void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const
 void mcu_conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                const mcu_window_axis *wy, int32_t out_x, int8_t *column)
 {
-    mcu_conv_window_rows_to_column(p, input, b, wy, out_x, 0, p->filter_h, column);
-}
-
-void mcu_conv_window_rows_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
-                                    const mcu_window_axis *wy, int32_t out_x, int32_t first_row, int32_t end_row,
-                                    int8_t *column)
-{
     const int32_t in_c = p->input_c;
     const int zero_point = -p->input_offset; /* an int8 value */
     const mcu_window_axis wx =
         mcu_window_axis_at(out_x, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w);
     const size_t row_bytes = (size_t)p->filter_w * (size_t)in_c;
     int32_t fy, fx;
-    for (fy = first_row; fy < end_row; ++fy, column += row_bytes) {
+    for (fy = 0; fy < p->filter_h; ++fy, column += row_bytes) {
         if (fy < wy->first || fy >= wy->end) {
             column_fill(column, zero_point, row_bytes);
         } else if (p->dilation_w == 1 && wx.end > wx.first) {
@@ -256,7 +251,8 @@ void mcu_conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, co
                 if (has_second) {
                     mcu_conv_window_to_column(p, input, b, &wy, out_x + 1, second);
                 }
-                mcu_conv_pixel_pair_s8(p, columns, has_second ? second : columns, filter, window, bias, has_second, out);
+                const mcu_conv_pixel_pair pair = {{columns, has_second ? second : columns}, has_second, out};
+                mcu_conv_pixel_pair_s8(p, &pair, filter, window, bias);
                 out += (size_t)p->output_c * (has_second ? 2u : 1u);
             }
         }

@@ -12,18 +12,22 @@
  * sums = {x0.w0, x0.w1, x1.w0, x1.w1}. */
 void mcu_conv_dot2x2_s8(const int8_t *x0, const int8_t *x1, const int8_t *w0, const int8_t *w1, int32_t n,
                         int32_t sums[4]);
-/* Every output channel of two pixels (or one: has_second 0, x1 = x0) whose
- * `n` taps are contiguous in x0 and x1, against filters `n` apart. */
-void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const int8_t *x0, const int8_t *x1, const int8_t *filter,
-                            int32_t n, const int32_t *bias, int has_second, int8_t *out0);
+/* Two output pixels whose taps are contiguous: x[k] the first of pixel k's
+ * (with one pixel, has_second 0, x[1] = x[0]), out the first channel of the
+ * first pixel (the second's follow it). */
+typedef struct {
+    const int8_t *x[2];
+    int has_second;
+    int8_t *out;
+} mcu_conv_pixel_pair;
+/* Every output channel of the pair's pixels, whose `n` taps are against
+ * filters `n` apart. */
+void mcu_conv_pixel_pair_s8(const mcu_conv_s8_params *p, const mcu_conv_pixel_pair *pair, const int8_t *filter,
+                            int32_t n, const int32_t *bias);
 /* The window of output pixel (b, wy's row, out_x) as filter_h x filter_w x
  * input_c values, the padding as the input zero point. */
 void mcu_conv_window_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
                                const mcu_window_axis *wy, int32_t out_x, int8_t *column);
-/* Window rows [first_row, end_row) of it only. */
-void mcu_conv_window_rows_to_column(const mcu_conv_s8_params *p, const int8_t *input, int32_t b,
-                                    const mcu_window_axis *wy, int32_t out_x, int32_t first_row, int32_t end_row,
-                                    int8_t *column);
 /* Windows of up to MCU_CONV_COLUMN_MAX values, two columns (2 x window bytes
  * at `columns`) per pair of output pixels. */
 void mcu_conv_2d_s8_columns(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
