@@ -168,24 +168,38 @@ def test_time_out_still_returns_a_valid_plan():
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tiny_kws_int8.tflite"
 
 
-def test_a_work_bounded_search_plans_the_same_on_a_machine_too_busy_for_the_clock(monkeypatch):
+def _clock_running(monkeypatch, seconds_per_reading: float) -> None:
+    """The search's clock moving `seconds_per_reading` each time it is read:
+    a machine so busy that each of the search's steps takes that long."""
+    ticks = itertools.count()
+    monkeypatch.setattr(optimal, "time", SimpleNamespace(monotonic=lambda: seconds_per_reading * next(ticks)))
+
+
+def test_a_work_bounded_search_plans_the_same_on_a_busy_machine(monkeypatch):
     """The default's trial plans are bounded by solver nodes (pipeline.py
-    TRIAL_SEARCH_NODES): a clock that runs a second per reading -- a machine
-    far too busy for any clock-bounded question -- leaves their questions,
-    answers and plan as they are, where the clock-bounded search is cut."""
+    TRIAL_SEARCH_NODES): with every step 0.25 s, their questions, answers
+    and plan stay as they are, where a search bounded by 1 s (the trials'
+    old bound) asks nothing and keeps its first-fit plan."""
     problem = analyse_model(EXAMPLE, PlanOptions()).lifetimes.problem
     assert problem.overlap_limits()  # the lower bound's windows are searched too
-    calm = search(problem, 1.0, work_limit=TRIAL_SEARCH_NODES)
+    calm = search(problem, 60.0, work_limit=TRIAL_SEARCH_NODES)
     calm_by_clock = search(problem, 1.0)
-    assert calm.reproducible and calm_by_clock.reproducible
-    ticks = itertools.count()
-    monkeypatch.setattr(optimal, "time", SimpleNamespace(monotonic=lambda: float(next(ticks))))
-    busy = search(problem, 1.0, work_limit=TRIAL_SEARCH_NODES)
+    assert calm.reproducible and calm_by_clock.reproducible and calm_by_clock.questions
+    _clock_running(monkeypatch, 0.25)
+    busy = search(problem, 60.0, work_limit=TRIAL_SEARCH_NODES)
     assert busy.offsets == calm.offsets and busy.arena_bytes == calm.arena_bytes
     assert [q[:2] for q in busy.questions] == [q[:2] for q in calm.questions]
     assert busy.lower_bound == calm.lower_bound and busy.nodes == calm.nodes and busy.reproducible
     busy_by_clock = search(problem, 1.0)
-    assert calm_by_clock.questions and not busy_by_clock.questions and not busy_by_clock.reproducible
+    assert not busy_by_clock.questions and not busy_by_clock.reproducible
+
+
+def test_the_deadline_still_stops_a_work_bounded_search_and_says_so(monkeypatch):
+    problem = analyse_model(EXAMPLE, PlanOptions()).lifetimes.problem
+    _clock_running(monkeypatch, 1.0)
+    cut = search(problem, 3.0, work_limit=TRIAL_SEARCH_NODES)
+    assert not cut.reproducible and not cut.work_bounded
+    assert verify(problem, cut.offsets, cut.arena_bytes) == []
 
 
 def test_the_solver_stops_after_its_nodes_with_no_answer():

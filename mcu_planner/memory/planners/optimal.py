@@ -43,8 +43,6 @@ LOWER_BOUND_SHARE = 0.5
 # WINDOW_SHARE of the work.
 WINDOW_NODES = 50_000
 WINDOW_SHARE = 0.25
-# The clock a work-bounded solver call still takes (it stops on its nodes).
-_NO_CLOCK = 1e9
 
 
 class SolverNotBuilt(McuPlanError):
@@ -72,7 +70,7 @@ class SearchReport:
     questions: list[tuple[int, str, float]]  # (capacity bytes, answer, seconds) in the order asked
     nodes: int
     clock_cut_bound: bool = False  # the lower bound itself depended on the clock
-    work_bounded: bool = False  # bounded by solver nodes, not the clock
+    work_bounded: bool = False  # bounded by solver nodes alone (the clock stopped nothing)
 
     @property
     def reproducible(self) -> bool:
@@ -91,41 +89,61 @@ class SearchReport:
 class _Allowance:
     """What a search may still spend: the clock up to `time_limit` seconds,
     or (`work_limit`) solver nodes, so that every machine finds the same
-    plan however busy it is."""
+    plan however busy it is.  A work-bounded search still stops at the
+    clock's limit (the command's deadline), but then says so
+    (`clock_cut`): its plan is no longer the same everywhere."""
 
     def __init__(self, time_limit: float, work_limit: int | None):
         self.work_limit = work_limit
-        self.deadline = math.inf if work_limit is not None else time.monotonic() + time_limit
+        self.deadline = time.monotonic() + time_limit
         self.nodes = 0  # spent so far (counted in both modes)
+        self.clock_cut = False  # a work-bounded search was stopped by the clock
 
     @property
     def by_work(self) -> bool:
         return self.work_limit is not None
 
+    def seconds_left(self) -> float:
+        return self.deadline - time.monotonic()
+
     def remaining(self) -> float:
         """Seconds, or nodes, left."""
         if self.work_limit is not None:
             return float(self.work_limit - self.nodes)
-        return self.deadline - time.monotonic()
+        return self.seconds_left()
 
     def exhausted(self) -> bool:
-        return self.remaining() < 1 if self.by_work else self.remaining() <= 0.001
+        if self.work_limit is None:
+            return self.seconds_left() <= 0.001
+        if self.seconds_left() <= 0.001:
+            self.clock_cut = True
+            return True
+        return self.nodes >= self.work_limit
 
     def windows_exhausted(self) -> bool:
-        """Whether the lower bound's windows must stop (their share of the work, or the deadline)."""
-        if self.work_limit is not None:
-            return self.nodes >= self.work_limit * WINDOW_SHARE
-        return time.monotonic() >= self.deadline
+        """Whether the lower bound's windows must stop: the deadline, or (by
+        work) their share of the work."""
+        if self.seconds_left() <= 0:
+            self.clock_cut = self.by_work
+            return True
+        return self.work_limit is not None and self.nodes >= self.work_limit * WINDOW_SHARE
 
     def limits(self, share: float) -> tuple[float, int]:
         """(seconds, max_nodes) of one solver call given `share` (seconds or
         nodes) of what is left; max_nodes 0: no node bound."""
         if self.work_limit is not None:
-            return _NO_CLOCK, max(1, int(share))
+            return max(self.seconds_left(), 0.0), max(1, int(share))
         return max(share, 0.0), 0
 
     def window_limits(self, seconds: float) -> tuple[float, int]:
-        return (_NO_CLOCK, WINDOW_NODES) if self.by_work else (seconds, 0)
+        if self.by_work:
+            return max(self.seconds_left(), 0.0), WINDOW_NODES
+        return seconds, 0
+
+    def answered(self, answer: str) -> None:
+        """Notes a solver answer: a work-bounded call the clock stopped."""
+        if answer == "timeout" and self.by_work:
+            self.clock_cut = True
 
 
 class _Instance:
@@ -227,6 +245,7 @@ class _Instance:
                     sizes, starts, ends, middle, window_seconds, "WAT,TAW,TWA", pairs, window_nodes
                 )
                 self.allowance.nodes += used
+                self.allowance.answered(answer)
                 if answer == "found":
                     high = middle
                 elif answer == "infeasible":
@@ -278,6 +297,7 @@ def search(
             inst.sizes, inst.starts, inst.ends, target, seconds, "WAT,TAW,TWA", inst.pairs, max_nodes
         )
         allowance.nodes += used
+        allowance.answered(answer)
         questions.append((target * unit, answer, time.monotonic() - started))
         if answer == "found":
             height = inst.height(offsets)
@@ -320,8 +340,8 @@ def search(
         proven_infeasible_below=proven_floor * unit if inst.exact else 0,
         questions=questions,
         nodes=allowance.nodes,
-        clock_cut_bound=inst.window_timed_out and not allowance.by_work,
-        work_bounded=allowance.by_work,
+        clock_cut_bound=allowance.clock_cut if allowance.by_work else inst.window_timed_out,
+        work_bounded=allowance.by_work and not allowance.clock_cut,
     )
 
 
