@@ -147,10 +147,10 @@ MCU_NOINLINE static void mcu_helium_depthwise_any_s8(const mcu_conv_s8_params *p
 
 #endif
 
-/* A run's kernel: every channel of the run (on Helium the one
+/* A run's kernel on Helium: every channel of the run (the one
  * MCU_DEPTHWISE_S8 names: mcu_depthwise_helium.c for multiplier 1,
- * depthwise_run_4n_helium for multiples of 4; without Helium
- * depthwise_run_dsp). */
+ * depthwise_run_4n_helium for multiples of 4).  Without Helium there is one
+ * kernel, depthwise_run_dsp, which depthwise_run calls directly (NULL). */
 typedef void depthwise_run_kernel(const mcu_conv_s8_params *p, const mcu_depthwise_run *run);
 
 #if defined(MCU_MVE)
@@ -180,8 +180,9 @@ static void depthwise_run_4n_helium(const mcu_conv_s8_params *p, const mcu_depth
 }
 #else
 /* The channels in groups of four (mcu_depthwise_dsp.c), the reference loop
- * for the rest. */
-static void depthwise_run_dsp(const mcu_conv_s8_params *p, const mcu_depthwise_run *run)
+ * for the rest; inline in depthwise_run, whose stack frame it shares (the
+ * M4's deepest path runs through it). */
+static inline MCU_ALWAYS_INLINE void depthwise_run_dsp(const mcu_conv_s8_params *p, const mcu_depthwise_run *run)
 {
     const int32_t out_c = p->output_c, multiplier = p->filter_in_c_or_multiplier;
     const int32_t oc = mcu_depthwise_run_s8(p, run);
@@ -203,7 +204,7 @@ static void depthwise_run_dsp(const mcu_conv_s8_params *p, const mcu_depthwise_r
 
 /* `pixels` output pixels from (b, out_y, out_x) on, along the row or down the
  * column (`down`), whose windows have the taps of the first one inside the
- * input: one run for `kernel`. */
+ * input: one run for `kernel` (without Helium, depthwise_run_dsp). */
 static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
                           const int32_t *bias, int32_t b, int32_t out_y, int32_t out_x, int32_t pixels, int down,
                           int8_t *output, depthwise_run_kernel *kernel)
@@ -241,16 +242,24 @@ static void depthwise_run(const mcu_conv_s8_params *p, const int8_t *input, cons
         const mcu_depthwise_run run = {
             &taps, x, taps.rows > 0 ? pixel_step : 0u, pixels, w, inside, bias, out, out_step,
         };
+#if defined(MCU_MVE)
         kernel(p, &run);
+#else
+        (void)kernel;
+        depthwise_run_dsp(p, &run);
+#endif
     }
 }
 
 /* Depth multiplier 1 or a multiple of 4: the output in runs
  * whose windows share their taps inside the input -- the inside pixels row
  * by row (or column by column), each border column down the inside rows, and
- * the border rows' pixels (their inside stretch as one run). */
-static void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                      const int32_t *bias, int8_t *output, depthwise_run_kernel *kernel)
+ * the border rows' pixels (their inside stretch as one run).  Inline in each
+ * caller (a named walk on Helium), which then takes no frame of its own on
+ * the way to the kernel. */
+static inline MCU_ALWAYS_INLINE void depthwise_conv_2d_s8_runs(const mcu_conv_s8_params *p, const int8_t *input,
+                                                               const int8_t *filter, const int32_t *bias,
+                                                               int8_t *output, depthwise_run_kernel *kernel)
 {
     int32_t x_first, x_end, y_first, y_end, b, y, x;
     conv_inside_range(p->output_w, p->stride_w, p->pad_w, p->dilation_w, p->filter_w, p->input_w, &x_first, &x_end);
@@ -296,8 +305,9 @@ static int same_taps(const mcu_window_axis *y0, const mcu_window_axis *x0, const
  * multiplier 1 (mcu_depthwise_helium.c): one run when their windows are
  * the same distance apart (channels outermost, as mcu_helium_depthwise_any_s8),
  * else two at a time in raster order. */
-static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t *const xs[4], int32_t count,
-                                      const mcu_helium_taps *taps, const int8_t *w, const int32_t *bias, int8_t *out)
+static inline MCU_ALWAYS_INLINE void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t *const xs[4],
+                                                               int32_t count, const mcu_helium_taps *taps,
+                                                               const int8_t *w, const int32_t *bias, int8_t *out)
 {
     depthwise_taps t;
     mcu_depthwise_run run;
@@ -336,9 +346,10 @@ static void depthwise_group_m1_helium(const mcu_conv_s8_params *p, const int8_t 
  * run of consecutive pixels whose windows have the same taps inside the
  * input in one Helium pass, read in place, so that every channel still sees
  * its pixels in raster order (KERNEL_ORDERS' channel_wise). */
-static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *input, const int8_t *filter,
-                                   const int32_t *bias, int32_t b, int32_t y, int32_t x, int32_t count,
-                                   int8_t *out, depthwise_group_kernel *kernel)
+static inline MCU_ALWAYS_INLINE void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *input,
+                                                            const int8_t *filter, const int32_t *bias, int32_t b,
+                                                            int32_t y, int32_t x, int32_t count, int8_t *out,
+                                                            depthwise_group_kernel *kernel)
 {
     const size_t in_place_row = (size_t)p->dilation_h * (size_t)p->input_w * (size_t)p->input_c;
     int32_t done = 0;
@@ -387,10 +398,13 @@ static void depthwise_group_helium(const mcu_conv_s8_params *p, const int8_t *in
 }
 
 /* Over a shared buffer with Helium: the aligned groups of four raster pixels
- * the plan assumes, one pass each. */
-static void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p, const int8_t *input,
-                                               const int8_t *filter, const int32_t *bias, int8_t *output,
-                                               depthwise_group_kernel *kernel)
+ * the plan assumes, one pass each.  Inline in each named walk, so that the
+ * deepest depthwise path (raster groups under a planned overlap) takes no
+ * frame of its own. */
+static inline MCU_ALWAYS_INLINE void depthwise_conv_2d_s8_groups_helium(const mcu_conv_s8_params *p,
+                                                                        const int8_t *input, const int8_t *filter,
+                                                                        const int32_t *bias, int8_t *output,
+                                                                        depthwise_group_kernel *kernel)
 {
     const int32_t pixels = p->batches * p->output_h * p->output_w, per_image = p->output_h * p->output_w;
     int32_t first;
@@ -477,7 +491,7 @@ void mcu_depthwise_conv_2d_s8_windows(const mcu_conv_s8_params *p, const int8_t 
     /* Under a planned overlap (raster_walk) the aligned groups of four
      * raster pixels the plan assumes (mcu_planner/lowering/conv.py, WALKS). */
     if ((multiplier == 1 || multiplier % 4 == 0) && !p->raster_walk) {
-        depthwise_conv_2d_s8_runs(p, input, filter, bias, output, depthwise_run_dsp);
+        depthwise_conv_2d_s8_runs(p, input, filter, bias, output, NULL);
         return;
     }
     if (multiplier == 1 || multiplier % 4 == 0) {
