@@ -118,14 +118,15 @@ def test_check_plans_as_mcu_plan_ram_does(monkeypatch):
     calls = []
     real_run_planner = planning.run_planner
 
-    def recording_run_planner(problem, name, time_limit=None, capacity=None, stop_at_fit=False):
-        calls.append((name, time_limit, capacity))
-        return real_run_planner(problem, name, time_limit, capacity)
+    def recording_run_planner(problem, name, time_limit=None, capacity=None, stop_at_fit=False, work_limit=None):
+        calls.append((name, time_limit, capacity, work_limit))
+        return real_run_planner(problem, name, time_limit, capacity, stop_at_fit, work_limit)
 
     monkeypatch.setattr(planning, "run_planner", recording_run_planner)
     assert check_model(model, planner="optimal", ram=ram, inputs=1).passed
     # The arena's share: all but what the model keeps beside it (variables, counters).
-    assert calls == [("optimal", 10.0, plan.arena_bytes)]  # ram is exactly the greedy plan's need
+    # ram is exactly the greedy plan's need; the clock bounds the search (no trials: no slower walks).
+    assert calls == [("optimal", 10.0, plan.arena_bytes, None)]
 
 
 def test_check_runs_the_c_mcu_plan_writes(tmp_path):
