@@ -13,7 +13,9 @@ from collections.abc import Callable
 import numpy as np
 
 from mcu_planner.gemmlowp16 import ReciprocalTable, reciprocal_table
-from mcu_planner.targets.check import check_model
+from mcu_planner.targets.check import check_model, random_inputs
+from mcu_planner.targets.qemu import run_firmware
+from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import ModelBuilder
 
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
@@ -28,6 +30,18 @@ def assert_matches_reference(model: bytes, inputs: int = 3, seed: int = 0, targe
     assert report.passed, report.mismatch_message()
     assert report.max_float_error == 0.0, f"float outputs differ from the reference by up to {report.max_float_error:g}"
     return report
+
+
+def assert_firmware_matches_reference(elf, model: bytes, graph, board: str, sets: int = 2) -> None:
+    """The firmware `elf` built from `model` (read as `graph`) gives the
+    reference interpreter's bytes on every output, for `sets` random input
+    sets run under QEMU on `board`."""
+    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(sets)]
+    inputs = [b"".join(np.ascontiguousarray(s[i]).tobytes() for s in input_sets) for i in range(len(graph.inputs))]
+    run = run_firmware(elf, machine=board, inputs=inputs, num_outputs=len(graph.outputs)).check()
+    expected = run_isolated(model, input_sets)
+    for i, got in enumerate(run.outputs):
+        assert got == b"".join(np.ascontiguousarray(outputs[i]).tobytes() for outputs in expected), f"output {i}"
 
 
 def random_scale(rng: np.random.Generator, low: float = 1e-3, high: float = 0.5) -> float:

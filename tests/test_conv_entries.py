@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import subprocess
 
-import numpy as np
 import pytest
 from conftest import needs_cortex_m
+from kernel_models import assert_firmware_matches_reference
 
 from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
@@ -43,10 +43,7 @@ from mcu_planner.lowering.conv import (
     helium_rows_variant,
 )
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.targets.check import random_inputs
 from mcu_planner.targets.firmware_build import build_firmware
-from mcu_planner.targets.qemu import run_firmware
-from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import Int8Net
 
 
@@ -249,15 +246,7 @@ def test_pointwise_firmware_links_no_window_variants_and_stays_exact(board, tmp_
     )
     assert set(LINKED[board]) <= symbols, set(LINKED[board]) - symbols
     assert not set(NOT_LINKED[board]) & symbols, set(NOT_LINKED[board]) & symbols
-    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
-    run = run_firmware(
-        report.elf,
-        machine=board,
-        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
-        num_outputs=1,
-    ).check()
-    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
-    assert run.outputs[0] == expected
+    assert_firmware_matches_reference(report.elf, model, graph, board)
 
 
 def _wide_pointwise_model() -> bytes:
@@ -282,12 +271,4 @@ def test_helium_firmware_links_only_the_rows_its_layers_take(tmp_path):
     linked = set(re.findall(r"\bmcu_conv_rows_s8_(\d+)_([01])\b", names))
     unrolled = set(re.findall(r"\bunrolled_rows_(\d+)_([01])\b", names))
     assert linked == unrolled == {("4", "0")}, (linked, unrolled)
-    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
-    run = run_firmware(
-        report.elf,
-        machine="mps3-an547",
-        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
-        num_outputs=1,
-    ).check()
-    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
-    assert run.outputs[0] == expected
+    assert_firmware_matches_reference(report.elf, model, graph, "mps3-an547")

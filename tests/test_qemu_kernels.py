@@ -20,16 +20,15 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import compact_columns_everywhere, needs_cortex_m
-from kernel_models import Branches, assert_matches_reference, fp16_tables_header
+from kernel_models import Branches, assert_firmware_matches_reference, assert_matches_reference, fp16_tables_header
 
 from mcu_planner.emit.output_dir import write_output
 from mcu_planner.emit.resources import firmware_dir
 from mcu_planner.graph import Quantization
 from mcu_planner.pipeline import generate_for_model
-from mcu_planner.targets.check import check_model, random_inputs
+from mcu_planner.targets.check import check_model
 from mcu_planner.targets.firmware_build import build_firmware
 from mcu_planner.targets.qemu import run_firmware
-from mcu_planner.targets.reference import run_isolated
 from mcu_planner_testing.builder import FloatNet, Int8Net, ModelBuilder, Uint8Net, int8_quant, lstm_model
 
 pytestmark = needs_cortex_m
@@ -600,16 +599,7 @@ def test_int8_first_layers_on_helium_link_only_their_passes(tmp_path):
     names = subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout
     assert set(re.findall(r"\bmcu_conv_first_s8_(\d)\b", names)) == {"1", "2"}
     assert set(re.findall(r"\bunrolled_rows_(\d)_([01])\b", names)) == {("3", "1")}
-    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
-    run = run_firmware(
-        report.elf,
-        machine="mps3-an547",
-        inputs=[b"".join(np.ascontiguousarray(s[i]).tobytes() for s in input_sets) for i in range(len(graph.inputs))],
-        num_outputs=len(graph.outputs),
-    ).check()
-    expected = run_isolated(model, input_sets)
-    for i, got in enumerate(run.outputs):
-        assert got == b"".join(np.ascontiguousarray(outputs[i]).tobytes() for outputs in expected), f"output {i}"
+    assert_firmware_matches_reference(report.elf, model, graph, "mps3-an547")
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -793,15 +783,7 @@ def test_helium_links_only_the_depthwise_and_softmax_kernels_named(case, tmp_pat
         subprocess.run(["arm-none-eabi-nm", str(report.elf)], capture_output=True, text=True, check=True).stdout.split()
     )
     assert symbols & ALL_NAMED == linked
-    input_sets = [random_inputs(graph, np.random.default_rng(seed)) for seed in range(2)]
-    run = run_firmware(
-        report.elf,
-        machine="mps3-an547",
-        inputs=[b"".join(np.ascontiguousarray(s[0]).tobytes() for s in input_sets)],
-        num_outputs=1,
-    ).check()
-    expected = b"".join(np.ascontiguousarray(outputs[0]).tobytes() for outputs in run_isolated(model, input_sets))
-    assert run.outputs[0] == expected
+    assert_firmware_matches_reference(report.elf, model, graph, "mps3-an547")
 
 
 def float_fully_connected_model() -> bytes:
