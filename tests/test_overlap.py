@@ -304,7 +304,7 @@ def _tight_chain_offsets(problem: Problem, scratch: frozenset[int] = frozenset()
     return offsets
 
 
-def _int_chain(net, activation: bool = True) -> tuple[bytes, set[str]]:
+def _int_chain(net, activation: bool = True, multiplier_4: bool = False) -> tuple[bytes, set[str]]:
     x = net.input((1, 15, 14, 3))
     x = net.quantize(x, -0.9, 0.9)  # requantized, over the graph input
     if activation:  # mcu_activations.c's loop (the int16 kernels declare no walk)
@@ -317,6 +317,8 @@ def _int_chain(net, activation: bool = True) -> tuple[bytes, set[str]]:
     x = net.pad(x, ((0, 0), (1, 2), (2, 1), (0, 0)))
     x = net.conv2d(x, 8, kernel=(3, 3), dilation=(2, 2))
     x = net.depthwise_conv2d(x, strides=(2, 2), depth_multiplier=2)
+    if multiplier_4:  # int8: the Cortex-M55's raster walk of multiples of 4 (MCU_DEPTHWISE_S8(4, 1))
+        x = net.depthwise_conv2d(x, kernel=(3, 3), depth_multiplier=4)
     x = net.conv2d(x, 12, kernel=(3, 3), padding="VALID")
     x = net.max_pool2d(x, pool=(2, 2), strides=(1, 1), padding="SAME")
     x = net.average_pool2d(x, pool=(2, 2), strides=(1, 1), padding="VALID")
@@ -367,7 +369,7 @@ def _quantize_chain() -> tuple[bytes, set[str]]:
 
 
 CHAINS = {
-    "int8": lambda: _int_chain(Int8Net(seed=1)),
+    "int8": lambda: _int_chain(Int8Net(seed=1), multiplier_4=True),
     "int4": lambda: _int_chain(Int4Net(seed=7)),  # FULLY_CONNECTED reads its int4 filter packed
     "uint8": lambda: _int_chain(Uint8Net(seed=2)),
     "int16": lambda: _int_chain(Int16x8Net(seed=4), activation=False),
